@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Benchmark `timeaware pairs build` against the Python baseline.
+#
+#   bash bench/pairs/run.sh [SAMPLES]        # default 1000000
+#
+# Builds bin/timeaware, makes a synthetic corpus of SAMPLES samples from the
+# v1 trajectories (bench/pairs/make_corpus.py), runs the Go CLI and
+# bench/pairs/baseline.py on it, each under /usr/bin/time -v, and prints rows,
+# wall seconds, rows/s and peak RSS for both, with the throughput and memory
+# ratios. Nothing is written into the repository except bin/timeaware.
+#
+# Environment:
+#   TIMEAWARE_BENCH_DIR  keep the corpus (and outputs) here and reuse a corpus
+#                        of the same size on later runs; default: a temp dir
+#                        removed at exit
+#   TIMEAWARE_SHARED     shared data dir (default <repo>/../shared)
+#   PYTHON               Python with pyarrow (default /work/venv/bin/python if
+#                        present, else python3)
+set -euo pipefail
+
+samples="${1:-1000000}"
+if ! [[ "$samples" =~ ^[0-9]+$ ]] || [ "$samples" -le 0 ]; then
+    echo "usage: bash bench/pairs/run.sh [SAMPLES]" >&2
+    exit 2
+fi
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+shared="${TIMEAWARE_SHARED:-$repo/../shared}"
+source_dir="$shared/data/tictoc-v1"
+if [ -z "${PYTHON:-}" ]; then
+    if [ -x /work/venv/bin/python ]; then PYTHON=/work/venv/bin/python; else PYTHON=python3; fi
+fi
+
+if [ ! -x /usr/bin/time ]; then
+    echo "run.sh: /usr/bin/time is missing; install it with: apt-get update && apt-get install -y time" >&2
+    exit 1
+fi
+if ! "$PYTHON" -c 'import pyarrow.parquet' 2>/dev/null; then
+    echo "run.sh: $PYTHON has no pyarrow; pip install -r tests/python/requirements.txt" >&2
+    exit 1
+fi
+
+if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
+    work="$TIMEAWARE_BENCH_DIR"
+    mkdir -p "$work"
+else
+    work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-bench.XXXXXX")"
+    trap 'rm -rf "$work"' EXIT
+fi
+corpus="$work/corpus-$samples"
+
+echo "== building bin/timeaware" >&2
+(cd "$repo" && go build -o bin/timeaware ./cmd/timeaware)
+
+if [ -f "$corpus.done" ] && [ -d "$corpus" ]; then
+    echo "== reusing corpus $corpus" >&2
+else
+    echo "== making corpus of $samples samples in $corpus" >&2
+    rm -rf "$corpus" "$corpus.done"
+    PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$here/make_corpus.py" \
+        --samples "$samples" --source "$source_dir" --out "$corpus" >&2
+    touch "$corpus.done"
+fi
+
+go_out="$work/go.parquet"
+py_out="$work/python.parquet"
+rm -f "$go_out" "$go_out.manifest.json" "$py_out"
+
+echo "== Go: timeaware pairs build" >&2
+/usr/bin/time -v -o "$work/go.time" \
+    "$repo/bin/timeaware" pairs build --input "$corpus" --time-format iso \
+    --format parquet --out "$go_out" >&2
+
+echo "== Python baseline" >&2
+/usr/bin/time -v -o "$work/python.time" \
+    env PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$here/baseline.py" --out "$py_out" "$corpus" >&2
+
+"$PYTHON" - "$work" "$go_out" "$py_out" "$samples" <<'PY'
+import re
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+work, go_out, py_out, samples = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+
+
+def measure(name):
+    text = (work / f"{name}.time").read_text()
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", text).group(1)
+    seconds = 0.0
+    for part in wall.split(":"):
+        seconds = seconds * 60 + float(part)
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
+    return seconds, rss_kb / 1024
+
+
+go_rows = pq.ParquetFile(go_out).metadata.num_rows
+py_rows = pq.ParquetFile(py_out).metadata.num_rows
+go_s, go_mb = measure("go")
+py_s, py_mb = measure("python")
+go_rps = go_rows / go_s if go_s else float("inf")
+py_rps = py_rows / py_s if py_s else float("inf")
+
+print(f"pairs build, {samples:,} samples (time format iso, Parquet zstd)")
+print(f"{'':8} {'rows':>12} {'seconds':>9} {'rows/s':>12} {'peak RSS MB':>12}")
+print(f"{'Go':8} {go_rows:>12,} {go_s:>9.2f} {go_rps:>12,.0f} {go_mb:>12.1f}")
+print(f"{'Python':8} {py_rows:>12,} {py_s:>9.2f} {py_rps:>12,.0f} {py_mb:>12.1f}")
+print(f"throughput Go/Python: {go_rps / py_rps:.2f}x")
+print(f"peak RSS Python/Go:   {py_mb / go_mb:.2f}x")
+if go_rows != py_rows:
+    print(f"FAIL: row counts differ: Go {go_rows} vs Python {py_rows}", file=sys.stderr)
+    sys.exit(1)
+PY

@@ -1,0 +1,26 @@
+package main
+
+// defaults holds every config key with its built-in value. configs/timeaware.yaml
+// documents the same keys; a test keeps the two in step.
+var defaults = map[string]any{
+	"pairs.time_format":          "iso",
+	"pairs.format":               "",
+	"pairs.min_margin":           0.0,
+	"pairs.confident_only":       false,
+	"pairs.label_only_margin":    1.0,
+	"pairs.tool_response":        "last_turn",
+	"pairs.max_inconsistencies":  1,
+	"pairs.workers":              0,
+	"pairs.zstd_level":           1,
+	"pairs.row_group_rows":       65536,
+	"pairs.generate.url":         "",
+	"pairs.generate.model":       "",
+	"pairs.generate.api_key_env": "OPENAI_API_KEY",
+	"pairs.generate.concurrency": 8,
+	"pairs.generate.max_retries": 4,
+	"pairs.generate.timeout":     "120s",
+	"pairs.generate.cache_dir":   ".timeaware-cache/direct",
+	"pairs.generate.temperature": 0.0,
+	"pairs.generate.max_tokens":  0,
+	"pairs.generate.instruction": "",
+}

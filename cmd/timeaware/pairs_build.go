@@ -1,0 +1,393 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/prefpairs"
+)
+
+type pairsBuildFlags struct {
+	inputs        []string
+	annotations   string
+	directAnswers string
+	out           string
+}
+
+func (a *app) pairsBuildCmd() *cobra.Command {
+	var f pairsBuildFlags
+	cmd := &cobra.Command{
+		Use:   "build --input PATH [--input PATH ...] --out FILE",
+		Short: "Build DPO preference pairs with margins",
+		Long: `Build turns TicToc trajectories into DPO preference pairs in TRL's
+conversational preference layout (prompt, chosen, rejected, margin, ...).
+
+Each sample (trajectory, elapse level) gets its preference from, in order:
+the --annotations votes (mean score S), the record's pref_score, or its class
+(the v1 file name prefer(Tool|NoTool)_elapse_<k>.json, or the record's
+preference field). S > 1.5 prefers calling the tool, S < 1.5 a direct reply;
+ties (S = 1.5) are dropped; margin = |S - 1.5|, or --label-only-margin when S
+is unknown.
+
+The direct reply comes from the record's direct_answer, the --direct-answers
+file, or an OpenAI-compatible endpoint (--generate-direct). Samples with none
+of these fail the build, naming them; nothing is written.
+
+Output is written atomically with a manifest beside it (<out>.manifest.json).`,
+		Example: `  timeaware pairs build --input ../shared/data/tictoc-v1 \
+    --direct-answers direct.jsonl --time-format iso --out pairs.parquet`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runPairsBuild(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.inputs, "input", nil, "trajectory file (JSON array or JSONL) or directory of them; repeatable")
+	fs.StringVar(&f.annotations, "annotations", "", "JSONL of human votes {sample_id, elapse, annotator, survey, choice}")
+	fs.StringVar(&f.directAnswers, "direct-answers", "", "JSONL of direct replies {id, elapse?, direct_answer}")
+	fs.StringVar(&f.out, "out", "", "output file; its extension picks the format unless --format is given")
+	fs.String("generate-direct", "", "OpenAI-compatible base URL (e.g. http://127.0.0.1:8000/v1) to generate missing direct replies")
+	fs.String("model", "", "model name for --generate-direct")
+	fs.String("time-format", "iso", "how message times are shown: none, iso or iso_delta")
+	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	fs.Float64("min-margin", 0, "drop pairs whose margin is below this (0 to 1.5)")
+	fs.Bool("confident-only", false, "keep only samples with S <= 0.5 or S >= 2.5")
+	fs.Float64("label-only-margin", 1.0, "margin for samples whose class is known but S is not")
+	fs.Int("workers", 0, "decoding goroutines (0: one per CPU)")
+	bindKey(fs, "generate-direct", "pairs.generate.url")
+	bindKey(fs, "model", "pairs.generate.model")
+	bindKey(fs, "time-format", "pairs.time_format")
+	bindKey(fs, "format", "pairs.format")
+	bindKey(fs, "min-margin", "pairs.min_margin")
+	bindKey(fs, "confident-only", "pairs.confident_only")
+	bindKey(fs, "label-only-margin", "pairs.label_only_margin")
+	bindKey(fs, "workers", "pairs.workers")
+	return cmd
+}
+
+// pairsPlan is a validated pairs build: everything the command line and
+// config decided, before any data is read.
+type pairsPlan struct {
+	files   []string
+	out     string
+	format  *dataset.Format
+	opt     prefpairs.Options
+	dsOpt   dataset.Options
+	consist prefpairs.ConsistencyOptions
+	genOpt  *prefpairs.GeneratorOptions
+	config  map[string]any
+	f       *pairsBuildFlags
+}
+
+func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
+	v := a.v
+	if len(f.inputs) == 0 {
+		return nil, usagef("--input is required")
+	}
+	if f.out == "" {
+		return nil, usagef("--out is required")
+	}
+	files, err := expandInputs("input", f.inputs)
+	if err != nil {
+		return nil, err
+	}
+	p := &pairsPlan{files: files, out: f.out, f: f}
+	switch name := v.GetString("pairs.format"); {
+	case name != "":
+		if p.format, err = dataset.Lookup(name); err != nil {
+			return nil, usagef("--format: %v", err)
+		}
+	default:
+		var ok bool
+		if p.format, ok = dataset.ForPath(f.out); !ok {
+			p.format = dataset.Parquet
+		}
+	}
+	p.opt = prefpairs.DefaultOptions()
+	if p.opt.TimeFormat, err = prefpairs.ParseTimeFormat(v.GetString("pairs.time_format")); err != nil {
+		return nil, usagef("--time-format: %v", err)
+	}
+	p.opt.MinMargin = v.GetFloat64("pairs.min_margin")
+	p.opt.ConfidentOnly = v.GetBool("pairs.confident_only")
+	p.opt.LabelOnlyMargin = v.GetFloat64("pairs.label_only_margin")
+	p.opt.ToolResponse = prefpairs.ToolResponse(v.GetString("pairs.tool_response"))
+	p.opt.Workers = v.GetInt("pairs.workers")
+	if p.opt.MinMargin < 0 || p.opt.MinMargin > 1.5 {
+		return nil, usagef("--min-margin %g is outside [0, 1.5]", p.opt.MinMargin)
+	}
+	if p.opt.LabelOnlyMargin < 0 || p.opt.LabelOnlyMargin > 1.5 {
+		return nil, usagef("--label-only-margin %g is outside [0, 1.5]", p.opt.LabelOnlyMargin)
+	}
+	if p.opt.ToolResponse != prefpairs.RepeatLastTurn && p.opt.ToolResponse != prefpairs.RepeatLastCall {
+		return nil, usagef("pairs.tool_response %q is not last_turn or last_call", p.opt.ToolResponse)
+	}
+	p.dsOpt = dataset.Options{ZstdLevel: v.GetInt("pairs.zstd_level"), RowGroupRows: v.GetInt64("pairs.row_group_rows")}
+	p.consist = prefpairs.ConsistencyOptions{MaxInconsistencies: v.GetInt("pairs.max_inconsistencies")}
+
+	if url := v.GetString("pairs.generate.url"); url != "" {
+		timeout, err := time.ParseDuration(v.GetString("pairs.generate.timeout"))
+		if err != nil {
+			return nil, usagef("pairs.generate.timeout: %v", err)
+		}
+		g := prefpairs.GeneratorOptions{
+			URL:         url,
+			Model:       v.GetString("pairs.generate.model"),
+			Instruction: v.GetString("pairs.generate.instruction"),
+			Temperature: v.GetFloat64("pairs.generate.temperature"),
+			MaxTokens:   v.GetInt("pairs.generate.max_tokens"),
+			Concurrency: v.GetInt("pairs.generate.concurrency"),
+			MaxRetries:  v.GetInt("pairs.generate.max_retries"),
+			Timeout:     timeout,
+			CacheDir:    v.GetString("pairs.generate.cache_dir"),
+		}
+		if env := v.GetString("pairs.generate.api_key_env"); env != "" {
+			g.APIKey = os.Getenv(env)
+		}
+		if g.Model == "" {
+			return nil, usagef("--generate-direct needs --model")
+		}
+		p.genOpt = &g
+	}
+	p.config = map[string]any{}
+	for _, k := range v.AllKeys() {
+		if strings.HasPrefix(k, "pairs.") && k != "pairs.generate.api_key_env" {
+			p.config[k] = v.Get(k)
+		}
+	}
+	return p, nil
+}
+
+func (a *app) runPairsBuild(ctx context.Context, f *pairsBuildFlags) error {
+	p, err := a.planPairsBuild(f)
+	if err != nil {
+		return err
+	}
+	res, err := p.execute(ctx, a.stderr)
+	if err != nil {
+		return err
+	}
+	printPairsSummary(a.stdout, res)
+	return nil
+}
+
+// pairsResult is what a finished build reports.
+type pairsResult struct {
+	plan     *pairsPlan
+	summary  *prefpairs.Summary
+	votes    *prefpairs.VoteSummary
+	output   manifestFile
+	manifest string
+	notes    []string
+	genStats *prefpairs.GeneratorStats
+}
+
+func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResult, error) {
+	res := &pairsResult{plan: p}
+	var sideFiles []manifestFile
+	if p.f.annotations != "" {
+		votes, mf, err := readSideFile(p.f.annotations, "annotations", prefpairs.ReadVotes)
+		if err != nil {
+			return nil, err
+		}
+		_, scores, vs := prefpairs.SummarizeVotes(votes, p.consist)
+		p.opt.Scores = scores
+		res.votes = &vs
+		sideFiles = append(sideFiles, mf)
+	}
+	if p.f.directAnswers != "" {
+		d, mf, err := readSideFile(p.f.directAnswers, "direct_answers", prefpairs.ReadDirectAnswers)
+		if err != nil {
+			return nil, err
+		}
+		p.opt.Direct = d
+		sideFiles = append(sideFiles, mf)
+	}
+	var gen *prefpairs.DirectGenerator
+	if p.genOpt != nil {
+		var err error
+		if gen, err = prefpairs.NewDirectGenerator(*p.genOpt); err != nil {
+			return nil, usageError{err}
+		}
+		p.opt.Generator = gen
+	}
+
+	out, err := createAtomic(p.out)
+	if err != nil {
+		return nil, usagef("--out %s: %v", p.out, err)
+	}
+	defer out.Abort()
+	w, err := p.format.NewWriter(out, prefpairs.Schema, p.dsOpt)
+	if err != nil {
+		return nil, err
+	}
+	inputs := make([]prefpairs.Input, len(p.files))
+	readers := make([]*inputFile, len(p.files))
+	for i, path := range p.files {
+		readers[i] = newInputFile(path)
+		defer readers[i].Close()
+		inputs[i] = prefpairs.InputFromName(path, readers[i])
+	}
+	rb := prefpairs.NewRecordBuilder(nil)
+	defer rb.Release()
+	flush := func() error {
+		rec := rb.NewRecord()
+		defer rec.Release()
+		return w.Write(rec)
+	}
+	prog := newProgress(progress, "pairs")
+	sum, err := prefpairs.Build(ctx, inputs, p.opt, func(pair *prefpairs.Pair) error {
+		rb.Append(pair)
+		prog.add(1)
+		if rb.Len() >= 8192 {
+			return flush()
+		}
+		return nil
+	})
+	prog.done()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, fmt.Errorf("interrupted; no output written")
+		}
+		return nil, err
+	}
+	if rb.Len() > 0 {
+		if err := flush(); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", p.out, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", p.out, err)
+	}
+	res.summary = sum
+	if gen != nil {
+		st := gen.Stats()
+		res.genStats = &st
+	}
+	rows := sum.Pairs
+	res.output = manifestFile{Path: p.out, Format: p.format.Name, SHA256: out.SHA256(), Bytes: out.n, Rows: &rows}
+	if n := sum.ScoreSource[prefpairs.SourceLabelOnly]; n > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("%d pairs are label-only: their score S is unknown (null) and their margin is label_only_margin = %g", n, p.opt.LabelOnlyMargin))
+	}
+	if sum.LabelDisagreements > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("%d samples have a human score that contradicts their file or record label; the score decided", sum.LabelDisagreements))
+	}
+	m := &manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "pairs build",
+		Outputs: []manifestFile{res.output},
+		Config:  p.config,
+		Summary: pairsManifestSummary{Summary: sum, Annotations: res.votes, Generator: res.genStats},
+		Notes:   res.notes,
+	}
+	for _, r := range readers {
+		m.Inputs = append(m.Inputs, r.record())
+	}
+	m.Inputs = append(m.Inputs, sideFiles...)
+	res.manifest = manifestPath(p.out)
+	// The data file lands first: a manifest never describes a missing file.
+	if err := out.Commit(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", p.out, err)
+	}
+	if err := writeManifest(res.manifest, m); err != nil {
+		os.Remove(p.out)
+		return nil, fmt.Errorf("writing %s: %w", res.manifest, err)
+	}
+	return res, nil
+}
+
+type pairsManifestSummary struct {
+	*prefpairs.Summary
+	Annotations *prefpairs.VoteSummary    `json:"annotations,omitempty"`
+	Generator   *prefpairs.GeneratorStats `json:"generator,omitempty"`
+}
+
+// readSideFile opens, reads and hashes a whole side file.
+func readSideFile[T any](path, role string, read func(io.Reader, string) (T, error)) (T, manifestFile, error) {
+	var zero T
+	in := newInputFile(path)
+	defer in.Close()
+	if _, err := os.Stat(path); err != nil {
+		return zero, manifestFile{}, usagef("--%s %s: %v", strings.ReplaceAll(role, "_", "-"), path, unwrapPathError(err))
+	}
+	v, err := read(in, filepath.Base(path))
+	if err != nil {
+		return zero, manifestFile{}, err
+	}
+	mf := in.record()
+	mf.Role = role
+	return v, mf, nil
+}
+
+func printPairsSummary(w io.Writer, r *pairsResult) {
+	s := r.summary
+	fmt.Fprintf(w, "pairs build: %d pairs written to %s (%s, %s)\n", s.Pairs, r.output.Path, r.output.Format, humanBytes(r.output.Bytes))
+	fmt.Fprintf(w, "  inputs:      %d files, %d records, %d samples\n", len(s.Inputs), s.Records, s.Samples)
+	fmt.Fprintf(w, "  chosen:      %s\n", countList(s.ByLabel))
+	fmt.Fprintf(w, "  sensitivity: %s\n", countList(s.BySensitivity))
+	fmt.Fprintf(w, "  split:       %s\n", countList(s.BySplit))
+	fmt.Fprintf(w, "  preference:  %s\n", countList(s.ScoreSource))
+	fmt.Fprintf(w, "  direct from: %s\n", countList(s.DirectSource))
+	d := s.Dropped
+	fmt.Fprintf(w, "  dropped:     ties %d, below min margin %d, not confident %d, unlabelled %d\n", d.Ties, d.BelowMinMargin, d.NotConfident, d.Unlabelled)
+	if v := r.votes; v != nil {
+		c := v.Consistency
+		fmt.Fprintf(w, "  annotations: %d votes in %d submissions; kept %d votes in %d submissions; %d samples scored\n",
+			c.VotesIn, c.Submissions, c.VotesKept, c.Kept, v.Samples)
+		for _, ds := range c.Dropped {
+			fmt.Fprintf(w, "    dropped submission %s/%s: %d inconsistent trajectories (%s), %d votes\n",
+				ds.Annotator, ds.Survey, len(ds.Inconsistent), strings.Join(ds.Inconsistent, ", "), ds.Votes)
+		}
+		fmt.Fprintf(w, "    Krippendorff's alpha: interval %s, ordinal %s\n", fmtAlpha(v.AlphaInterval), fmtAlpha(v.AlphaOrdinal))
+	}
+	if g := r.genStats; g != nil {
+		fmt.Fprintf(w, "  generator:   %d requests, %d cache hits, %d retries, %d failures\n", g.Requests, g.CacheHits, g.Retries, g.Failures)
+	}
+	for _, n := range r.notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)
+}
+
+func fmtAlpha(a *float64) string {
+	if a == nil {
+		return "n/a (no sample has two votes)"
+	}
+	return fmt.Sprintf("%.4f", *a)
+}
+
+func countList(m map[string]int) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// version is set at link time (-ldflags "-X main.version=...").
+var version = "0.1.0-dev"
+
+// Exit codes shared by every command.
+const (
+	exitOK    = 0
+	exitData  = 1 // the input or the run failed
+	exitUsage = 2 // the command line was wrong
+)
+
+// usageError marks errors caused by the command line rather than the data.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// app carries what every command needs: streams and the layered config.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	v              *viper.Viper
+	configFile     string
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, v: newViper()}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	reached := false
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		reached = true
+		return a.loadConfig(cmd)
+	}
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "timeaware: %v\n", err)
+	var ue usageError
+	if !reached || errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "Run 'timeaware --help' for usage.")
+		return exitUsage
+	}
+	return exitData
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "timeaware",
+		Short: "Training data and rewards for LLM agents that must be aware of time",
+		Long: `timeaware builds what surrounds a trainer for time-aware LLM agents:
+DPO preference pairs from human-labelled tool-use trajectories, scenario-level
+splits, synthetic temporal tasks, and rewards.
+
+Configuration comes from flags, then TIMEAWARE_* environment variables, then
+the --config YAML file, then built-in defaults (see configs/timeaware.yaml).`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       buildVersion(),
+	}
+	root.PersistentFlags().StringVar(&a.configFile, "config", "", "YAML config file (default: none; built-in defaults apply)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(a.pairsCmd(), a.demoCmd())
+	return root
+}
+
+func buildVersion() string {
+	v := version
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				v += "+" + s.Value[:12]
+			}
+		}
+	}
+	return v
+}
+
+// newViper returns a viper with every known key defaulted, so that
+// TIMEAWARE_* variables apply to all of them (viper ignores environment
+// variables for keys it has never heard of).
+func newViper() *viper.Viper {
+	v := viper.New()
+	for k, val := range defaults {
+		v.SetDefault(k, val)
+	}
+	v.SetEnvPrefix("TIMEAWARE")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
+	v.AutomaticEnv()
+	return v
+}
+
+func (a *app) loadConfig(cmd *cobra.Command) error {
+	if a.configFile != "" {
+		a.v.SetConfigFile(a.configFile)
+		a.v.SetConfigType("yaml")
+		if err := a.v.ReadInConfig(); err != nil {
+			return usagef("--config %s: %v", a.configFile, err)
+		}
+		for _, k := range a.v.AllKeys() {
+			if _, ok := defaults[k]; !ok {
+				return usagef("--config %s: unknown key %q", a.configFile, k)
+			}
+		}
+	}
+	var bindErr error
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if key, ok := f.Annotations[configKey]; ok && bindErr == nil {
+			bindErr = a.v.BindPFlag(key[0], f)
+		}
+	})
+	return bindErr
+}
+
+// configKey annotates a flag with the config key it overrides.
+const configKey = "timeaware_config_key"
+
+func bindKey(fs *pflag.FlagSet, flag, key string) {
+	if err := fs.SetAnnotation(flag, configKey, []string{key}); err != nil {
+		panic(err) // programming error: the flag does not exist
+	}
+	if _, ok := defaults[key]; !ok {
+		panic("no default for config key " + key)
+	}
+}

@@ -1,0 +1,639 @@
+package prefpairs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/timeaware/timeaware/conversation"
+)
+
+// ToolResponse says which calls the tool-call response repeats.
+type ToolResponse string
+
+const (
+	// RepeatLastTurn repeats every call of the most recent assistant turn
+	// that called tools: refreshing "the weather in A and B" needs both.
+	RepeatLastTurn ToolResponse = "last_turn"
+	// RepeatLastCall repeats only the very last call.
+	RepeatLastCall ToolResponse = "last_call"
+)
+
+// Options configures Build. Start from DefaultOptions: the zero value of
+// LabelOnlyMargin is a legal but unusual choice.
+type Options struct {
+	TimeFormat TimeFormat
+	// MinMargin drops pairs whose margin is below it.
+	MinMargin float64
+	// ConfidentOnly keeps only samples the annotators were confident about
+	// (S ≤ 0.5 or S ≥ 2.5), the evaluation filter of seed 000 §3.5.
+	ConfidentOnly bool
+	// LabelOnlyMargin is the margin of samples whose class is known but S is
+	// not. The default 1.0 is the least margin a confident sample can have.
+	LabelOnlyMargin float64
+	ToolResponse    ToolResponse
+	// Scores are mean human scores per sample (from MeanScores); they take
+	// precedence over scores and labels in the records.
+	Scores map[SampleKey]Score
+	// Direct supplies direct replies missing from the records.
+	Direct *DirectAnswers
+	// Generator, when set, generates direct replies that neither the record
+	// nor Direct has.
+	Generator DirectSource
+	// Workers is the number of goroutines decoding and building; 0 means
+	// GOMAXPROCS (or the generator's concurrency, if larger).
+	Workers int
+	// Split assigns a sample to "train" or "test"; nil leaves it empty.
+	Split func(t *conversation.Trajectory, elapse int) (string, error)
+}
+
+// DirectSource produces a direct reply for a rendered prompt. DirectGenerator
+// implements it.
+type DirectSource interface {
+	Generate(ctx context.Context, req DirectRequest) (string, error)
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options {
+	return Options{TimeFormat: TimeISO, LabelOnlyMargin: 1.0, ToolResponse: RepeatLastTurn}
+}
+
+func (o *Options) validate() error {
+	if _, err := ParseTimeFormat(string(o.TimeFormat)); err != nil {
+		return fmt.Errorf("prefpairs: %w", err)
+	}
+	if o.MinMargin < 0 || o.MinMargin > 1.5 || math.IsNaN(o.MinMargin) {
+		return fmt.Errorf("prefpairs: min_margin %g is outside [0, 1.5]", o.MinMargin)
+	}
+	if o.LabelOnlyMargin < 0 || o.LabelOnlyMargin > 1.5 || math.IsNaN(o.LabelOnlyMargin) {
+		return fmt.Errorf("prefpairs: label_only_margin %g is outside [0, 1.5]", o.LabelOnlyMargin)
+	}
+	switch o.ToolResponse {
+	case RepeatLastTurn, RepeatLastCall:
+	default:
+		return fmt.Errorf("prefpairs: tool_response %q is not last_turn or last_call", o.ToolResponse)
+	}
+	return nil
+}
+
+// Input is one stream of trajectories. For a v1 release file the class and
+// elapse level come from its name (see InputFromName): every record is then
+// one sample at that level. Otherwise (Elapse < 0) every record yields a
+// sample per elapse level that has a score or label.
+type Input struct {
+	Name   string
+	Reader io.Reader
+	Label  string // PreferTool, PreferDirect, or "" when unknown
+	Elapse int    // elapse level of every record, or -1
+}
+
+var v1Name = regexp.MustCompile(`^prefer(Tool|NoTool)_elapse_([0-2])\.(json|jsonl)$`)
+
+// InputFromName builds an Input, taking the label and elapse level from a
+// TicToc v1 file name such as preferNoTool_elapse_1.json.
+func InputFromName(name string, r io.Reader) Input {
+	in := Input{Name: name, Reader: r, Elapse: -1}
+	if m := v1Name.FindStringSubmatch(filepath.Base(name)); m != nil {
+		in.Label = conversation.PreferTool
+		if m[1] == "NoTool" {
+			in.Label = conversation.PreferDirect
+		}
+		in.Elapse, _ = strconv.Atoi(m[2])
+	}
+	return in
+}
+
+// Score sources counted in the summary.
+const (
+	SourceAnnotations = "annotations"
+	SourceRecord      = "record"
+	SourceLabelOnly   = "label_only"
+)
+
+// Summary reports what a build read, kept and dropped.
+type Summary struct {
+	Records int            `json:"records"`
+	Samples int            `json:"samples"`
+	Pairs   int            `json:"pairs"`
+	Inputs  []InputSummary `json:"inputs"`
+	// ByLabel, BySensitivity and BySplit count the pairs written.
+	ByLabel       map[string]int `json:"by_label"`
+	BySensitivity map[string]int `json:"by_sensitivity"`
+	BySplit       map[string]int `json:"by_split"`
+	// ScoreSource counts pairs by where their preference came from.
+	ScoreSource map[string]int `json:"score_source"`
+	// DirectSource counts pairs by where their direct reply came from.
+	DirectSource map[string]int `json:"direct_source"`
+	Dropped      DropCounts     `json:"dropped"`
+	// LabelDisagreements counts samples whose human score contradicts the
+	// class given by the file name or record; the score wins.
+	LabelDisagreements int `json:"label_disagreements"`
+	// MissingDirect counts samples with no direct reply; the build fails
+	// when it is not zero.
+	MissingDirect    int      `json:"missing_direct"`
+	MissingDirectIDs []string `json:"missing_direct_ids,omitempty"`
+}
+
+// InputSummary describes one input stream.
+type InputSummary struct {
+	Name    string `json:"name"`
+	Label   string `json:"label,omitempty"`
+	Elapse  *int   `json:"elapse,omitempty"`
+	Records int    `json:"records"`
+	Samples int    `json:"samples"`
+}
+
+// DropCounts counts samples that did not become pairs, by reason.
+type DropCounts struct {
+	Ties           int `json:"ties"`
+	BelowMinMargin int `json:"below_min_margin"`
+	NotConfident   int `json:"not_confident"`
+	Unlabelled     int `json:"unlabelled"`
+}
+
+const maxMissingListed = 10
+
+// Build streams pairs from the inputs to emit, in input order. It holds at
+// most a few batches of records in memory at once. A malformed record stops
+// the build with an error naming it; samples lacking a direct reply are
+// counted and reported together in an error wrapping ErrMissingDirect once
+// every input has been read, and no pair is emitted after the first of them.
+func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) error) (*Summary, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+		if opt.Generator != nil && workers < 16 {
+			workers = 16
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	sum := &Summary{
+		ByLabel: map[string]int{}, BySensitivity: map[string]int{}, BySplit: map[string]int{},
+		ScoreSource: map[string]int{}, DirectSource: map[string]int{},
+	}
+	jobs := make(chan *batch, workers)
+	order := make(chan *batch, 2*workers)
+	readErr := make(chan error, 1)
+
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		readErr <- readBatches(ctx, inputs, jobs, order)
+	}()
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.process(ctx, inputs[b.input], &opt)
+				close(b.done)
+			}
+		}()
+	}
+	defer wg.Wait()
+
+	seen := make(map[uint64]uint16)
+	seed := maphash.MakeSeed()
+	failed := false
+	var buildErr error
+	for b := range order {
+		if buildErr != nil {
+			continue // drain
+		}
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			buildErr = ctx.Err()
+			continue
+		}
+		if b.err != nil {
+			buildErr = b.err
+			cancel()
+			continue
+		}
+		in := sum.inputFor(inputs, b.input)
+		in.Records += b.records
+		sum.Records += b.records
+		sum.Dropped.add(b.dropped)
+		sum.LabelDisagreements += b.disagree
+		for i := range b.samples {
+			s := &b.samples[i]
+			in.Samples++
+			sum.Samples++
+			h := maphash.String(seed, s.key.ID+"\x00"+strconv.Itoa(s.key.Elapse))
+			if first, dup := seen[h]; dup {
+				buildErr = fmt.Errorf("prefpairs: %s: record %d (id %s): sample at elapse %d was already given by %s",
+					inputs[b.input].Name, s.record, s.key.ID, s.key.Elapse, inputs[first].Name)
+				cancel()
+				break
+			}
+			seen[h] = uint16(b.input)
+			if s.pair == nil {
+				if s.missing {
+					sum.MissingDirect++
+					if len(sum.MissingDirectIDs) < maxMissingListed {
+						sum.MissingDirectIDs = append(sum.MissingDirectIDs, fmt.Sprintf("%s (elapse %d)", s.key.ID, s.key.Elapse))
+					}
+					failed = true
+				}
+				continue
+			}
+			if failed {
+				continue
+			}
+			if err := emit(s.pair); err != nil {
+				buildErr = err
+				cancel()
+				break
+			}
+			p := s.pair
+			sum.Pairs++
+			sum.ByLabel[p.Label]++
+			sum.BySensitivity[orUnknown(p.Sensitivity)]++
+			sum.BySplit[orNone(p.Split)]++
+			sum.ScoreSource[s.scoreSource]++
+			sum.DirectSource[s.directSource]++
+		}
+	}
+	if err := <-readErr; err != nil && buildErr == nil {
+		buildErr = err
+	}
+	sum.finishInputs(inputs)
+	if buildErr != nil {
+		return sum, buildErr
+	}
+	if sum.MissingDirect > 0 {
+		return sum, fmt.Errorf("prefpairs: %d samples have no direct answer, first %s; give them in the records' direct_answer, a direct-answers file, or generate them: %w",
+			sum.MissingDirect, strings.Join(sum.MissingDirectIDs, ", "), ErrMissingDirect)
+	}
+	if sum.Pairs == 0 {
+		return sum, fmt.Errorf("prefpairs: no pairs: %d samples read, %d without a score or label, %d ties, %d below min_margin, %d not confident",
+			sum.Samples, sum.Dropped.Unlabelled, sum.Dropped.Ties, sum.Dropped.BelowMinMargin, sum.Dropped.NotConfident)
+	}
+	return sum, nil
+}
+
+func (d *DropCounts) add(o DropCounts) {
+	d.Ties += o.Ties
+	d.BelowMinMargin += o.BelowMinMargin
+	d.NotConfident += o.NotConfident
+	d.Unlabelled += o.Unlabelled
+}
+
+func (s *Summary) inputFor(inputs []Input, i int) *InputSummary {
+	for len(s.Inputs) <= i {
+		in := inputs[len(s.Inputs)]
+		is := InputSummary{Name: in.Name, Label: in.Label}
+		if in.Elapse >= 0 {
+			e := in.Elapse
+			is.Elapse = &e
+		}
+		s.Inputs = append(s.Inputs, is)
+	}
+	return &s.Inputs[i]
+}
+
+func (s *Summary) finishInputs(inputs []Input) {
+	if len(inputs) > 0 {
+		s.inputFor(inputs, len(inputs)-1)
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+const batchRecords = 64
+
+type batch struct {
+	input    int
+	raws     []conversation.RawRecord
+	done     chan struct{}
+	err      error
+	records  int
+	samples  []builtSample
+	dropped  DropCounts
+	disagree int
+}
+
+type builtSample struct {
+	key          SampleKey
+	record       int
+	pair         *Pair
+	missing      bool
+	scoreSource  string
+	directSource string
+}
+
+func readBatches(ctx context.Context, inputs []Input, jobs, order chan<- *batch) error {
+	send := func(b *batch) error {
+		select {
+		case order <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case jobs <- b:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return nil
+	}
+	for i, in := range inputs {
+		rd := conversation.NewReader(in.Reader, in.Name)
+		b := &batch{input: i, done: make(chan struct{})}
+		for {
+			raw, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("prefpairs: %w", err)
+			}
+			b.raws = append(b.raws, raw)
+			if len(b.raws) == batchRecords {
+				if err := send(b); err != nil {
+					return err
+				}
+				b = &batch{input: i, done: make(chan struct{})}
+			}
+		}
+		if len(b.raws) > 0 {
+			if err := send(b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (b *batch) process(ctx context.Context, in Input, opt *Options) {
+	for _, raw := range b.raws {
+		if ctx.Err() != nil {
+			b.err = ctx.Err()
+			return
+		}
+		t, err := conversation.ParseTrajectory(raw)
+		if err != nil {
+			b.err = fmt.Errorf("prefpairs: %w", err)
+			return
+		}
+		b.records++
+		if err := b.addTrajectory(ctx, raw, t, in, opt); err != nil {
+			b.err = err
+			return
+		}
+	}
+	b.raws = nil
+}
+
+// sampleError names the record and field of a problem found while building.
+func sampleError(raw conversation.RawRecord, id, field string, err error) error {
+	return fmt.Errorf("prefpairs: %w", &conversation.RecordError{Source: raw.Source, Record: raw.Record, Line: raw.Line, ID: id, Field: field, Err: err})
+}
+
+func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t *conversation.Trajectory, in Input, opt *Options) error {
+	last := len(t.History) - 1
+	if t.History[last].Role != conversation.RoleUser {
+		return sampleError(raw, t.ID, fmt.Sprintf("history[%d].role", last), fmt.Errorf("the final message is %q, want the user's follow-up question", t.History[last].Role))
+	}
+	levels := []int{0, 1, 2}
+	if in.Elapse >= 0 {
+		levels = []int{in.Elapse}
+	}
+	var tr *trajectoryParts
+	for _, k := range levels {
+		key := SampleKey{ID: t.ID, Elapse: k}
+		s := builtSample{key: key, record: raw.Record}
+		var score *float64
+		label := in.Label
+		if label == "" {
+			label = t.PreferenceAt(k)
+		}
+		if sc, ok := opt.Scores[key]; ok {
+			v := sc.Mean
+			score, s.scoreSource = &v, SourceAnnotations
+		} else if v, ok := t.ScoreAt(k); ok {
+			score, s.scoreSource = &v, SourceRecord
+		} else if label != "" {
+			s.scoreSource = SourceLabelOnly
+		} else {
+			b.dropped.Unlabelled++
+			b.samples = append(b.samples, s)
+			continue
+		}
+		var margin float64
+		if score != nil {
+			S := *score
+			if math.Abs(S-1.5) < 1e-9 {
+				b.dropped.Ties++
+				b.samples = append(b.samples, s)
+				continue
+			}
+			scored := conversation.PreferDirect
+			if S > 1.5 {
+				scored = conversation.PreferTool
+			}
+			if label != "" && label != scored {
+				b.disagree++
+			}
+			label = scored
+			margin = math.Abs(S - 1.5)
+			if opt.ConfidentOnly && S > 0.5 && S < 2.5 {
+				b.dropped.NotConfident++
+				b.samples = append(b.samples, s)
+				continue
+			}
+		} else {
+			margin = opt.LabelOnlyMargin
+		}
+		if margin < opt.MinMargin {
+			b.dropped.BelowMinMargin++
+			b.samples = append(b.samples, s)
+			continue
+		}
+		if tr == nil {
+			var err error
+			if tr, err = newTrajectoryParts(raw, t, opt); err != nil {
+				return err
+			}
+		}
+		p := &Pair{
+			Tools: tr.tools, Margin: margin, Score: score, ID: t.ID, Scenario: tr.scenario,
+			Sensitivity: t.Sensitivity, Elapse: k, Label: label,
+		}
+		p.Prompt = tr.prompt(k, opt.TimeFormat)
+		if opt.Split != nil {
+			split, err := opt.Split(t, k)
+			if err != nil {
+				return sampleError(raw, t.ID, "", err)
+			}
+			p.Split = split
+		}
+		text, src, err := directReply(ctx, t, key, p.Prompt, opt)
+		if err != nil {
+			return sampleError(raw, t.ID, "", err)
+		}
+		if src == "" {
+			s.missing = true
+			b.samples = append(b.samples, s)
+			continue
+		}
+		s.directSource = src
+		direct := []conversation.Message{{Role: conversation.RoleAssistant, Content: &text}}
+		if label == conversation.PreferTool {
+			p.Chosen, p.Rejected = tr.toolReply, direct
+		} else {
+			p.Chosen, p.Rejected = direct, tr.toolReply
+		}
+		s.pair = p
+		b.samples = append(b.samples, s)
+	}
+	return nil
+}
+
+// Direct reply sources counted in the summary.
+const (
+	DirectFromRecord    = "record"
+	DirectFromSideFile  = "side_file"
+	DirectFromGenerator = "generated"
+)
+
+func directReply(ctx context.Context, t *conversation.Trajectory, key SampleKey, prompt []conversation.Message, opt *Options) (string, string, error) {
+	if s, ok := t.DirectAnswerAt(key.Elapse); ok && strings.TrimSpace(s) != "" {
+		return s, DirectFromRecord, nil
+	}
+	if s, ok := opt.Direct.Lookup(key); ok {
+		return s, DirectFromSideFile, nil
+	}
+	if opt.Generator == nil {
+		return "", "", nil
+	}
+	s, err := opt.Generator.Generate(ctx, DirectRequest{Key: key, Messages: prompt, Tools: t.Tools})
+	if err != nil {
+		return "", "", err
+	}
+	return s, DirectFromGenerator, nil
+}
+
+// trajectoryParts holds what every sample of one trajectory shares.
+type trajectoryParts struct {
+	t         *conversation.Trajectory
+	rendered  []conversation.Message // all but the final message, time-stamped
+	prevTime  time.Time
+	tools     string
+	scenario  string
+	toolReply []conversation.Message
+}
+
+func newTrajectoryParts(raw conversation.RawRecord, t *conversation.Trajectory, opt *Options) (*trajectoryParts, error) {
+	tr := &trajectoryParts{t: t, scenario: t.Scenario}
+	if tr.scenario == "" {
+		tr.scenario = ScenarioAlias(t.ID)
+	}
+	tr.tools = "[]"
+	if len(t.ToolsJSON) > 0 {
+		tr.tools = string(t.ToolsJSON)
+	}
+	calls := t.ToolCall
+	if len(calls) == 0 {
+		turn := t.LastToolCallTurn()
+		if turn < 0 {
+			return nil, sampleError(raw, t.ID, "history", errors.New("no assistant tool call to repeat; give the call in the record's tool_call field"))
+		}
+		calls = t.History[turn].ToolCalls
+		if opt.ToolResponse == RepeatLastCall {
+			calls = calls[len(calls)-1:]
+		}
+		refreshed := make([]conversation.ToolCall, len(calls))
+		for j, c := range calls {
+			c.ID = refreshID(c.ID, j)
+			refreshed[j] = c
+		}
+		calls = refreshed
+	}
+	tr.toolReply = []conversation.Message{{Role: conversation.RoleAssistant, ToolCalls: calls}}
+
+	last := len(t.History) - 1
+	tr.rendered = t.History[:last]
+	if opt.TimeFormat != TimeNone {
+		if field, err := t.CheckTimes(); err != nil {
+			return nil, sampleError(raw, t.ID, field, err)
+		}
+		tr.rendered = make([]conversation.Message, last)
+		var prev time.Time
+		for i := 0; i < last; i++ {
+			tr.rendered[i] = stamp(t.History[i], opt.TimeFormat, t.History[i].Time, prev)
+			prev = t.History[i].Time
+		}
+		tr.prevTime = prev
+	}
+	return tr, nil
+}
+
+func refreshID(id string, j int) string {
+	if id == "" {
+		return "call_refresh_" + strconv.Itoa(j)
+	}
+	return id + "_refresh"
+}
+
+// prompt returns the rendered conversation for one elapse level: the shared
+// history plus the final question stamped with that level's time.
+func (tr *trajectoryParts) prompt(elapse int, f TimeFormat) []conversation.Message {
+	last := len(tr.t.History) - 1
+	p := make([]conversation.Message, last+1)
+	copy(p, tr.rendered)
+	final := tr.t.History[last]
+	if f != TimeNone {
+		final = stamp(final, f, tr.t.FinalTimes[elapse], tr.prevTime)
+	}
+	p[last] = final
+	return p
+}
+
+func stamp(m conversation.Message, f TimeFormat, at, prev time.Time) conversation.Message {
+	prefix := timePrefix(f, at, prev)
+	var c string
+	if m.Content == nil || *m.Content == "" {
+		c = prefix
+	} else {
+		c = prefix + " " + *m.Content
+	}
+	m.Content = &c
+	return m
+}
+
+var aliasSuffix = regexp.MustCompile(`_[0-9]+$`)
+
+// ScenarioAlias is the scenario alias of a trajectory id: the id without its
+// trailing _<n>.
+func ScenarioAlias(id string) string {
+	return aliasSuffix.ReplaceAllString(id, "")
+}
