@@ -50,7 +50,9 @@ func (e *RecordError) Error() string {
 
 func (e *RecordError) Unwrap() error { return e.Err }
 
-// RawRecord is one undecoded record and where it came from. Splitting input
+// RawRecord is one undecoded record and where it came from. Data belongs to
+// the record: the Reader never reuses it, and ParseTrajectory's strings may
+// share its memory, so it must not be modified once parsed. Splitting input
 // into raw records is cheap and sequential; decoding them (ParseTrajectory)
 // can then run on several goroutines.
 type RawRecord struct {
@@ -306,7 +308,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		return &RecordError{Source: raw.Source, Record: raw.Record, Line: raw.Line, ID: id, Field: field, Err: err}
 	}
 	var w wireRecord
-	if err := json.Unmarshal(raw.Data, &w); err != nil {
+	if err := decodeWire(raw.Data, &w); err != nil {
 		id := peekID(raw.Data)
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -459,6 +461,16 @@ func historyField(i int) func() string {
 
 func isAbsent(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
+}
+
+// decodeWire decodes a record with the fast decoder, falling back to the
+// general one for anything unusual (and for its error messages).
+func decodeWire(data []byte, w *wireRecord) error {
+	if decodeRecord(data, w) == nil {
+		return nil
+	}
+	*w = wireRecord{}
+	return json.Unmarshal(data, w)
 }
 
 // perLevel decodes a field that is absent, one value for every elapse level,

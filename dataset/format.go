@@ -43,7 +43,7 @@ type Options struct {
 	// ZstdLevel is the zstd level for Parquet pages (default 1: fast, and
 	// the level Arrow's C++ writer uses by default).
 	ZstdLevel int
-	// RowGroupRows caps the rows in one Parquet row group (default 65,536).
+	// RowGroupRows caps the rows in one Parquet row group (default 16,384).
 	RowGroupRows int64
 }
 
@@ -52,7 +52,7 @@ func (o Options) withDefaults() Options {
 		o.ZstdLevel = 1
 	}
 	if o.RowGroupRows <= 0 {
-		o.RowGroupRows = 64 << 10
+		o.RowGroupRows = 16 << 10
 	}
 	return o
 }

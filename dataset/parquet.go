@@ -23,6 +23,7 @@ type parquetWriter struct {
 }
 
 func newParquetWriter(w io.Writer, schema *arrow.Schema, opt Options) (RecordWriter, error) {
+	useCachedZstd()
 	opt = opt.withDefaults()
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),

@@ -12,7 +12,7 @@ var defaults = map[string]any{
 	"pairs.max_inconsistencies":  1,
 	"pairs.workers":              0,
 	"pairs.zstd_level":           1,
-	"pairs.row_group_rows":       65536,
+	"pairs.row_group_rows":       16384,
 	"pairs.generate.url":         "",
 	"pairs.generate.model":       "",
 	"pairs.generate.api_key_env": "OPENAI_API_KEY",

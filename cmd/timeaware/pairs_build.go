@@ -226,10 +226,12 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 		return nil, usagef("--out %s: %v", p.out, err)
 	}
 	defer out.Abort()
-	w, err := p.format.NewWriter(out, prefpairs.Schema, p.dsOpt)
+	fw, err := p.format.NewWriter(out, prefpairs.Schema, p.dsOpt)
 	if err != nil {
 		return nil, err
 	}
+	w := dataset.NewAsyncWriter(fw, 2)
+	defer w.Abort()
 	inputs := make([]prefpairs.Input, len(p.files))
 	readers := make([]*inputFile, len(p.files))
 	for i, path := range p.files {

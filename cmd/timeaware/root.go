@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -40,9 +41,17 @@ type app struct {
 	stdout, stderr io.Writer
 	v              *viper.Viper
 	configFile     string
+	cpuProfile     string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Data commands allocate many short-lived objects over a small live heap;
+	// collecting less often buys a fifth of their time for bounded memory.
+	// GOGC in the environment still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(256 << 20)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, v: newViper()}
@@ -53,6 +62,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	reached := false
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		reached = true
+		if a.cpuProfile != "" {
+			f, err := os.Create(a.cpuProfile)
+			if err != nil {
+				return usagef("--cpuprofile: %v", err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return usagef("--cpuprofile: %v", err)
+			}
+			root.PersistentPostRun = func(*cobra.Command, []string) { pprof.StopCPUProfile(); f.Close() }
+		}
 		return a.loadConfig(cmd)
 	}
 	err := root.ExecuteContext(ctx)
@@ -83,6 +102,8 @@ the --config YAML file, then built-in defaults (see configs/timeaware.yaml).`,
 		Version:       buildVersion(),
 	}
 	root.PersistentFlags().StringVar(&a.configFile, "config", "", "YAML config file (default: none; built-in defaults apply)")
+	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.pairsCmd(), a.demoCmd())
 	return root

@@ -1,0 +1,58 @@
+package dataset
+
+import (
+	"sync"
+
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Arrow's Parquet writer asks its zstd codec for a brand-new encoder for
+// every page it compresses at an explicit level, and each encoder allocates
+// its history window: on large outputs that costs more than the compression
+// itself. cachedZstd keeps one encoder per level instead (EncodeAll is safe
+// for concurrent use) and otherwise defers to Arrow's codec.
+type cachedZstd struct {
+	compress.Codec
+	mu   sync.Mutex
+	encs map[int]*zstd.Encoder
+}
+
+func (c *cachedZstd) encoder(level int) *zstd.Encoder {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.encs[level]; ok {
+		return e
+	}
+	speed := zstd.SpeedDefault
+	if level != compress.DefaultCompressionLevel {
+		speed = zstd.EncoderLevelFromZstd(level)
+	}
+	e, err := zstd.NewWriter(nil, zstd.WithZeroFrames(true), zstd.WithEncoderLevel(speed))
+	if err != nil {
+		return nil
+	}
+	c.encs[level] = e
+	return e
+}
+
+func (c *cachedZstd) EncodeLevel(dst, src []byte, level int) []byte {
+	if e := c.encoder(level); e != nil {
+		return e.EncodeAll(src, dst[:0])
+	}
+	return c.Codec.EncodeLevel(dst, src, level)
+}
+
+var registerZstd sync.Once
+
+// useCachedZstd installs cachedZstd as Arrow's zstd codec, once, before the
+// first Parquet writer starts.
+func useCachedZstd() {
+	registerZstd.Do(func() {
+		orig, err := compress.GetCodec(compress.Codecs.Zstd)
+		if err != nil {
+			return
+		}
+		compress.RegisterCodec(compress.Codecs.Zstd, &cachedZstd{Codec: orig, encs: map[int]*zstd.Encoder{}})
+	})
+}
