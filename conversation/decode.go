@@ -2,9 +2,9 @@ package conversation
 
 import (
 	"errors"
-	"unsafe"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // This file holds a hand-written decoder for the record layout. Decoding is
