@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"errors"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -334,6 +335,14 @@ func (l *lexer) object(known []string, member func(key string) error) error {
 				return errSlowPath
 			}
 		}
+		if idx < 0 && !isASCII(key) {
+			// encoding/json folds case by Unicode rules, so "ſ" matches "s".
+			for _, name := range known {
+				if strings.EqualFold(key, name) {
+					return errSlowPath
+				}
+			}
+		}
 		if idx >= 0 {
 			if seen&(1<<idx) != 0 {
 				return errSlowPath
@@ -353,6 +362,15 @@ func (l *lexer) object(known []string, member func(key string) error) error {
 		}
 		return errSlowPath
 	}
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func equalFoldASCII(a, b string) bool {

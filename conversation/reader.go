@@ -17,7 +17,7 @@ import (
 type RecordError struct {
 	Source string // file name or other input label
 	Record int    // 1-based position of the record in its input
-	Line   int    // 1-based line on which the record starts; 0 if unknown
+	Line   int    // 1-based line on which the record starts (for a syntax error the Reader finds, the line of the error); 0 if unknown
 	ID     string // record id, if it could be read
 	Field  string // JSON path of the offending field, e.g. history[3].time
 	Err    error
@@ -312,7 +312,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		id := peekID(raw.Data)
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, fail(id, te.Field, fmt.Errorf("cannot use JSON %s here (want %s)", te.Value, te.Type))
+			return nil, fail(id, fieldPath(te.Field), fmt.Errorf("cannot use JSON %s here (want %s)", te.Value, te.Type))
 		}
 		return nil, fail(id, "", fmt.Errorf("invalid JSON: %w", err))
 	}
@@ -452,6 +452,23 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		}
 	}
 	return t, nil
+}
+
+// fieldPath writes the general decoder's field path (history.0.role) the way
+// the other errors name fields (history[0].role).
+func fieldPath(p string) string {
+	var b strings.Builder
+	for i, part := range strings.Split(p, ".") {
+		if i > 0 && part != "" && strings.Trim(part, "0123456789") == "" {
+			b.WriteString("[" + part + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(part)
+	}
+	return b.String()
 }
 
 // historyField names history[i] without formatting it unless an error needs it.

@@ -17,6 +17,9 @@ type AsyncWriter struct {
 	once  sync.Once
 	mu    sync.Mutex
 	err   error
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // NewAsyncWriter starts writing to w in the background; depth < 1 means 1.
@@ -61,13 +64,16 @@ func (a *AsyncWriter) Write(rec arrow.Record) error {
 }
 
 // Close waits for the queued records, then closes the underlying writer.
+// Further calls return the first call's result.
 func (a *AsyncWriter) Close() error {
-	a.once.Do(func() { close(a.queue) })
-	<-a.done
-	if err := a.failed(); err != nil {
-		return err
-	}
-	return a.w.Close()
+	a.closeOnce.Do(func() {
+		a.once.Do(func() { close(a.queue) })
+		<-a.done
+		if a.closeErr = a.failed(); a.closeErr == nil {
+			a.closeErr = a.w.Close()
+		}
+	})
+	return a.closeErr
 }
 
 // Abort stops the background goroutine without closing the underlying

@@ -19,11 +19,11 @@ var Parquet = &Format{
 }
 
 type parquetWriter struct {
-	fw *pqarrow.FileWriter
+	fw   *pqarrow.FileWriter
+	sink *errWriter
 }
 
-func newParquetWriter(w io.Writer, schema *arrow.Schema, opt Options) (RecordWriter, error) {
-	useCachedZstd()
+func newParquetWriter(w io.Writer, schema *arrow.Schema, opt Options) (_ RecordWriter, err error) {
 	opt = opt.withDefaults()
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Zstd),
@@ -32,12 +32,53 @@ func newParquetWriter(w io.Writer, schema *arrow.Schema, opt Options) (RecordWri
 		parquet.WithDictionaryDefault(true),
 		parquet.WithCreatedBy("timeaware"),
 	)
-	fw, err := pqarrow.NewFileWriter(schema, nopCloser{w}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	sink := &errWriter{w: w}
+	// The Parquet writer panics when it cannot write its magic number.
+	defer func() {
+		if sink.err != nil {
+			if r := recover(); r != nil {
+				err = sink.err
+			}
+		}
+	}()
+	fw, err := pqarrow.NewFileWriter(schema, nopCloser{sink}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return nil, err
 	}
-	return &parquetWriter{fw: fw}, nil
+	return &parquetWriter{fw: fw, sink: sink}, nil
 }
 
-func (p *parquetWriter) Write(rec arrow.Record) error { return p.fw.WriteBuffered(rec) }
-func (p *parquetWriter) Close() error                 { return p.fw.Close() }
+func (p *parquetWriter) Write(rec arrow.Record) error {
+	if err := p.fw.WriteBuffered(rec); err != nil {
+		return err
+	}
+	return p.sink.err
+}
+
+func (p *parquetWriter) Close() error {
+	if err := p.fw.Close(); err != nil {
+		return err
+	}
+	return p.sink.err
+}
+
+// errWriter keeps the first error of the writer it wraps and fails every
+// later write with it. Arrow's Parquet writer drops the write errors of the
+// row groups it closes itself and of the footer, so the file would look
+// complete; the parquetWriter reports them from here instead.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	e.err = err
+	return n, err
+}

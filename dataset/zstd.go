@@ -43,16 +43,11 @@ func (c *cachedZstd) EncodeLevel(dst, src []byte, level int) []byte {
 	return c.Codec.EncodeLevel(dst, src, level)
 }
 
-var registerZstd sync.Once
-
-// useCachedZstd installs cachedZstd as Arrow's zstd codec, once, before the
-// first Parquet writer starts.
-func useCachedZstd() {
-	registerZstd.Do(func() {
-		orig, err := compress.GetCodec(compress.Codecs.Zstd)
-		if err != nil {
-			return
-		}
+// Arrow's codec table is a plain map read without locks by every Parquet
+// reader and writer, so the only race-free moment to replace an entry is
+// package initialisation, before any goroutine can use it.
+func init() {
+	if orig, err := compress.GetCodec(compress.Codecs.Zstd); err == nil {
 		compress.RegisterCodec(compress.Codecs.Zstd, &cachedZstd{Codec: orig, encs: map[int]*zstd.Encoder{}})
-	})
+	}
 }

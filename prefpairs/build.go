@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"hash/maphash"
 	"io"
 	"math"
@@ -53,8 +54,37 @@ type Options struct {
 	// Workers is the number of goroutines decoding and building; 0 means
 	// GOMAXPROCS (or the generator's concurrency, if larger).
 	Workers int
+	// Shard, when Count > 1, keeps only the trajectories of one shard (by a
+	// hash of the id, so every elapse level of a trajectory lands in the same
+	// shard), to spread a corpus over processes or machines.
+	Shard Shard
 	// Split assigns a sample to "train" or "test"; nil leaves it empty.
 	Split func(t *conversation.Trajectory, elapse int) (string, error)
+}
+
+// Shard selects shard Index (0-based) of Count.
+type Shard struct{ Index, Count int }
+
+// ParseShard reads "i/n" with 0 ≤ i < n.
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || fmt.Sprintf("%d/%d", sh.Index, sh.Count) != s {
+		return Shard{}, fmt.Errorf("shard %q is not i/n", s)
+	}
+	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
+		return Shard{}, fmt.Errorf("shard %q: want 0 <= i < n", s)
+	}
+	return sh, nil
+}
+
+// Has reports whether the trajectory id belongs to the shard.
+func (s Shard) Has(id string) bool {
+	if s.Count <= 1 {
+		return true
+	}
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()%uint64(s.Count) == uint64(s.Index)
 }
 
 // DirectSource produces a direct reply for a rendered prompt. DirectGenerator
@@ -77,6 +107,9 @@ func (o *Options) validate() error {
 	}
 	if o.LabelOnlyMargin < 0 || o.LabelOnlyMargin > 1.5 || math.IsNaN(o.LabelOnlyMargin) {
 		return fmt.Errorf("prefpairs: label_only_margin %g is outside [0, 1.5]", o.LabelOnlyMargin)
+	}
+	if o.Shard.Count > 1 && (o.Shard.Index < 0 || o.Shard.Index >= o.Shard.Count) {
+		return fmt.Errorf("prefpairs: shard %d/%d: want 0 <= i < n", o.Shard.Index, o.Shard.Count)
 	}
 	switch o.ToolResponse {
 	case RepeatLastTurn, RepeatLastCall:
@@ -186,6 +219,14 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 		ByLabel: map[string]int{}, BySensitivity: map[string]int{}, BySplit: map[string]int{},
 		ScoreSource: map[string]int{}, DirectSource: map[string]int{},
 	}
+	for _, in := range inputs {
+		is := InputSummary{Name: in.Name, Label: in.Label}
+		if in.Elapse >= 0 {
+			e := in.Elapse
+			is.Elapse = &e
+		}
+		sum.Inputs = append(sum.Inputs, is)
+	}
 	jobs := make(chan *batch, workers)
 	order := make(chan *batch, 2*workers)
 	readErr := make(chan error, 1)
@@ -208,13 +249,11 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 	}
 	defer wg.Wait()
 
-	seen := make(map[uint64]uint16)
-	seed := maphash.MakeSeed()
-	failed := false
+	c := newCollector(inputs, sum, emit)
 	var buildErr error
 	for b := range order {
 		if buildErr != nil {
-			continue // drain
+			continue // drain, so the reader and workers can finish
 		}
 		select {
 		case <-b.done:
@@ -222,59 +261,13 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 			buildErr = ctx.Err()
 			continue
 		}
-		if b.err != nil {
-			buildErr = b.err
+		if buildErr = c.add(b); buildErr != nil {
 			cancel()
-			continue
-		}
-		in := sum.inputFor(inputs, b.input)
-		in.Records += b.records
-		sum.Records += b.records
-		sum.Dropped.add(b.dropped)
-		sum.LabelDisagreements += b.disagree
-		for i := range b.samples {
-			s := &b.samples[i]
-			in.Samples++
-			sum.Samples++
-			h := maphash.String(seed, s.key.ID+"\x00"+strconv.Itoa(s.key.Elapse))
-			if first, dup := seen[h]; dup {
-				buildErr = fmt.Errorf("prefpairs: %s: record %d (id %s): sample at elapse %d was already given by %s",
-					inputs[b.input].Name, s.record, s.key.ID, s.key.Elapse, inputs[first].Name)
-				cancel()
-				break
-			}
-			seen[h] = uint16(b.input)
-			if s.pair == nil {
-				if s.missing {
-					sum.MissingDirect++
-					if len(sum.MissingDirectIDs) < maxMissingListed {
-						sum.MissingDirectIDs = append(sum.MissingDirectIDs, fmt.Sprintf("%s (elapse %d)", s.key.ID, s.key.Elapse))
-					}
-					failed = true
-				}
-				continue
-			}
-			if failed {
-				continue
-			}
-			if err := emit(s.pair); err != nil {
-				buildErr = err
-				cancel()
-				break
-			}
-			p := s.pair
-			sum.Pairs++
-			sum.ByLabel[p.Label]++
-			sum.BySensitivity[orUnknown(p.Sensitivity)]++
-			sum.BySplit[orNone(p.Split)]++
-			sum.ScoreSource[s.scoreSource]++
-			sum.DirectSource[s.directSource]++
 		}
 	}
 	if err := <-readErr; err != nil && buildErr == nil {
 		buildErr = err
 	}
-	sum.finishInputs(inputs)
 	if buildErr != nil {
 		return sum, buildErr
 	}
@@ -289,30 +282,76 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 	return sum, nil
 }
 
+// collector receives finished batches in input order, rejects repeated
+// samples, counts, and hands pairs to emit.
+type collector struct {
+	inputs []Input
+	sum    *Summary
+	emit   func(*Pair) error
+	// seen holds a 64-bit hash of every sample key (and the input that gave
+	// it), a fraction of the memory of the keys themselves; two distinct keys
+	// collide with probability about n²/2⁶⁵, 3·10⁻⁸ for a million samples.
+	seen map[uint64]int32
+	seed maphash.Seed
+	// missing is set by the first sample without a direct reply: the build
+	// will fail, so nothing more is emitted, but counting goes on so the
+	// error can say how many.
+	missing bool
+}
+
+func newCollector(inputs []Input, sum *Summary, emit func(*Pair) error) *collector {
+	return &collector{inputs: inputs, sum: sum, emit: emit, seen: map[uint64]int32{}, seed: maphash.MakeSeed()}
+}
+
+func (c *collector) add(b *batch) error {
+	if b.err != nil {
+		return b.err
+	}
+	sum := c.sum
+	in := &sum.Inputs[b.input]
+	in.Records += b.records
+	sum.Records += b.records
+	sum.Dropped.add(b.dropped)
+	sum.LabelDisagreements += b.disagree
+	for i := range b.samples {
+		s := &b.samples[i]
+		in.Samples++
+		sum.Samples++
+		h := maphash.String(c.seed, s.key.ID+"\x00"+strconv.Itoa(s.key.Elapse))
+		if first, dup := c.seen[h]; dup {
+			return fmt.Errorf("prefpairs: %s: record %d (id %s): sample at elapse %d was already given by %s",
+				c.inputs[b.input].Name, s.record, s.key.ID, s.key.Elapse, c.inputs[first].Name)
+		}
+		c.seen[h] = int32(b.input)
+		if s.missing {
+			sum.MissingDirect++
+			if len(sum.MissingDirectIDs) < maxMissingListed {
+				sum.MissingDirectIDs = append(sum.MissingDirectIDs, fmt.Sprintf("%s (elapse %d)", s.key.ID, s.key.Elapse))
+			}
+			c.missing = true
+		}
+		if s.pair == nil || c.missing {
+			continue
+		}
+		if err := c.emit(s.pair); err != nil {
+			return err
+		}
+		p := s.pair
+		sum.Pairs++
+		sum.ByLabel[p.Label]++
+		sum.BySensitivity[orUnknown(p.Sensitivity)]++
+		sum.BySplit[orNone(p.Split)]++
+		sum.ScoreSource[s.scoreSource]++
+		sum.DirectSource[s.directSource]++
+	}
+	return nil
+}
+
 func (d *DropCounts) add(o DropCounts) {
 	d.Ties += o.Ties
 	d.BelowMinMargin += o.BelowMinMargin
 	d.NotConfident += o.NotConfident
 	d.Unlabelled += o.Unlabelled
-}
-
-func (s *Summary) inputFor(inputs []Input, i int) *InputSummary {
-	for len(s.Inputs) <= i {
-		in := inputs[len(s.Inputs)]
-		is := InputSummary{Name: in.Name, Label: in.Label}
-		if in.Elapse >= 0 {
-			e := in.Elapse
-			is.Elapse = &e
-		}
-		s.Inputs = append(s.Inputs, is)
-	}
-	return &s.Inputs[i]
-}
-
-func (s *Summary) finishInputs(inputs []Input) {
-	if len(inputs) > 0 {
-		s.inputFor(inputs, len(inputs)-1)
-	}
 }
 
 func orUnknown(s string) string {
@@ -403,6 +442,9 @@ func (b *batch) process(ctx context.Context, in Input, opt *Options) {
 		if err != nil {
 			b.err = fmt.Errorf("prefpairs: %w", err)
 			return
+		}
+		if !opt.Shard.Has(t.ID) {
+			continue
 		}
 		b.records++
 		if err := b.addTrajectory(ctx, raw, t, in, opt); err != nil {

@@ -80,6 +80,9 @@ type RecordBuilder struct {
 	id, scenario, sens       *array.StringBuilder
 	elapse                   *array.Int64Builder
 	label, split             *array.StringBuilder
+	// strings lists every string builder, so that each batch can start with
+	// the capacity the previous one needed instead of growing by doubling.
+	strings []*array.StringBuilder
 }
 
 // NewRecordBuilder returns an empty builder; mem may be nil.
@@ -88,7 +91,7 @@ func NewRecordBuilder(mem memory.Allocator) *RecordBuilder {
 		mem = memory.DefaultAllocator
 	}
 	b := array.NewRecordBuilder(mem, Schema)
-	return &RecordBuilder{
+	r := &RecordBuilder{
 		b:        b,
 		prompt:   newMessageListBuilder(b.Field(0).(*array.ListBuilder)),
 		chosen:   newMessageListBuilder(b.Field(1).(*array.ListBuilder)),
@@ -103,6 +106,11 @@ func NewRecordBuilder(mem memory.Allocator) *RecordBuilder {
 		label:    b.Field(10).(*array.StringBuilder),
 		split:    b.Field(11).(*array.StringBuilder),
 	}
+	r.strings = []*array.StringBuilder{r.tools, r.id, r.scenario, r.sens, r.label, r.split}
+	for _, m := range []*messageListBuilder{&r.prompt, &r.chosen, &r.rejected} {
+		r.strings = append(r.strings, m.role, m.content, m.callID, m.callType, m.fnName, m.fnArgs, m.toolCallID, m.name)
+	}
+	return r
 }
 
 // Append adds one pair as a row.
@@ -130,7 +138,18 @@ func (r *RecordBuilder) Len() int { return r.id.Len() }
 
 // NewRecord returns the rows appended so far as a record and resets the
 // builder. The caller releases the record.
-func (r *RecordBuilder) NewRecord() arrow.Record { return r.b.NewRecord() }
+func (r *RecordBuilder) NewRecord() arrow.Record {
+	sizes := make([][2]int, len(r.strings))
+	for i, b := range r.strings {
+		sizes[i] = [2]int{b.Len(), b.DataLen()}
+	}
+	rec := r.b.NewRecord()
+	for i, b := range r.strings {
+		b.Reserve(sizes[i][0])
+		b.ReserveData(sizes[i][1])
+	}
+	return rec
+}
 
 // Release frees the builder's buffers.
 func (r *RecordBuilder) Release() { r.b.Release() }

@@ -14,7 +14,7 @@
 #                        of the same size on later runs; default: a temp dir
 #                        removed at exit
 #   TIMEAWARE_SHARED     shared data dir (default <repo>/../shared)
-#   PYTHON               Python with pyarrow (default /work/venv/bin/python if
+#   PYTHON               Python with pyarrow (default .venv/bin/python of the repository if
 #                        present, else python3)
 set -euo pipefail
 
@@ -29,7 +29,7 @@ repo="$(cd "$here/../.." && pwd)"
 shared="${TIMEAWARE_SHARED:-$repo/../shared}"
 source_dir="$shared/data/tictoc-v1"
 if [ -z "${PYTHON:-}" ]; then
-    if [ -x /work/venv/bin/python ]; then PYTHON=/work/venv/bin/python; else PYTHON=python3; fi
+    if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; else PYTHON=python3; fi
 fi
 
 if [ ! -x /usr/bin/time ]; then

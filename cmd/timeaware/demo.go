@@ -1,7 +1,114 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"embed"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/prefpairs"
+)
+
+// demodata is a small sample written for the demo: six trajectories of our
+// own, five annotators' votes (one survey submission is inconsistent and gets
+// dropped; two samples tie) and a direct reply per trajectory.
+//
+//go:embed demodata/*.jsonl
+var demodata embed.FS
 
 func (a *app) demoCmd() *cobra.Command {
-	return &cobra.Command{Use: "demo", Short: "Run the pairs pipeline on the built-in sample", RunE: func(*cobra.Command, []string) error { return nil }}
+	var dir, format string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Build preference pairs from the built-in sample, end to end",
+		Long: `Demo writes the built-in sample (trajectories, human votes and direct
+replies) to --out DIR/input, runs "pairs build" on it with the built-in
+defaults, and prints the summary and one pair. It needs no network and no
+files of your own.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			inDir := filepath.Join(dir, "input")
+			if err := os.MkdirAll(inDir, 0o755); err != nil {
+				return usagef("--out %s: %v", dir, err)
+			}
+			entries, err := demodata.ReadDir("demodata")
+			if err != nil {
+				return err
+			}
+			for _, e := range entries {
+				b, err := demodata.ReadFile("demodata/" + e.Name())
+				if err != nil {
+					return err
+				}
+				if err := writeFileAtomic(filepath.Join(inDir, e.Name()), b); err != nil {
+					return err
+				}
+			}
+			ext := ".parquet"
+			if format != "" && format != "parquet" {
+				ext = "." + format
+			}
+			f := &pairsBuildFlags{
+				inputs:        []string{filepath.Join(inDir, "trajectories.jsonl")},
+				annotations:   filepath.Join(inDir, "votes.jsonl"),
+				directAnswers: filepath.Join(inDir, "direct_answers.jsonl"),
+				out:           filepath.Join(dir, "pairs"+ext),
+			}
+			if format != "" {
+				a.v.Set("pairs.format", format)
+			}
+			p, err := a.planPairsBuild(f)
+			if err != nil {
+				return err
+			}
+			var example *prefpairs.Pair
+			p.onPair = func(pair *prefpairs.Pair) {
+				if example == nil && pair.Label == conversation.PreferTool && pair.Elapse == conversation.ElapseLarge {
+					example = pair
+				}
+			}
+			fmt.Fprintf(a.stdout, "timeaware demo: building pairs from the built-in sample in %s\n\n", inDir)
+			res, err := p.execute(cmd.Context(), a.stderr)
+			if err != nil {
+				return err
+			}
+			printPairsSummary(a.stdout, res)
+			if example != nil {
+				printPair(a.stdout, example)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "out", "demo-out", "directory for the sample input and the output")
+	cmd.Flags().StringVar(&format, "format", "", "output format (default parquet)")
+	return cmd
+}
+
+// printPair shows one pair the way a trainer will see it.
+func printPair(w io.Writer, p *prefpairs.Pair) {
+	score := "null"
+	if p.Score != nil {
+		score = fmt.Sprintf("%.2f", *p.Score)
+	}
+	fmt.Fprintf(w, "\nOne pair (%s, elapse %d, S = %s, margin %.2f):\n", p.ID, p.Elapse, score, p.Margin)
+	for _, m := range p.Prompt {
+		fmt.Fprintf(w, "  prompt   %-9s %s\n", m.Role, messageText(m))
+	}
+	fmt.Fprintf(w, "  chosen   %-9s %s\n", p.Chosen[0].Role, messageText(p.Chosen[0]))
+	fmt.Fprintf(w, "  rejected %-9s %s\n", p.Rejected[0].Role, messageText(p.Rejected[0]))
+}
+
+func messageText(m conversation.Message) string {
+	s := m.Text()
+	for _, tc := range m.ToolCalls {
+		if s != "" {
+			s += " "
+		}
+		s += fmt.Sprintf("<call %s(%s)>", tc.Function.Name, tc.Function.Arguments)
+	}
+	return s
 }

@@ -33,6 +33,13 @@ func createAtomic(path string) (*atomicFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// CreateTemp makes the file 0600; a dataset is read by other users and
+	// jobs, so give it the mode os.Create would (as the reply cache does).
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
 	return &atomicFile{path: path, f: f, h: sha256.New()}, nil
 }
 

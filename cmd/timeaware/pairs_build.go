@@ -22,6 +22,7 @@ type pairsBuildFlags struct {
 	annotations   string
 	directAnswers string
 	out           string
+	shard         string
 }
 
 func (a *app) pairsBuildCmd() *cobra.Command {
@@ -64,6 +65,7 @@ Output is written atomically with a manifest beside it (<out>.manifest.json).`,
 	fs.Bool("confident-only", false, "keep only samples with S <= 0.5 or S >= 2.5")
 	fs.Float64("label-only-margin", 1.0, "margin for samples whose class is known but S is not")
 	fs.Int("workers", 0, "decoding goroutines (0: one per CPU)")
+	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the trajectories (by id hash), e.g. 0/4")
 	bindKey(fs, "generate-direct", "pairs.generate.url")
 	bindKey(fs, "model", "pairs.generate.model")
 	bindKey(fs, "time-format", "pairs.time_format")
@@ -87,6 +89,8 @@ type pairsPlan struct {
 	genOpt  *prefpairs.GeneratorOptions
 	config  map[string]any
 	f       *pairsBuildFlags
+	// onPair, when set, sees every pair as it is written (the demo prints one).
+	onPair func(*prefpairs.Pair)
 }
 
 func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
@@ -131,6 +135,11 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 	if p.opt.ToolResponse != prefpairs.RepeatLastTurn && p.opt.ToolResponse != prefpairs.RepeatLastCall {
 		return nil, usagef("pairs.tool_response %q is not last_turn or last_call", p.opt.ToolResponse)
 	}
+	if f.shard != "" {
+		if p.opt.Shard, err = prefpairs.ParseShard(f.shard); err != nil {
+			return nil, usagef("--shard: %v", err)
+		}
+	}
 	p.dsOpt = dataset.Options{ZstdLevel: v.GetInt("pairs.zstd_level"), RowGroupRows: v.GetInt64("pairs.row_group_rows")}
 	p.consist = prefpairs.ConsistencyOptions{MaxInconsistencies: v.GetInt("pairs.max_inconsistencies")}
 
@@ -159,6 +168,9 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 		p.genOpt = &g
 	}
 	p.config = map[string]any{}
+	if f.shard != "" {
+		p.config["shard"] = f.shard
+	}
 	for _, k := range v.AllKeys() {
 		if strings.HasPrefix(k, "pairs.") && k != "pairs.generate.api_key_env" {
 			p.config[k] = v.Get(k)
@@ -249,6 +261,9 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	prog := newProgress(progress, "pairs")
 	sum, err := prefpairs.Build(ctx, inputs, p.opt, func(pair *prefpairs.Pair) error {
 		rb.Append(pair)
+		if p.onPair != nil {
+			p.onPair(pair)
+		}
 		prog.add(1)
 		if rb.Len() >= 8192 {
 			return flush()

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDemo(t *testing.T) {
+	tests := []struct {
+		name   string
+		format []string
+		file   string
+		kind   string
+	}{
+		{name: "default parquet", file: "pairs.parquet", kind: "parquet"},
+		{name: "jsonl", format: []string{"--format", "jsonl"}, file: "pairs.jsonl", kind: "jsonl"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, stdout, stderr := runCLI(t, append([]string{"demo", "--out", dir}, tt.format...)...)
+			require.Equal(t, exitOK, code, "stderr: %s", stderr)
+			out := filepath.Join(dir, tt.file)
+			for _, want := range []string{
+				"16 pairs",
+				"dropped submission eli/s3",
+				"ties 2",
+				"Krippendorff's alpha",
+				"One pair",
+				"pairs build: 16 pairs written to " + out,
+			} {
+				assert.Contains(t, stdout, want)
+			}
+			assert.ElementsMatch(t, []string{"input", tt.file, tt.file + ".manifest.json"}, dirNames(t, dir))
+			assert.ElementsMatch(t, []string{"trajectories.jsonl", "votes.jsonl", "direct_answers.jsonl"},
+				dirNames(t, filepath.Join(dir, "input")))
+			if runtime.GOOS != "windows" {
+				for _, p := range []string{out, out + ".manifest.json", filepath.Join(dir, "input", "votes.jsonl")} {
+					st, err := os.Stat(p)
+					require.NoError(t, err)
+					assert.Equal(t, os.FileMode(0o644), st.Mode().Perm(), "%s is readable by others, as os.Create would make it", p)
+				}
+			}
+			m := requireManifestRows(t, out, tt.kind, 16)
+			assert.Len(t, m.Inputs, 3, "trajectories, annotations and direct answers")
+			if tt.kind == "jsonl" {
+				assert.Len(t, readPairsJSONL(t, out), 16)
+			}
+		})
+	}
+}

@@ -1,0 +1,53 @@
+package dataset_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/timeaware/timeaware/dataset"
+)
+
+func ExampleLookup() {
+	format, err := dataset.Lookup("jsonl")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "role", Type: arrow.BinaryTypes.String},
+		{Name: "content", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "score", Type: arrow.PrimitiveTypes.Float64},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).AppendValues([]string{"user", "assistant"}, nil)
+	b.Field(1).(*array.StringBuilder).AppendValues([]string{"Is 1 < 2 & 3?", ""}, []bool{true, false})
+	b.Field(2).(*array.Float64Builder).AppendValues([]float64{1, 0.25}, nil)
+	rec := b.NewRecord()
+	defer rec.Release()
+
+	w, err := format.NewWriter(os.Stdout, schema, dataset.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := w.Write(rec); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := w.Close(); err != nil {
+		fmt.Println(err)
+	}
+
+	_, err = dataset.Lookup("csv")
+	fmt.Println(err)
+	// Output:
+	// {"role":"user","content":"Is 1 < 2 & 3?","score":1.0}
+	// {"role":"assistant","content":null,"score":0.25}
+	// unknown format "csv" (want parquet, arrow or jsonl)
+}
