@@ -7,6 +7,7 @@ import (
 	"fmt"
 	json "github.com/goccy/go-json"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -93,6 +94,10 @@ func (rd *Reader) Next() (RawRecord, error) {
 	}
 	if !rd.start {
 		rd.start = true
+		// Editors on some systems begin UTF-8 files with a byte order mark.
+		if b, err := rd.r.Peek(3); err == nil && bytes.Equal(b, []byte("\xef\xbb\xbf")) {
+			_, _ = rd.r.Discard(3)
+		}
 		c, err := rd.skipSpace()
 		if err == io.EOF {
 			rd.done = true
@@ -312,7 +317,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		id := peekID(raw.Data)
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, fail(id, fieldPath(te.Field), fmt.Errorf("cannot use JSON %s here (want %s)", te.Value, te.Type))
+			return nil, fail(id, fieldPath(te.Field), fmt.Errorf("cannot use JSON %s here (want %s)", te.Value, jsonKind(te.Type)))
 		}
 		return nil, fail(id, "", fmt.Errorf("invalid JSON: %w", err))
 	}
@@ -480,6 +485,30 @@ func isAbsent(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
 }
 
+// jsonKind names the JSON a Go type decodes from, for error messages that
+// should not mention the package's internal types.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a JSON value"
+		}
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return t.String()
+}
+
 // decodeWire decodes a record with the fast decoder, falling back to the
 // general one for anything unusual (and for its error messages).
 func decodeWire(data []byte, w *wireRecord) error {
@@ -501,8 +530,8 @@ func perLevel[T any](raw json.RawMessage) ([]*T, error) {
 		if err := json.Unmarshal(raw, &vs); err != nil {
 			return nil, fmt.Errorf("want a value or a list of %d values: %v", NumElapse, err)
 		}
-		if len(vs) != NumElapse {
-			return nil, fmt.Errorf("has %d values, want 1 or %d (one per elapse level)", len(vs), NumElapse)
+		if len(vs) != 1 && len(vs) != NumElapse {
+			return nil, fmt.Errorf("a list of %d values: want one value for every level or a list of %d (one per elapse level)", len(vs), NumElapse)
 		}
 		return vs, nil
 	}

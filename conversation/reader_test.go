@@ -422,7 +422,7 @@ func TestParseTrajectoryMalformed(t *testing.T) {
 		{"sensitivity extreme", mkRecord(id, goodMsgs(), `"sensitivity":"extreme"`), "sensitivity", "weather_1", `"extreme" is not low, medium or high`},
 		{"pref_score above 3", mkRecord(id, goodMsgs(), `"pref_score":3.5`), "pref_score[0]", "weather_1", "3.5 is outside [0, 3]"},
 		{"pref_score below 0 in a list", mkRecord(id, goodMsgs(), `"pref_score":[1,-0.25,null]`), "pref_score[1]", "weather_1", "-0.25 is outside [0, 3]"},
-		{"pref_score list of 2", mkRecord(id, goodMsgs(), `"pref_score":[1,2]`), "pref_score", "weather_1", "has 2 values, want 1 or 3"},
+		{"pref_score list of 2", mkRecord(id, goodMsgs(), `"pref_score":[1,2]`), "pref_score", "weather_1", "a list of 2 values: want one value for every level or a list of 3"},
 		{"pref_score is a string", mkRecord(id, goodMsgs(), `"pref_score":"high"`), "pref_score", "weather_1", "want a value or a list of 3 values"},
 		{"preference maybe", mkRecord(id, goodMsgs(), `"preference":"maybe"`), "preference[0]", "weather_1", `"maybe" is not tool or direct`},
 		{"preference maybe in a list", mkRecord(id, goodMsgs(), `"preference":["tool",null,"maybe"]`), "preference[2]", "weather_1", `"maybe" is not tool or direct`},
@@ -784,4 +784,30 @@ func TestArguments(t *testing.T) {
 		assert.Error(t, a.UnmarshalJSON([]byte(`{"a":`)))
 		assert.Error(t, a.UnmarshalJSON([]byte(`"unterminated`)))
 	})
+}
+
+func TestReaderSkipsByteOrderMark(t *testing.T) {
+	r := NewReader(strings.NewReader("\xef\xbb\xbf[{\"id\":\"a_1\"}]"), "bom.json")
+	raw, err := r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, `{"id":"a_1"}`, string(raw.Data))
+	_, err = r.Next()
+	assert.Equal(t, io.EOF, err)
+}
+
+func TestPerLevelSingleElementList(t *testing.T) {
+	rec := `{"id":"a_1","preference":["tool"],"history":[{"role":"user","content":"hi"}]}`
+	tr, err := ParseTrajectory(RawRecord{Source: "x", Record: 1, Data: []byte(rec)})
+	require.NoError(t, err)
+	for k := 0; k < NumElapse; k++ {
+		assert.Equal(t, PreferTool, tr.PreferenceAt(k))
+	}
+}
+
+func TestTypeErrorNamesJSONKinds(t *testing.T) {
+	rec := `{"id":"a_1","history":{"role":"user"}}`
+	_, err := ParseTrajectory(RawRecord{Source: "x", Record: 1, Data: []byte(rec)})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "history: cannot use JSON object here (want a list)")
+	assert.NotContains(t, err.Error(), "conversation.")
 }
