@@ -550,3 +550,54 @@ func (l *lexer) toolCall(tc *ToolCall) error {
 		return nil
 	})
 }
+
+// decodeString decodes raw as exactly one JSON string.
+func decodeString(raw []byte) (string, bool) {
+	l := &lexer{b: raw}
+	s, err := l.str()
+	if err != nil || l.peek() != 0 || l.i != len(l.b) {
+		return "", false
+	}
+	return s, true
+}
+
+var (
+	toolKeys         = []string{"type", "function"}
+	toolFunctionKeys = []string{"name", "description", "parameters"}
+)
+
+// decodeTools decodes a list of tool schemas, or returns errSlowPath.
+func decodeTools(raw []byte) ([]Tool, error) {
+	l := &lexer{b: raw}
+	tools := make([]Tool, 0, 4)
+	null, err := l.array(func() error {
+		if l.peek() != '{' {
+			return errSlowPath
+		}
+		tools = append(tools, Tool{})
+		tl := &tools[len(tools)-1]
+		return l.object(toolKeys, func(key string) error {
+			if key == "type" {
+				return l.strField(&tl.Type)
+			}
+			return l.object(toolFunctionKeys, func(key string) error {
+				switch key {
+				case "name":
+					return l.strField(&tl.Function.Name)
+				case "description":
+					return l.strField(&tl.Function.Description)
+				}
+				raw, err := l.skip(1)
+				tl.Function.Parameters = raw
+				return err
+			})
+		})
+	})
+	if err != nil || l.peek() != 0 || l.i != len(l.b) {
+		return nil, errSlowPath
+	}
+	if null {
+		return nil, nil
+	}
+	return tools, nil
+}

@@ -413,3 +413,44 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeTools checks the fast tool-schema decoder against the general
+// decoder: whenever the fast one succeeds, both must give the same schemas.
+func FuzzDecodeTools(f *testing.F) {
+	f.Add([]byte(`[{"type":"function","function":{"name":"get","description":"d","parameters":{"type":"object","properties":{}}}}]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`[{"type":"function","function":{"name":"a\u00e9","parameters":null,"extra":[1,2]}},{"function":{"name":"b"}}]`))
+	f.Add([]byte(`[{"Type":"function"}]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fast, err := decodeTools(data)
+		if err != nil {
+			return
+		}
+		var slow []Tool
+		if err := json.Unmarshal(data, &slow); err != nil {
+			t.Fatalf("fast decoder accepted %q, general decoder: %v", data, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("decoders differ on %q:\nfast %#v\nslow %#v", data, fast, slow)
+		}
+	})
+}
+
+func TestDecodeString(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{`"abc"`, "abc", true},
+		{` "a\nb" `, "a\nb", true},
+		{`"a" "b"`, "", false},
+		{`5`, "", false},
+		{`"unterminated`, "", false},
+	} {
+		got, ok := decodeString([]byte(tt.in))
+		assert.Equal(t, tt.ok, ok, tt.in)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+}

@@ -322,7 +322,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		return nil, fail(id, "", fmt.Errorf("invalid JSON: %w", err))
 	}
 	var id string
-	if len(w.ID) == 0 || json.Unmarshal(w.ID, &id) != nil || strings.TrimSpace(id) == "" {
+	if len(w.ID) == 0 || unmarshalString(w.ID, &id) != nil || strings.TrimSpace(id) == "" {
 		return nil, fail("", "id", errors.New("missing or not a non-empty string"))
 	}
 	t := &Trajectory{ID: id, Scenario: w.Scenario, Sensitivity: w.Sensitivity}
@@ -331,7 +331,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		toolsField, rawTools = "tools", w.Tools
 	}
 	if !isAbsent(rawTools) {
-		if err := json.Unmarshal(rawTools, &t.Tools); err != nil {
+		if err := unmarshalTools(rawTools, &t.Tools); err != nil {
 			return nil, fail(id, toolsField, fmt.Errorf("want a list of tool schemas: %v", err))
 		}
 		var buf bytes.Buffer
@@ -509,6 +509,25 @@ func jsonKind(t reflect.Type) string {
 	return t.String()
 }
 
+// unmarshalString and unmarshalTools take the fast decoder's path when they
+// can and the general decoder's otherwise.
+func unmarshalString(raw []byte, s *string) error {
+	if v, ok := decodeString(raw); ok {
+		*s = v
+		return nil
+	}
+	return json.Unmarshal(raw, s)
+}
+
+func unmarshalTools(raw []byte, tools *[]Tool) error {
+	if v, err := decodeTools(raw); err == nil {
+		*tools = v
+		return nil
+	}
+	*tools = nil
+	return json.Unmarshal(raw, tools)
+}
+
 // decodeWire decodes a record with the fast decoder, falling back to the
 // general one for anything unusual (and for its error messages).
 func decodeWire(data []byte, w *wireRecord) error {
@@ -536,6 +555,12 @@ func perLevel[T any](raw json.RawMessage) ([]*T, error) {
 		return vs, nil
 	}
 	var v T
+	if sp, ok := any(&v).(*string); ok {
+		if s, ok := decodeString(raw); ok {
+			*sp = s
+			return []*T{&v}, nil
+		}
+	}
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("want a value or a list of %d values: %v", NumElapse, err)
 	}
