@@ -104,9 +104,22 @@ func (l *lexer) str() (string, error) {
 }
 
 func (l *lexer) escapedStr(start int) (string, error) {
-	out := make([]byte, 0, l.i-start+16)
+	out := make([]byte, 0, l.i-start+64)
 	out = append(out, l.b[start:l.i]...)
 	for l.i < len(l.b) {
+		// Copy the run up to the next quote, backslash or control byte whole.
+		j := l.i
+		for j < len(l.b) {
+			if c := l.b[j]; c == '"' || c == '\\' || c < 0x20 {
+				break
+			}
+			j++
+		}
+		out = append(out, l.b[l.i:j]...)
+		l.i = j
+		if l.i >= len(l.b) {
+			break
+		}
 		c := l.b[l.i]
 		switch {
 		case c == '"':
@@ -114,13 +127,9 @@ func (l *lexer) escapedStr(start int) (string, error) {
 			if !utf8.Valid(out) {
 				return "", errSlowPath
 			}
-			return string(out), nil
+			return aliasString(out), nil
 		case c < 0x20:
 			return "", errSlowPath
-		case c != '\\':
-			out = append(out, c)
-			l.i++
-			continue
 		}
 		if l.i+1 >= len(l.b) {
 			return "", errSlowPath
@@ -600,4 +609,30 @@ func decodeTools(raw []byte) ([]Tool, error) {
 		return nil, nil
 	}
 	return tools, nil
+}
+
+// compactJSON appends src without the whitespace between tokens. src must
+// be valid JSON (the fast decoder has just read it).
+func compactJSON(dst, src []byte) []byte {
+	inStr, esc := false, false
+	start := 0
+	for i, c := range src {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
 }

@@ -334,12 +334,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		if err := unmarshalTools(rawTools, &t.Tools); err != nil {
 			return nil, fail(id, toolsField, fmt.Errorf("want a list of tool schemas: %v", err))
 		}
-		var buf bytes.Buffer
-		buf.Grow(len(rawTools))
-		if err := json.Compact(&buf, rawTools); err != nil {
-			return nil, fail(id, toolsField, err)
-		}
-		t.ToolsJSON = buf.Bytes()
+		t.ToolsJSON = compactJSON(make([]byte, 0, len(rawTools)), rawTools)
 	}
 	for i, tl := range t.Tools {
 		if tl.Function.Name == "" {
@@ -382,7 +377,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 					return nil, fail(id, field()+".time", errors.New("a list of times is only allowed on the final message"))
 				}
 				var ss []string
-				if err := json.Unmarshal(wm.Time, &ss); err != nil {
+				if err := unmarshalStrings(wm.Time, &ss); err != nil {
 					return nil, fail(id, field()+".time", errors.New("want a list of RFC 3339 strings"))
 				}
 				if len(ss) != NumElapse {
@@ -398,7 +393,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 				}
 			} else {
 				var s string
-				if err := json.Unmarshal(wm.Time, &s); err != nil {
+				if err := unmarshalString(wm.Time, &s); err != nil {
 					return nil, fail(id, field()+".time", errors.New("want an RFC 3339 string"))
 				}
 				tm, err := ParseTime(s)
@@ -517,6 +512,21 @@ func unmarshalString(raw []byte, s *string) error {
 		return nil
 	}
 	return json.Unmarshal(raw, s)
+}
+
+func unmarshalStrings(raw []byte, ss *[]string) error {
+	l := &lexer{b: raw}
+	var out []string
+	_, err := l.array(func() error {
+		s, err := l.str()
+		out = append(out, s)
+		return err
+	})
+	if err == nil && l.peek() == 0 && l.i == len(l.b) {
+		*ss = out
+		return nil
+	}
+	return json.Unmarshal(raw, ss)
 }
 
 func unmarshalTools(raw []byte, tools *[]Tool) error {

@@ -171,6 +171,9 @@ type Summary struct {
 	// LabelDisagreements counts samples whose human score contradicts the
 	// class given by the file name or record; the score wins.
 	LabelDisagreements int `json:"label_disagreements"`
+	// UnmatchedScores counts samples in Options.Scores that no input
+	// contains: votes for trajectories the build never saw.
+	UnmatchedScores int `json:"unmatched_scores"`
 	// MissingDirect counts samples with no direct reply; the build fails
 	// when it is not zero.
 	MissingDirect    int      `json:"missing_direct"`
@@ -268,6 +271,16 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 	if err := <-readErr; err != nil && buildErr == nil {
 		buildErr = err
 	}
+	inShard := len(opt.Scores)
+	if opt.Shard.Count > 1 {
+		inShard = 0
+		for k := range opt.Scores {
+			if opt.Shard.Has(k.ID) {
+				inShard++
+			}
+		}
+	}
+	sum.UnmatchedScores = inShard - c.scored
 	if buildErr != nil {
 		return sum, buildErr
 	}
@@ -291,8 +304,9 @@ type collector struct {
 	// seen holds a 64-bit hash of every sample key (and the input that gave
 	// it), a fraction of the memory of the keys themselves; two distinct keys
 	// collide with probability about n²/2⁶⁵, 3·10⁻⁸ for a million samples.
-	seen map[uint64]int32
-	seed maphash.Seed
+	seen   map[uint64]int32
+	seed   maphash.Seed
+	scored int
 	// missing is set by the first sample without a direct reply: the build
 	// will fail, so nothing more is emitted, but counting goes on so the
 	// error can say how many.
@@ -313,6 +327,7 @@ func (c *collector) add(b *batch) error {
 	sum.Records += b.records
 	sum.Dropped.add(b.dropped)
 	sum.LabelDisagreements += b.disagree
+	c.scored += b.scored
 	for i := range b.samples {
 		s := &b.samples[i]
 		in.Samples++
@@ -379,6 +394,7 @@ type batch struct {
 	samples  []builtSample
 	dropped  DropCounts
 	disagree int
+	scored   int // samples whose score came from Options.Scores
 }
 
 type builtSample struct {
@@ -479,6 +495,7 @@ func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t
 			label = t.PreferenceAt(k)
 		}
 		if sc, ok := opt.Scores[key]; ok {
+			b.scored++
 			v := sc.Mean
 			score, s.scoreSource = &v, SourceAnnotations
 		} else if v, ok := t.ScoreAt(k); ok {

@@ -284,6 +284,13 @@ func TestBuildSourcesAndLabels(t *testing.T) {
 	assert.Equal(t, conversation.PreferTool, pairs[0].Label)
 	assert.Equal(t, 1, sum.LabelDisagreements)
 	assert.Equal(t, map[string]int{"annotations": 1}, sum.ScoreSource)
+	assert.Zero(t, sum.UnmatchedScores)
+
+	// Votes for a sample no input has are counted, not silently ignored.
+	opt.Scores[prefpairs.SampleKey{ID: "elsewhere_3", Elapse: 0}] = prefpairs.Score{Mean: 3, Votes: 2}
+	_, sum, err = build(t, opt, prefpairs.InputFromName("preferNoTool_elapse_1.json", strings.NewReader("["+rec+"]")))
+	require.NoError(t, err)
+	assert.Equal(t, 1, sum.UnmatchedScores)
 }
 
 func TestInputFromName(t *testing.T) {

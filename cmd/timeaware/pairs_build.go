@@ -295,6 +295,9 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	if n := sum.ScoreSource[prefpairs.SourceLabelOnly]; n > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d pairs are label-only: their score S is unknown (null) and their margin is label_only_margin = %g", n, p.opt.LabelOnlyMargin))
 	}
+	if sum.UnmatchedScores > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("%d annotated samples match no input sample; their votes were not used", sum.UnmatchedScores))
+	}
 	if sum.LabelDisagreements > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d samples have a human score that contradicts their file or record label; the score decided", sum.LabelDisagreements))
 	}
