@@ -1,7 +1,8 @@
 // Package dataset writes tables of training data in the file formats that
 // Python trainers load directly: Parquet (zstd), the Arrow IPC file format,
 // and JSONL. Every format takes the same Arrow schema and records, so a
-// dataset has one schema whatever its format.
+// dataset has one schema whatever its format. Readers stream the datasets
+// back as record batches (see Open).
 //
 // Adding a format is one file that defines a *Format plus one line in All.
 package dataset
@@ -26,6 +27,9 @@ type Format struct {
 	// NewWriter starts a dataset in this format on w. The writer never closes
 	// w: the caller owns it (and, for files, its atomic commit).
 	NewWriter func(w io.Writer, schema *arrow.Schema, opt Options) (RecordWriter, error)
+	// NewReader reads a dataset of this format as Arrow record batches. The
+	// reader never closes f: the caller owns it.
+	NewReader func(f File, opt ReadOptions) (RecordReader, error)
 }
 
 // All lists the supported formats, in the order they are documented.

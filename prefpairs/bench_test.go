@@ -48,7 +48,7 @@ func rekeyedCorpus(tb testing.TB, n int) map[string][]byte {
 				c[k] = v
 			}
 			id := prefpairs.ScenarioAlias(r["id"].(string))
-			c["id"] = fmt.Sprintf("%s_%d_%d", id, j/len(recs[i]), j)
+			c["id"] = fmt.Sprintf("%s_%d", id, j)
 			c["direct_answer"] = fmt.Sprintf("Going by what we found earlier, here is the answer (%d).", j)
 			b, _ := json.Marshal(c)
 			buf.Write(b)

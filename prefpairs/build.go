@@ -58,8 +58,19 @@ type Options struct {
 	// hash of the id, so every elapse level of a trajectory lands in the same
 	// shard), to spread a corpus over processes or machines.
 	Shard Shard
-	// Split assigns a sample to "train" or "test"; nil leaves it empty.
-	Split func(t *conversation.Trajectory, elapse int) (string, error)
+	// Scenario names a trajectory's scenario and sensitivity (from a
+	// scenario catalog, say). Nil uses the record's own fields, and the id
+	// without its trailing _<n> when the record names no scenario. An error
+	// fails the build, naming the record.
+	Scenario func(t *conversation.Trajectory) (scenario, sensitivity string, err error)
+	// Split assigns a pair to "train" or "test"; nil leaves it empty. It
+	// sees the pair's metadata (id, scenario, sensitivity, elapse, label)
+	// before the responses are filled in.
+	Split func(p *Pair) (string, error)
+	// CountOnly skips rendering and direct replies: emitted pairs carry only
+	// their metadata, margin and score. A first pass that sizes a split uses
+	// it; no sample is ever missing its direct reply in this mode.
+	CountOnly bool
 }
 
 // Shard selects shard Index (0-based) of Count.
@@ -357,7 +368,9 @@ func (c *collector) add(b *batch) error {
 		sum.BySensitivity[orUnknown(p.Sensitivity)]++
 		sum.BySplit[orNone(p.Split)]++
 		sum.ScoreSource[s.scoreSource]++
-		sum.DirectSource[s.directSource]++
+		if s.directSource != "" {
+			sum.DirectSource[s.directSource]++
+		}
 	}
 	return nil
 }
@@ -485,6 +498,15 @@ func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t
 	if in.Elapse >= 0 {
 		levels = []int{in.Elapse}
 	}
+	scenario, sensitivity := t.Scenario, t.Sensitivity
+	if opt.Scenario != nil {
+		var err error
+		if scenario, sensitivity, err = opt.Scenario(t); err != nil {
+			return sampleError(raw, t.ID, "id", err)
+		}
+	} else if scenario == "" {
+		scenario = ScenarioAlias(t.ID)
+	}
 	var tr *trajectoryParts
 	for _, k := range levels {
 		key := SampleKey{ID: t.ID, Elapse: k}
@@ -537,24 +559,27 @@ func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t
 			b.samples = append(b.samples, s)
 			continue
 		}
+		p := &Pair{Margin: margin, Score: score, ID: t.ID, Scenario: scenario, Sensitivity: sensitivity, Elapse: k, Label: label}
+		if opt.Split != nil {
+			split, err := opt.Split(p)
+			if err != nil {
+				return sampleError(raw, t.ID, "", err)
+			}
+			p.Split = split
+		}
+		if opt.CountOnly {
+			s.pair = p
+			b.samples = append(b.samples, s)
+			continue
+		}
 		if tr == nil {
 			var err error
 			if tr, err = newTrajectoryParts(raw, t, opt); err != nil {
 				return err
 			}
 		}
-		p := &Pair{
-			Tools: tr.tools, Margin: margin, Score: score, ID: t.ID, Scenario: tr.scenario,
-			Sensitivity: t.Sensitivity, Elapse: k, Label: label,
-		}
+		p.Tools = tr.tools
 		p.Prompt = tr.prompt(k, opt.TimeFormat)
-		if opt.Split != nil {
-			split, err := opt.Split(t, k)
-			if err != nil {
-				return sampleError(raw, t.ID, "", err)
-			}
-			p.Split = split
-		}
 		text, src, err := directReply(ctx, t, key, p.Prompt, opt)
 		if err != nil {
 			return sampleError(raw, t.ID, "", err)
@@ -607,15 +632,11 @@ type trajectoryParts struct {
 	rendered  []conversation.Message // all but the final message, time-stamped
 	prevTime  time.Time
 	tools     string
-	scenario  string
 	toolReply []conversation.Message
 }
 
 func newTrajectoryParts(raw conversation.RawRecord, t *conversation.Trajectory, opt *Options) (*trajectoryParts, error) {
-	tr := &trajectoryParts{t: t, scenario: t.Scenario}
-	if tr.scenario == "" {
-		tr.scenario = ScenarioAlias(t.ID)
-	}
+	tr := &trajectoryParts{t: t}
 	tr.tools = "[]"
 	if len(t.ToolsJSON) > 0 {
 		tr.tools = string(t.ToolsJSON)

@@ -451,8 +451,8 @@ func TestBuildGeneratedDirect(t *testing.T) {
 func TestBuildPreservesInputOrderAndSplit(t *testing.T) {
 	opt := demoOptions(t)
 	opt.Workers = 4
-	opt.Split = func(tr *conversation.Trajectory, elapse int) (string, error) {
-		if tr.Sensitivity == "high" {
+	opt.Split = func(p *prefpairs.Pair) (string, error) {
+		if p.Sensitivity == "high" {
 			return "test", nil
 		}
 		return "train", nil
@@ -553,4 +553,32 @@ func TestParseShard(t *testing.T) {
 		_, err := prefpairs.ParseShard(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+func TestBuildScenarioHookAndCountOnly(t *testing.T) {
+	opt := demoOptions(t)
+	opt.Scenario = func(tr *conversation.Trajectory) (string, string, error) {
+		if tr.ID == "library_hours_1" {
+			return "", "", errors.New(`unknown scenario alias "library_hours"`)
+		}
+		return strings.ToUpper(tr.Scenario), "medium", nil
+	}
+	_, _, err := build(t, opt, demoInput(t))
+	require.ErrorContains(t, err, `record 4 (line 4, id library_hours_1): id: unknown scenario alias "library_hours"`)
+
+	opt.Scenario = func(tr *conversation.Trajectory) (string, string, error) {
+		return strings.ToUpper(tr.Scenario), "medium", nil
+	}
+	opt.Direct = nil // count-only needs no direct replies
+	opt.CountOnly = true
+	pairs, sum, err := build(t, opt, demoInput(t))
+	require.NoError(t, err)
+	require.Len(t, pairs, 16)
+	for _, p := range pairs {
+		assert.Equal(t, strings.ToUpper(p.Scenario), p.Scenario)
+		assert.Equal(t, "medium", p.Sensitivity)
+		assert.Nil(t, p.Prompt)
+		assert.Nil(t, p.Chosen)
+	}
+	assert.Equal(t, map[string]int{"medium": 16}, sum.BySensitivity)
 }

@@ -97,8 +97,29 @@ def arguments_text(arguments) -> str:
     return json.dumps(arguments if arguments is not None else {}, separators=(",", ":"), ensure_ascii=False)
 
 
+def load_catalog() -> dict:
+    """alias -> (canonical scenario, sensitivity), from configs/scenarios.yaml."""
+    import yaml
+
+    path = Path(__file__).resolve().parents[2] / "configs" / "scenarios.yaml"
+    with open(path, encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    out = {}
+    for s in doc["scenarios"]:
+        for alias in [s["name"], *s["aliases"]]:
+            out[alias] = (s["name"], s["sensitivity"])
+    return out
+
+
+CATALOG = load_catalog()
+
+
 def build_row(record: dict, elapse: int, label: str) -> dict:
     rid = record["id"]
+    alias = TRAILING_N.sub("", rid)
+    if alias not in CATALOG:
+        raise ValueError(f"{rid}: unknown scenario alias {alias!r}")
+    scenario = CATALOG[alias]
     history = record["history"]
     prompt = []
     last_calls = None
@@ -148,8 +169,8 @@ def build_row(record: dict, elapse: int, label: str) -> dict:
         "margin": LABEL_ONLY_MARGIN,
         "score": None,
         "id": rid,
-        "scenario": TRAILING_N.sub("", rid),
-        "sensitivity": None,
+        "scenario": scenario[0],
+        "sensitivity": scenario[1],
         "elapse": elapse,
         "label": label,
         "split": None,

@@ -3,7 +3,7 @@
 
 The corpus is made by re-keying the v1 trajectories: the five v1 files are
 cycled through, each contributing samples in proportion to its own size, and
-every copy gets a fresh id "<scenario alias>_<copy index>_<n>" so that ids
+every copy gets a fresh id "<scenario alias>_<copy * 1,000,000 + n>" so that ids
 still end in "_<digits>" and (id, elapse) pairs stay unique. Each output file
 is named after its source with a .jsonl suffix (one record per line), so the
 file name still carries the label and elapse level. Every record gains a
@@ -98,7 +98,9 @@ class Template:
         self.question = question
 
     def line(self, copy: int, serial: int) -> str:
-        new_id = f"{self.alias}_{copy}_{self.n}"
+        # The alias stays resolvable through the scenario catalog; the number
+        # stays unique per (copy, original number).
+        new_id = f"{self.alias}_{copy * 1_000_000 + int(self.n)}"
         opener = OPENERS[serial % len(OPENERS)]
         closer = CLOSERS[(serial // len(OPENERS)) % len(CLOSERS)]
         answer = f'{opener} (note {serial}): on "{self.question}", {closer}'

@@ -64,6 +64,7 @@ type pairRow struct {
 	Scenario string          `json:"scenario"`
 	Elapse   int             `json:"elapse"`
 	Label    string          `json:"label"`
+	Split    string          `json:"split"`
 }
 
 // directReply is the text of the row's direct (non-tool) response.

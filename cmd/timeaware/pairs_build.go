@@ -15,6 +15,7 @@ import (
 
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/splits"
 )
 
 type pairsBuildFlags struct {
@@ -65,6 +66,10 @@ Output is written atomically with a manifest beside it (<out>.manifest.json).`,
 	fs.Bool("confident-only", false, "keep only samples with S <= 0.5 or S >= 2.5")
 	fs.Float64("label-only-margin", 1.0, "margin for samples whose class is known but S is not")
 	fs.Int("workers", 0, "decoding goroutines (0: one per CPU)")
+	fs.String("split", "", "split whole scenarios into train and test: paper or group; writes <out>-train and <out>-test")
+	fs.Uint64("seed", 0, "seed of the group split")
+	fs.Float64("test-fraction", splits.DefaultTestFraction, "group split: target share of samples on the test side")
+	fs.String("catalog", "", "scenario catalog YAML (default: the built-in configs/scenarios.yaml)")
 	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the trajectories (by id hash), e.g. 0/4")
 	bindKey(fs, "generate-direct", "pairs.generate.url")
 	bindKey(fs, "model", "pairs.generate.model")
@@ -74,6 +79,10 @@ Output is written atomically with a manifest beside it (<out>.manifest.json).`,
 	bindKey(fs, "confident-only", "pairs.confident_only")
 	bindKey(fs, "label-only-margin", "pairs.label_only_margin")
 	bindKey(fs, "workers", "pairs.workers")
+	bindKey(fs, "split", "pairs.split")
+	bindKey(fs, "seed", "pairs.seed")
+	bindKey(fs, "test-fraction", "pairs.test_fraction")
+	bindKey(fs, "catalog", "pairs.catalog")
 	return cmd
 }
 
@@ -91,6 +100,13 @@ type pairsPlan struct {
 	f       *pairsBuildFlags
 	// onPair, when set, sees every pair as it is written (the demo prints one).
 	onPair func(*prefpairs.Pair)
+
+	catalog      *splits.Catalog
+	catalogFile  *manifestFile
+	split        string // "", splits.StrategyPaper or splits.StrategyGroup
+	seed         uint64
+	testFraction float64
+	assignment   *splits.Assignment
 }
 
 func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
@@ -139,6 +155,9 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 		if p.opt.Shard, err = prefpairs.ParseShard(f.shard); err != nil {
 			return nil, usagef("--shard: %v", err)
 		}
+	}
+	if err := p.planSplit(a); err != nil {
+		return nil, err
 	}
 	p.dsOpt = dataset.Options{ZstdLevel: v.GetInt("pairs.zstd_level"), RowGroupRows: v.GetInt64("pairs.row_group_rows")}
 	p.consist = prefpairs.ConsistencyOptions{MaxInconsistencies: v.GetInt("pairs.max_inconsistencies")}
@@ -197,7 +216,8 @@ type pairsResult struct {
 	plan     *pairsPlan
 	summary  *prefpairs.Summary
 	votes    *prefpairs.VoteSummary
-	output   manifestFile
+	outputs  []manifestFile
+	split    *splitReport
 	manifest string
 	notes    []string
 	genStats *prefpairs.GeneratorStats
@@ -233,42 +253,37 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 		p.opt.Generator = gen
 	}
 
-	out, err := createAtomic(p.out)
-	if err != nil {
-		return nil, usagef("--out %s: %v", p.out, err)
+	if err := p.prepareSplit(ctx); err != nil {
+		return nil, err
 	}
-	defer out.Abort()
-	fw, err := p.format.NewWriter(out, prefpairs.Schema, p.dsOpt)
+	if p.assignment != nil {
+		a := p.assignment
+		p.opt.Split = func(pair *prefpairs.Pair) (string, error) { return a.Side(pair.Scenario) }
+	}
+	outputs, err := p.openOutputs()
 	if err != nil {
 		return nil, err
 	}
-	w := dataset.NewAsyncWriter(fw, 2)
-	defer w.Abort()
-	inputs := make([]prefpairs.Input, len(p.files))
-	readers := make([]*inputFile, len(p.files))
-	for i, path := range p.files {
-		readers[i] = newInputFile(path)
-		defer readers[i].Close()
-		inputs[i] = prefpairs.InputFromName(path, readers[i])
-	}
-	rb := prefpairs.NewRecordBuilder(nil)
-	defer rb.Release()
-	flush := func() error {
-		rec := rb.NewRecord()
-		defer rec.Release()
-		return w.Write(rec)
-	}
+	committed := false
+	defer func() {
+		if !committed {
+			for _, o := range outputs {
+				o.abort()
+			}
+		}
+	}()
+	route := func(pair *prefpairs.Pair) *pairsOutput { return outputs[pair.Split] }
+	inputs, readers := p.openInputs()
+	defer closeInputs(readers)
+	perScenario := map[string]*splits.ScenarioSamples{}
 	prog := newProgress(progress, "pairs")
 	sum, err := prefpairs.Build(ctx, inputs, p.opt, func(pair *prefpairs.Pair) error {
-		rb.Append(pair)
 		if p.onPair != nil {
 			p.onPair(pair)
 		}
 		prog.add(1)
-		if rb.Len() >= 8192 {
-			return flush()
-		}
-		return nil
+		countScenario(perScenario, pair)
+		return route(pair).add(pair)
 	})
 	prog.done()
 	if err != nil {
@@ -277,21 +292,24 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 		}
 		return nil, err
 	}
-	if rb.Len() > 0 {
-		if err := flush(); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", p.out, err)
+	for _, side := range outputSides(p.split) {
+		if err := outputs[side].finish(); err != nil {
+			return nil, err
 		}
-	}
-	if err := w.Close(); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", p.out, err)
+		res.outputs = append(res.outputs, outputs[side].record(p.format.Name))
 	}
 	res.summary = sum
 	if gen != nil {
 		st := gen.Stats()
 		res.genStats = &st
 	}
-	rows := sum.Pairs
-	res.output = manifestFile{Path: p.out, Format: p.format.Name, SHA256: out.SHA256(), Bytes: out.n, Rows: &rows}
+	if p.assignment != nil {
+		fr, err := p.assignment.Measure(scenarioList(perScenario))
+		if err != nil {
+			return nil, err
+		}
+		res.split = &splitReport{Assignment: p.assignment, Fractions: fr}
+	}
 	if n := sum.ScoreSource[prefpairs.SourceLabelOnly]; n > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d pairs are label-only: their score S is unknown (null) and their margin is label_only_margin = %g", n, p.opt.LabelOnlyMargin))
 	}
@@ -303,22 +321,30 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	}
 	m := &manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "pairs build",
-		Outputs: []manifestFile{res.output},
+		Outputs: res.outputs,
 		Config:  p.config,
-		Summary: pairsManifestSummary{Summary: sum, Annotations: res.votes, Generator: res.genStats},
+		Summary: pairsManifestSummary{Summary: sum, Annotations: res.votes, Generator: res.genStats, Split: res.split},
 		Notes:   res.notes,
 	}
 	for _, r := range readers {
 		m.Inputs = append(m.Inputs, r.record())
 	}
 	m.Inputs = append(m.Inputs, sideFiles...)
-	res.manifest = manifestPath(p.out)
-	// The data file lands first: a manifest never describes a missing file.
-	if err := out.Commit(); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", p.out, err)
+	if p.catalogFile != nil {
+		m.Inputs = append(m.Inputs, *p.catalogFile)
 	}
+	res.manifest = manifestPath(p.out)
+	// Data files land first: a manifest never describes a missing file.
+	for _, side := range outputSides(p.split) {
+		if err := outputs[side].file.Commit(); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", outputs[side].path, err)
+		}
+	}
+	committed = true
 	if err := writeManifest(res.manifest, m); err != nil {
-		os.Remove(p.out)
+		for _, o := range outputs {
+			os.Remove(o.path)
+		}
 		return nil, fmt.Errorf("writing %s: %w", res.manifest, err)
 	}
 	return res, nil
@@ -328,6 +354,14 @@ type pairsManifestSummary struct {
 	*prefpairs.Summary
 	Annotations *prefpairs.VoteSummary    `json:"annotations,omitempty"`
 	Generator   *prefpairs.GeneratorStats `json:"generator,omitempty"`
+	Split       *splitReport              `json:"split,omitempty"`
+}
+
+// splitReport is the manifest's record of a split: the strategy, the
+// scenario lists and what it achieved on the data.
+type splitReport struct {
+	*splits.Assignment
+	splits.Fractions
 }
 
 // readSideFile opens, reads and hashes a whole side file.
@@ -349,7 +383,13 @@ func readSideFile[T any](path, role string, read func(io.Reader, string) (T, err
 
 func printPairsSummary(w io.Writer, r *pairsResult) {
 	s := r.summary
-	fmt.Fprintf(w, "pairs build: %d pairs written to %s (%s, %s)\n", s.Pairs, r.output.Path, r.output.Format, humanBytes(r.output.Bytes))
+	for i, o := range r.outputs {
+		head := "pairs build:"
+		if i > 0 {
+			head = "            "
+		}
+		fmt.Fprintf(w, "%s %d pairs written to %s (%s, %s)\n", head, *o.Rows, o.Path, o.Format, humanBytes(o.Bytes))
+	}
 	fmt.Fprintf(w, "  inputs:      %d files, %d records, %d samples\n", len(s.Inputs), s.Records, s.Samples)
 	fmt.Fprintf(w, "  chosen:      %s\n", countList(s.ByLabel))
 	fmt.Fprintf(w, "  sensitivity: %s\n", countList(s.BySensitivity))
@@ -374,7 +414,24 @@ func printPairsSummary(w io.Writer, r *pairsResult) {
 	for _, n := range r.notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
+	if sp := r.split; sp != nil {
+		fmt.Fprintf(w, "  assignment:  %s; test fraction %.3f of samples (%s); %d train and %d test scenarios with data\n",
+			sp.Assignment.Strategy, sp.Fractions.Test, fractionList(sp.BySensitivity), len(sp.TrainScenarios), len(sp.TestScenarios))
+	}
 	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)
+}
+
+func fractionList(m map[string]float64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %.3f", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func fmtAlpha(a *float64) string {

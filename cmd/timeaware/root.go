@@ -78,6 +78,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
+	if errors.Is(err, errGateFailed) {
+		fmt.Fprintln(stderr, "timeaware: splits check failed: see the report")
+		return exitData
+	}
 	fmt.Fprintf(stderr, "timeaware: %v\n", err)
 	var ue usageError
 	if !reached || errors.As(err, &ue) {
@@ -105,7 +109,7 @@ the --config YAML file, then built-in defaults (see configs/timeaware.yaml).`,
 	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.pairsCmd(), a.demoCmd())
+	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.demoCmd())
 	return root
 }
 

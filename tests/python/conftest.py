@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 V1_NAME = re.compile(r"^prefer(Tool|NoTool)_elapse_(\d+)\.json$")
@@ -109,3 +110,18 @@ def run_timeaware(timeaware_bin):
         )
 
     return run
+
+
+@pytest.fixture(scope="session")
+def catalog() -> dict:
+    """alias or canonical name -> (canonical name, sensitivity, paper_split),
+    read from the repository's scenario catalog."""
+    with open(REPO_ROOT / "configs" / "scenarios.yaml", encoding="utf-8") as f:
+        doc = yaml.safe_load(f)
+    out = {}
+    for s in doc["scenarios"]:
+        entry = (s["name"], s["sensitivity"], s["paper_split"])
+        out[s["name"]] = entry
+        for alias in s["aliases"]:
+            out[alias] = entry
+    return out

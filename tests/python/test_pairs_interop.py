@@ -299,7 +299,7 @@ def test_jsonl_margin_reads_back_as_float(v1_builds, tmp_path_factory):
     assert ds.data.table.schema.field("margin").type == pa.float64()
 
 
-def test_rows_match_transformation(v1_builds, v1_samples):
+def test_rows_match_transformation(v1_builds, v1_samples, catalog):
     """Every Parquet row is exactly the documented transformation of its sample."""
     table = pq.read_table(v1_builds["parquet"])
     message_type = table.schema.field("prompt").type.value_type
@@ -316,8 +316,10 @@ def test_rows_match_transformation(v1_builds, v1_samples):
         assert row["chosen"] == want_chosen, f"{where}: chosen"
         assert row["rejected"] == want_rejected, f"{where}: rejected"
         assert json.loads(row["tools"]) == record["function"], f"{where}: tools"
-        assert row["scenario"] == TRAILING_N.sub("", rid), f"{where}: scenario {row['scenario']}"
-        assert row["sensitivity"] is None and row["split"] is None, f"{where}: sensitivity/split"
+        name, sensitivity, _ = catalog[TRAILING_N.sub("", rid)]
+        assert row["scenario"] == name, f"{where}: scenario {row['scenario']}"
+        assert row["sensitivity"] == sensitivity, f"{where}: sensitivity {row['sensitivity']}"
+        assert row["split"] is None, f"{where}: split"
 
 
 def test_datasets_rows_have_trl_conversational_layout(v1_builds, tmp_path_factory):
@@ -461,3 +463,25 @@ def test_annotations_alpha_and_pairs(tmp_path, run_timeaware, v1_samples):
         assert row["score"] is not None and math.isclose(row["score"], s, abs_tol=1e-9), f"{where}: score {row['score']}, want {s}"
         assert math.isclose(row["margin"], abs(s - 1.5), abs_tol=1e-9), f"{where}: margin {row['margin']}"
         assert row["label"] == ("tool" if s > 1.5 else "direct"), f"{where}: label {row['label']} for S={s}"
+
+
+def test_paper_split_files(tmp_path, run_timeaware, v1_dir, v1_samples, catalog, direct_answers_file):
+    """--split paper writes one file per side; the test side holds exactly the
+    v1 scenarios the paper lists as test, and no trajectory is on both sides."""
+    out = tmp_path / "pairs.parquet"
+    proc = run_timeaware("pairs", "build", "--input", str(v1_dir), "--direct-answers", str(direct_answers_file),
+                         "--split", "paper", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    train = pq.read_table(tmp_path / "pairs-train.parquet").to_pylist()
+    test = pq.read_table(tmp_path / "pairs-test.parquet").to_pylist()
+    assert len(train) + len(test) == len(v1_samples)
+    assert {r["split"] for r in train} == {"train"} and {r["split"] for r in test} == {"test"}
+    present = {catalog[TRAILING_N.sub("", rid)] for rid, _ in v1_samples}
+    want_test = {name for name, _, paper in present if paper == "test"}
+    assert {r["scenario"] for r in test} == want_test
+    assert not ({r["id"] for r in train} & {r["id"] for r in test})
+    manifest = json.loads((tmp_path / "pairs.parquet.manifest.json").read_text())
+    split = next(s for s in find_key(manifest, "split") if isinstance(s, dict))
+    assert split["strategy"] == "paper"
+    assert sorted(split["test_scenarios_present"]) == sorted(want_test)
+    assert abs(split["test_fraction"] - len(test) / len(v1_samples)) < 1e-12

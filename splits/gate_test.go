@@ -1,0 +1,782 @@
+package splits
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gtRows is an in-memory RowSource.
+type gtRows []Row
+
+func (rows gtRows) source() RowSource {
+	return func() (RowIterator, error) { return &gtIter{rows: rows}, nil }
+}
+
+type gtIter struct {
+	rows []Row
+	i    int
+	err  error // returned instead of io.EOF at the end, when set
+}
+
+func (it *gtIter) Next() (Row, error) {
+	if it.i >= len(it.rows) {
+		if it.err != nil {
+			return Row{}, it.err
+		}
+		return Row{}, io.EOF
+	}
+	it.i++
+	return it.rows[it.i-1], nil
+}
+
+func (it *gtIter) Close() error { return nil }
+
+// gtVocab returns n distinct random lower-case words.
+func gtVocab(rng *rand.Rand, n int) []string {
+	seen := make(map[string]bool, n)
+	words := make([]string, 0, n)
+	buf := make([]byte, 0, 12)
+	for len(words) < n {
+		buf = buf[:0]
+		for range 3 + rng.IntN(7) {
+			buf = append(buf, byte('a'+rng.IntN(26)))
+		}
+		if w := string(buf); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// gtText returns n words drawn from vocab.
+func gtText(rng *rand.Rand, vocab []string, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocab[rng.IntN(len(vocab))])
+	}
+	return b.String()
+}
+
+// gtChangeWords replaces k words of text, at least gap words apart, by
+// words that occur nowhere else.
+func gtChangeWords(rng *rand.Rand, text string, k, gap int) string {
+	words := strings.Fields(text)
+	stride := len(words) / k
+	if stride < gap {
+		panic("text too short for the changes")
+	}
+	for i := range k {
+		pos := i*stride + rng.IntN(stride-gap+1)
+		words[pos] = fmt.Sprintf("changed%dword%d", i, rng.IntN(1_000_000))
+	}
+	return strings.Join(words, " ")
+}
+
+// gtJaccard is the exact Jaccard similarity of two texts' shingle sets.
+func gtJaccard(a, b string, k int) float64 {
+	sa, sb := map[uint64]bool{}, map[uint64]bool{}
+	for _, h := range Shingles(a, k) {
+		sa[h] = true
+	}
+	for _, h := range Shingles(b, k) {
+		sb[h] = true
+	}
+	inter := 0
+	for h := range sa {
+		if sb[h] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+const (
+	gtTrainFile = "pairs-train.parquet"
+	gtTestFile  = "pairs-test.parquet"
+)
+
+// gtClean returns a clean split: 7 train scenarios and 3 test scenarios of
+// 10 rows each (a test fraction of 0.3), every split with all three
+// sensitivity levels, and distinct random texts of wordsPerText words.
+func gtClean(seed uint64, wordsPerText int) gtRows {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	vocab := gtVocab(rng, 5000)
+	levels := []string{SensitivityLow, SensitivityMedium, SensitivityHigh}
+	var rows gtRows
+	index := map[string]int{}
+	add := func(split string, sc int) {
+		name := fmt.Sprintf("%s scenario %d", split, sc)
+		file := gtTrainFile
+		if split == Test {
+			file = gtTestFile
+		}
+		for k := range 10 {
+			index[file]++
+			rows = append(rows, Row{
+				File:        file,
+				Index:       index[file],
+				ID:          fmt.Sprintf("%s_sc%d_%d", split, sc, k),
+				Scenario:    name,
+				Sensitivity: levels[sc%3],
+				Label:       []string{"tool", "direct"}[k%2],
+				Split:       split,
+				Text:        gtText(rng, vocab, wordsPerText),
+			})
+		}
+	}
+	for sc := range 7 {
+		add(Train, sc)
+	}
+	for sc := range 3 {
+		add(Test, sc)
+	}
+	return rows
+}
+
+// gtFind returns the row with an id.
+func gtFind(t *testing.T, rows gtRows, id string) *Row {
+	for i := range rows {
+		if rows[i].ID == id {
+			return &rows[i]
+		}
+	}
+	t.Fatalf("no row %s", id)
+	return nil
+}
+
+// gtStamp puts toolkit time stamps in front of every line of text.
+func gtStamp(text string, start time.Time, delta bool) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		ts := start.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)
+		if delta && i > 0 {
+			lines[i] = fmt.Sprintf("[%s; %d minutes passed] %s", ts, i, l)
+		} else {
+			lines[i] = fmt.Sprintf("[%s] %s", ts, l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// gtStatuses maps check names to statuses.
+func gtStatuses(rep *Report) map[string]string {
+	m := map[string]string{}
+	for _, c := range rep.Checks {
+		m[c.Name] = c.Status
+	}
+	return m
+}
+
+func gtCheck(rep *Report, name string) CheckResult {
+	for _, c := range rep.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	return CheckResult{}
+}
+
+func gtOptions() GateOptions {
+	opt := DefaultGateOptions()
+	opt.TestFraction = 0.3
+	return opt
+}
+
+func TestCheckCleanSplitPasses(t *testing.T) {
+	rows := gtClean(1, 120)
+	rep, err := Check(context.Background(), rows.source(), gtOptions())
+	require.NoError(t, err)
+	assert.True(t, rep.Passed)
+	assert.Equal(t, map[string]string{
+		CheckScenarioDisjoint:    StatusPass,
+		CheckExactDuplicates:     StatusPass,
+		CheckNearDuplicates:      StatusPass,
+		CheckTestFraction:        StatusPass,
+		CheckSensitivityCoverage: StatusPass,
+		CheckLabelBalance:        StatusInfo,
+	}, gtStatuses(rep))
+	for _, c := range rep.Checks {
+		assert.Zero(t, c.Count, c.Name)
+		assert.Empty(t, c.Findings, c.Name)
+		assert.NotEmpty(t, c.Summary, c.Name)
+	}
+	names := make([]string, len(rep.Checks))
+	for i, c := range rep.Checks {
+		names[i] = c.Name
+	}
+	assert.Equal(t, []string{CheckScenarioDisjoint, CheckExactDuplicates, CheckNearDuplicates,
+		CheckTestFraction, CheckSensitivityCoverage, CheckLabelBalance}, names)
+
+	assert.Equal(t, &SplitStats{
+		Rows: 70, Scenarios: 7,
+		BySensitivity: map[string]int{"low": 30, "medium": 20, "high": 20},
+		ByLabel:       map[string]int{"tool": 35, "direct": 35},
+		LabelShare:    map[string]float64{"tool": 0.5, "direct": 0.5},
+	}, rep.Splits[Train])
+	assert.Equal(t, 30, rep.Splits[Test].Rows)
+	assert.Equal(t, 3, rep.Splits[Test].Scenarios)
+	assert.Equal(t, "no scenario appears in both splits (7 train, 3 test scenarios)", gtCheck(rep, CheckScenarioDisjoint).Summary)
+	assert.Equal(t, "test fraction 0.300 (30 of 100 rows), target 0.300 ± 0.050", gtCheck(rep, CheckTestFraction).Summary)
+	assert.Equal(t, "train: direct 50.0%, tool 50.0%; test: direct 50.0%, tool 50.0%", gtCheck(rep, CheckLabelBalance).Summary)
+
+	// Defaults are reported as applied.
+	assert.Equal(t, 16, rep.Options.Bands)
+	assert.Equal(t, DefaultMinHashSeed, rep.Options.Seed)
+
+	js, err := json.Marshal(rep)
+	require.NoError(t, err)
+	for _, key := range []string{`"passed":true`, `"near_duplicate_threshold":0.8`, `"by_sensitivity"`, `"label_share"`, `"status":"info"`} {
+		assert.Contains(t, string(js), key)
+	}
+	assert.NotContains(t, string(js), `"findings"`)
+}
+
+func TestCheckPlantedLeaks(t *testing.T) {
+	stamp := time.Date(2025, 12, 4, 10, 22, 44, 0, time.UTC)
+	tests := []struct {
+		name     string
+		plant    func(t *testing.T, rows gtRows) gtRows
+		opt      func(*GateOptions)
+		check    string
+		count    int
+		messages []string // substrings of the findings' messages
+		ids      []string // ids of the first finding
+		file     string
+		row      int
+	}{
+		{
+			name: "scenario on both sides",
+			plant: func(t *testing.T, rows gtRows) gtRows {
+				gtFind(t, rows, "train_sc2_7").Scenario = "Tide Height Tracker"
+				gtFind(t, rows, "test_sc1_1").Scenario = "Tide Height Tracker"
+				return rows
+			},
+			check: CheckScenarioDisjoint,
+			count: 1,
+			messages: []string{`scenario "Tide Height Tracker" is in train (train_sc2_7, pairs-train.parquet row 28) ` +
+				`and test (test_sc1_1, pairs-test.parquet row 12)`},
+			ids:  []string{"train_sc2_7", "test_sc1_1"},
+			file: gtTrainFile, row: 28,
+		},
+		{
+			name: "scenario from id aliases",
+			plant: func(t *testing.T, rows gtRows) gtRows {
+				tr, te := gtFind(t, rows, "train_sc3_0"), gtFind(t, rows, "test_sc2_4")
+				tr.Scenario, tr.ID = "", "tide_height_3"
+				te.Scenario, te.ID = "", "tide_height_9"
+				return rows
+			},
+			check:    CheckScenarioDisjoint,
+			count:    1,
+			messages: []string{`scenario "tide_height" is in train (tide_height_3, pairs-train.parquet row 31) and test (tide_height_9, pairs-test.parquet row 25)`},
+			ids:      []string{"tide_height_3", "tide_height_9"},
+			file:     gtTrainFile, row: 31,
+		},
+		{
+			name: "scenario names differ in case only",
+			plant: func(t *testing.T, rows gtRows) gtRows {
+				for i := range rows {
+					if rows[i].Scenario == "test scenario 0" {
+						rows[i].Scenario = "TRAIN Scenario 5"
+					}
+				}
+				return rows
+			},
+			check:    CheckScenarioDisjoint,
+			count:    1,
+			messages: []string{`scenario "train scenario 5" is in train (train_sc5_0, pairs-train.parquet row 51) and test (test_sc0_0, pairs-test.parquet row 1)`},
+			ids:      []string{"train_sc5_0", "test_sc0_0"},
+			file:     gtTestFile, row: 1,
+		},
+		{
+			name: "exact duplicate after case, space and stamp changes",
+			plant: func(t *testing.T, rows gtRows) gtRows {
+				te := gtFind(t, rows, "test_sc0_3")
+				words := strings.Fields(te.Text)
+				text := strings.Join(words[:40], " ") + "\n" + strings.Join(words[40:80], " ") + "\n" + strings.Join(words[80:], " ")
+				te.Text = gtStamp(text, stamp, false)
+				tr := gtFind(t, rows, "train_sc4_6")
+				tr.Text = "  " + strings.ToUpper(gtStamp(strings.ReplaceAll(text, " ", " \t "), stamp.Add(72*time.Hour), true)) + "\n\n"
+				return rows
+			},
+			check:    CheckExactDuplicates,
+			count:    1,
+			messages: []string{"train train_sc4_6 (pairs-train.parquet row 47) duplicates test test_sc0_3 (pairs-test.parquet row 4) after normalisation"},
+			ids:      []string{"train_sc4_6", "test_sc0_3"},
+			file:     gtTrainFile, row: 47,
+		},
+		{
+			name: "exact duplicate of two identical test rows",
+			plant: func(t *testing.T, rows gtRows) gtRows {
+				text := gtFind(t, rows, "test_sc2_2").Text
+				gtFind(t, rows, "test_sc2_5").Text = strings.ToUpper(text)
+				gtFind(t, rows, "train_sc0_0").Text = text
+				return rows
+			},
+			check: CheckExactDuplicates,
+			count: 2,
+			messages: []string{
+				"train train_sc0_0 (pairs-train.parquet row 1) duplicates test test_sc2_2 (pairs-test.parquet row 23)",
+				"train train_sc0_0 (pairs-train.parquet row 1) duplicates test test_sc2_5 (pairs-test.parquet row 26)",
+			},
+			ids:  []string{"train_sc0_0", "test_sc2_2"},
+			file: gtTrainFile, row: 1,
+		},
+		{
+			name: "near-duplicate with three words changed",
+			plant: func(t *testing.T, rows gtRows) gtRows {
+				rng := rand.New(rand.NewPCG(7, 7))
+				te := gtFind(t, rows, "test_sc1_8")
+				tr := gtFind(t, rows, "train_sc6_2")
+				tr.Text = gtChangeWords(rng, te.Text, 3, 5)
+				require.GreaterOrEqual(t, gtJaccard(te.Text, tr.Text, 5), 0.85)
+				return rows
+			},
+			check: CheckNearDuplicates,
+			count: 1,
+			messages: []string{
+				"train train_sc6_2 (pairs-train.parquet row 63) is a near-duplicate of test test_sc1_8 (pairs-test.parquet row 19) (estimated Jaccard 0.",
+			},
+			ids:  []string{"train_sc6_2", "test_sc1_8"},
+			file: gtTrainFile, row: 63,
+		},
+		{
+			name: "missing sensitivity level",
+			plant: func(t *testing.T, rows gtRows) gtRows {
+				for i := range rows {
+					if rows[i].Split == Test && rows[i].Sensitivity == SensitivityHigh {
+						rows[i].Sensitivity = SensitivityMedium
+					}
+				}
+				return rows
+			},
+			check:    CheckSensitivityCoverage,
+			count:    1,
+			messages: []string{`split "test" has no rows with sensitivity "high"`},
+			ids:      []string{},
+		},
+		{
+			name:     "test fraction outside tolerance",
+			plant:    func(t *testing.T, rows gtRows) gtRows { return rows },
+			opt:      func(o *GateOptions) { o.TestFraction = 0.4 },
+			check:    CheckTestFraction,
+			count:    1,
+			messages: []string{"test fraction 0.300 (30 of 100 rows), target 0.400 ± 0.050"},
+			ids:      []string{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows := tt.plant(t, gtClean(2, 200))
+			opt := gtOptions()
+			if tt.opt != nil {
+				tt.opt(&opt)
+			}
+			rep, err := Check(context.Background(), rows.source(), opt)
+			require.NoError(t, err)
+			assert.False(t, rep.Passed)
+			for _, c := range rep.Checks {
+				if c.Name == tt.check {
+					assert.Equal(t, StatusFail, c.Status, c.Summary)
+					assert.Equal(t, tt.count, c.Count)
+					require.Len(t, c.Findings, tt.count)
+					for i, want := range tt.messages {
+						assert.Contains(t, c.Findings[i].Message, want)
+					}
+					assert.Equal(t, tt.ids, c.Findings[0].IDs)
+					assert.Equal(t, tt.file, c.Findings[0].File)
+					assert.Equal(t, tt.row, c.Findings[0].Row)
+					t.Logf("%s: %s", c.Name, c.Summary)
+					continue
+				}
+				assert.NotEqual(t, StatusFail, c.Status, "%s: %s", c.Name, c.Summary)
+			}
+		})
+	}
+}
+
+func TestCheckSummaries(t *testing.T) {
+	rows := gtClean(3, 100)
+	gtFind(t, rows, "train_sc1_1").Scenario = "test scenario 1"
+	gtFind(t, rows, "train_sc1_2").Scenario = "test scenario 2"
+	for i := range rows {
+		if rows[i].Split == Train && rows[i].Sensitivity == SensitivityLow {
+			rows[i].Sensitivity = ""
+		}
+	}
+	rep, err := Check(context.Background(), rows.source(), gtOptions())
+	require.NoError(t, err)
+	assert.Equal(t, "2 scenarios appear in both splits", gtCheck(rep, CheckScenarioDisjoint).Summary)
+	sens := gtCheck(rep, CheckSensitivityCoverage)
+	assert.Equal(t, `1 sensitivity level is missing: train lacks low`, sens.Summary)
+	assert.Equal(t, `split "train" has no rows with sensitivity "low"`, sens.Findings[0].Message)
+	assert.Equal(t, map[string]int{"low": 0, "medium": 20, "high": 20, "unknown": 30}, rep.Splits[Train].BySensitivity)
+}
+
+func TestCheckNearDuplicateBelowThreshold(t *testing.T) {
+	rows := gtClean(4, 200)
+	rng := rand.New(rand.NewPCG(4, 4))
+	te := gtFind(t, rows, "test_sc0_0")
+	for i, k := range []int{15, 20, 30} {
+		tr := gtFind(t, rows, fmt.Sprintf("train_sc%d_0", i))
+		tr.Text = gtChangeWords(rng, te.Text, k, 5)
+		require.Less(t, gtJaccard(te.Text, tr.Text, 5), 0.7, "%d words changed", k)
+	}
+	rep, err := Check(context.Background(), rows.source(), gtOptions())
+	require.NoError(t, err)
+	assert.True(t, rep.Passed)
+	near := gtCheck(rep, CheckNearDuplicates)
+	assert.Equal(t, StatusPass, near.Status)
+	assert.Zero(t, near.Count)
+	assert.Equal(t, StatusPass, gtCheck(rep, CheckExactDuplicates).Status)
+}
+
+func TestCheckDisabledChecks(t *testing.T) {
+	rows := gtClean(5, 50)
+	te := gtFind(t, rows, "test_sc0_0")
+	gtFind(t, rows, "train_sc0_0").Text = gtChangeWords(rand.New(rand.NewPCG(1, 1)), te.Text, 1, 5)
+	for i := range rows {
+		if rows[i].Split == Test {
+			rows[i].Sensitivity = SensitivityLow
+		}
+	}
+	opt := DefaultGateOptions()
+	opt.NearDuplicateThreshold = -1
+	opt.Sensitivities = []string{}
+	rep, err := Check(context.Background(), rows.source(), opt)
+	require.NoError(t, err)
+	assert.True(t, rep.Passed)
+	assert.Equal(t, StatusSkipped, gtCheck(rep, CheckNearDuplicates).Status)
+	assert.Equal(t, StatusSkipped, gtCheck(rep, CheckTestFraction).Status)
+	assert.Equal(t, StatusSkipped, gtCheck(rep, CheckSensitivityCoverage).Status)
+
+	// Nil sensitivities mean the default levels, and the near-duplicate is found.
+	opt = GateOptions{}
+	rep, err = Check(context.Background(), rows.source(), opt)
+	require.NoError(t, err)
+	assert.Equal(t, StatusFail, gtCheck(rep, CheckNearDuplicates).Status)
+	assert.Equal(t, StatusFail, gtCheck(rep, CheckSensitivityCoverage).Status)
+	assert.Equal(t, 2, gtCheck(rep, CheckSensitivityCoverage).Count)
+	assert.Equal(t, Sensitivities, rep.Options.Sensitivities)
+}
+
+func TestCheckEmptyTexts(t *testing.T) {
+	rows := gtClean(6, 40)
+	for _, id := range []string{"train_sc0_0", "test_sc0_0"} {
+		gtFind(t, rows, id).Text = ""
+	}
+	for _, id := range []string{"train_sc0_1", "test_sc0_1"} {
+		gtFind(t, rows, id).Text = " [2025-12-04T10:22:44Z] \n "
+	}
+	rep, err := Check(context.Background(), rows.source(), gtOptions())
+	require.NoError(t, err)
+	assert.True(t, rep.Passed, "%+v", rep.Checks)
+
+	// No test text at all: the second pass is not needed.
+	for i := range rows {
+		if rows[i].Split == Test {
+			rows[i].Text = ""
+		}
+	}
+	opens := 0
+	src := func() (RowIterator, error) { opens++; return rows.source()() }
+	rep, err = Check(context.Background(), src, gtOptions())
+	require.NoError(t, err)
+	assert.True(t, rep.Passed)
+	assert.Equal(t, 1, opens)
+}
+
+func TestCheckMaxFindings(t *testing.T) {
+	rows := gtClean(7, 60)
+	te := gtFind(t, rows, "test_sc2_9")
+	for i := range rows {
+		if rows[i].Split == Train {
+			rows[i].Text = te.Text
+		}
+	}
+	// Pair every train scenario with a test one, in reverse file order.
+	for sc := range 3 {
+		gtFind(t, rows, fmt.Sprintf("test_sc%d_0", sc)).Scenario = fmt.Sprintf("train scenario %d", 6-sc)
+	}
+	opt := gtOptions()
+	opt.MaxFindings = 3
+	rep, err := Check(context.Background(), rows.source(), opt)
+	require.NoError(t, err)
+	exact := gtCheck(rep, CheckExactDuplicates)
+	assert.Equal(t, 70, exact.Count)
+	require.Len(t, exact.Findings, 3)
+	for i, f := range exact.Findings {
+		assert.Equal(t, i+1, f.Row)
+		assert.Equal(t, []string{fmt.Sprintf("train_sc0_%d", i), "test_sc2_9"}, f.IDs)
+	}
+	assert.Equal(t, StatusPass, gtCheck(rep, CheckNearDuplicates).Status, "exact pairs are not near-duplicates too")
+	sc := gtCheck(rep, CheckScenarioDisjoint)
+	assert.Equal(t, 3, sc.Count)
+	require.Len(t, sc.Findings, 3)
+	// The test rows come first in their file's rows; sorted by file, then row.
+	assert.Equal(t, []int{1, 11, 21}, []int{sc.Findings[0].Row, sc.Findings[1].Row, sc.Findings[2].Row})
+	assert.Equal(t, gtTrainFile, sc.Findings[0].File)
+
+	opt.MaxFindings = -1
+	rep, err = Check(context.Background(), rows.source(), opt)
+	require.NoError(t, err)
+	assert.Len(t, gtCheck(rep, CheckExactDuplicates).Findings, 70)
+}
+
+func TestCheckDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	rows := gtClean(8, 150)
+	// Some leaks of every kind, so that the findings are not empty.
+	for i := range 20 {
+		te := gtFind(t, rows, fmt.Sprintf("test_sc%d_%d", i%3, i%10))
+		tr := gtFind(t, rows, fmt.Sprintf("train_sc%d_%d", i%7, (i*3)%10))
+		if i%2 == 0 {
+			tr.Text = gtChangeWords(rng, te.Text, 2, 5)
+		} else {
+			tr.Text = strings.ToUpper(te.Text)
+		}
+	}
+	gtFind(t, rows, "train_sc1_1").Scenario = "test scenario 1"
+	opt := gtOptions()
+	opt.MaxFindings = 5
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var reports []*Report
+	for _, procs := range []int{1, 4, 4, 2} {
+		runtime.GOMAXPROCS(procs)
+		rep, err := Check(context.Background(), rows.source(), opt)
+		require.NoError(t, err)
+		reports = append(reports, rep)
+	}
+	for _, rep := range reports[1:] {
+		assert.True(t, reflect.DeepEqual(reports[0], rep))
+	}
+	assert.Equal(t, 10, gtCheck(reports[0], CheckNearDuplicates).Count)
+	assert.Equal(t, 10, gtCheck(reports[0], CheckExactDuplicates).Count)
+
+	// Another seed finds the same near-duplicates here (they are far above
+	// the threshold), with other estimates.
+	opt.Seed = 12345
+	rep, err := Check(context.Background(), rows.source(), opt)
+	require.NoError(t, err)
+	assert.Equal(t, 10, gtCheck(rep, CheckNearDuplicates).Count)
+}
+
+func TestCheckRowErrors(t *testing.T) {
+	bad := Row{File: gtTrainFile, Index: 12, ID: "x_1", Split: "dev", Text: "x"}
+	boom := errors.New("disk on fire")
+	tests := []struct {
+		name string
+		src  RowSource
+		want string
+		is   error
+	}{
+		{
+			name: "bad split",
+			src:  gtRows{{File: gtTrainFile, Index: 11, ID: "x_0", Split: Train}, bad}.source(),
+			want: `splits: pairs-train.parquet: row 12 (id x_1): split "dev" is not train or test`,
+		},
+		{
+			name: "empty split",
+			src:  gtRows{{File: gtTestFile, Index: 3, ID: "y_2"}}.source(),
+			want: `splits: pairs-test.parquet: row 3 (id y_2): split "" is not train or test`,
+		},
+		{
+			name: "open error",
+			src:  func() (RowIterator, error) { return nil, boom },
+			want: "splits: open rows: disk on fire",
+			is:   boom,
+		},
+		{
+			name: "read error",
+			src: func() (RowIterator, error) {
+				return &gtIter{rows: []Row{{Split: Test, Text: "a"}}, err: boom}, nil
+			},
+			want: "splits: read rows: disk on fire",
+			is:   boom,
+		},
+		{
+			name: "rows change between passes",
+			src: func() func() (RowIterator, error) {
+				n := 0
+				return func() (RowIterator, error) {
+					n++
+					rows := []Row{{Split: Test, Text: "a b c"}, {Split: Train, Text: "d e f"}}
+					if n > 1 {
+						rows = append(rows, Row{Split: Train})
+					}
+					return &gtIter{rows: rows}, nil
+				}
+			}(),
+			want: "splits: the rows changed between the gate's two passes (2 rows, then 3)",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := Check(context.Background(), tt.src, DefaultGateOptions())
+			require.Error(t, err)
+			assert.Nil(t, rep)
+			assert.Equal(t, tt.want, err.Error())
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
+		})
+	}
+}
+
+func TestCheckOptionErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		opt  func(*GateOptions)
+		want string
+	}{
+		{"threshold above 1", func(o *GateOptions) { o.NearDuplicateThreshold = 1.5 }, "near-duplicate threshold 1.5"},
+		{"negative shingles", func(o *GateOptions) { o.ShingleWords = -1 }, "shingle words -1"},
+		{"negative permutations", func(o *GateOptions) { o.Permutations = -1 }, "permutations -1"},
+		{"too many bands", func(o *GateOptions) { o.Bands = 200 }, "bands 200"},
+		{"fraction above 1", func(o *GateOptions) { o.TestFraction = 2 }, "test fraction 2"},
+		{"negative tolerance", func(o *GateOptions) { o.Tolerance = -0.1 }, "tolerance -0.1"},
+		{"empty level", func(o *GateOptions) { o.Sensitivities = []string{"low", " "} }, "empty sensitivity level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opt := DefaultGateOptions()
+			tt.opt(&opt)
+			_, err := Check(context.Background(), gtRows{}.source(), opt)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "splits: gate options: "+tt.want)
+		})
+	}
+}
+
+func TestCheckCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Check(ctx, gtClean(9, 20).source(), DefaultGateOptions())
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// TestCheckLSHRecall plants 200 near-duplicate pairs at true Jaccard ≥ 0.85
+// (one to three words changed in 200-word texts) among 1000 unrelated train
+// and test texts.
+func TestCheckLSHRecall(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	vocab := gtVocab(rng, 20000)
+	var rows gtRows
+	add := func(split, id, text string) {
+		file := gtTrainFile
+		if split == Test {
+			file = gtTestFile
+		}
+		rows = append(rows, Row{File: file, Index: len(rows) + 1, ID: id, Scenario: id, Split: split, Text: text})
+	}
+	minJ := 1.0
+	for i := range 200 {
+		text := gtText(rng, vocab, 200)
+		dup := gtChangeWords(rng, text, 1+i%3, 5)
+		j := gtJaccard(text, dup, 5)
+		require.GreaterOrEqual(t, j, 0.85)
+		minJ = min(minJ, j)
+		add(Test, fmt.Sprintf("planted_test_%d", i), text)
+		add(Train, fmt.Sprintf("planted_train_%d", i), dup)
+	}
+	for i := range 1000 {
+		add(Test, fmt.Sprintf("other_test_%d", i), gtText(rng, vocab, 200))
+		add(Train, fmt.Sprintf("other_train_%d", i), gtText(rng, vocab, 200))
+	}
+	opt := DefaultGateOptions()
+	opt.Sensitivities = []string{}
+	opt.MaxFindings = -1
+	rep, err := Check(context.Background(), rows.source(), opt)
+	require.NoError(t, err)
+	near := gtCheck(rep, CheckNearDuplicates)
+	found := 0
+	for _, f := range near.Findings {
+		require.Len(t, f.IDs, 2)
+		tr, okTr := strings.CutPrefix(f.IDs[0], "planted_train_")
+		te, okTe := strings.CutPrefix(f.IDs[1], "planted_test_")
+		require.True(t, okTr && okTe && tr == te, "unrelated pair reported: %v", f.IDs)
+		assert.GreaterOrEqual(t, f.Similarity, 0.8)
+		found++
+	}
+	assert.Equal(t, near.Count, found)
+	t.Logf("recall %d/200 (smallest true Jaccard %.3f); %s", found, minJ, near.Summary)
+	assert.GreaterOrEqual(t, found, 196)
+	assert.Equal(t, StatusPass, gtCheck(rep, CheckExactDuplicates).Status)
+}
+
+// gtBenchRows synthesises train and test conversations of ~300 distinct
+// random words each.
+func gtBenchRows(train, test int) gtRows {
+	rng := rand.New(rand.NewPCG(42, 42))
+	vocab := gtVocab(rng, 50000)
+	levels := []string{SensitivityLow, SensitivityMedium, SensitivityHigh}
+	rows := make(gtRows, 0, train+test)
+	for i := range train + test {
+		split, file, index := Train, gtTrainFile, i+1
+		if i >= train {
+			split, file, index = Test, gtTestFile, i-train+1
+		}
+		sc := i / 50
+		rows = append(rows, Row{
+			File:        file,
+			Index:       index,
+			ID:          fmt.Sprintf("scenario%d_%d", sc, i%50),
+			Sensitivity: levels[sc%3],
+			Label:       []string{"tool", "direct"}[i%2],
+			Split:       split,
+			Text:        gtText(rng, vocab, 280+rng.IntN(41)),
+		})
+	}
+	return rows
+}
+
+func BenchmarkCheck(b *testing.B) {
+	rows := gtBenchRows(20000, 5000)
+	opt := DefaultGateOptions()
+	opt.TestFraction = 0.2
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		rep, err := Check(context.Background(), rows.source(), opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !rep.Passed {
+			b.Fatalf("clean benchmark split fails: %+v", rep.Checks)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(rows))/time.Since(start).Seconds(), "rows/s")
+}
+
+// TestGateTopKeepsFirst checks the bounded finding list against a full sort.
+func TestGateTopKeepsFirst(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	for _, limit := range []int{0, 1, 5, 100} {
+		top := gateTop[int]{max: limit, cmp: func(a, b int) int { return a - b }}
+		var all []int
+		for range 1000 {
+			x := rng.IntN(10000)
+			all = append(all, x)
+			top.add(x)
+		}
+		slices.Sort(all)
+		assert.Equal(t, all[:limit], top.trim(), "limit %d", limit)
+	}
+}
