@@ -6,7 +6,7 @@ PYTHON  ?= $(VENV)/bin/python
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 
-.PHONY: help build demo test test-go test-python vet bench bench-go bench-pairs venv clean
+.PHONY: help build demo test test-go test-python vet bench bench-go bench-pairs bench-splits venv clean
 
 help:
 	@echo "make demo         build pairs from the built-in sample (no downloads, no services)"
@@ -45,7 +45,11 @@ bench-go:
 bench-pairs: build venv
 	PYTHON=$(PYTHON) bash bench/pairs/run.sh $(SAMPLES)
 
-bench: bench-go bench-pairs
+# TRAIN=20000 TEST=5000 make bench-splits for a quicker run.
+bench-splits:
+	bash bench/splits/run.sh $(TRAIN) $(TEST)
+
+bench: bench-go bench-pairs bench-splits
 
 clean:
 	rm -rf bin demo-out

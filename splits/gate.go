@@ -84,9 +84,10 @@ type GateOptions struct {
 	ShingleWords int `json:"shingle_words"`
 	// Permutations is the MinHash signature length; default 128.
 	Permutations int `json:"permutations"`
-	// Bands is the number of LSH bands (of Permutations/Bands rows each);
-	// default DefaultBands(Permutations, NearDuplicateThreshold), 16 for
-	// 128 permutations and 0.8.
+	// Bands is the number of LSH bands, of Permutations/Bands signature
+	// rows each; default DefaultBands(Permutations, NearDuplicateThreshold):
+	// 16 bands of 8 rows for 128 permutations and 0.8, an S-curve midpoint
+	// (1/16)^(1/8) ≈ 0.707. Candidates are verified against the threshold.
 	Bands int `json:"bands"`
 	// TestFraction is the target share of rows on the test side; 0 skips
 	// the check.
@@ -124,7 +125,7 @@ func DefaultGateOptions() GateOptions {
 type Report struct {
 	Passed  bool                   `json:"passed"`
 	Checks  []CheckResult          `json:"checks"`
-	Splits  map[string]*SplitStats `json:"splits"` // Train, Test
+	Splits  map[string]*SplitStats `json:"splits"`  // Train, Test
 	Options GateOptions            `json:"options"` // as applied, defaults filled in
 }
 
@@ -887,8 +888,8 @@ func (g *gate) checkDuplicates(name string) CheckResult {
 	switch {
 	case count > 0 && name == CheckNearDuplicates:
 		c.Status = StatusFail
-		c.Summary = fmt.Sprintf("%s near-duplicates (estimated Jaccard ≥ %.2f)",
-			plural(count, "train/test pair is", "train/test pairs are"), g.opt.NearDuplicateThreshold)
+		c.Summary = fmt.Sprintf("%s (estimated Jaccard ≥ %.2f)",
+			plural(count, "train/test pair is a near-duplicate", "train/test pairs are near-duplicates"), g.opt.NearDuplicateThreshold)
 	case count > 0:
 		c.Status = StatusFail
 		c.Summary = plural(count, "train/test pair is an exact duplicate", "train/test pairs are exact duplicates") +

@@ -137,19 +137,25 @@ func (m *MinHasher) Signature(shingles []uint64, dst []uint32) []uint32 {
 	dst = dst[:n]
 	a, b := m.a, m.b
 	i := 0
-	// Four permutations at a time: four independent min chains keep the
+	// Eight permutations at a time: independent min chains keep the
 	// multiplier busy.
-	for ; i+4 <= n; i += 4 {
-		a0, a1, a2, a3 := a[i], a[i+1], a[i+2], a[i+3]
-		b0, b1, b2, b3 := b[i], b[i+1], b[i+2], b[i+3]
+	for ; i+8 <= n; i += 8 {
+		a, b := a[i:i+8:i+8], b[i:i+8:i+8]
 		m0, m1, m2, m3 := uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64)
+		m4, m5, m6, m7 := m0, m0, m0, m0
 		for _, x := range shingles {
-			m0 = min(m0, a0*x+b0)
-			m1 = min(m1, a1*x+b1)
-			m2 = min(m2, a2*x+b2)
-			m3 = min(m3, a3*x+b3)
+			m0 = min(m0, a[0]*x+b[0])
+			m1 = min(m1, a[1]*x+b[1])
+			m2 = min(m2, a[2]*x+b[2])
+			m3 = min(m3, a[3]*x+b[3])
+			m4 = min(m4, a[4]*x+b[4])
+			m5 = min(m5, a[5]*x+b[5])
+			m6 = min(m6, a[6]*x+b[6])
+			m7 = min(m7, a[7]*x+b[7])
 		}
-		dst[i], dst[i+1], dst[i+2], dst[i+3] = uint32(m0>>32), uint32(m1>>32), uint32(m2>>32), uint32(m3>>32)
+		d := dst[i : i+8 : i+8]
+		d[0], d[1], d[2], d[3] = uint32(m0>>32), uint32(m1>>32), uint32(m2>>32), uint32(m3>>32)
+		d[4], d[5], d[6], d[7] = uint32(m4>>32), uint32(m5>>32), uint32(m6>>32), uint32(m7>>32)
 	}
 	for ; i < n; i++ {
 		mi := uint64(math.MaxUint64)
@@ -208,15 +214,23 @@ func LSHCandidateProbability(s float64, bands, rows int) float64 {
 const minLSHRecall = 0.9
 
 // DefaultBands returns the LSH band count for a signature length and a
-// Jaccard threshold: the fewest bands (so the longest, most selective
-// bands) that still make a pair right at the threshold a candidate with
-// probability at least 0.9. The S-curve midpoint (1/b)^(1/r) then sits
+// Jaccard threshold: the fewest bands b of r = permutations/b rows (so the
+// longest, most selective bands) that still make a pair right at the
+// threshold a candidate with probability at least 0.9. When b does not
+// divide the signature length, the b·r banded positions are a prefix and
+// the rest only count when candidates are verified. The S-curve midpoint (1/b)^(1/r) then sits
 // below the threshold; for 128 permutations and 0.8 it gives 16 bands of 8
 // rows (midpoint ≈ 0.707, ≈ 95% of pairs at 0.8 and 99.4% at 0.85 become
 // candidates), which are then verified against the threshold.
+//
+// A threshold outside (0, 1] (such as a negative one that disables the
+// near-duplicate check) is taken as the default 0.8.
 func DefaultBands(permutations int, threshold float64) int {
 	if permutations < 1 {
 		return 1
+	}
+	if !(threshold > 0 && threshold <= 1) {
+		threshold = DefaultNearDuplicateThreshold
 	}
 	for r := permutations; r >= 1; r-- {
 		b := permutations / r

@@ -18,6 +18,31 @@ func Normalize(text string) string {
 	return string(appendNormalized(nil, text))
 }
 
+// Byte classes of appendNormalized's ASCII fast path.
+const (
+	nbCopy  = iota // kept as is
+	nbUpper        // A-Z: lower-cased
+	nbSpace        // ASCII white space
+	nbOpen         // '[': may start a time stamp
+	nbMulti        // first byte of a multi-byte (or invalid) UTF-8 sequence
+)
+
+var normClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = nbMulti
+		case 'A' <= c && c <= 'Z':
+			t[c] = nbUpper
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			t[c] = nbSpace
+		case c == '[':
+			t[c] = nbOpen
+		}
+	}
+	return t
+}()
+
 // appendNormalized appends Normalize(text) to dst without the intermediate
 // strings, so that the gate's workers can reuse one buffer.
 func appendNormalized(dst []byte, text string) []byte {
@@ -25,39 +50,51 @@ func appendNormalized(dst []byte, text string) []byte {
 	space := false // a space is owed before the next non-space character
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '[':
-				if n := stampLen(text[i:]); n > 0 {
-					i += n
-					continue
-				}
-			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
-				space = len(dst) > start
-				i++
-				continue
-			case 'A' <= c && c <= 'Z':
-				c += 'a' - 'A'
+		switch normClass[c] {
+		case nbCopy:
+			// Copy the whole run of bytes that need no change.
+			j := i + 1
+			for j < len(text) && normClass[text[j]] == nbCopy {
+				j++
 			}
 			if space {
 				dst = append(dst, ' ')
 				space = false
 			}
-			dst = append(dst, c)
+			dst = append(dst, text[i:j]...)
+			i = j
+			continue
+		case nbSpace:
+			space = len(dst) > start
 			i++
 			continue
-		}
-		r, size := utf8.DecodeRuneInString(text[i:])
-		i += size
-		if unicode.IsSpace(r) {
-			space = len(dst) > start
+		case nbOpen:
+			if n := stampLen(text[i:]); n > 0 {
+				i += n
+				continue
+			}
+		case nbUpper:
+			c += 'a' - 'A'
+		case nbMulti:
+			r, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			if unicode.IsSpace(r) {
+				space = len(dst) > start
+				continue
+			}
+			if space {
+				dst = append(dst, ' ')
+				space = false
+			}
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
 			continue
 		}
 		if space {
 			dst = append(dst, ' ')
 			space = false
 		}
-		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		dst = append(dst, c)
+		i++
 	}
 	return dst
 }

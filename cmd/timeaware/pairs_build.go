@@ -203,6 +203,7 @@ func (a *app) runPairsBuild(ctx context.Context, f *pairsBuildFlags) error {
 	if err != nil {
 		return err
 	}
+	tuneGCForStreaming()
 	res, err := p.execute(ctx, a.stderr)
 	if err != nil {
 		return err

@@ -45,13 +45,6 @@ type app struct {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	// Data commands allocate many short-lived objects over a small live heap;
-	// collecting less often buys a fifth of their time for bounded memory.
-	// GOGC in the environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-		debug.SetMemoryLimit(256 << 20)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, v: newViper()}
@@ -111,6 +104,19 @@ the --config YAML file, then built-in defaults (see configs/timeaware.yaml).`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.demoCmd())
 	return root
+}
+
+// tuneGCForStreaming suits commands that stream records through a small,
+// steady live heap while allocating many short-lived objects (pairs build):
+// collecting less often buys a fifth of their time, and the soft limit keeps
+// the heap bounded. GOGC or GOMEMLIMIT in the environment win. Commands
+// whose live heap grows with their input (the gate's index) keep the
+// runtime's defaults: a tight limit would make them collect continuously.
+func tuneGCForStreaming() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(400)
+		debug.SetMemoryLimit(256 << 20)
+	}
 }
 
 func buildVersion() string {

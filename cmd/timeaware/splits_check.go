@@ -289,15 +289,15 @@ func printGateReport(w io.Writer, r *splits.Report, files []string) {
 		if st == nil {
 			continue
 		}
-		fmt.Fprintf(w, "  %-5s %d rows, %d scenarios; sensitivity %s; labels %s\n", side+":", st.Rows, st.Scenarios, countList(st.BySensitivity), shareList(st.LabelShare))
+		fmt.Fprintf(w, "  %-6s %d rows, %d scenarios; sensitivity %s; labels %s\n", side+":", st.Rows, st.Scenarios, countList(st.BySensitivity), shareList(st.LabelShare))
 	}
 	for _, c := range r.Checks {
-		fmt.Fprintf(w, "  %-4s %-21s %s\n", strings.ToUpper(c.Status), c.Name, c.Summary)
+		fmt.Fprintf(w, "  %-7s %-21s %s\n", strings.ToUpper(c.Status), c.Name, c.Summary)
 		for _, f := range c.Findings {
-			fmt.Fprintf(w, "         - %s\n", f.Message)
+			fmt.Fprintf(w, "            - %s\n", f.Message)
 		}
 		if c.Count > len(c.Findings) && len(c.Findings) > 0 {
-			fmt.Fprintf(w, "         ... and %d more (see --json, --max-findings)\n", c.Count-len(c.Findings))
+			fmt.Fprintf(w, "            ... and %d more (see --json, --max-findings)\n", c.Count-len(c.Findings))
 		}
 	}
 }

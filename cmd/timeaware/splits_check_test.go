@@ -285,7 +285,7 @@ func TestSplitsCheckTestFractionAndAnnotations(t *testing.T) {
 	code, stdout, _ := runCLI(t, "splits", "check", a, b, "--test-fraction", "0.6")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stdout, "splits check: FAILED (1 of 6 checks)")
-	assert.Contains(t, stdout, "FAIL test_fraction")
+	assert.Contains(t, stdout, "FAIL    test_fraction")
 	assert.Contains(t, stdout, "::error ")
 }
 

@@ -1,0 +1,163 @@
+package splits
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// mhSets returns two random shingle-hash sets whose union has n elements
+// and whose Jaccard similarity is round(j·n)/n.
+func mhSets(rng *rand.Rand, n int, j float64) (a, b []uint64, exact float64) {
+	shared := int(math.Round(j * float64(n)))
+	for i := range n {
+		x := rng.Uint64()
+		switch {
+		case i < shared:
+			a, b = append(a, x), append(b, x)
+		case i%2 == 0:
+			a = append(a, x)
+		default:
+			b = append(b, x)
+		}
+	}
+	return a, b, float64(shared) / float64(n)
+}
+
+func TestMinHashEstimateAccuracy(t *testing.T) {
+	mh, err := NewMinHasher(128, DefaultMinHashSeed)
+	require.NoError(t, err)
+	for i, j := range []float64{0, 0.2, 0.5, 0.8, 0.95, 1} {
+		t.Run(fmt.Sprint(j), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(i), 2))
+			// The estimate is binomial: standard deviation sqrt(J(1−J)/128)
+			// ≤ 0.044, so |error| > 0.1 (2.3σ at J = 0.5) happens about once
+			// in 40 estimates (hence 18 of 20, not 20), and the mean absolute
+			// error is ≈ 0.8σ.
+			const trials = 20
+			sumErr, sumEst, within := 0.0, 0.0, 0
+			for range trials {
+				a, b, exact := mhSets(rng, 300, j)
+				est := EstimateJaccard(mh.Signature(a, nil), mh.Signature(b, nil))
+				assert.InDelta(t, exact, est, 0.15)
+				if math.Abs(est-exact) <= 0.1 {
+					within++
+				}
+				sumErr += math.Abs(est - exact)
+				sumEst += est - exact
+			}
+			assert.GreaterOrEqual(t, within, trials-2, "estimates within 0.1")
+			assert.Less(t, sumErr/trials, 0.05, "mean absolute error")
+			assert.Less(t, math.Abs(sumEst/trials), 0.03, "bias")
+		})
+	}
+}
+
+// TestMinHashEstimateUnbiased checks over many set pairs that the
+// estimator's mean and spread match binomial sampling of the Jaccard
+// similarity, which an ill-mixed permutation family would not.
+func TestMinHashEstimateUnbiased(t *testing.T) {
+	mh, err := NewMinHasher(128, 99)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, j := range []float64{0.2, 0.5, 0.8} {
+		const trials = 400
+		var sum, sumSq float64
+		for range trials {
+			a, b, exact := mhSets(rng, 200, j)
+			d := EstimateJaccard(mh.Signature(a, nil), mh.Signature(b, nil)) - exact
+			sum += d
+			sumSq += d * d
+		}
+		sd := math.Sqrt(j * (1 - j) / 128)
+		assert.InDelta(t, 0, sum/trials, 3*sd/math.Sqrt(trials), "mean error at %v", j)
+		assert.InDelta(t, sd, math.Sqrt(sumSq/trials), 0.25*sd, "spread at %v", j)
+	}
+}
+
+func TestMinHashTexts(t *testing.T) {
+	mh, err := NewMinHasher(128, DefaultMinHashSeed)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(5, 6))
+	vocab := gtVocab(rng, 3000)
+	text := gtText(rng, vocab, 300)
+	sig := mh.Signature(Shingles(text, 5), nil)
+	for _, k := range []int{1, 3, 10, 30} {
+		other := gtChangeWords(rng, text, k, 5)
+		exact := gtJaccard(text, other, 5)
+		est := EstimateJaccard(sig, mh.Signature(Shingles(other, 5), nil))
+		assert.InDelta(t, exact, est, 0.1, "%d words changed", k)
+	}
+	// Case, spacing and time stamps do not change the shingles.
+	assert.Equal(t, sig, mh.Signature(Shingles("[2025-12-04T10:22:44Z] "+text+"  ", 5), nil))
+}
+
+func TestShingles(t *testing.T) {
+	assert.Empty(t, Shingles("", 5))
+	assert.Empty(t, Shingles(" [2025-12-04T10:22:44Z] ", 5))
+	assert.Len(t, Shingles("one two three", 5), 1, "short text: one shingle of all its words")
+	assert.Len(t, Shingles("a b c d e", 5), 1)
+	assert.Len(t, Shingles("a b c d e f g", 5), 3)
+	assert.Equal(t, Shingles("A  b C d e f", 5), Shingles("a b c d e f", 5))
+	assert.NotEqual(t, Shingles("a b c d e", 5), Shingles("b a c d e", 5), "order matters")
+	assert.NotEqual(t, Shingles("ab c d e f", 5), Shingles("a bc d e f", 5), "word boundaries matter")
+	// Repeats give repeated hashes, which MinHash ignores.
+	s := Shingles("x y x y x y x y", 2)
+	assert.Len(t, s, 7)
+	assert.Equal(t, s[0], s[2])
+}
+
+func TestMinHasherDeterministic(t *testing.T) {
+	sh := Shingles("the quick brown fox jumps over the lazy dog again and again", 5)
+	a, err := NewMinHasher(64, 7)
+	require.NoError(t, err)
+	b, err := NewMinHasher(64, 7)
+	require.NoError(t, err)
+	c, err := NewMinHasher(64, 8)
+	require.NoError(t, err)
+	assert.Equal(t, a.Signature(sh, nil), b.Signature(sh, nil))
+	assert.NotEqual(t, a.Signature(sh, nil), c.Signature(sh, nil))
+	assert.Equal(t, 64, a.Permutations())
+
+	// Odd lengths use the scalar tail.
+	d, err := NewMinHasher(7, 7)
+	require.NoError(t, err)
+	assert.Equal(t, a.Signature(sh, nil)[:4], d.Signature(sh, nil)[:4])
+	assert.Len(t, d.Signature(sh, make([]uint32, 2)), 7)
+
+	_, err = NewMinHasher(0, 1)
+	assert.Error(t, err)
+	assert.Equal(t, 0.0, EstimateJaccard(nil, nil))
+}
+
+func TestDefaultBands(t *testing.T) {
+	tests := []struct {
+		perms     int
+		threshold float64
+		bands     int
+	}{
+		{128, 0.8, 16}, // 16 × 8 = 128
+		{128, 0.9, 9},  // 9 × 14 = 126: two permutations only count in verification
+		{128, 0.5, 42}, // 42 × 3
+		{64, 0.8, 10},  // 10 × 6
+		{256, 0.8, 25}, // 25 × 10
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d@%v", tt.perms, tt.threshold), func(t *testing.T) {
+			b := DefaultBands(tt.perms, tt.threshold)
+			assert.Equal(t, tt.bands, b)
+			r := tt.perms / b
+			assert.GreaterOrEqual(t, LSHCandidateProbability(tt.threshold, b, r), 0.9)
+			assert.Less(t, math.Pow(1/float64(b), 1/float64(r)), tt.threshold, "S-curve midpoint below the threshold")
+		})
+	}
+	assert.Equal(t, 1, DefaultBands(1, 0.8))
+	assert.Equal(t, 1, DefaultBands(0, 0.8))
+	assert.Equal(t, 16, DefaultBands(128, -1), "disabled check: default threshold")
+	assert.InDelta(t, 0.707, math.Pow(1.0/16, 1.0/8), 0.001)
+	assert.InDelta(t, 0.994, LSHCandidateProbability(0.85, 16, 8), 0.001)
+}
