@@ -41,7 +41,11 @@ type arrowReader struct {
 func newArrowReader(f File, opt ReadOptions) (_ RecordReader, err error) {
 	opt = opt.withDefaults(f, "arrow")
 	defer catchPanic(opt.Name, &err)
-	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(opt.Allocator))
+	mem, err := limitAllocations(opt.Allocator, f)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", opt.Name, err)
+	}
+	fr, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", opt.Name, err)
 	}
@@ -94,6 +98,10 @@ func (r *arrowReader) Next() (_ arrow.Record, err error) {
 		if rec.NumCols() != int64(r.fr.Schema().NumFields()) {
 			rec.Release()
 			return nil, fmt.Errorf("dataset: %s: %w: record batch %d has %d columns, want %d", r.name, ErrCorrupt, r.next-1, rec.NumCols(), r.fr.Schema().NumFields())
+		}
+		if err := validateColumns(rec, r.idx); err != nil {
+			rec.Release()
+			return nil, fmt.Errorf("dataset: %s: %w: record batch %d: %w", r.name, ErrCorrupt, r.next-1, err)
 		}
 		if rec.NumRows() > 0 {
 			cols := make([]arrow.Array, len(r.idx))

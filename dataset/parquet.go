@@ -1,13 +1,17 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
@@ -89,28 +93,42 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// parquetReader streams a Parquet file BatchRows rows at a time, reading the
-// selected columns' chunks one row group after another.
+// parquetReader streams a Parquet file BatchRows rows at a time, one row
+// group after another: only the selected columns' chunks of the current row
+// group are in memory.
 type parquetReader struct {
-	rr     pqarrow.RecordReader
+	pf     *file.Reader
+	fr     *pqarrow.FileReader
+	leaves []int // the leaf columns under the selected fields
 	schema *arrow.Schema
-	order  []int // the column of rr's records for each output column
+	names  []string // the selected fields
 	name   string
-	err    error
+
+	rg    int                  // the next row group
+	rr    pqarrow.RecordReader // reads the current row group
+	order []int                // the column of rr's records for each output column
+	err   error
 }
 
 func newParquetReader(f File, opt ReadOptions) (_ RecordReader, err error) {
 	opt = opt.withDefaults(f, "parquet")
 	defer catchPanic(opt.Name, &err)
 	wrap := func(err error) error { return fmt.Errorf("dataset: %s: %w", opt.Name, err) }
-
-	// The Parquet reader's Close would close f: it is never called, and
-	// noClose makes sure nothing else closes f either.
-	pf, err := file.NewParquetReader(noClose{f}, file.WithReadProps(parquet.NewReaderProperties(opt.Allocator)))
+	mem, err := limitAllocations(opt.Allocator, f)
 	if err != nil {
 		return nil, wrap(err)
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opt.BatchRows)}, opt.Allocator)
+
+	// The Parquet reader's Close would close f: it is never called, and
+	// noClose makes sure nothing else closes f either.
+	pf, err := file.NewParquetReader(noClose{f}, file.WithReadProps(parquet.NewReaderProperties(mem)))
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := checkStoredSchema(pf); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w: stored Arrow schema: %w", opt.Name, ErrCorrupt, err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opt.BatchRows)}, mem)
 	if err != nil {
 		return nil, wrap(err)
 	}
@@ -122,40 +140,23 @@ func newParquetReader(f File, opt ReadOptions) (_ RecordReader, err error) {
 	if err != nil {
 		return nil, err
 	}
+	r := &parquetReader{pf: pf, fr: fr, name: opt.Name}
 	// The record reader selects leaf columns; a nested field is read whole
 	// by selecting all the leaves under it.
-	var leaves []int
-	for _, i := range idx {
-		leaves = parquetLeaves(&fr.Manifest.Fields[i], leaves)
+	fields := make([]arrow.Field, len(idx))
+	for k, i := range idx {
+		r.leaves = parquetLeaves(&fr.Manifest.Fields[i], r.leaves)
+		fields[k] = *fr.Manifest.Fields[i].Field
+		r.names = append(r.names, names[i])
 	}
-	if len(leaves) == 0 {
+	if len(r.leaves) == 0 {
 		return nil, wrap(errors.New("no columns to read"))
 	}
-	rr, err := fr.GetRecordReader(context.Background(), leaves, nil)
-	if err != nil {
-		return nil, wrap(err)
+	var meta arrow.Metadata
+	if fr.Manifest.SchemaMeta != nil {
+		meta = *fr.Manifest.SchemaMeta
 	}
-	r := &parquetReader{rr: rr, name: opt.Name}
-	defer func() {
-		if err != nil {
-			rr.Release()
-		}
-	}()
-
-	// Check the types of the arrays the reader builds, not only the schema
-	// stored in the file.
-	got := rr.Schema()
-	fields := make([]arrow.Field, len(idx))
-	r.order = make([]int, len(idx))
-	for k, i := range idx {
-		j := got.FieldIndices(names[i])
-		if len(j) != 1 {
-			return nil, wrap(fmt.Errorf("column %q missing from the record reader", names[i]))
-		}
-		r.order[k] = j[0]
-		fields[k] = got.Field(j[0])
-	}
-	if r.schema, err = opt.projectSchema(fields, got.Metadata()); err != nil {
+	if r.schema, err = opt.projectSchema(fields, meta); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -184,33 +185,124 @@ func (r *parquetReader) Next() (_ arrow.Record, err error) {
 	defer func() {
 		if err != nil {
 			r.err = err
+			r.release()
 		}
 	}()
 	defer catchPanic(r.name, &err)
-	for r.rr.Next() {
-		in := r.rr.Record()
-		if in.NumRows() == 0 {
-			continue
+	for {
+		if r.rr == nil {
+			if r.rg >= r.pf.NumRowGroups() {
+				return nil, io.EOF
+			}
+			if err := r.openRowGroup(); err != nil {
+				return nil, err
+			}
 		}
-		cols := make([]arrow.Array, len(r.order))
-		for k, j := range r.order {
-			cols[k] = in.Column(j)
+		if r.rr.Next() {
+			in := r.rr.Record()
+			if in.NumRows() == 0 {
+				continue
+			}
+			if err := validateColumns(in, r.order); err != nil {
+				return nil, fmt.Errorf("dataset: %s: %w: row group %d: %w", r.name, ErrCorrupt, r.rg-1, err)
+			}
+			cols := make([]arrow.Array, len(r.order))
+			for k, j := range r.order {
+				cols[k] = in.Column(j)
+			}
+			return array.NewRecord(r.schema, cols, in.NumRows()), nil
 		}
-		return array.NewRecord(r.schema, cols, in.NumRows()), nil
+		if err := r.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("dataset: %s: row group %d: %w", r.name, r.rg-1, err)
+		}
+		r.rr.Release()
+		r.rr = nil
 	}
-	if err := r.rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("dataset: %s: %w", r.name, err)
-	}
-	return nil, io.EOF
 }
 
-func (r *parquetReader) Close() error {
+// openRowGroup starts reading the next row group.
+//
+// Arrow decodes the columns of nested fields on goroutines of its own, where
+// its panics on damaged pages cannot be recovered and would end the process.
+// So the pages of the row group's chunks are first read here, where they
+// can: the pages that Arrow then decodes have sound headers and decompress
+// (zstd checks their content), which leaves little to go wrong.
+func (r *parquetReader) openRowGroup() error {
+	rg := r.rg
+	r.rg++
+	rgr := r.pf.RowGroup(rg)
+	for _, c := range r.leaves {
+		pr, err := rgr.GetColumnPageReader(c)
+		if err != nil {
+			return fmt.Errorf("dataset: %s: row group %d: %w", r.name, rg, err)
+		}
+		for pr.Next() {
+		}
+		if err := pr.Err(); err != nil {
+			return fmt.Errorf("dataset: %s: %w: row group %d: %w", r.name, ErrCorrupt, rg, err)
+		}
+	}
+	rr, err := r.fr.GetRecordReader(context.Background(), r.leaves, []int{rg})
+	if err != nil {
+		return fmt.Errorf("dataset: %s: row group %d: %w", r.name, rg, err)
+	}
+	got := rr.Schema()
+	r.order = r.order[:0]
+	for _, n := range r.names {
+		j := got.FieldIndices(n)
+		if len(j) != 1 {
+			rr.Release()
+			return fmt.Errorf("dataset: %s: row group %d: column %q missing from the record reader", r.name, rg, n)
+		}
+		r.order = append(r.order, j[0])
+	}
+	r.rr = rr
+	return nil
+}
+
+func (r *parquetReader) release() {
 	if r.rr != nil {
 		r.rr.Release()
 		r.rr = nil
 	}
+}
+
+func (r *parquetReader) Close() error {
+	r.release()
 	if r.err == nil {
 		r.err = errClosed
 	}
+	return nil
+}
+
+// checkStoredSchema decodes the Arrow schema that the file stores in its
+// metadata, as pqarrow does, but allocating no more than its size: pqarrow
+// decodes it with the default allocator, where a damaged size would have
+// the process run out of memory.
+func checkStoredSchema(pf *file.Reader) error {
+	kv := pf.MetaData().KeyValueMetadata()
+	if kv == nil {
+		return nil
+	}
+	v := kv.FindValue("ARROW:schema")
+	if v == nil {
+		return nil
+	}
+	var decoded []byte
+	var err error
+	if len(*v)%4 == 0 {
+		decoded, err = base64.StdEncoding.DecodeString(*v)
+	}
+	if len(decoded) == 0 || err != nil {
+		if decoded, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
+			return nil // pqarrow reports it
+		}
+	}
+	mem := &limitAllocator{Allocator: memory.NewGoAllocator(), max: len(decoded), size: int64(len(decoded))}
+	r, err := ipc.NewReader(bytes.NewReader(decoded), ipc.WithAllocator(mem))
+	if err != nil {
+		return err
+	}
+	r.Release()
 	return nil
 }

@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -62,8 +66,8 @@ func writeIDs(t testing.TB, f *Format, opt Options, batches [][]testRow) ([]byte
 	var want []map[string]any
 	for _, rows := range batches {
 		rec := buildIDRecord(t, mem, rows, len(want))
-		for i, v := range rowValues(rows) {
-			v["id"] = fmt.Sprintf("row-%d", len(want)+i)
+		for _, v := range rowValues(rows) {
+			v["id"] = fmt.Sprintf("row-%d", len(want))
 			want = append(want, v)
 		}
 		err := w.Write(rec)
@@ -226,6 +230,7 @@ func TestReadErrors(t *testing.T) {
 		opt      ReadOptions
 		is       error
 		contains []string
+		jsonlOK  bool
 	}{
 		{
 			name:     "missing column",
@@ -253,6 +258,7 @@ func TestReadErrors(t *testing.T) {
 			opt:      ReadOptions{Schema: arrow.NewSchema(append(readSchema.Fields(), arrow.Field{Name: "extra", Type: arrow.BinaryTypes.String, Nullable: true}), nil)},
 			is:       ErrColumnNotFound,
 			contains: []string{`"extra"`},
+			jsonlOK:  true,
 		},
 		{
 			name:     "column selected twice",
@@ -293,6 +299,9 @@ func TestReadErrors(t *testing.T) {
 			t.Run(tc.name+"/"+f.Name, func(t *testing.T) {
 				if tc.opt.Schema == nil && f == JSONL {
 					t.Skip("JSONL requires a schema")
+				}
+				if tc.jsonlOK && f == JSONL {
+					t.Skip("JSONL reads a missing nullable field as null")
 				}
 				data, _ := writeIDs(t, f, Options{}, readBatches)
 				name := filepath.Join("data", "train"+f.Extensions[0])
@@ -341,7 +350,13 @@ func TestReadParquetStreams(t *testing.T) {
 		}
 	}
 	data, want := writeIDs(t, Parquet, Options{RowGroupRows: groupRows}, [][]testRow{rows[:500], rows[500:]})
-	require.Equal(t, nrows/groupRows, openParquet(t, data).NumRowGroups())
+	pf := openParquet(t, data)
+	require.Equal(t, nrows/groupRows, pf.NumRowGroups())
+	// The footer, and the first row group twice (the reader checks its pages
+	// before Arrow decodes them), with some slack for the reads of headers.
+	footer := int64(binary.LittleEndian.Uint32(data[len(data)-8:])) + 8
+	firstBatch := footer + 2*pf.MetaData().RowGroup(0).TotalCompressedSize() + 4<<10
+	require.Less(t, firstBatch, int64(len(data)/2))
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	file := &countingFile{Reader: bytes.NewReader(data)}
@@ -357,7 +372,7 @@ func TestReadParquetStreams(t *testing.T) {
 		require.NoError(t, err)
 		if batches == 0 {
 			// One row group has been read, not the file.
-			assert.Less(t, file.n.Load(), int64(len(data)/4), "read %d of %d bytes for the first batch", file.n.Load(), len(data))
+			assert.LessOrEqual(t, file.n.Load(), firstBatch, "read %d of %d bytes for the first batch", file.n.Load(), len(data))
 		}
 		batches++
 		assert.LessOrEqual(t, rec.NumRows(), int64(batchRows))
@@ -366,7 +381,8 @@ func TestReadParquetStreams(t *testing.T) {
 	}
 	require.NoError(t, r.Close())
 	mem.AssertSize(t, 0)
-	assert.Equal(t, (nrows+batchRows-1)/batchRows, batches)
+	// Batches do not span row groups.
+	assert.Equal(t, nrows/groupRows*((groupRows+batchRows-1)/batchRows), batches)
 	require.Len(t, got, nrows)
 	assert.Equal(t, want, got)
 }
@@ -485,8 +501,8 @@ func TestReadJSONLLines(t *testing.T) {
 		{name: "not an object", in: `["a",1,1]`, err: "line 1: corrupt data: want a JSON object, got array", is: ErrCorrupt},
 		{name: "truncated line", in: `{"id":"a","n":1,"x":1` + "\n", err: "line 1: corrupt data: unexpected end of line", is: ErrCorrupt},
 		{name: "truncated unknown value", in: `{"id":"a","n":1,"x":1,"zz":[1,` + "\n", err: "line 1: corrupt data: zz: unexpected end of line", is: ErrCorrupt},
-		{name: "two objects on a line", in: `{"id":"a","n":1,"x":1} {"id":"b","n":1,"x":1}`, err: "unexpected object after the object", is: ErrCorrupt},
-		{name: "trailing garbage", in: `{"id":"a","n":1,"x":1} x`, err: "line 1: corrupt data: invalid character 'x'", is: ErrCorrupt},
+		{name: "two objects on a line", in: `{"id":"a","n":1,"x":1} {"id":"b","n":1,"x":1}`, err: "line 1: corrupt data: invalid character '{' after the object at byte 24", is: ErrCorrupt},
+		{name: "trailing garbage", in: `{"id":"a","n":1,"x":1} x`, err: "line 1: corrupt data: invalid character 'x' after the object at byte 24", is: ErrCorrupt},
 		{name: "syntax error", in: `{"id":"a" "n":1}`, err: "line 1: corrupt data: invalid character", is: ErrCorrupt},
 		{name: "pretty-printed object", in: "{\n\"id\":\"a\",\"n\":1,\"x\":1}\n", err: "line 1: corrupt data: unexpected end of line", is: ErrCorrupt},
 		{
@@ -504,7 +520,8 @@ func TestReadJSONLLines(t *testing.T) {
 			res, err := readAll(t, openBytes("t.jsonl", []byte(tc.in)), ReadOptions{Schema: jsonlSchema, BatchRows: 1})
 			if tc.err != "" {
 				require.Error(t, err)
-				assert.Contains(t, err.Error(), "dataset: t.jsonl: "+tc.err)
+				assert.True(t, strings.HasPrefix(err.Error(), "dataset: t.jsonl: line "), "error %q", err)
+				assert.Contains(t, err.Error(), tc.err)
 				if tc.is != nil {
 					assert.ErrorIs(t, err, tc.is)
 				}
@@ -784,4 +801,73 @@ func FuzzReadJSONL(f *testing.F) {
 			rec.Release()
 		}
 	})
+}
+
+// FuzzJSONScanner checks the JSONL reader's scanner against encoding/json:
+// it accepts the same documents and decodes strings the same.
+func FuzzJSONScanner(f *testing.F) {
+	for _, seed := range []string{
+		`{"a":[1,-2.5e+3,true,false,null,"x"],"b":{}}`, `[]`, `[1,]`, `{"a" 1}`, `01`, `-`, `1.`, `1e`, `1E+9`, `-0.0e-0`,
+		`"\"\\\/\b\f\n\r\t\u00e9"`, `"\ud83d\ude00"`, `"\ud83d"`, `"\ud83dx"`, `"\ude00\ud83d"`, `"\ud83d\u0041"`, `"\ud83d\uZZZZ"`,
+		"\"\xff\xfe\"", "\"a\x00\"", "\"\u2028\"", `"\x"`, `"abc`, `tru`, `nulls`, ` [ 1 , [ [ ] ] ] `, `{"a":1}}`, `"\u00"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var s jsonScanner
+		s.reset(data)
+		err := s.skipValue(0)
+		valid := err == nil && s.peek() == end
+		require.Equal(t, json.Valid(data), valid, "scanner error %v", err)
+		if err != nil {
+			var bad badJSON
+			require.ErrorAs(t, err, &bad)
+		}
+		if !valid {
+			return
+		}
+		s.reset(data)
+		switch c := s.peek(); {
+		case c == '"':
+			got, err := s.readString()
+			require.NoError(t, err)
+			var want string
+			require.NoError(t, json.Unmarshal(data, &want))
+			require.Equal(t, want, string(got))
+		case isNumberStart(c):
+			got, err := s.readNumber()
+			require.NoError(t, err)
+			require.Equal(t, string(bytes.TrimSpace(data)), string(got))
+		}
+	})
+}
+
+// TestReadParquetWithoutStoredSchema reads Parquet written without the Arrow
+// schema in its metadata, as other writers may: the types come from the
+// Parquet schema alone.
+func TestReadParquetWithoutStoredSchema(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(readSchema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2)), pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	var want []map[string]any
+	for _, rows := range readBatches {
+		rec := buildIDRecord(t, mem, rows, len(want))
+		for _, v := range rowValues(rows) {
+			v["id"] = fmt.Sprintf("row-%d", len(want))
+			want = append(want, v)
+		}
+		require.NoError(t, w.Write(rec))
+		rec.Release()
+	}
+	require.NoError(t, w.Close())
+	mem.AssertSize(t, 0)
+	require.Nil(t, openParquet(t, buf.Bytes()).MetaData().KeyValueMetadata().FindValue("ARROW:schema"))
+
+	res, err := readAll(t, readBytes(Parquet, buf.Bytes()), ReadOptions{Schema: readSchema, BatchRows: 3})
+	require.NoError(t, err)
+	assert.Equal(t, want, res.rows)
+	res, err = readAll(t, readBytes(Parquet, buf.Bytes()), ReadOptions{Columns: []string{"prompt", "id"}})
+	require.NoError(t, err)
+	assert.Equal(t, project(want, "prompt", "id"), res.rows)
 }
