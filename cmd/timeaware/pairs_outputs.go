@@ -64,13 +64,19 @@ func (o *pairsOutput) finish() error {
 	if err := o.w.Close(); err != nil {
 		return fmt.Errorf("writing %s: %w", o.path, err)
 	}
+	o.rb.Release()
+	o.rb = nil
 	return nil
 }
 
+// abort discards the output; after a commit it leaves the file alone.
 func (o *pairsOutput) abort() {
 	o.w.Abort()
 	o.file.Abort()
-	o.rb.Release()
+	if o.rb != nil {
+		o.rb.Release()
+		o.rb = nil
+	}
 }
 
 func (o *pairsOutput) record(format string) manifestFile {

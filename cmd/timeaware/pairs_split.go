@@ -80,7 +80,9 @@ func catalogResolver(cat *splits.Catalog) func(*conversation.Trajectory) (string
 
 // prepareSplit fixes the assignment before the real build. The group
 // strategy needs each scenario's sample count first, which a count-only pass
-// over the inputs provides (no rendering, no direct replies).
+// over the inputs provides (no rendering, no direct replies). With --shard
+// the pass still reads every shard's records, so that all shards of a build
+// draw the same split.
 func (p *pairsPlan) prepareSplit(ctx context.Context) error {
 	if p.split != splits.StrategyGroup {
 		return nil
@@ -89,6 +91,8 @@ func (p *pairsPlan) prepareSplit(ctx context.Context) error {
 	opt.CountOnly = true
 	opt.Generator = nil
 	opt.Split = nil
+	// Every shard must draw the same split, so the counts cover all shards.
+	opt.Shard = prefpairs.Shard{}
 	inputs, readers := p.openInputs()
 	defer closeInputs(readers)
 	counts := map[string]*splits.ScenarioSamples{}

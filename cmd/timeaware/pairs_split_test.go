@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -181,4 +182,23 @@ func TestPairsBuildSplitUsage(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", tt.args, stderr)
 		assert.Contains(t, stderr, tt.flag, tt.args)
 	}
+}
+
+func TestPairsBuildGroupSplitIsTheSameForEveryShard(t *testing.T) {
+	d := v1(t)
+	dir := t.TempDir()
+	direct := writeDirectAnswers(t, filepath.Join(dir, "direct.jsonl"), d.IDs, nil)
+	var tests [][]string
+	for _, shard := range []string{"", "0/2", "1/2"} {
+		out := filepath.Join(dir, "s"+strings.ReplaceAll(shard, "/", "of")+".jsonl")
+		args := []string{"pairs", "build", "--input", v1Dir, "--direct-answers", direct, "--split", "group", "--seed", "5", "--out", out}
+		if shard != "" {
+			args = append(args, "--shard", shard)
+		}
+		code, _, stderr := runCLI(t, args...)
+		require.Equal(t, 0, code, stderr)
+		tests = append(tests, readSplitManifest(t, out).Summary.Split.TestAll)
+	}
+	assert.Equal(t, tests[0], tests[1])
+	assert.Equal(t, tests[0], tests[2])
 }
