@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -422,17 +424,23 @@ func printPairsSummary(w io.Writer, r *pairsResult) {
 	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)
 }
 
-func fractionList(m map[string]float64) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// mapList renders a map as "a 1, b 2" in key order, "-" when empty.
+func mapList[V any](m map[string]V, value func(V) string) string {
+	if len(m) == 0 {
+		return "-"
 	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %.3f", k, m[k])
+		parts[i] = k + " " + value(m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+func countList(m map[string]int) string { return mapList(m, strconv.Itoa) }
+
+func fractionList(m map[string]float64) string {
+	return mapList(m, func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) })
 }
 
 func fmtAlpha(a *float64) string {
@@ -440,22 +448,6 @@ func fmtAlpha(a *float64) string {
 		return "n/a (no sample has two votes)"
 	}
 	return fmt.Sprintf("%.4f", *a)
-}
-
-func countList(m map[string]int) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 func humanBytes(n int64) string {

@@ -8,7 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -303,19 +303,7 @@ func printGateReport(w io.Writer, r *splits.Report, files []string) {
 }
 
 func shareList(m map[string]float64) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %.1f%%", k, 100*m[k])
-	}
-	return strings.Join(parts, ", ")
+	return mapList(m, func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" })
 }
 
 // printGitHubAnnotations writes an ::error workflow command per finding of
