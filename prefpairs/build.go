@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/timeaware/timeaware/conversation"
 )
@@ -698,13 +699,22 @@ func (tr *trajectoryParts) prompt(elapse int, f TimeFormat) []conversation.Messa
 	return p
 }
 
+// stamp returns the message with its content prefixed by the time stamp,
+// formatted on the stack and copied once.
 func stamp(m conversation.Message, f TimeFormat, at, prev time.Time) conversation.Message {
-	prefix := timePrefix(f, at, prev)
+	var buf [96]byte
+	prefix := appendTimePrefix(buf[:0], f, at, prev)
+	content := ""
+	if m.Content != nil {
+		content = *m.Content
+	}
 	var c string
-	if m.Content == nil || *m.Content == "" {
-		c = prefix
+	if content == "" {
+		c = string(prefix)
 	} else {
-		c = prefix + " " + *m.Content
+		b := make([]byte, 0, len(prefix)+1+len(content))
+		b = append(append(append(b, prefix...), ' '), content...)
+		c = unsafe.String(unsafe.SliceData(b), len(b)) // b is never written again
 	}
 	m.Content = &c
 	return m

@@ -5,8 +5,6 @@ import (
 	"math"
 	"strconv"
 	"time"
-
-	"github.com/timeaware/timeaware/conversation"
 )
 
 // TimeFormat says how message times are shown to the model.
@@ -37,11 +35,18 @@ func ParseTimeFormat(s string) (TimeFormat, error) {
 // the previous message's time, or the zero time for the first message, which
 // has no gap to report.
 func timePrefix(f TimeFormat, at, prev time.Time) string {
-	ts := conversation.FormatTime(at)
+	return string(appendTimePrefix(nil, f, at, prev))
+}
+
+func appendTimePrefix(b []byte, f TimeFormat, at, prev time.Time) []byte {
+	b = append(b, '[')
+	b = at.UTC().AppendFormat(b, time.RFC3339Nano)
 	if f == TimeISODelta && !prev.IsZero() {
-		return "[" + ts + "; " + HumanizeDuration(at.Sub(prev)) + " passed]"
+		b = append(b, "; "...)
+		b = append(b, HumanizeDuration(at.Sub(prev))...)
+		b = append(b, " passed"...)
 	}
-	return "[" + ts + "]"
+	return append(b, ']')
 }
 
 // HumanizeDuration renders a gap the way a person would say it, rounded to
