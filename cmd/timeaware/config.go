@@ -1,5 +1,16 @@
 package main
 
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cast"
+	"github.com/spf13/viper"
+)
+
 // defaults holds every config key with its built-in value. configs/timeaware.yaml
 // documents the same keys; a test keeps the two in step.
 var defaults = map[string]any{
@@ -36,4 +47,63 @@ var defaults = map[string]any{
 	"splits.bands":                    0,
 	"splits.sensitivities":            "low,medium,high",
 	"splits.max_findings":             20,
+}
+
+// configValue returns a key's value converted to the type of its default,
+// whichever layer set it (flag, TIMEAWARE_* variable, config file). Flags are
+// typed by pflag, but variables and files are text to viper, and its GetX
+// functions turn unparsable text into zero: this is the check that stops
+// TIMEAWARE_PAIRS_LABEL_ONLY_MARGIN=abc from becoming a margin of 0.
+func configValue(v *viper.Viper, key string) (any, error) {
+	raw := v.Get(key)
+	var (
+		val any
+		err error
+	)
+	switch defaults[key].(type) {
+	case string:
+		val, err = cast.ToStringE(raw)
+	case bool:
+		val, err = cast.ToBoolE(raw)
+	case int:
+		val, err = cast.ToIntE(raw)
+	case float64:
+		var f float64
+		if f, err = cast.ToFloat64E(raw); err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			err = errors.New("not a finite number")
+		}
+		val = f
+	default:
+		return nil, fmt.Errorf("config key %s has no type", key)
+	}
+	if err != nil {
+		env := "TIMEAWARE_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+		return nil, usagef("%s (from a flag, %s or the config file): %q is not a valid %T", key, env, fmt.Sprint(raw), defaults[key])
+	}
+	return val, nil
+}
+
+// checkConfig validates every key; see configValue.
+func checkConfig(v *viper.Viper) error {
+	for key := range defaults {
+		if _, err := configValue(v, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typedConfig returns the keys under prefix with their typed values, for
+// manifests: a value reads the same whether it came from a flag or a file.
+func typedConfig(v *viper.Viper, prefix string, omit ...string) map[string]any {
+	out := map[string]any{}
+	for key := range defaults {
+		if !strings.HasPrefix(key, prefix) || slices.Contains(omit, key) {
+			continue
+		}
+		if val, err := configValue(v, key); err == nil {
+			out[key] = val
+		}
+	}
+	return out
 }

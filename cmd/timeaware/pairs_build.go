@@ -188,14 +188,9 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 		}
 		p.genOpt = &g
 	}
-	p.config = map[string]any{}
+	p.config = typedConfig(v, "pairs.", "pairs.generate.api_key_env")
 	if f.shard != "" {
 		p.config["shard"] = f.shard
-	}
-	for _, k := range v.AllKeys() {
-		if strings.HasPrefix(k, "pairs.") && k != "pairs.generate.api_key_env" {
-			p.config[k] = v.Get(k)
-		}
 	}
 	return p, nil
 }
@@ -338,10 +333,17 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	}
 	res.manifest = manifestPath(p.out)
 	// Data files land first: a manifest never describes a missing file.
+	// Commit every data file or none: a train file without its test file
+	// (or beside an older one) would be a split that was never built.
+	var landed []string
 	for _, side := range outputSides(p.split) {
 		if err := outputs[side].file.Commit(); err != nil {
+			for _, path := range landed {
+				os.Remove(path)
+			}
 			return nil, fmt.Errorf("writing %s: %w", outputs[side].path, err)
 		}
+		landed = append(landed, outputs[side].path)
 	}
 	committed = true
 	if err := writeManifest(res.manifest, m); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/timeaware/timeaware/configs"
@@ -45,22 +46,26 @@ func (p *pairsPlan) planSplit(a *app) error {
 }
 
 // catalogResolver names a trajectory's scenario from the catalog: the
-// record's own scenario field when it has one (mapped to the catalog's
-// canonical name if the catalog knows it), otherwise its id's alias, which
-// must be in the catalog. A sensitivity in the record wins over the
-// catalog's.
+// record's own scenario field when it has one (a canonical name or an
+// alias), otherwise its id's alias. Either must be in the catalog: a
+// misspelt scenario would otherwise form a group of its own and could land
+// on the other side of a split from its siblings, unseen by the gate. A
+// sensitivity in the record wins over the catalog's.
 func catalogResolver(cat *splits.Catalog) func(*conversation.Trajectory) (string, string, error) {
 	return func(t *conversation.Trajectory) (string, string, error) {
 		var sc *splits.Scenario
 		if t.Scenario != "" {
 			s, ok := cat.ByName(t.Scenario)
 			if !ok {
-				if s2, err := cat.Resolve(t.Scenario); err == nil {
-					s, ok = s2, true
+				s2, err := cat.Resolve(t.Scenario)
+				if err != nil {
+					return "", "", fmt.Errorf("scenario %q is not in the scenario catalog (add it, or give --catalog)", t.Scenario)
 				}
+				s = s2
 			}
-			if !ok {
-				return t.Scenario, t.Sensitivity, nil
+			// An id that is itself an alias must agree with the field.
+			if byID, err := cat.Resolve(t.ID); err == nil && byID != s {
+				return "", "", fmt.Errorf("scenario %q contradicts the id, whose alias belongs to %q", t.Scenario, byID.Name)
 			}
 			sc = s
 		} else {

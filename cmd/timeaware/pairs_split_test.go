@@ -202,3 +202,52 @@ func TestPairsBuildGroupSplitIsTheSameForEveryShard(t *testing.T) {
 	assert.Equal(t, tests[0], tests[1])
 	assert.Equal(t, tests[0], tests[2])
 }
+
+func TestPairsBuildRecordScenarioMustBeKnown(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(demoTrajectories)
+	require.NoError(t, err)
+	line := strings.SplitN(string(b), "\n", 2)[0]
+	bad := strings.Replace(line, `"scenario": "Flight Search & Booking"`, `"scenario": "Flight Serach"`, 1)
+	require.NotEqual(t, line, bad)
+	in := writeFile(t, filepath.Join(dir, "in.jsonl"), bad+"\n")
+	code, _, stderr := runCLI(t, "pairs", "build", "--input", in, "--out", filepath.Join(dir, "p.jsonl"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `id flight_status_1): id: scenario "Flight Serach" is not in the scenario catalog`)
+
+	// A field that contradicts an id alias is an error too.
+	bad = strings.Replace(strings.Replace(line, `"id": "flight_status_1"`, `"id": "delivery_tracking_99"`, 1), `"scenario": "Flight Search & Booking"`, `"scenario": "Tide Height Tracker"`, 1)
+	in = writeFile(t, filepath.Join(dir, "in2.jsonl"), bad+"\n")
+	code, _, stderr = runCLI(t, "pairs", "build", "--input", in, "--out", filepath.Join(dir, "p.jsonl"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `scenario "Tide Height Tracker" contradicts the id, whose alias belongs to "Package / Shipment Tracker"`)
+}
+
+func TestPairsBuildSplitCommitsAllOrNothing(t *testing.T) {
+	dir := t.TempDir()
+	// The test file's path is taken by a directory, so its rename fails
+	// after the train file's has succeeded.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "p-test.jsonl"), 0o755))
+	code, _, stderr := runCLI(t, "pairs", "build", "--input", demoTrajectories, "--annotations", demoVotes,
+		"--direct-answers", demoDirect, "--split", "paper", "--out", filepath.Join(dir, "p.jsonl"))
+	assert.Equal(t, 1, code, stderr)
+	assert.Equal(t, []string{"p-test.jsonl"}, dirNames(t, dir), "no train file, manifest or temp file is left")
+}
+
+func TestPairsManifestConfigIsTyped(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.jsonl")
+	code, _, stderr := runCLI(t, "pairs", "build", "--input", demoTrajectories, "--annotations", demoVotes,
+		"--direct-answers", demoDirect, "--min-margin", "0.5", "--seed", "3", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	b, err := os.ReadFile(out + ".manifest.json")
+	require.NoError(t, err)
+	var m struct {
+		Config map[string]any `json:"config"`
+	}
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.Equal(t, 0.5, m.Config["pairs.min_margin"])
+	assert.Equal(t, 3.0, m.Config["pairs.seed"])
+	assert.Equal(t, false, m.Config["pairs.confident_only"])
+	assert.NotContains(t, m.Config, "pairs.generate.api_key_env")
+}

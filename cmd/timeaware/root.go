@@ -164,7 +164,10 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 			bindErr = a.v.BindPFlag(key[0], f)
 		}
 	})
-	return bindErr
+	if bindErr != nil {
+		return bindErr
+	}
+	return checkConfig(a.v)
 }
 
 // configKey annotates a flag with the config key it overrides.

@@ -54,7 +54,7 @@ GITHUB_ACTIONS=true every finding is also printed as an ::error annotation.`,
 	fs.Int("permutations", splits.DefaultPermutations, "MinHash signature length")
 	fs.Int("bands", 0, "LSH bands (0: chosen from the permutations and the threshold)")
 	fs.String("sensitivities", "low,medium,high", "levels that must have rows on both sides (comma-separated; empty disables)")
-	fs.Int("max-findings", splits.DefaultMaxFindings, "findings listed per check (counts are always complete)")
+	fs.Int("max-findings", splits.DefaultMaxFindings, "findings listed per check, -1 for all (counts are always complete)")
 	bindKey(fs, "test-fraction", "splits.test_fraction")
 	bindKey(fs, "tolerance", "splits.tolerance")
 	bindKey(fs, "near-duplicate-threshold", "splits.near_duplicate_threshold")
@@ -74,7 +74,7 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 	if len(args) == 0 {
 		return usagef("splits check needs split files or a split manifest")
 	}
-	files, target, err := expandSplitInputs(args)
+	files, manifestTarget, err := expandSplitInputs(args)
 	if err != nil {
 		return err
 	}
@@ -87,8 +87,12 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 	opt.Tolerance = v.GetFloat64("splits.tolerance")
 	opt.MaxFindings = v.GetInt("splits.max_findings")
 	opt.TestFraction = v.GetFloat64("splits.test_fraction")
-	if target != nil && !cmd.Flags().Changed("test-fraction") && os.Getenv("TIMEAWARE_SPLITS_TEST_FRACTION") == "" {
-		opt.TestFraction = *target
+	// A split manifest knows its own target: a group split's, or none for
+	// the paper split, whose test share is whatever its scenarios hold. An
+	// explicit setting (flag, environment or config file) still wins.
+	explicit := cmd.Flags().Changed("test-fraction") || os.Getenv("TIMEAWARE_SPLITS_TEST_FRACTION") != "" || v.InConfig("splits.test_fraction")
+	if manifestTarget != nil && !explicit {
+		opt.TestFraction = *manifestTarget
 	}
 	opt.Sensitivities = []string{}
 	for _, s := range strings.Split(v.GetString("splits.sensitivities"), ",") {
@@ -107,8 +111,10 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 		return usagef("--test-fraction %g: want 0 (skip) or a share between 0 and 1", opt.TestFraction)
 	case opt.Tolerance < 0:
 		return usagef("--tolerance %g: want 0 or more", opt.Tolerance)
-	case opt.NearDuplicateThreshold > 1:
-		return usagef("--near-duplicate-threshold %g: want at most 1", opt.NearDuplicateThreshold)
+	case opt.NearDuplicateThreshold > 1 || opt.NearDuplicateThreshold == 0:
+		return usagef("--near-duplicate-threshold %g: want a similarity in (0, 1], or a negative value to disable the check", opt.NearDuplicateThreshold)
+	case opt.MaxFindings < -1:
+		return usagef("--max-findings %d: want -1 (all) or more", opt.MaxFindings)
 	}
 	if opt.Bands == 0 {
 		opt.Bands = splits.DefaultBands(opt.Permutations, opt.NearDuplicateThreshold)
@@ -138,8 +144,9 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 }
 
 // expandSplitInputs turns the arguments into dataset files. A manifest
-// (*.manifest.json) stands for the outputs it lists, and contributes its
-// split's target test fraction.
+// (*.manifest.json) stands for the outputs it lists, each checked against
+// the SHA-256 the manifest recorded, and supplies its split's target test
+// fraction: a group split's target, or 0 (no target) for the paper split.
 func expandSplitInputs(args []string) ([]string, *float64, error) {
 	var files []string
 	var target *float64
@@ -162,7 +169,8 @@ func expandSplitInputs(args []string) ([]string, *float64, error) {
 			Outputs []manifestFile `json:"outputs"`
 			Summary struct {
 				Split *struct {
-					Target float64 `json:"target_test_fraction"`
+					Strategy string  `json:"strategy"`
+					Target   float64 `json:"target_test_fraction"`
 				} `json:"split"`
 			} `json:"summary"`
 		}
@@ -182,9 +190,18 @@ func expandSplitInputs(args []string) ([]string, *float64, error) {
 					return nil, nil, usagef("%s: output %s: %v", arg, o.Path, unwrapPathError(err))
 				}
 			}
+			if o.SHA256 != "" {
+				got, err := hashFile(path, "")
+				if err != nil {
+					return nil, nil, err
+				}
+				if got.SHA256 != o.SHA256 {
+					return nil, nil, fmt.Errorf("%s: %s has changed since the build (sha256 %s, manifest says %s)", arg, path, got.SHA256, o.SHA256)
+				}
+			}
 			files = append(files, path)
 		}
-		if sp := m.Summary.Split; sp != nil && sp.Target > 0 {
+		if sp := m.Summary.Split; sp != nil {
 			t := sp.Target
 			target = &t
 		}

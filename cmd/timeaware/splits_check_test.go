@@ -329,3 +329,52 @@ func TestSplitsCheckUsage(t *testing.T) {
 	assert.Contains(t, stderr, "rows.jsonl")
 	assert.Contains(t, stderr, "a_1")
 }
+
+func TestSplitsCheckManifestTargets(t *testing.T) {
+	d := v1(t)
+	dir := t.TempDir()
+	direct := writeDirectAnswers(t, filepath.Join(dir, "direct.jsonl"), d.IDs, nil)
+	paper := filepath.Join(dir, "paper.parquet")
+	code, _, stderr := runCLI(t, "pairs", "build", "--input", v1Dir, "--direct-answers", direct, "--split", "paper", "--out", paper)
+	require.Equal(t, 0, code, stderr)
+	// The paper split has no target: the gate skips the fraction check.
+	code, stdout, _ := runCLI(t, "splits", "check", paper+".manifest.json")
+	assert.Equal(t, 0, code, stdout)
+	assert.Contains(t, stdout, "SKIPPED test_fraction")
+	// A target from the config file counts as explicit.
+	cfg := writeFile(t, filepath.Join(dir, "gate.yaml"), "splits:\n  test_fraction: 0.5\n")
+	code, stdout, _ = runCLI(t, "splits", "check", paper+".manifest.json", "--config", cfg)
+	assert.Equal(t, 0, code, stdout)
+	assert.Contains(t, stdout, "target 0.500")
+
+	// A data file changed after the build is refused.
+	f, err := os.OpenFile(filepath.Join(dir, "paper-test.parquet"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("x")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	code, _, stderr = runCLI(t, "splits", "check", paper+".manifest.json")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "has changed since the build")
+}
+
+func TestConfigValuesAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ env, val, key string }{
+		{"TIMEAWARE_PAIRS_LABEL_ONLY_MARGIN", "abc", "pairs.label_only_margin"},
+		{"TIMEAWARE_PAIRS_CONFIDENT_ONLY", "yes", "pairs.confident_only"},
+		{"TIMEAWARE_PAIRS_MIN_MARGIN", "NaN", "pairs.min_margin"},
+	} {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(tt.env, tt.val)
+			code, _, stderr := runCLI(t, "pairs", "build", "--input", demoTrajectories, "--out", filepath.Join(dir, "p.jsonl"))
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, tt.key)
+			assert.Contains(t, stderr, tt.env)
+		})
+	}
+	code, _, stderr := runCLI(t, "splits", "check", demoTrajectories, "--near-duplicate-threshold", "0")
+	assert.Equal(t, 2, code, stderr)
+	code, _, stderr = runCLI(t, "pairs", "build", "--input", demoTrajectories, "--out", filepath.Join(dir, "p.jsonl"), "--min-margin", "NaN")
+	assert.Equal(t, 2, code, stderr)
+}
