@@ -242,3 +242,18 @@ func ParseTime(s string) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// ScenarioAlias returns the scenario alias of a trajectory id of the form
+// <alias>_<n> (SPEC §2.1): the id without its trailing underscore and
+// digits. An id without such a suffix, or with nothing before it, is its own
+// alias.
+func ScenarioAlias(id string) string {
+	i := len(id)
+	for i > 0 && id[i-1] >= '0' && id[i-1] <= '9' {
+		i--
+	}
+	if i == len(id) || i < 2 || id[i-1] != '_' {
+		return id
+	}
+	return id[:i-1]
+}

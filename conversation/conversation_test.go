@@ -102,3 +102,19 @@ func TestFieldPath(t *testing.T) {
 		assert.Equal(t, want, fieldPath(in), in)
 	}
 }
+
+func TestScenarioAlias(t *testing.T) {
+	for _, tt := range []struct{ id, want string }{
+		{"flight_rep_fail_3", "flight_rep_fail"},
+		{"cloud_server_load_balancer_usr_confirm_12", "cloud_server_load_balancer_usr_confirm"},
+		{"Pharmacy_Medicine_Fulfillment_&_Hold_usr_confirm_0", "Pharmacy_Medicine_Fulfillment_&_Hold_usr_confirm"},
+		{"weatherforecast", "weatherforecast"},
+		{"abc_", "abc_"},
+		{"_12", "_12"},
+		{"a_1_2", "a_1"},
+		{"x12", "x12"},
+		{"", ""},
+	} {
+		assert.Equal(t, tt.want, ScenarioAlias(tt.id), tt.id)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/prefpairs"
 )
@@ -47,7 +48,7 @@ func rekeyedCorpus(tb testing.TB, n int) map[string][]byte {
 			for k, v := range r {
 				c[k] = v
 			}
-			id := prefpairs.ScenarioAlias(r["id"].(string))
+			id := conversation.ScenarioAlias(r["id"].(string))
 			c["id"] = fmt.Sprintf("%s_%d", id, j)
 			c["direct_answer"] = fmt.Sprintf("Going by what we found earlier, here is the answer (%d).", j)
 			b, _ := json.Marshal(c)

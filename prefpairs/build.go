@@ -506,7 +506,7 @@ func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t
 			return sampleError(raw, t.ID, "id", err)
 		}
 	} else if scenario == "" {
-		scenario = ScenarioAlias(t.ID)
+		scenario = conversation.ScenarioAlias(t.ID)
 	}
 	var tr *trajectoryParts
 	for _, k := range levels {
@@ -718,12 +718,4 @@ func stamp(m conversation.Message, f TimeFormat, at, prev time.Time) conversatio
 	}
 	m.Content = &c
 	return m
-}
-
-var aliasSuffix = regexp.MustCompile(`_[0-9]+$`)
-
-// ScenarioAlias is the scenario alias of a trajectory id: the id without its
-// trailing _<n>.
-func ScenarioAlias(id string) string {
-	return aliasSuffix.ReplaceAllString(id, "")
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/timeaware/timeaware/configs"
+
+	"github.com/timeaware/timeaware/conversation"
 )
 
 // Values of Scenario.Sensitivity.
@@ -315,14 +316,9 @@ func (c *Catalog) Counts() map[string]int {
 	return m
 }
 
-var numSuffix = regexp.MustCompile(`(?s)^(.+)_[0-9]+$`)
-
 // AliasOf returns a trajectory id's scenario alias: the id without a trailing
 // _<digits>. An id without such a suffix (or one that is only a suffix, such
 // as "_3") is returned whole.
 func AliasOf(id string) string {
-	if m := numSuffix.FindStringSubmatch(id); m != nil {
-		return m[1]
-	}
-	return id
+	return conversation.ScenarioAlias(id)
 }
