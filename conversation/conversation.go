@@ -231,7 +231,13 @@ func (t *Trajectory) LastToolCallTurn() int {
 // FormatTime renders a time the way TicToc records do: ISO 8601 in UTC with a
 // trailing Z, to the second unless sub-second digits are present.
 func FormatTime(t time.Time) string {
-	return t.UTC().Format(time.RFC3339Nano)
+	return string(AppendTime(nil, t))
+}
+
+// AppendTime appends FormatTime's rendering to b, for hot paths that build
+// strings around it.
+func AppendTime(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, time.RFC3339Nano)
 }
 
 // ParseTime parses an ISO 8601 / RFC 3339 timestamp.

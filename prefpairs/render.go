@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/timeaware/timeaware/conversation"
 )
 
 // TimeFormat says how message times are shown to the model.
@@ -31,16 +33,12 @@ func ParseTimeFormat(s string) (TimeFormat, error) {
 	return "", fmt.Errorf("unknown time format %q (want none, iso or iso_delta)", s)
 }
 
-// timePrefix renders the stamp put in front of a message's content. prev is
-// the previous message's time, or the zero time for the first message, which
-// has no gap to report.
-func timePrefix(f TimeFormat, at, prev time.Time) string {
-	return string(appendTimePrefix(nil, f, at, prev))
-}
-
+// appendTimePrefix appends the stamp put in front of a message's content.
+// prev is the previous message's time, or the zero time for the first
+// message, which has no gap to report.
 func appendTimePrefix(b []byte, f TimeFormat, at, prev time.Time) []byte {
 	b = append(b, '[')
-	b = at.UTC().AppendFormat(b, time.RFC3339Nano)
+	b = conversation.AppendTime(b, at)
 	if f == TimeISODelta && !prev.IsZero() {
 		b = append(b, "; "...)
 		b = append(b, HumanizeDuration(at.Sub(prev))...)

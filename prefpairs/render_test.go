@@ -38,6 +38,7 @@ func TestHumanizeDuration(t *testing.T) {
 }
 
 func TestTimePrefix(t *testing.T) {
+	timePrefix := func(f TimeFormat, at, prev time.Time) string { return string(appendTimePrefix(nil, f, at, prev)) }
 	at := time.Date(2025, 12, 4, 10, 22, 44, 0, time.UTC)
 	prev := at.Add(-2 * time.Minute)
 	assert.Equal(t, "[2025-12-04T10:22:44Z]", timePrefix(TimeISO, at, prev))

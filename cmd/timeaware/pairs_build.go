@@ -211,7 +211,6 @@ func (a *app) runPairsBuild(ctx context.Context, f *pairsBuildFlags) error {
 
 // pairsResult is what a finished build reports.
 type pairsResult struct {
-	plan     *pairsPlan
 	summary  *prefpairs.Summary
 	votes    *prefpairs.VoteSummary
 	outputs  []manifestFile
@@ -222,7 +221,7 @@ type pairsResult struct {
 }
 
 func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResult, error) {
-	res := &pairsResult{plan: p}
+	res := &pairsResult{}
 	var sideFiles []manifestFile
 	if p.f.annotations != "" {
 		votes, mf, err := readSideFile(p.f.annotations, "annotations", prefpairs.ReadVotes)
