@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/timeaware/timeaware/configs"
 	"github.com/timeaware/timeaware/conversation"
@@ -172,14 +173,6 @@ func scenarioList(counts map[string]*splits.ScenarioSamples) []splits.ScenarioSa
 	for _, c := range counts {
 		out = append(out, *c)
 	}
-	slices.SortFunc(out, func(a, b splits.ScenarioSamples) int {
-		if a.Scenario < b.Scenario {
-			return -1
-		}
-		if a.Scenario > b.Scenario {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b splits.ScenarioSamples) int { return strings.Compare(a.Scenario, b.Scenario) })
 	return out
 }
