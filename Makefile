@@ -6,10 +6,11 @@ PYTHON  ?= $(VENV)/bin/python
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 
-.PHONY: help build demo test test-go test-python vet bench bench-go bench-pairs bench-splits venv clean
+.PHONY: help build demo serve test test-go test-python vet bench bench-go bench-pairs bench-splits venv clean
 
 help:
-	@echo "make demo         build pairs from the built-in sample (no downloads, no services)"
+	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
+	@echo "make serve        run the verifier service on 127.0.0.1:8080 with built-in defaults"
 	@echo "make test         go vet, go test -race, and the Python interop tests"
 	@echo "make bench        Go benchmarks and the pairs benchmark against the Python baseline"
 	@echo "make build        build $(BIN)"
@@ -19,6 +20,10 @@ build:
 
 demo: build
 	$(BIN) demo --out demo-out
+
+# The verifier service on 127.0.0.1:8080 with built-in defaults (Ctrl-C to stop).
+serve: build
+	$(BIN) serve
 
 vet:
 	$(GO) vet ./...

@@ -47,6 +47,35 @@ var defaults = map[string]any{
 	"splits.bands":                    0,
 	"splits.sensitivities":            "low,medium,high",
 	"splits.max_findings":             20,
+
+	"serve.addr":                 "127.0.0.1:8080",
+	"serve.token":                "",
+	"serve.max_body_bytes":       33554432,
+	"serve.max_batch_items":      8192,
+	"serve.max_inflight":         512,
+	"serve.request_timeout":      "30s",
+	"serve.shutdown_timeout":     "30s",
+	"serve.openrlhf_data_source": "timely/general",
+
+	"timers.secret":       "",
+	"timers.default_ttl":  "1h",
+	"timers.max_ttl":      "24h",
+	"timers.max_rollouts": 1048576,
+
+	"rewards.fallback_score":            0.0,
+	"rewards.timely.utilization":        "sin",
+	"rewards.timely.step_table":         "0.25,0.5,0.75,1.0",
+	"rewards.timely.format_reward":      0.1,
+	"rewards.timely.lambda":             0.4,
+	"rewards.timely.correct_reward":     0.5,
+	"rewards.timely.ml_weight":          0.5,
+	"rewards.timely.game_exponent":      1.0 / 3,
+	"rewards.timely.answer_tag":         "answer",
+	"rewards.timely.duration_tag":       "",
+	"rewards.timely.honesty_tolerance":  0.0,
+	"rewards.tictoc.margin_weighted":    false,
+	"rewards.tictoc.tool_call_patterns": []string{},
+	"rewards.timepuzzles.metric":        "em",
 }
 
 // configValue returns a key's value converted to the type of its default,
@@ -67,6 +96,8 @@ func configValue(v *viper.Viper, key string) (any, error) {
 		val, err = cast.ToBoolE(raw)
 	case int:
 		val, err = cast.ToIntE(raw)
+	case []string:
+		val, err = cast.ToStringSliceE(raw)
 	case float64:
 		var f float64
 		if f, err = cast.ToFloat64E(raw); err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {

@@ -107,6 +107,8 @@ func TestConfigExampleMatchesDefaults(t *testing.T) {
 		switch x.(type) {
 		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
 			return cast.ToFloat64(x)
+		case []any, []string:
+			return cast.ToStringSlice(x)
 		}
 		return x
 	}

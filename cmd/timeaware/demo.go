@@ -27,8 +27,9 @@ func (a *app) demoCmd() *cobra.Command {
 		Short: "Build preference pairs from the built-in sample, end to end",
 		Long: `Demo writes the built-in sample (trajectories, human votes and direct
 replies) to --out DIR/input, runs "pairs build" on it with the built-in
-defaults, and prints the summary and one pair. It needs no network and no
-files of your own.`,
+defaults, and prints the summary and one pair. Then it starts the verifier
+service on a loopback port and scores a timed rollout through it over HTTP.
+It needs no network beyond loopback and no files of your own.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			inDir := filepath.Join(dir, "input")
@@ -80,7 +81,7 @@ files of your own.`,
 			if example != nil {
 				printPair(a.stdout, example)
 			}
-			return nil
+			return demoRewards(cmd.Context(), a.stdout)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "out", "demo-out", "directory for the sample input and the output")

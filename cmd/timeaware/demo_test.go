@@ -33,6 +33,9 @@ func TestDemo(t *testing.T) {
 				"Krippendorff's alpha",
 				"One pair",
 				"pairs build: 16 pairs written to " + out,
+				"the verifier service (timeaware serve) on http://127.0.0.1:",
+				"get_duration for rollout demo-rollout",
+				"POST /v1/score/batch",
 			} {
 				assert.Contains(t, stdout, want)
 			}

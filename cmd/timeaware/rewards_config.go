@@ -1,0 +1,78 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/timers"
+)
+
+// rewardsConfig builds the rewards configuration from the rewards.* keys.
+func rewardsConfig(v *viper.Viper) (rewards.Config, error) {
+	c := rewards.DefaultConfig()
+	c.FallbackScore = v.GetFloat64("rewards.fallback_score")
+	t := &c.Timely
+	t.Utilization = v.GetString("rewards.timely.utilization")
+	t.StepTable = nil
+	if raw := strings.TrimSpace(v.GetString("rewards.timely.step_table")); raw != "" {
+		for i, f := range strings.Split(raw, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return c, usagef("rewards.timely.step_table: entry %d %q is not a number", i+1, strings.TrimSpace(f))
+			}
+			t.StepTable = append(t.StepTable, x)
+		}
+	}
+	t.FormatReward = v.GetFloat64("rewards.timely.format_reward")
+	t.Lambda = v.GetFloat64("rewards.timely.lambda")
+	t.CorrectReward = v.GetFloat64("rewards.timely.correct_reward")
+	t.MLWeight = v.GetFloat64("rewards.timely.ml_weight")
+	t.GameExponent = v.GetFloat64("rewards.timely.game_exponent")
+	t.AnswerTag = v.GetString("rewards.timely.answer_tag")
+	t.DurationTag = v.GetString("rewards.timely.duration_tag")
+	t.HonestyTolerance = v.GetFloat64("rewards.timely.honesty_tolerance")
+	c.TicToc.MarginWeighted = v.GetBool("rewards.tictoc.margin_weighted")
+	c.TicToc.ToolCallPatterns = v.GetStringSlice("rewards.tictoc.tool_call_patterns")
+	c.TimePuzzles.Metric = v.GetString("rewards.timepuzzles.metric")
+	if err := c.Validate(); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+// duration reads a duration key such as "30s".
+func duration(v *viper.Viper, key string) (time.Duration, error) {
+	d, err := time.ParseDuration(v.GetString(key))
+	if err != nil || d <= 0 {
+		return 0, usagef("%s: %q is not a positive duration such as 30s or 1h", key, v.GetString(key))
+	}
+	return d, nil
+}
+
+// timerStore builds the timer store from the timers.* keys. Without a
+// secret it returns a store with a random one, and shared=false: its timers
+// are readable only by this process.
+func timerStore(v *viper.Viper) (store *timers.Store, shared bool, err error) {
+	def, err := duration(v, "timers.default_ttl")
+	if err != nil {
+		return nil, false, err
+	}
+	maxTTL, err := duration(v, "timers.max_ttl")
+	if err != nil {
+		return nil, false, err
+	}
+	secret := []byte(v.GetString("timers.secret"))
+	shared = len(secret) > 0
+	if !shared {
+		secret = timers.RandomSecret()
+	}
+	store, err = timers.New(timers.Options{Secret: secret, DefaultTTL: def, MaxTTL: maxTTL, MaxRollouts: v.GetInt("timers.max_rollouts")})
+	if err != nil {
+		return nil, false, usagef("timers.secret (TIMEAWARE_TIMERS_SECRET): %v", err)
+	}
+	return store, shared, nil
+}

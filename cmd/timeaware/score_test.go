@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func readResults(t *testing.T, text string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestScoreWritesOneResultPerLineInOrder(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, filepath.Join(dir, "items.jsonl"), strings.Join([]string{
+		`{"solution_str":"<answer>\\boxed{\\frac{3}{4}}</answer>","ground_truth":"0.75","extra_info":{"elapsed_s":10,"time_limit_s":10}}`,
+		`{"data_source":"timely/general","solution_str":"<answer>12</answer>","ground_truth":12,"extra_info":{"elapsed_s":1,"time_limit_s":10}}`,
+		`{"data_source":"timely/general","solution_str":"I think it is 12.","ground_truth":"12"}`,
+		`{"data_source":"timely/general","solution_str":"<answer>12</answer>","ground_truth":"12","extra_info":{"elapsed_s":11,"time_limit_s":10}}`,
+	}, "\n")+"\n")
+	out := filepath.Join(dir, "scores.jsonl")
+	code, _, stderr := runCLI(t, "score", "--data-source", "timely/general", "--input", in, "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stderr, "scored 4 items with timely/general")
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	res := readResults(t, string(raw))
+	require.Len(t, res, 4)
+	assert.InDelta(t, 1.0, res[0]["score"], 1e-12) // right at the deadline: 0.1+0.5+0.4
+	assert.InDelta(t, 0.6+0.4*0.15643446504023087, res[1]["score"], 1e-12)
+	assert.Equal(t, 0.0, res[2]["score"], "no answer tag: the format check fails")
+	assert.Equal(t, 0.0, res[2]["format_ok"])
+	assert.Equal(t, 0.0, res[3]["score"], "late")
+	for _, r := range res {
+		assert.Len(t, r, 10, "score and nine details on every line")
+	}
+}
+
+func TestScoreErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"data_source":"timely/ml","extra_info":{"accuracy":0.8}}`
+	bad := `{"data_source":"timely/ml","extra_info":{}}`
+	in := writeFile(t, filepath.Join(dir, "mixed.jsonl"), good+"\n"+bad+"\n"+`{"data_source":"timely/game"}`+"\n"+`{oops`+"\n")
+
+	t.Run("over max-errors: exit 1 and no file", func(t *testing.T) {
+		out := filepath.Join(dir, "none.jsonl")
+		code, _, stderr := runCLI(t, "score", "--data-source", "timely/ml", "--input", in, "--out", out)
+		assert.Equal(t, exitData, code)
+		assert.Contains(t, stderr, "3 of 4 items could not be scored")
+		assert.Contains(t, stderr, "line 2: extra_info.accuracy: missing")
+		assert.Contains(t, stderr, `line 3: data_source: "timely/game" differs from --data-source timely/ml`)
+		assert.NoFileExists(t, out)
+		assert.Equal(t, []string{"mixed.jsonl"}, dirNames(t, dir), "no temporary file left")
+	})
+	t.Run("within max-errors: fallback rows keep their place", func(t *testing.T) {
+		code, stdout, stderr := runCLI(t, "score", "--data-source", "timely/ml", "--input", in, "--max-errors", "3")
+		require.Equal(t, exitOK, code, stderr)
+		res := readResults(t, stdout)
+		require.Len(t, res, 4)
+		assert.InDelta(t, 0.1+0.4, res[0]["score"], 1e-12)
+		for i := 1; i < 4; i++ {
+			assert.Equal(t, 0.0, res[i]["score"])
+			assert.NotEmpty(t, res[i]["error"])
+			assert.Len(t, res[i], 11, "details and error on a failed line")
+		}
+		assert.Contains(t, res[3]["error"], "not a valid item")
+	})
+	usage := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no data source", []string{"score", "--input", in}, "--data-source is required"},
+		{"unknown data source", []string{"score", "--data-source", "gsm8k", "--input", in}, `"gsm8k" is not a registered reward`},
+		{"no input", []string{"score", "--data-source", "timely/ml"}, "--input is required"},
+		{"missing input", []string{"score", "--data-source", "timely/ml", "--input", filepath.Join(dir, "nope.jsonl")}, "--input"},
+		{"negative max-errors", []string{"score", "--data-source", "timely/ml", "--input", in, "--max-errors", "-1"}, "--max-errors"},
+		{"out dir missing", []string{"score", "--data-source", "timely/ml", "--input", in, "--out", filepath.Join(dir, "no", "x.jsonl")}, "does not exist"},
+	}
+	for _, tc := range usage {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+func TestScoreTimerTokensNeedTheSecret(t *testing.T) {
+	dir := t.TempDir()
+	item := `{"data_source":"timely/general","solution_str":"<answer>1</answer>","ground_truth":"1","extra_info":{"timer":"AAAA.BBBB"}}`
+	in := writeFile(t, filepath.Join(dir, "t.jsonl"), item+"\n")
+	code, _, stderr := runCLI(t, "score", "--data-source", "timely/general", "--input", in)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, "extra_info.timer: the item names a timer")
+
+	t.Setenv("TIMEAWARE_TIMERS_SECRET", "an offline secret for scoring")
+	code, _, stderr = runCLI(t, "score", "--data-source", "timely/general", "--input", in)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, "extra_info.timer: invalid timer token")
+}

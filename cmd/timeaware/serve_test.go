@@ -1,0 +1,314 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// serverBinary builds the real timeaware binary once per test run.
+func serverBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "timeaware-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "timeaware")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, binErr)
+	return binPath
+}
+
+var (
+	portsMu sync.Mutex
+	ports   = map[string]bool{}
+)
+
+// freePort returns a loopback address that was free a moment ago and that
+// no other test of this run has been given.
+func freePort(t *testing.T) string {
+	t.Helper()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close())
+		if !ports[addr] {
+			ports[addr] = true
+			return addr
+		}
+	}
+}
+
+// serverProc is a running `timeaware serve`.
+type serverProc struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+	done   chan error
+}
+
+func startServer(t *testing.T, addr string, env ...string) *serverProc {
+	t.Helper()
+	cmd := exec.Command(serverBinary(t), "serve", "--addr", addr)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	p := &serverProc{cmd: cmd, url: "http://" + addr, stderr: &stderr, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() { p.stop(t) })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(p.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		select {
+		case err := <-p.done:
+			t.Fatalf("server exited early: %v\n%s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not become healthy\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM and waits for the exit status; it is idempotent.
+func (p *serverProc) stop(t *testing.T) error {
+	if p.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		return err
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		t.Errorf("server did not stop on SIGTERM\n%s", p.stderr.String())
+		return fmt.Errorf("killed")
+	}
+}
+
+func postJSON(t *testing.T, url, body string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	return resp.StatusCode, out
+}
+
+func getJSON(t *testing.T, url string) (int, map[string]any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
+	return resp.StatusCode, out
+}
+
+// TestServeTimersAcrossProcesses: a timer created by one server process is
+// read by a second one that shares the secret, and by the first after a
+// restart; a process with another secret refuses it.
+func TestServeTimersAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts server processes")
+	}
+	secret := "TIMEAWARE_TIMERS_SECRET=replicas-share-this-secret-0001"
+	addrA, addrB := freePort(t), freePort(t)
+	a := startServer(t, addrA, secret)
+	b := startServer(t, addrB, secret)
+
+	code, created := postJSON(t, a.url+"/v1/timers", `{"rollout_id":"rollout-42","speed_factor":4,"time_limit_s":60}`)
+	require.Equal(t, 201, code, "%v", created)
+	tok := created["timer"].(string)
+	// A simulated 20 s tool call, reported to replica B.
+	code, spanned := postJSON(t, b.url+"/v1/timers/"+tok+"/spans", `{"seconds":20,"simulated":true}`)
+	require.Equal(t, 200, code, "%v", spanned)
+	tok = spanned["timer"].(string)
+	time.Sleep(300 * time.Millisecond)
+
+	readA := func(p *serverProc) float64 {
+		code, r := postJSON(t, p.url+"/v1/tools/get_duration", `{"timer":"`+tok+`"}`)
+		require.Equal(t, 200, code, "%v", r)
+		assert.Equal(t, "rollout-42", r["rollout_id"])
+		assert.Regexp(t, `^\d+\.\d\d seconds\.$`, r["text"])
+		return r["elapsed_s"].(float64)
+	}
+	onA, onB := readA(a), readA(b)
+	// Generation time is scaled by 4, the simulated tool time is not.
+	assert.GreaterOrEqual(t, onA, 20+4*0.3)
+	assert.Less(t, onA, 20+4*10.0)
+	assert.InDelta(t, onA, onB, 4*1.0, "replicas read the same timer")
+
+	// Restart A: the token still reads, and time kept running.
+	require.NoError(t, a.stop(t))
+	a2 := startServer(t, addrA, secret)
+	assert.Greater(t, readA(a2), onA)
+
+	// A rollout id is only known to the replica that saw it; the token works anywhere.
+	code, r := postJSON(t, b.url+"/v1/tools/get_duration", `{"rollout_id":"rollout-42"}`)
+	assert.Equal(t, 200, code, "B saw the span, so it knows the rollout: %v", r)
+	code, r = postJSON(t, a2.url+"/v1/tools/get_duration", `{"rollout_id":"rollout-42"}`)
+	assert.Equal(t, 404, code, "%v", r)
+
+	// The reward reads the timer through the item.
+	item := fmt.Sprintf(`{"items":[{"data_source":"timely/general","solution_str":"<answer>1/2</answer>","ground_truth":"0.5","extra_info":{"timer":%q}}]}`, tok)
+	code, scored := postJSON(t, b.url+"/v1/score/batch", item)
+	require.Equal(t, 200, code, "%v", scored)
+	res := scored["results"].([]any)[0].(map[string]any)
+	assert.Equal(t, 60.0, res["time_limit_s"])
+	assert.Equal(t, 1.0, res["acc"])
+	assert.NotContains(t, res, "error")
+
+	other := startServer(t, freePort(t), "TIMEAWARE_TIMERS_SECRET=a-different-secret-entirely-02")
+	code, r = getJSON(t, other.url+"/v1/timers/"+tok)
+	assert.Equal(t, 400, code)
+	assert.Equal(t, "invalid_timer", r["error"].(map[string]any)["code"])
+}
+
+// TestServeDrainsInFlightRequestOnShutdown: SIGTERM while a request's body
+// is still arriving; the request completes and the process exits 0.
+func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	p := startServer(t, freePort(t), "TIMEAWARE_SERVE_TOKEN=tok")
+
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest("POST", p.url+"/v1/score/batch", pr)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer tok")
+	type reply struct {
+		code int
+		body []byte
+		err  error
+	}
+	replies := make(chan reply, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			replies <- reply{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		replies <- reply{resp.StatusCode, b, err}
+	}()
+	_, err = pw.Write([]byte(`{"items":[{"data_source":"timely/general","solution_str":"<answer>42</answer>",`))
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond) // the server is now reading the body
+
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-p.done:
+		p.done <- err
+		t.Fatalf("server exited with a request in flight: %v", err)
+	default:
+	}
+	// New connections are refused while draining.
+	_, err = http.Get(p.url + "/healthz")
+	assert.Error(t, err)
+
+	_, err = pw.Write([]byte(`"ground_truth":"42","extra_info":{"elapsed_s":1,"time_limit_s":2}}]}`))
+	require.NoError(t, err)
+	require.NoError(t, pw.Close())
+	r := <-replies
+	require.NoError(t, r.err)
+	assert.Equal(t, 200, r.code, "%s", r.body)
+	assert.Contains(t, string(r.body), `"acc":1`)
+
+	select {
+	case err := <-p.done:
+		p.done <- err
+		assert.NoError(t, err, "clean exit after draining\n%s", p.stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not exit after draining")
+	}
+	assert.Contains(t, p.stderr.String(), "draining")
+}
+
+// TestServeStartsOnDefaults: no config file, no secret: the service starts,
+// warns that timers are process-local, and serves the registry.
+func TestServeStartsOnDefaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	p := startServer(t, freePort(t))
+	code, reg := getJSON(t, p.url+"/v1/rewards")
+	require.Equal(t, 200, code)
+	var names []string
+	for _, r := range reg["rewards"].([]any) {
+		names = append(names, r.(map[string]any)["data_source"].(string))
+	}
+	assert.Equal(t, []string{"timely/general", "timely/game", "timely/ml", "tictoc/decision", "timepuzzles"}, names)
+	assert.Contains(t, p.stderr.String(), "timers.secret is not set")
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad timeout", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_REQUEST_TIMEOUT": "soon"}, "serve.request_timeout"},
+		{"short secret", []string{"serve"}, map[string]string{"TIMEAWARE_TIMERS_SECRET": "short"}, "at least 16 bytes"},
+		{"bad utilization", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "timely.utilization"},
+		{"bad step table", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_STEP_TABLE": "0.1,x"}, "step_table: entry 2"},
+		{"bad openrlhf source", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_OPENRLHF_DATA_SOURCE": "gsm8k"}, "gsm8k"},
+		{"bad pattern", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS": "("}, "tool_call_patterns"},
+		{"bad addr", []string{"serve", "--addr", "256.0.0.1:99999"}, nil, "--addr"},
+		{"stray argument", []string{"serve", "now"}, nil, "unknown command"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, _, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}

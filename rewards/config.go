@@ -1,0 +1,164 @@
+package rewards
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Config parameterises every reward. DefaultConfig holds the values of the
+// source papers; the command layer fills it from flags and YAML.
+type Config struct {
+	// FallbackScore is the score of an item that cannot be scored.
+	FallbackScore float64
+	Timely        TimelyConfig
+	TicToc        TicTocConfig
+	TimePuzzles   TimePuzzlesConfig
+}
+
+// Utilization variants of the Timely-RL reward (U(t) in eq. 10–12).
+const (
+	UtilSin    = "sin"
+	UtilLinear = "linear"
+	UtilStep   = "step"
+)
+
+// TimelyConfig holds the Timely-RL reward's parameters:
+//
+//	R = 0                       if t > T_max (or the format check fails)
+//	R = r_f                     if on time and r = 0
+//	R = r_f + r + λ·U(t)        if on time and r > 0
+type TimelyConfig struct {
+	// Utilization selects U(t): sin (default), linear or step.
+	Utilization string
+	// StepTable holds U for equal-width bins of t/T_max over [0, 1] (eq. 12
+	// has four: [0,.25), [.25,.5), [.5,.75), [.75,1]). The paper prints the
+	// last entry as 0.1, almost surely a typo for 1.0; the default is 1.0.
+	StepTable []float64
+	// FormatReward is r_f, paid for a well-formed answer on time.
+	FormatReward float64
+	// Lambda weighs the utilisation term.
+	Lambda float64
+	// CorrectReward is r for a correct general-reasoning answer.
+	CorrectReward float64
+	// MLWeight scales ML accuracy into r (r = MLWeight·accuracy).
+	MLWeight float64
+	// GameExponent is the power in r = (s/s_max)^GameExponent.
+	GameExponent float64
+	// AnswerTag, when set, requires the general answer inside <tag>…</tag>.
+	AnswerTag string
+	// DurationTag, when set, requires a self-reported duration inside
+	// <tag>…</tag> (for example "total duration: 12.5 seconds").
+	DurationTag string
+	// HonestyTolerance, when > 0, fails the format check of a response whose
+	// self-reported duration differs from the measured one by more than this
+	// fraction of the measured time (and more than one second).
+	HonestyTolerance float64
+}
+
+// TicTocConfig holds the TicToc decision reward's parameters.
+type TicTocConfig struct {
+	// MarginWeighted scales an agreeing decision's reward by margin/1.5.
+	MarginWeighted bool
+	// ToolCallPatterns are extra regular expressions; a response matching any
+	// of them counts as a tool call.
+	ToolCallPatterns []string
+}
+
+// Time Puzzles metrics usable as the score.
+const (
+	MetricEM      = "em"
+	MetricF1      = "f1"
+	MetricJaccard = "jaccard"
+)
+
+// TimePuzzlesConfig holds the Time Puzzles scorer's parameters.
+type TimePuzzlesConfig struct {
+	// Metric is the detail used as the score: em (default), f1 or jaccard.
+	Metric string
+}
+
+// DefaultConfig returns the papers' parameters: general reasoning with
+// r = 0.5, r_f = 0.1, λ = 0.4 and the sine utilisation; games with
+// r = (s/s_max)^(1/3); ML with r = 0.5·accuracy.
+func DefaultConfig() Config {
+	return Config{
+		FallbackScore: 0,
+		Timely: TimelyConfig{
+			Utilization:   UtilSin,
+			StepTable:     []float64{0.25, 0.5, 0.75, 1.0},
+			FormatReward:  0.1,
+			Lambda:        0.4,
+			CorrectReward: 0.5,
+			MLWeight:      0.5,
+			GameExponent:  1.0 / 3,
+			AnswerTag:     "answer",
+		},
+		TimePuzzles: TimePuzzlesConfig{Metric: MetricEM},
+	}
+}
+
+// Validate reports the first invalid field, named as in the config file.
+func (c Config) Validate() error {
+	bad := func(key string, format string, args ...any) error {
+		return fmt.Errorf("rewards: %s: %s", key, fmt.Sprintf(format, args...))
+	}
+	for key, v := range map[string]float64{
+		"fallback_score":           c.FallbackScore,
+		"timely.format_reward":     c.Timely.FormatReward,
+		"timely.lambda":            c.Timely.Lambda,
+		"timely.correct_reward":    c.Timely.CorrectReward,
+		"timely.ml_weight":         c.Timely.MLWeight,
+		"timely.game_exponent":     c.Timely.GameExponent,
+		"timely.honesty_tolerance": c.Timely.HonestyTolerance,
+	} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return bad(key, "not a finite number")
+		}
+	}
+	switch c.Timely.Utilization {
+	case UtilSin, UtilLinear:
+	case UtilStep:
+		if len(c.Timely.StepTable) == 0 {
+			return bad("timely.step_table", "empty, but utilization is step")
+		}
+	default:
+		return bad("timely.utilization", "%q is not sin, linear or step", c.Timely.Utilization)
+	}
+	for i, v := range c.Timely.StepTable {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return bad("timely.step_table", "entry %d is not a finite number", i+1)
+		}
+	}
+	if c.Timely.GameExponent <= 0 {
+		return bad("timely.game_exponent", "%v must be positive", c.Timely.GameExponent)
+	}
+	if c.Timely.HonestyTolerance < 0 {
+		return bad("timely.honesty_tolerance", "%v must not be negative", c.Timely.HonestyTolerance)
+	}
+	if c.Timely.HonestyTolerance > 0 && c.Timely.DurationTag == "" {
+		return bad("timely.honesty_tolerance", "needs timely.duration_tag to read the reported duration")
+	}
+	for key, tag := range map[string]string{"timely.answer_tag": c.Timely.AnswerTag, "timely.duration_tag": c.Timely.DurationTag} {
+		if !validTag(tag) {
+			return bad(key, "%q is not a tag name (letters, digits, _ and -)", tag)
+		}
+	}
+	switch c.TimePuzzles.Metric {
+	case MetricEM, MetricF1, MetricJaccard:
+	default:
+		return bad("timepuzzles.metric", "%q is not em, f1 or jaccard", c.TimePuzzles.Metric)
+	}
+	return nil
+}
+
+func validTag(tag string) bool {
+	for _, c := range tag {
+		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+var errNoTimeSource = errors.New("the item names a timer, but no timer store is configured (offline, set timers.secret to the secret of the service that issued it)")

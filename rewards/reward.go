@@ -1,0 +1,198 @@
+// Package rewards holds the reward functions that GRPO trainers call through
+// the verifier service, keyed by the data_source of each rollout: the
+// Timely-RL reward for time-budgeted tasks, the TicToc tool-call decision
+// reward, and task scorers such as Time Puzzles.
+//
+// Every reward is a *Reward in the explicit list All. A reward declares the
+// numeric detail keys it reports next to the score, and reports exactly those
+// keys for every item, scored or failed, so that trainers that log details
+// (VeRL's reward managers, OpenRLHF's extra_logs) see a fixed schema.
+//
+// Adding a reward is one file defining a *Reward and one line in All; the
+// shared tests in rewards_test.go run every entry of All through the checks
+// every reward must pass (finite scores, fixed keys, no panic on any input).
+package rewards
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Item is one rollout to score, in the shape VeRL's compute_score receives:
+// the data source naming the reward, the model's response text, the
+// reference answer (whose shape depends on the data source), and the row's
+// extra_info.
+type Item struct {
+	DataSource  string          `json:"data_source"`
+	SolutionStr string          `json:"solution_str"`
+	GroundTruth json.RawMessage `json:"ground_truth"`
+	ExtraInfo   ExtraInfo       `json:"extra_info"`
+}
+
+// ExtraInfo holds the fields of a row's extra_info that rewards read. Other
+// fields (VeRL adds index, split, tools_kwargs and more) are ignored.
+type ExtraInfo struct {
+	// TimeLimitS is the budget T_max in seconds; nil when the task has none.
+	TimeLimitS *float64 `json:"time_limit_s"`
+	// Timer is a timer token issued by the service (POST /v1/timers); when
+	// set, the measured time comes from it.
+	Timer string `json:"timer"`
+	// ElapsedS is a time measured by the caller, used when Timer is empty.
+	ElapsedS *float64 `json:"elapsed_s"`
+	// Score and MaxScore are a game's achieved and maximum score.
+	Score    *float64 `json:"score"`
+	MaxScore *float64 `json:"max_score"`
+	// Accuracy is an ML task's test-set accuracy in [0, 1].
+	Accuracy *float64 `json:"accuracy"`
+}
+
+// Result is the outcome of scoring one item. Details is parallel to the
+// reward's Keys. Err is set when the item could not be scored; Score is then
+// the configured fallback and every detail is zero.
+type Result struct {
+	Score   float64
+	Details []float64
+	Err     error
+}
+
+// Reward is one reward function, registered in All under its data source.
+type Reward struct {
+	// DataSource is the data_source value that selects this reward.
+	DataSource string
+	// Summary says in one line what the reward scores.
+	Summary string
+	// GroundTruth describes the expected ground_truth, for the registry listing.
+	GroundTruth string
+	// Keys are the detail keys reported next to "score", in order.
+	Keys []string
+	// score fills details (len(Keys), zeroed) and returns the score.
+	score func(ctx context.Context, s *Scorer, it *Item, details []float64) (float64, error)
+}
+
+// All lists every reward, in the order the registry shows them.
+var All = []*Reward{
+	TimelyGeneral,
+	TimelyGame,
+	TimelyML,
+	TicTocDecision,
+	TimePuzzles,
+}
+
+// Lookup returns the reward registered for a data source.
+func Lookup(dataSource string) (*Reward, bool) {
+	for _, r := range All {
+		if r.DataSource == dataSource {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// TimeSource reads the elapsed time of a rollout from a timer token. The
+// service passes its timer store; offline scoring passes one built from the
+// same secret.
+type TimeSource interface {
+	// Elapsed returns the measured seconds of the timer and the time limit
+	// it was created with (0 when none).
+	Elapsed(ctx context.Context, token string) (elapsedS, limitS float64, err error)
+}
+
+// Errors a caller may want to tell apart (the service maps them to codes).
+var (
+	// ErrUnknownSource means the item's data_source has no reward.
+	ErrUnknownSource = errors.New("unknown data_source")
+	// ErrInvalidItem means a field of the item is missing or malformed.
+	ErrInvalidItem = errors.New("invalid item")
+)
+
+// FieldError names the item field that made scoring fail.
+type FieldError struct {
+	Field string
+	Err   error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+// Unwrap lets errors.Is(err, ErrInvalidItem) match every field error.
+func (e *FieldError) Unwrap() []error { return []error{e.Err, ErrInvalidItem} }
+
+func fieldErrorf(field, format string, args ...any) error {
+	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// Scorer scores items with one configuration. It is safe for concurrent use.
+type Scorer struct {
+	cfg    Config
+	timers TimeSource
+	timely timelyParams
+	tictoc *toolCallDetector
+}
+
+// NewScorer validates cfg and returns a Scorer. timers may be nil, in which
+// case an item that names a timer fails with an error.
+func NewScorer(cfg Config, timers TimeSource) (*Scorer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Scorer{cfg: cfg, timers: timers}
+	s.timely = newTimelyParams(cfg.Timely)
+	det, err := newToolCallDetector(cfg.TicToc.ToolCallPatterns)
+	if err != nil {
+		return nil, fmt.Errorf("rewards: tictoc.tool_call_patterns: %w", err)
+	}
+	s.tictoc = det
+	return s, nil
+}
+
+// Config returns the configuration the scorer was built with.
+func (s *Scorer) Config() Config { return s.cfg }
+
+// Score scores one item. It never panics and never returns a non-finite
+// score: a failing item gets the fallback score, zero details and Err.
+func (s *Scorer) Score(ctx context.Context, it *Item) Result {
+	r, ok := Lookup(it.DataSource)
+	if !ok {
+		return Result{Score: s.cfg.FallbackScore, Err: fmt.Errorf("data_source: %w %q", ErrUnknownSource, it.DataSource)}
+	}
+	return s.ScoreWith(ctx, r, it)
+}
+
+// ScoreWith scores an item with a given reward, whatever its data_source.
+func (s *Scorer) ScoreWith(ctx context.Context, r *Reward, it *Item) (res Result) {
+	details := make([]float64, len(r.Keys))
+	defer func() {
+		if p := recover(); p != nil {
+			clear(details)
+			res = Result{Score: s.cfg.FallbackScore, Details: details, Err: fmt.Errorf("rewards: %s: internal error: %v", r.DataSource, p)}
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return Result{Score: s.cfg.FallbackScore, Details: details, Err: err}
+	}
+	score, err := r.score(ctx, s, it, details)
+	if err == nil && !finite(score) {
+		err = fmt.Errorf("rewards: %s: score is not finite", r.DataSource)
+	}
+	for _, d := range details {
+		if err == nil && !finite(d) {
+			err = fmt.Errorf("rewards: %s: a detail is not finite", r.DataSource)
+		}
+	}
+	if err != nil {
+		clear(details)
+		return Result{Score: s.cfg.FallbackScore, Details: details, Err: err}
+	}
+	return Result{Score: score, Details: details}
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,507 @@
+// Package timers implements the per-rollout timers of Timely-RL (seed 003,
+// App. A.2.1): a timer reports how long one rollout has taken, with the
+// model's generation time scaled by a speed factor α (to simulate faster or
+// slower hardware), tool time unscaled, and optional jitter on the value the
+// model is shown.
+//
+// A timer's whole state travels in a token signed with HMAC-SHA256. Any
+// process holding the secret can read a token, so timers survive restarts
+// and work behind a load balancer across replicas without shared storage;
+// replicas need roughly synchronised clocks (NTP), since a reading compares
+// the creating replica's start time with the reading replica's clock.
+// Tokens are immutable: an operation that changes a timer (a tool span, a
+// stop) returns a new token, and the caller keeps the newest.
+//
+// A Store also remembers the newest token of each rollout it has seen, so a
+// client on the same replica may name a timer by its rollout id alone.
+package timers
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Errors returned by Store methods; the service maps them to HTTP statuses.
+var (
+	// ErrInvalid means a token is malformed or its signature does not match
+	// (a forged token, or one signed with another secret).
+	ErrInvalid = errors.New("invalid timer token")
+	// ErrExpired means the timer's TTL has passed.
+	ErrExpired = errors.New("timer expired")
+	// ErrNotFound means a rollout id names no timer known to this process.
+	ErrNotFound = errors.New("no timer for this rollout id on this replica")
+	// ErrBadSpec means a create or span request has an invalid field.
+	ErrBadSpec = errors.New("invalid timer request")
+)
+
+// Options configures a Store.
+type Options struct {
+	// Secret keys the token signatures; replicas that share it read each
+	// other's timers. At least 16 bytes.
+	Secret []byte
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// DefaultTTL applies when a spec has none; MaxTTL caps any TTL.
+	DefaultTTL, MaxTTL time.Duration
+	// MaxRollouts bounds the rollout-id index (oldest entries beyond it are
+	// forgotten; their tokens keep working).
+	MaxRollouts int
+}
+
+// Spec describes a timer to create.
+type Spec struct {
+	// RolloutID names the rollout; empty means a random id is generated.
+	RolloutID string
+	// SpeedFactor α scales generation time; 0 means 1.
+	SpeedFactor float64
+	// Jitter is the relative standard deviation of the noise on the value
+	// shown to the model (0 to 1).
+	Jitter float64
+	// TTL is how long the timer lives; 0 means the store's default.
+	TTL time.Duration
+	// TimeLimitS is the rollout's budget, carried for rewards; 0 means none.
+	TimeLimitS float64
+}
+
+// Span reports time spent in tools.
+type Span struct {
+	// Seconds is a closed span's length. Measured spans (the default) took
+	// real wall time and are removed from the scaled generation time;
+	// simulated spans add latency that did not pass on the wall clock.
+	Seconds   float64
+	Simulated bool
+	// Action "start" opens a measured span at the current time; "end"
+	// closes it. Used instead of Seconds.
+	Action string
+}
+
+// Reading is a timer's state at one moment.
+type Reading struct {
+	RolloutID string `json:"rollout_id"`
+	// ElapsedS is α·generation + tool time: what rewards use.
+	ElapsedS float64 `json:"elapsed_s"`
+	// ReportedS is ElapsedS with jitter: what the model is shown.
+	ReportedS float64 `json:"reported_s"`
+	// Text renders ReportedS for the model, e.g. "3.42 seconds.".
+	Text        string    `json:"text"`
+	ToolS       float64   `json:"tool_s"`
+	SpeedFactor float64   `json:"speed_factor"`
+	Jitter      float64   `json:"jitter"`
+	TimeLimitS  float64   `json:"time_limit_s"`
+	Stopped     bool      `json:"stopped"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	// Timer is the newest token of this timer.
+	Timer string `json:"timer"`
+}
+
+// state is what a token carries. Times are Unix nanoseconds.
+type state struct {
+	start, expires int64
+	measured       int64 // closed measured tool spans
+	simulated      int64 // simulated tool latency
+	open           int64 // start of an open measured span, 0 if none
+	stopped        int64 // stop time, 0 while running
+	seed           uint64
+	alpha, jitter  float64
+	limit          float64
+	rollout        string
+}
+
+const (
+	tokenVersion = 1
+	fixedLen     = 1 + 10*8
+	macLen       = 16 // HMAC-SHA256 truncated to 128 bits
+	maxRolloutID = 256
+)
+
+// Store issues and reads timers. It is safe for concurrent use.
+type Store struct {
+	opts  Options
+	macs  sync.Pool
+	index rolloutIndex
+}
+
+// New returns a Store, checking the options.
+func New(opts Options) (*Store, error) {
+	if len(opts.Secret) < 16 {
+		return nil, errors.New("timers: the secret must be at least 16 bytes")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.DefaultTTL <= 0 {
+		opts.DefaultTTL = time.Hour
+	}
+	if opts.MaxTTL <= 0 {
+		opts.MaxTTL = 24 * time.Hour
+	}
+	if opts.DefaultTTL > opts.MaxTTL {
+		return nil, fmt.Errorf("timers: default ttl %v exceeds max ttl %v", opts.DefaultTTL, opts.MaxTTL)
+	}
+	if opts.MaxRollouts <= 0 {
+		opts.MaxRollouts = 1 << 20
+	}
+	secret := append([]byte(nil), opts.Secret...)
+	s := &Store{opts: opts}
+	s.macs.New = func() any { return hmac.New(sha256.New, secret) }
+	s.index.init(opts.MaxRollouts)
+	return s, nil
+}
+
+// RandomSecret returns a fresh 32-byte secret, for a single process that
+// need not share its timers.
+func RandomSecret() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// Create starts a timer now.
+func (s *Store) Create(spec Spec) (Reading, error) {
+	if spec.RolloutID == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		spec.RolloutID = "r-" + hex.EncodeToString(b[:])
+	}
+	if len(spec.RolloutID) > maxRolloutID {
+		return Reading{}, fmt.Errorf("%w: rollout_id: longer than %d bytes", ErrBadSpec, maxRolloutID)
+	}
+	if spec.SpeedFactor == 0 {
+		spec.SpeedFactor = 1
+	}
+	switch {
+	case !(spec.SpeedFactor > 0 && spec.SpeedFactor <= 1e6):
+		return Reading{}, fmt.Errorf("%w: speed_factor: %v is not in (0, 1e6]", ErrBadSpec, spec.SpeedFactor)
+	case !(spec.Jitter >= 0 && spec.Jitter <= 1):
+		return Reading{}, fmt.Errorf("%w: jitter: %v is not in [0, 1]", ErrBadSpec, spec.Jitter)
+	case !(spec.TimeLimitS >= 0 && spec.TimeLimitS < math.Inf(1)):
+		return Reading{}, fmt.Errorf("%w: time_limit_s: %v is not a non-negative number", ErrBadSpec, spec.TimeLimitS)
+	case spec.TTL < 0:
+		return Reading{}, fmt.Errorf("%w: ttl_s: must not be negative", ErrBadSpec)
+	}
+	if spec.TTL == 0 {
+		spec.TTL = s.opts.DefaultTTL
+	}
+	if spec.TTL > s.opts.MaxTTL {
+		return Reading{}, fmt.Errorf("%w: ttl_s: %v exceeds the maximum %v", ErrBadSpec, spec.TTL.Seconds(), s.opts.MaxTTL.Seconds())
+	}
+	now := s.opts.Now().UnixNano()
+	var seed [8]byte
+	_, _ = rand.Read(seed[:])
+	st := state{
+		start: now, expires: now + int64(spec.TTL),
+		seed:  binary.LittleEndian.Uint64(seed[:]),
+		alpha: spec.SpeedFactor, jitter: spec.Jitter, limit: spec.TimeLimitS,
+		rollout: spec.RolloutID,
+	}
+	return s.issue(st, now), nil
+}
+
+// Read returns the timer's reading now. id is a token, or a rollout id
+// whose timer this Store created or saw.
+func (s *Store) Read(id string) (Reading, error) {
+	st, tok, now, err := s.loadToken(id)
+	if err != nil {
+		return Reading{}, err
+	}
+	return s.reading(st, tok, now), nil
+}
+
+// Elapsed returns the measured seconds and the time limit of the timer a
+// token (or known rollout id) names; it makes a Store a rewards.TimeSource.
+func (s *Store) Elapsed(_ context.Context, id string) (elapsedS, limitS float64, err error) {
+	st, now, err := s.load(id)
+	if err != nil {
+		return 0, 0, err
+	}
+	return st.elapsed(now), st.limit, nil
+}
+
+// AddSpan records tool time and returns the reading with the new token.
+func (s *Store) AddSpan(id string, sp Span) (Reading, error) {
+	st, now, err := s.load(id)
+	if err != nil {
+		return Reading{}, err
+	}
+	if st.stopped != 0 {
+		return Reading{}, fmt.Errorf("%w: the timer is stopped", ErrBadSpec)
+	}
+	switch sp.Action {
+	case "":
+		if !(sp.Seconds >= 0 && sp.Seconds <= 1e9) {
+			return Reading{}, fmt.Errorf("%w: seconds: %v is not in [0, 1e9]", ErrBadSpec, sp.Seconds)
+		}
+		d := int64(sp.Seconds * 1e9)
+		if sp.Simulated {
+			st.simulated += d
+		} else {
+			st.measured += d
+		}
+	case "start":
+		if st.open != 0 {
+			return Reading{}, fmt.Errorf("%w: action: a span is already open", ErrBadSpec)
+		}
+		st.open = now
+	case "end":
+		if st.open == 0 {
+			return Reading{}, fmt.Errorf("%w: action: no span is open", ErrBadSpec)
+		}
+		st.measured += max(0, now-st.open)
+		st.open = 0
+	default:
+		return Reading{}, fmt.Errorf("%w: action: %q is not start or end", ErrBadSpec, sp.Action)
+	}
+	return s.issue(st, now), nil
+}
+
+// Stop freezes the timer at the current reading and returns the reading
+// with the frozen token. Stopping a stopped timer returns it unchanged.
+// Earlier tokens stay readable until they expire: timers cannot be revoked
+// without shared state.
+func (s *Store) Stop(id string) (Reading, error) {
+	st, now, err := s.load(id)
+	if err != nil {
+		return Reading{}, err
+	}
+	if st.stopped == 0 {
+		if st.open != 0 {
+			st.measured += max(0, now-st.open)
+			st.open = 0
+		}
+		st.stopped = max(now, st.start)
+		return s.issue(st, now), nil
+	}
+	return s.reading(st, s.encode(st), now), nil
+}
+
+func (s *Store) issue(st state, now int64) Reading {
+	tok := s.encode(st)
+	s.index.put(st.rollout, tok, st.expires, now)
+	return s.reading(st, tok, now)
+}
+
+func (s *Store) load(id string) (state, int64, error) {
+	st, _, now, err := s.loadToken(id)
+	return st, now, err
+}
+
+// loadToken resolves id (a token or a known rollout id) to the timer's
+// state and token, checking signature and expiry.
+func (s *Store) loadToken(id string) (state, string, int64, error) {
+	now := s.opts.Now().UnixNano()
+	if tok, ok := s.index.get(id); ok {
+		id = tok
+	} else if !strings.Contains(id, ".") {
+		return state{}, "", 0, ErrNotFound
+	}
+	st, err := s.decode(id)
+	if err != nil {
+		return state{}, "", 0, err
+	}
+	if now > st.expires {
+		return state{}, "", 0, ErrExpired
+	}
+	return st, id, now, nil
+}
+
+// elapsed is α·generation + measured + simulated tool time at now.
+func (st *state) elapsed(now int64) float64 {
+	end := now
+	if st.stopped != 0 {
+		end = st.stopped
+	}
+	measured := st.measured
+	if st.open != 0 {
+		measured += max(0, end-st.open)
+	}
+	gen := max(0, end-st.start-measured)
+	return st.alpha*float64(gen)/1e9 + float64(measured+st.simulated)/1e9
+}
+
+func (s *Store) reading(st state, tok string, now int64) Reading {
+	el := st.elapsed(now)
+	rep := el
+	if st.jitter > 0 {
+		rep = max(0, el*(1+st.jitter*normal(st.seed^uint64(now))))
+	}
+	tool := st.measured + st.simulated
+	if st.open != 0 && st.stopped == 0 {
+		tool += max(0, now-st.open)
+	}
+	return Reading{
+		RolloutID: st.rollout, ElapsedS: el, ReportedS: rep, Text: FormatSeconds(rep),
+		ToolS: float64(tool) / 1e9, SpeedFactor: st.alpha, Jitter: st.jitter, TimeLimitS: st.limit,
+		Stopped: st.stopped != 0, ExpiresAt: time.Unix(0, st.expires).UTC(), Timer: tok,
+	}
+}
+
+// FormatSeconds renders a duration for the model: "3.42 seconds.".
+func FormatSeconds(sec float64) string {
+	b := make([]byte, 0, 24)
+	b = strconv.AppendFloat(b, sec, 'f', 2, 64)
+	return string(append(b, " seconds."...))
+}
+
+// normal returns a standard normal deviate derived from x (Box–Muller over
+// two splitmix64 outputs), so a reading's jitter needs no shared state.
+func normal(x uint64) float64 {
+	a, b := splitmix(x), splitmix(x+0x9e3779b97f4a7c15)
+	u1 := (float64(a>>11) + 0.5) / (1 << 53)
+	u2 := float64(b>>11) / (1 << 53)
+	return math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+var b64 = base64.RawURLEncoding
+
+func (s *Store) encode(st state) string {
+	buf := make([]byte, fixedLen, fixedLen+len(st.rollout)+macLen)
+	buf[0] = tokenVersion
+	le := binary.LittleEndian
+	for i, v := range [...]uint64{
+		uint64(st.start), uint64(st.expires), uint64(st.measured), uint64(st.simulated),
+		uint64(st.open), uint64(st.stopped), st.seed,
+		math.Float64bits(st.alpha), math.Float64bits(st.jitter), math.Float64bits(st.limit),
+	} {
+		le.PutUint64(buf[1+8*i:], v)
+	}
+	buf = append(buf, st.rollout...)
+	mac := s.sign(buf)
+	out := make([]byte, b64.EncodedLen(len(buf))+1+b64.EncodedLen(macLen))
+	b64.Encode(out, buf)
+	n := b64.EncodedLen(len(buf))
+	out[n] = '.'
+	b64.Encode(out[n+1:], mac[:macLen])
+	return string(out)
+}
+
+func (s *Store) sign(payload []byte) [sha256.Size]byte {
+	h := s.macs.Get().(hash.Hash)
+	h.Reset()
+	h.Write(payload)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	s.macs.Put(h)
+	return sum
+}
+
+func (s *Store) decode(tok string) (state, error) {
+	dot := strings.IndexByte(tok, '.')
+	if dot < 0 || len(tok) > 2*(fixedLen+maxRolloutID+macLen) {
+		return state{}, ErrInvalid
+	}
+	var pbuf [fixedLen + maxRolloutID + 8]byte
+	var mbuf [macLen + 8]byte
+	payload, mac := pbuf[:0], mbuf[:0]
+	if b64.DecodedLen(dot) > len(pbuf) || b64.DecodedLen(len(tok)-dot-1) != macLen {
+		return state{}, ErrInvalid
+	}
+	n, err := b64.Decode(pbuf[:], []byte(tok[:dot]))
+	if err != nil {
+		return state{}, ErrInvalid
+	}
+	payload = pbuf[:n]
+	m, err := b64.Decode(mbuf[:], []byte(tok[dot+1:]))
+	if err != nil || m != macLen {
+		return state{}, ErrInvalid
+	}
+	mac = mbuf[:m]
+	want := s.sign(payload)
+	if !hmac.Equal(mac, want[:macLen]) {
+		return state{}, ErrInvalid
+	}
+	if len(payload) < fixedLen || payload[0] != tokenVersion {
+		return state{}, ErrInvalid
+	}
+	le := binary.LittleEndian
+	u := func(i int) uint64 { return le.Uint64(payload[1+8*i:]) }
+	return state{
+		start: int64(u(0)), expires: int64(u(1)), measured: int64(u(2)), simulated: int64(u(3)),
+		open: int64(u(4)), stopped: int64(u(5)), seed: u(6),
+		alpha: math.Float64frombits(u(7)), jitter: math.Float64frombits(u(8)), limit: math.Float64frombits(u(9)),
+		rollout: string(payload[fixedLen:]),
+	}, nil
+}
+
+// rolloutIndex maps rollout ids to their newest token, in shards to keep
+// lock contention low. When a shard is full, expired entries are dropped,
+// then arbitrary ones.
+type rolloutIndex struct {
+	shards [64]indexShard
+	per    int
+}
+
+type indexShard struct {
+	mu sync.RWMutex
+	m  map[string]indexEntry
+}
+
+type indexEntry struct {
+	token   string
+	expires int64
+}
+
+func (x *rolloutIndex) init(limit int) {
+	x.per = max(1, limit/len(x.shards))
+	for i := range x.shards {
+		x.shards[i].m = map[string]indexEntry{}
+	}
+}
+
+func (x *rolloutIndex) shard(id string) *indexShard {
+	h := uint32(2166136261)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint32(id[i])) * 16777619
+	}
+	return &x.shards[h%uint32(len(x.shards))]
+}
+
+func (x *rolloutIndex) get(id string) (string, bool) {
+	if len(id) > maxRolloutID {
+		return "", false
+	}
+	sh := x.shard(id)
+	sh.mu.RLock()
+	e, ok := sh.m[id]
+	sh.mu.RUnlock()
+	return e.token, ok
+}
+
+func (x *rolloutIndex) put(id, tok string, expires, now int64) {
+	sh := x.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if _, ok := sh.m[id]; !ok && len(sh.m) >= x.per {
+		for k, e := range sh.m {
+			if e.expires < now {
+				delete(sh.m, k)
+			}
+		}
+		for k := range sh.m {
+			if len(sh.m) < x.per {
+				break
+			}
+			delete(sh.m, k)
+		}
+	}
+	sh.m[id] = indexEntry{token: tok, expires: expires}
+}

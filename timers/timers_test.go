@@ -1,0 +1,255 @@
+package timers
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeClock is a settable clock shared by stores in one test.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var secret = []byte("a shared secret of enough bytes")
+
+func newStore(t *testing.T, clk *fakeClock, key []byte) *Store {
+	t.Helper()
+	s, err := New(Options{Secret: key, Now: clk.Now, DefaultTTL: time.Hour, MaxTTL: 2 * time.Hour})
+	require.NoError(t, err)
+	return s
+}
+
+func TestElapsedScalesGenerationNotTools(t *testing.T) {
+	tests := []struct {
+		name  string
+		alpha float64
+		steps func(t *testing.T, s *Store, clk *fakeClock, tok string) string
+		want  float64
+	}{
+		{"generation only, alpha 1", 1, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			clk.Advance(3 * time.Second)
+			return tok
+		}, 3},
+		{"generation only, alpha 2.5", 2.5, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			clk.Advance(4 * time.Second)
+			return tok
+		}, 10},
+		{"reported measured span is not scaled", 2, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			// 10 s of wall time, 4 of them in a tool: 2·6 + 4.
+			clk.Advance(10 * time.Second)
+			r, err := s.AddSpan(tok, Span{Seconds: 4})
+			require.NoError(t, err)
+			return r.Timer
+		}, 16},
+		{"simulated span adds latency", 0.5, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			// 6 s of wall time scaled by 0.5, plus 50 s of simulated tool latency.
+			clk.Advance(6 * time.Second)
+			r, err := s.AddSpan(tok, Span{Seconds: 50, Simulated: true})
+			require.NoError(t, err)
+			return r.Timer
+		}, 53},
+		{"measured start and end", 3, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			// 1 s generating, 5 s in a tool, 2 s generating: 3·3 + 5.
+			clk.Advance(time.Second)
+			r, err := s.AddSpan(tok, Span{Action: "start"})
+			require.NoError(t, err)
+			clk.Advance(5 * time.Second)
+			r, err = s.AddSpan(r.Timer, Span{Action: "end"})
+			require.NoError(t, err)
+			clk.Advance(2 * time.Second)
+			return r.Timer
+		}, 14},
+		{"open span counts unscaled", 10, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			clk.Advance(time.Second)
+			r, err := s.AddSpan(tok, Span{Action: "start"})
+			require.NoError(t, err)
+			clk.Advance(7 * time.Second)
+			return r.Timer
+		}, 17},
+		{"stop freezes the reading", 2, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			clk.Advance(2 * time.Second)
+			r, err := s.Stop(tok)
+			require.NoError(t, err)
+			clk.Advance(time.Minute)
+			return r.Timer
+		}, 4},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+			s := newStore(t, clk, secret)
+			r, err := s.Create(Spec{RolloutID: "r1", SpeedFactor: tc.alpha})
+			require.NoError(t, err)
+			tok := tc.steps(t, s, clk, r.Timer)
+			got, err := s.Read(tok)
+			require.NoError(t, err)
+			assert.InDelta(t, tc.want, got.ElapsedS, 1e-9)
+			assert.Equal(t, got.ElapsedS, got.ReportedS, "no jitter configured")
+			el, _, err := s.Elapsed(context.Background(), tok)
+			require.NoError(t, err)
+			assert.InDelta(t, tc.want, el, 1e-9)
+		})
+	}
+}
+
+func TestTokensAreReadByAnyStoreWithTheSecret(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	a := newStore(t, clk, secret)
+	r, err := a.Create(Spec{RolloutID: "rollout-7", SpeedFactor: 2, TimeLimitS: 30})
+	require.NoError(t, err)
+	clk.Advance(1500 * time.Millisecond)
+
+	b := newStore(t, clk, secret) // another replica, or a restart
+	got, err := b.Read(r.Timer)
+	require.NoError(t, err)
+	assert.Equal(t, "rollout-7", got.RolloutID)
+	assert.InDelta(t, 3.0, got.ElapsedS, 1e-9)
+	assert.Equal(t, "3.00 seconds.", got.Text)
+	assert.Equal(t, 30.0, got.TimeLimitS)
+
+	_, err = b.Read("rollout-7")
+	assert.ErrorIs(t, err, ErrNotFound, "a rollout id is only known where the timer was seen")
+	got, err = a.Read("rollout-7")
+	require.NoError(t, err)
+	assert.InDelta(t, 3.0, got.ElapsedS, 1e-9)
+
+	other := newStore(t, clk, []byte("some other secret, also long"))
+	_, err = other.Read(r.Timer)
+	assert.ErrorIs(t, err, ErrInvalid)
+}
+
+func TestRolloutIDFollowsNewestToken(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s := newStore(t, clk, secret)
+	_, err := s.Create(Spec{RolloutID: "r"})
+	require.NoError(t, err)
+	clk.Advance(2 * time.Second)
+	_, err = s.AddSpan("r", Span{Seconds: 30, Simulated: true})
+	require.NoError(t, err)
+	got, err := s.Read("r")
+	require.NoError(t, err)
+	assert.InDelta(t, 32.0, got.ElapsedS, 1e-9)
+	assert.InDelta(t, 30.0, got.ToolS, 1e-9)
+}
+
+func TestErrors(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s := newStore(t, clk, secret)
+	r, err := s.Create(Spec{RolloutID: "x", TTL: time.Minute})
+	require.NoError(t, err)
+
+	forged := []byte(r.Timer)
+	forged[3] ^= 1
+	tests := []struct {
+		name string
+		run  func() error
+		want error
+		msg  string
+	}{
+		{"forged token", func() error { _, err := s.Read(string(forged)); return err }, ErrInvalid, ""},
+		{"garbage token", func() error { _, err := s.Read("not.a-token"); return err }, ErrInvalid, ""},
+		{"unknown rollout", func() error { _, err := s.Read("nobody"); return err }, ErrNotFound, ""},
+		{"speed factor", func() error { _, err := s.Create(Spec{SpeedFactor: -1}); return err }, ErrBadSpec, "speed_factor"},
+		{"jitter", func() error { _, err := s.Create(Spec{Jitter: 2}); return err }, ErrBadSpec, "jitter"},
+		{"ttl over max", func() error { _, err := s.Create(Spec{TTL: 3 * time.Hour}); return err }, ErrBadSpec, "ttl_s"},
+		{"long rollout id", func() error { _, err := s.Create(Spec{RolloutID: strings.Repeat("a", 300)}); return err }, ErrBadSpec, "rollout_id"},
+		{"negative span", func() error { _, err := s.AddSpan(r.Timer, Span{Seconds: -1}); return err }, ErrBadSpec, "seconds"},
+		{"end without start", func() error { _, err := s.AddSpan(r.Timer, Span{Action: "end"}); return err }, ErrBadSpec, "no span is open"},
+		{"bad action", func() error { _, err := s.AddSpan(r.Timer, Span{Action: "pause"}); return err }, ErrBadSpec, "action"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.run()
+			require.ErrorIs(t, err, tc.want)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+
+	t.Run("expired", func(t *testing.T) {
+		clk.Advance(2 * time.Minute)
+		_, err := s.Read(r.Timer)
+		assert.ErrorIs(t, err, ErrExpired)
+	})
+	t.Run("short secret", func(t *testing.T) {
+		_, err := New(Options{Secret: []byte("short")})
+		assert.ErrorContains(t, err, "at least 16 bytes")
+	})
+}
+
+func TestJitterIsBoundedAndVaries(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s := newStore(t, clk, secret)
+	r, err := s.Create(Spec{Jitter: 0.1})
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	var sum float64
+	const n = 2000
+	for i := 0; i < n; i++ {
+		clk.Advance(time.Millisecond)
+		got, err := s.Read(r.Timer)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, got.ReportedS, 0.0)
+		sum += got.ReportedS/got.ElapsedS - 1
+		seen[got.Text] = true
+	}
+	assert.Greater(t, len(seen), n/10, "jitter should vary the shown value")
+	assert.InDelta(t, 0, sum/n, 0.02, "jitter should be centred")
+}
+
+func TestFormatSeconds(t *testing.T) {
+	assert.Equal(t, "3.42 seconds.", FormatSeconds(3.4212))
+	assert.Equal(t, "0.00 seconds.", FormatSeconds(0))
+	assert.Equal(t, "120.50 seconds.", FormatSeconds(120.5))
+}
+
+func FuzzReadToken(f *testing.F) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s, err := New(Options{Secret: secret, Now: clk.Now})
+	if err != nil {
+		f.Fatal(err)
+	}
+	r, _ := s.Create(Spec{RolloutID: "seed"})
+	f.Add(r.Timer)
+	f.Add("")
+	f.Add(".")
+	f.Add("AAAA.AAAA")
+	f.Fuzz(func(t *testing.T, tok string) {
+		got, err := s.Read(tok)
+		if err == nil && tok != r.Timer && tok != "seed" {
+			// Only tokens this store signed may read successfully.
+			again, err := s.Read(got.Timer)
+			if err != nil || again.RolloutID != got.RolloutID {
+				t.Fatalf("accepted %q but cannot re-read its token", tok)
+			}
+		}
+	})
+}
+
+func BenchmarkRead(b *testing.B) {
+	s, err := New(Options{Secret: secret})
+	require.NoError(b, err)
+	r, err := s.Create(Spec{RolloutID: "bench-rollout-0001", SpeedFactor: 2, Jitter: 0.05})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := s.Read(r.Timer); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

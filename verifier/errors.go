@@ -1,0 +1,112 @@
+package verifier
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/timers"
+)
+
+// apiError is an error with the status and JSON body a client sees:
+//
+//	{"error": {"code": "invalid_item", "message": "...", "field": "extra_info.score"}}
+//
+// Field names the offending request field when there is one.
+type apiError struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"`
+	// RetryAfter, in seconds, is sent for statuses a client should retry.
+	RetryAfter int `json:"-"`
+}
+
+func (e *apiError) Error() string { return e.Message }
+
+var (
+	errUnauthorized = &apiError{Status: http.StatusUnauthorized, Code: "unauthorized", Message: "missing or wrong bearer token"}
+	errOverloaded   = &apiError{Status: http.StatusTooManyRequests, Code: "overloaded", Message: "too many requests in flight; retry shortly", RetryAfter: 1}
+)
+
+func badRequest(code, field, msg string) *apiError {
+	return &apiError{Status: http.StatusBadRequest, Code: code, Field: field, Message: msg}
+}
+
+// toAPIError is the one place where errors become HTTP statuses.
+func toAPIError(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var mbe *http.MaxBytesError
+	var fe *rewards.FieldError
+	switch {
+	case errors.As(err, &mbe):
+		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body exceeds " + strconv.FormatInt(mbe.Limit, 10) + " bytes"}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "timeout", Message: "the request took longer than the server's request timeout; retry, or send smaller batches", RetryAfter: 1}
+	case errors.Is(err, context.Canceled):
+		return &apiError{Status: 499, Code: "canceled", Message: "the client went away"}
+	case errors.As(err, &fe):
+		return badRequest("invalid_item", fe.Field, err.Error())
+	case errors.Is(err, rewards.ErrUnknownSource):
+		return badRequest("unknown_data_source", "data_source", err.Error()+"; see GET /v1/rewards")
+	case errors.Is(err, rewards.ErrInvalidItem):
+		return badRequest("invalid_item", "", err.Error())
+	case errors.Is(err, timers.ErrBadSpec):
+		return badRequest("invalid_timer_request", "", err.Error())
+	case errors.Is(err, timers.ErrInvalid):
+		return badRequest("invalid_timer", "timer", "the timer token is malformed or was signed with another secret")
+	case errors.Is(err, timers.ErrExpired):
+		return &apiError{Status: http.StatusGone, Code: "timer_expired", Field: "timer", Message: "the timer's ttl has passed"}
+	case errors.Is(err, timers.ErrNotFound):
+		return &apiError{Status: http.StatusNotFound, Code: "timer_not_found", Field: "timer", Message: err.Error() + "; pass the timer token to read it on any replica"}
+	}
+	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
+}
+
+func writeError(w http.ResponseWriter, err error) int {
+	ae := toAPIError(err)
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	}
+	body, _ := json.Marshal(struct {
+		Error *apiError `json:"error"`
+	}{ae})
+	status := ae.Status
+	if status == 499 { // nobody is listening; record it, write nothing useful
+		status = http.StatusBadRequest
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+	return ae.Status
+}
+
+// jsonAppender is implemented by responses that encode themselves (the
+// batch results), skipping reflection on the hot path.
+type jsonAppender interface {
+	AppendJSON(b []byte) []byte
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) int {
+	var body []byte
+	if a, ok := v.(jsonAppender); ok {
+		body = a.AppendJSON(make([]byte, 0, 4096))
+	} else {
+		var err error
+		if body, err = json.Marshal(v); err != nil {
+			return writeError(w, err)
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+	return status
+}

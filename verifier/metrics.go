@@ -1,0 +1,110 @@
+package verifier
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/timers"
+)
+
+// metrics are the service's Prometheus series. Label values are resolved
+// once per route and data source, so the hot path only adds to counters.
+type metrics struct {
+	requests   *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	inflight   prometheus.Gauge
+	items      *prometheus.CounterVec
+	batchItems prometheus.Histogram
+	timers     *prometheus.CounterVec
+	bySource   map[string][2]prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "timeaware_http_requests_total", Help: "HTTP requests by route and status code.",
+		}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "timeaware_http_request_duration_seconds", Help: "HTTP request latency by route.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "timeaware_http_inflight_requests", Help: "Requests being served.",
+		}),
+		items: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "timeaware_scored_items_total", Help: "Scored items by data source and outcome (ok or error).",
+		}, []string{"data_source", "outcome"}),
+		batchItems: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "timeaware_batch_items", Help: "Items per batch request (/v1/score/batch and /v1/openrlhf).",
+			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
+		}),
+		timers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "timeaware_timer_operations_total", Help: "Timer operations by kind and outcome.",
+		}, []string{"op", "outcome"}),
+		bySource: map[string][2]prometheus.Counter{},
+	}
+	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers)
+	for _, r := range rewards.All {
+		m.bySource[r.DataSource] = [2]prometheus.Counter{
+			m.items.WithLabelValues(r.DataSource, "ok"), m.items.WithLabelValues(r.DataSource, "error"),
+		}
+	}
+	m.bySource["unknown"] = [2]prometheus.Counter{m.items.WithLabelValues("unknown", "ok"), m.items.WithLabelValues("unknown", "error")}
+	return m
+}
+
+// scored adds n items of a data source, failed of which failed.
+func (m *metrics) scored(ds string, n, failed int) {
+	c, ok := m.bySource[ds]
+	if !ok {
+		c = m.bySource["unknown"]
+	}
+	if n > failed {
+		c[0].Add(float64(n - failed))
+	}
+	if failed > 0 {
+		c[1].Add(float64(failed))
+	}
+}
+
+func (m *metrics) timerOp(op string, err error) {
+	outcome := "ok"
+	switch {
+	case err == nil:
+	case errors.Is(err, timers.ErrExpired):
+		outcome = "expired"
+	default:
+		outcome = "error"
+	}
+	m.timers.WithLabelValues(op, outcome).Inc()
+}
+
+// routeMetrics caches one route's series.
+type routeMetrics struct {
+	m       *metrics
+	name    string
+	latency prometheus.Observer
+	mu      sync.Mutex
+	codes   map[int]prometheus.Counter
+}
+
+func (m *metrics) route(name string) *routeMetrics {
+	return &routeMetrics{m: m, name: name, latency: m.latency.WithLabelValues(name), codes: map[int]prometheus.Counter{}}
+}
+
+func (rm *routeMetrics) observe(code int, d time.Duration) {
+	rm.latency.Observe(d.Seconds())
+	rm.mu.Lock()
+	c, ok := rm.codes[code]
+	if !ok {
+		c = rm.m.requests.WithLabelValues(rm.name, strconv.Itoa(code))
+		rm.codes[code] = c
+	}
+	rm.mu.Unlock()
+	c.Inc()
+}

@@ -1,0 +1,280 @@
+package verifier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strconv"
+	"sync"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/timeaware/timeaware/rewards"
+)
+
+// parallelBatch is the batch size from which one request's items are
+// scored on several cores.
+const parallelBatch = 512
+
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	if len(body) == 0 {
+		return nil, badRequest("empty_body", "", "the request body is empty; send a JSON object")
+	}
+	return body, nil
+}
+
+// decodeError turns a JSON decoding error into a 400 that names the
+// problem and, for a wrong type, the field.
+func decodeError(prefix string, err error) error {
+	var ute *json.UnmarshalTypeError
+	if errors.As(err, &ute) {
+		field := ute.Field
+		if prefix != "" && field != "" {
+			field = prefix + "." + field
+		} else if prefix != "" {
+			field = prefix
+		}
+		if field == "" {
+			return badRequest("invalid_json", "", fmt.Sprintf("want a JSON object, got JSON %s", ute.Value))
+		}
+		return badRequest("invalid_json", field, fmt.Sprintf("%s: want %s, got JSON %s", field, ute.Type, ute.Value))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return badRequest("malformed_json", prefix, fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
+	}
+	return badRequest("malformed_json", prefix, "malformed JSON: "+err.Error())
+}
+
+func (s *Server) listRewards(*http.Request) (any, error) {
+	type entry struct {
+		DataSource  string   `json:"data_source"`
+		Summary     string   `json:"summary"`
+		GroundTruth string   `json:"ground_truth"`
+		Keys        []string `json:"keys"`
+	}
+	out := make([]entry, 0, len(rewards.All))
+	for _, r := range rewards.All {
+		out = append(out, entry{r.DataSource, r.Summary, r.GroundTruth, r.Keys})
+	}
+	return map[string]any{"rewards": out, "fallback_score": s.opts.Scorer.Config().FallbackScore}, nil
+}
+
+// scoreOne scores a single item. Unlike a batch, an item that cannot be
+// scored is a 400 naming the field: there is no other row to keep.
+func (s *Server) scoreOne(r *http.Request) (any, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	var it rewards.Item
+	if err := json.Unmarshal(body, &it); err != nil {
+		return nil, decodeError("", err)
+	}
+	if it.DataSource == "" {
+		return nil, badRequest("invalid_item", "data_source", "data_source: missing; see GET /v1/rewards")
+	}
+	rw, ok := rewards.Lookup(it.DataSource)
+	if !ok {
+		return nil, fmt.Errorf("data_source: %w %q", rewards.ErrUnknownSource, it.DataSource)
+	}
+	res := s.opts.Scorer.ScoreWith(r.Context(), rw, &it)
+	s.metrics.scored(rw.DataSource, 1, b2i(res.Err != nil))
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	return &singleResult{keys: rw.Keys, res: res}, nil
+}
+
+type batchRequest struct {
+	Items []rewards.Item `json:"items"`
+}
+
+type rawBatchRequest struct {
+	Items []json.RawMessage `json:"items"`
+}
+
+// scoreBatch scores items in order. A malformed body is a 400; an item that
+// cannot be decoded or scored gets the fallback score, zero details and an
+// error, and the others score.
+func (s *Server) scoreBatch(r *http.Request) (any, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	items, itemErrs, err := s.decodeBatch(body)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.batchItems.Observe(float64(len(items)))
+	return s.scoreItems(r.Context(), items, itemErrs), nil
+}
+
+// decodeBatch decodes {"items": [...]}. The common case (every item well
+// formed) takes one pass; otherwise each item is decoded on its own so that
+// one bad item does not sink the batch.
+func (s *Server) decodeBatch(body []byte) ([]rewards.Item, []error, error) {
+	var req batchRequest
+	err := json.Unmarshal(body, &req)
+	if err == nil {
+		if req.Items == nil {
+			return nil, nil, badRequest("invalid_request", "items", "items: missing; send {\"items\": [...]}")
+		}
+		if len(req.Items) > s.opts.MaxBatchItems {
+			return nil, nil, tooManyItems(len(req.Items), s.opts.MaxBatchItems)
+		}
+		return req.Items, nil, nil
+	}
+	var raw rawBatchRequest
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, nil, decodeError("", err)
+	}
+	if raw.Items == nil {
+		return nil, nil, badRequest("invalid_request", "items", "items: missing; send {\"items\": [...]}")
+	}
+	if len(raw.Items) > s.opts.MaxBatchItems {
+		return nil, nil, tooManyItems(len(raw.Items), s.opts.MaxBatchItems)
+	}
+	items := make([]rewards.Item, len(raw.Items))
+	errs := make([]error, len(raw.Items))
+	for i, b := range raw.Items {
+		if err := json.Unmarshal(b, &items[i]); err != nil {
+			errs[i] = decodeError("", err)
+			// Keep the data source, when it decodes, so the result still
+			// carries that reward's keys.
+			var head struct {
+				DataSource string `json:"data_source"`
+			}
+			_ = json.Unmarshal(b, &head)
+			items[i] = rewards.Item{DataSource: head.DataSource}
+		}
+	}
+	return items, errs, nil
+}
+
+func tooManyItems(n, limit int) error {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "too_many_items", Field: "items",
+		Message: fmt.Sprintf("items: %d items exceed the limit of %d per batch; split the batch", n, limit)}
+}
+
+func (s *Server) scoreItems(ctx context.Context, items []rewards.Item, itemErrs []error) *batchResults {
+	out := &batchResults{results: make([]itemResult, len(items))}
+	score := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			res := &out.results[i]
+			if itemErrs != nil && itemErrs[i] != nil {
+				res.err = itemErrs[i]
+				res.res = rewards.Result{Score: s.opts.Scorer.Config().FallbackScore}
+				if rw, ok := rewards.Lookup(items[i].DataSource); ok {
+					res.keys = rw.Keys
+				}
+				continue
+			}
+			it := &items[i]
+			rw, ok := rewards.Lookup(it.DataSource)
+			if !ok {
+				res.res = s.opts.Scorer.Score(ctx, it)
+				res.err = res.res.Err
+				continue
+			}
+			res.keys = rw.Keys
+			res.res = s.opts.Scorer.ScoreWith(ctx, rw, it)
+			res.err = res.res.Err
+		}
+	}
+	n := len(items)
+	if workers := runtime.GOMAXPROCS(0); n >= parallelBatch && workers > 1 {
+		var wg sync.WaitGroup
+		chunk := (n + workers - 1) / workers
+		for lo := 0; lo < n; lo += chunk {
+			wg.Add(1)
+			go func(lo, hi int) { defer wg.Done(); score(lo, hi) }(lo, min(lo+chunk, n))
+		}
+		wg.Wait()
+	} else {
+		score(0, n)
+	}
+	s.countBatch(items, out)
+	return out
+}
+
+// countBatch adds the batch's outcomes to the per-data-source counters.
+func (s *Server) countBatch(items []rewards.Item, out *batchResults) {
+	type tally struct{ n, failed int }
+	var counts map[string]*tally
+	var last string
+	var lastT *tally
+	for i := range out.results {
+		ds := items[i].DataSource
+		if _, ok := rewards.Lookup(ds); !ok {
+			ds = "unknown"
+		}
+		if ds != last || lastT == nil {
+			if counts == nil {
+				counts = map[string]*tally{}
+			}
+			t := counts[ds]
+			if t == nil {
+				t = &tally{}
+				counts[ds] = t
+			}
+			last, lastT = ds, t
+		}
+		lastT.n++
+		if out.results[i].err != nil {
+			lastT.failed++
+			out.failed++
+		}
+	}
+	for ds, t := range counts {
+		s.metrics.scored(ds, t.n, t.failed)
+	}
+}
+
+type itemResult struct {
+	keys []string
+	res  rewards.Result
+	err  error
+}
+
+type batchResults struct {
+	results []itemResult
+	failed  int
+}
+
+// AppendJSON writes {"results":[...],"failed":n}.
+func (b *batchResults) AppendJSON(buf []byte) []byte {
+	buf = append(buf, `{"results":[`...)
+	for i := range b.results {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = b.results[i].res.AppendJSON(buf, b.results[i].keys, b.results[i].err)
+	}
+	buf = append(buf, `],"failed":`...)
+	buf = strconv.AppendInt(buf, int64(b.failed), 10)
+	return append(buf, '}')
+}
+
+type singleResult struct {
+	keys []string
+	res  rewards.Result
+}
+
+func (r *singleResult) AppendJSON(buf []byte) []byte {
+	return r.res.AppendJSON(buf, r.keys, nil)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

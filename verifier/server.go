@@ -1,0 +1,229 @@
+// Package verifier is the HTTP verifier service that GRPO trainers call for
+// rewards: single and batch scoring, the OpenRLHF remote reward protocol,
+// per-rollout timers and their get_duration tool, the reward registry,
+// health, Prometheus metrics and an OpenAPI document.
+//
+// Handlers return (value, error); one wrapper writes the value as JSON or
+// maps the error to a status and a JSON error body (errors.go), so every
+// route answers bad input the same way. The service never trusts its input:
+// bodies and batch sizes are limited, every item is scored in isolation
+// (one bad item gets the fallback score and an error, the rest score), and
+// a panic in a handler becomes a 500 without taking the process down.
+package verifier
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/timers"
+)
+
+// Options configures a Server. Zero values take the defaults noted.
+type Options struct {
+	// Scorer scores items; required.
+	Scorer *rewards.Scorer
+	// Timers issues and reads timers; required.
+	Timers *timers.Store
+	// Token, when set, is the bearer token every /v1 request must carry.
+	Token string
+	// MaxBodyBytes limits a request body (default 32 MiB).
+	MaxBodyBytes int64
+	// MaxBatchItems limits the items of one batch (default 8192).
+	MaxBatchItems int
+	// RequestTimeout bounds the work on one request (default 30 s).
+	RequestTimeout time.Duration
+	// MaxInflight bounds concurrent /v1 requests; more get 429 (default 512).
+	MaxInflight int
+	// OpenRLHFDataSource is the data source of OpenRLHF requests that do not
+	// name one in the data_source query parameter (default timely/general).
+	OpenRLHFDataSource string
+	// ShutdownTimeout bounds the drain of in-flight requests (default 30 s).
+	ShutdownTimeout time.Duration
+	// Logger receives start, stop and handler-failure messages (default: discard).
+	Logger *slog.Logger
+	// Version is reported by /healthz.
+	Version string
+}
+
+// Server is the verifier service.
+type Server struct {
+	opts    Options
+	mux     *http.ServeMux
+	metrics *metrics
+	sem     chan struct{}
+}
+
+// New checks opts and builds the service's routes.
+func New(opts Options) (*Server, error) {
+	if opts.Scorer == nil || opts.Timers == nil {
+		return nil, errors.New("verifier: a scorer and a timer store are required")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = 32 << 20
+	}
+	if opts.MaxBatchItems <= 0 {
+		opts.MaxBatchItems = 8192
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 30 * time.Second
+	}
+	if opts.MaxInflight <= 0 {
+		opts.MaxInflight = 512
+	}
+	if opts.ShutdownTimeout <= 0 {
+		opts.ShutdownTimeout = 30 * time.Second
+	}
+	if opts.OpenRLHFDataSource == "" {
+		opts.OpenRLHFDataSource = "timely/general"
+	}
+	if _, ok := rewards.Lookup(opts.OpenRLHFDataSource); !ok {
+		return nil, errors.New("verifier: openrlhf data source " + opts.OpenRLHFDataSource + " is not a registered reward")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{opts: opts, mux: http.NewServeMux(), sem: make(chan struct{}, opts.MaxInflight)}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.metrics = newMetrics(reg)
+
+	for _, rt := range s.routes() {
+		s.mux.Handle(rt.pattern, s.wrap(rt))
+	}
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	s.mux.Handle("/", s.wrap(route{pattern: "/", name: "other", open: true, h: func(r *http.Request) (any, error) {
+		return nil, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no route for " + r.Method + " " + r.URL.Path + "; see GET /openapi.json"}
+	}}))
+	return s, nil
+}
+
+// route is one endpoint: its Go 1.22 pattern, a metrics label, whether it
+// is open without a token, and its handler.
+type route struct {
+	pattern string
+	name    string
+	open    bool
+	status  int // success status (default 200)
+	h       func(*http.Request) (any, error)
+}
+
+func (s *Server) routes() []route {
+	return []route{
+		{pattern: "GET /healthz", name: "/healthz", open: true, h: s.health},
+		{pattern: "GET /openapi.json", name: "/openapi.json", open: true, h: s.openAPI},
+		{pattern: "GET /v1/rewards", name: "/v1/rewards", h: s.listRewards},
+		{pattern: "POST /v1/score", name: "/v1/score", h: s.scoreOne},
+		{pattern: "POST /v1/score/batch", name: "/v1/score/batch", h: s.scoreBatch},
+		{pattern: "POST /v1/openrlhf", name: "/v1/openrlhf", h: s.openRLHF},
+		{pattern: "POST /v1/timers", name: "/v1/timers", status: http.StatusCreated, h: s.createTimer},
+		{pattern: "GET /v1/timers/{id}", name: "/v1/timers/{id}", h: s.readTimer},
+		{pattern: "DELETE /v1/timers/{id}", name: "/v1/timers/{id}", h: s.stopTimer},
+		{pattern: "POST /v1/timers/{id}/spans", name: "/v1/timers/{id}/spans", h: s.addSpan},
+		{pattern: "POST /v1/tools/get_duration", name: "/v1/tools/get_duration", h: s.getDuration},
+	}
+}
+
+// Handler returns the service's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Serve answers requests on ln until ctx is cancelled, then stops accepting
+// connections and waits up to ShutdownTimeout for in-flight requests to
+// finish. It returns nil after a clean drain.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "auth", s.opts.Token != "")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.opts.Logger.Info("shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	s.opts.Logger.Info("stopped")
+	return nil
+}
+
+// wrap applies auth, the in-flight limit, the body limit, the request
+// timeout, panic recovery and metrics around a route's handler, and writes
+// its result.
+func (s *Server) wrap(rt route) http.Handler {
+	ok := rt.status
+	if ok == 0 {
+		ok = http.StatusOK
+	}
+	obs := s.metrics.route(rt.name)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		s.metrics.inflight.Inc()
+		defer s.metrics.inflight.Dec()
+		status := s.serveRoute(rt, ok, w, r)
+		obs.observe(status, time.Since(start))
+	})
+}
+
+func (s *Server) serveRoute(rt route, ok int, w http.ResponseWriter, r *http.Request) (status int) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Logger.Error("handler panic", "route", rt.name, "panic", p)
+			status = writeError(w, &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
+		}
+	}()
+	if !rt.open && s.opts.Token != "" && !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="timeaware"`)
+		return writeError(w, errUnauthorized)
+	}
+	if !rt.open {
+		select {
+		case s.sem <- struct{}{}:
+			defer func() { <-s.sem }()
+		default:
+			return writeError(w, errOverloaded)
+		}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+	defer cancel()
+	v, err := rt.h(r.WithContext(ctx))
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return writeError(w, err)
+	}
+	return writeJSON(w, ok, v)
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	tok, found := strings.CutPrefix(h, "Bearer ")
+	return found && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
+}
+
+func (s *Server) health(*http.Request) (any, error) {
+	return map[string]string{"status": "ok", "version": s.opts.Version}, nil
+}

@@ -1,0 +1,451 @@
+package verifier
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/timers"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type fixture struct {
+	srv   *Server
+	ts    *httptest.Server
+	clock *testClock
+	store *timers.Store
+}
+
+func newFixture(t *testing.T, mod func(*Options)) *fixture {
+	t.Helper()
+	clk := &testClock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes.."), Now: clk.Now})
+	require.NoError(t, err)
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+	require.NoError(t, err)
+	opts := Options{Scorer: scorer, Timers: store, Version: "test"}
+	if mod != nil {
+		mod(&opts)
+	}
+	srv, err := New(opts)
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &fixture{srv: srv, ts: ts, clock: clk, store: store}
+}
+
+// do sends a request and returns the status and decoded JSON body.
+func (f *fixture) do(t *testing.T, method, path, body string, hdr ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.ts.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out map[string]any
+	require.NoError(t, json.Unmarshal(raw, &out), "body %s", raw)
+	return resp.StatusCode, out
+}
+
+func errorOf(t *testing.T, body map[string]any) map[string]any {
+	t.Helper()
+	e, ok := body["error"].(map[string]any)
+	require.True(t, ok, "no error object in %v", body)
+	return e
+}
+
+func general(answer string, elapsed, limit float64) string {
+	return fmt.Sprintf(`{"data_source":"timely/general","solution_str":"thinking... <answer>%s</answer>","ground_truth":"42","extra_info":{"elapsed_s":%v,"time_limit_s":%v,"index":7,"split":"train"}}`, answer, elapsed, limit)
+}
+
+func TestScoreBatchKeepsOrderAndIsolatesBadItems(t *testing.T) {
+	f := newFixture(t, nil)
+	items := []string{
+		general("42", 5, 10), // right, half the budget
+		`{"data_source":"timely/game","extra_info":{"score":10}}`, // no max_score
+		general("41", 5, 10), // wrong: r_f only
+		`{"data_source":"no/such","solution_str":"x"}`,
+		`{"data_source":"timely/general","solution_str":"<answer>42</answer>","ground_truth":"42","extra_info":{"elapsed_s":"soon"}}`,
+		general("42", 12, 10), // late
+		`[1,2]`,
+	}
+	code, body := f.do(t, "POST", "/v1/score/batch", `{"items":[`+strings.Join(items, ",")+`]}`)
+	require.Equal(t, http.StatusOK, code, "%v", body)
+	results := body["results"].([]any)
+	require.Len(t, results, len(items))
+	assert.Equal(t, 4.0, body["failed"])
+
+	get := func(i int) map[string]any { return results[i].(map[string]any) }
+	assert.InDelta(t, 0.1+0.5+0.4*0.7071067811865476, get(0)["score"], 1e-12)
+	assert.Equal(t, 1.0, get(0)["acc"])
+	assert.NotContains(t, get(0), "error")
+	assert.InDelta(t, 0.1, get(2)["score"], 1e-12)
+	assert.Equal(t, 0.0, get(5)["score"])
+	assert.Equal(t, 0.0, get(5)["on_time"])
+
+	for i, want := range map[int]string{1: "extra_info.max_score", 3: "unknown data_source", 4: "elapsed_s", 6: "want a JSON object, got JSON array"} {
+		r := get(i)
+		assert.Equal(t, 0.0, r["score"], "item %d gets the fallback", i)
+		assert.Contains(t, r["error"], want, "item %d", i)
+	}
+	// Every item of a known data source reports the same keys.
+	keysOf := func(m map[string]any) []string {
+		var ks []string
+		for k := range m {
+			if k != "error" {
+				ks = append(ks, k)
+			}
+		}
+		slices.Sort(ks)
+		return ks
+	}
+	assert.Equal(t, keysOf(get(0)), keysOf(get(4)))
+	assert.Equal(t, keysOf(get(0)), keysOf(get(1)))
+}
+
+func TestLargeBatchScoresInParallelInOrder(t *testing.T) {
+	f := newFixture(t, nil)
+	var b strings.Builder
+	b.WriteString(`{"items":[`)
+	const n = 3 * parallelBatch
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		ans := "42"
+		if i%3 == 0 {
+			ans = "7"
+		}
+		b.WriteString(general(ans, float64(i%10), 10))
+	}
+	b.WriteString(`]}`)
+	code, body := f.do(t, "POST", "/v1/score/batch", b.String())
+	require.Equal(t, http.StatusOK, code)
+	results := body["results"].([]any)
+	require.Len(t, results, n)
+	for i, r := range results {
+		m := r.(map[string]any)
+		assert.Equal(t, float64(i%10), m["elapsed_s"], "item %d out of order", i)
+		assert.Equal(t, b2f(i%3 != 0), m["acc"], "item %d", i)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestRequestErrors(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxBodyBytes = 4096; o.MaxBatchItems = 3 })
+	big := `{"items":[` + strings.Repeat(general("42", 1, 2)+",", 40) + general("42", 1, 2) + `]}`
+	four := `{"items":[` + strings.Repeat(general("42", 1, 2)+",", 3) + general("42", 1, 2) + `]}`
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		code, field, msg         string
+	}{
+		{"malformed json", "POST", "/v1/score/batch", `{"items":[{"data_source": }]}`, 400, "malformed_json", "", "malformed JSON at byte"},
+		{"items missing", "POST", "/v1/score/batch", `{"itemz":[]}`, 400, "invalid_request", "items", "items: missing"},
+		{"items wrong type", "POST", "/v1/score/batch", `{"items":{}}`, 400, "invalid_json", "items", "items"},
+		{"empty body", "POST", "/v1/score/batch", ``, 400, "empty_body", "", "empty"},
+		{"body over limit", "POST", "/v1/score/batch", big, 413, "body_too_large", "", "4096 bytes"},
+		{"too many items", "POST", "/v1/score/batch", four, 413, "too_many_items", "items", "limit of 3"},
+		{"single: field error", "POST", "/v1/score", `{"data_source":"timely/ml","extra_info":{"accuracy":1.5}}`, 400, "invalid_item", "extra_info.accuracy", "not in [0, 1]"},
+		{"single: no data source", "POST", "/v1/score", `{"solution_str":"x"}`, 400, "invalid_item", "data_source", "missing"},
+		{"single: unknown data source", "POST", "/v1/score", `{"data_source":"gsm8k"}`, 400, "unknown_data_source", "data_source", "gsm8k"},
+		{"unknown route", "GET", "/v2/nothing", ``, 404, "not_found", "", "/v2/nothing"},
+		{"wrong method", "GET", "/v1/score/batch", ``, 404, "not_found", "", "GET /v1/score/batch"},
+		{"timer: unknown field", "POST", "/v1/timers", `{"speedfactor":2}`, 400, "malformed_json", "", "speedfactor"},
+		{"timer: bad speed", "POST", "/v1/timers", `{"speed_factor":-1}`, 400, "invalid_timer_request", "", "speed_factor"},
+		{"timer: forged", "GET", "/v1/timers/AAAA.BBBB", ``, 400, "invalid_timer", "timer", "signed with another secret"},
+		{"timer: unknown rollout", "GET", "/v1/timers/nobody", ``, 404, "timer_not_found", "timer", "rollout id"},
+		{"get_duration: nothing named", "POST", "/v1/tools/get_duration", `{}`, 400, "invalid_timer_request", "timer", "rollout id"},
+		{"span: neither", "POST", "/v1/timers/x/spans", `{"simulated":true}`, 400, "invalid_timer_request", "seconds", "either"},
+		{"openrlhf: lengths", "POST", "/v1/openrlhf", `{"query":["a","b"],"labels":["1"]}`, 400, "invalid_request", "labels", "1 entries for 2 queries"},
+		{"openrlhf: source", "POST", "/v1/openrlhf?data_source=nope", `{"query":[]}`, 400, "unknown_data_source", "data_source", "nope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := f.do(t, tc.method, tc.path, tc.body)
+			require.Equal(t, tc.status, code, "%v", body)
+			e := errorOf(t, body)
+			assert.Equal(t, tc.code, e["code"])
+			if tc.field != "" {
+				assert.Equal(t, tc.field, e["field"])
+			}
+			assert.Contains(t, e["message"], tc.msg)
+		})
+	}
+}
+
+func TestBearerToken(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.Token = "s3cret" })
+	tests := []struct {
+		name, path string
+		hdr        []string
+		status     int
+	}{
+		{"no token", "/v1/rewards", nil, 401},
+		{"wrong token", "/v1/rewards", []string{"Authorization", "Bearer nope"}, 401},
+		{"not bearer", "/v1/rewards", []string{"Authorization", "Basic s3cret"}, 401},
+		{"right token", "/v1/rewards", []string{"Authorization", "Bearer s3cret"}, 200},
+		{"health is open", "/healthz", nil, 200},
+		{"openapi is open", "/openapi.json", nil, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := f.do(t, "GET", tc.path, "", tc.hdr...)
+			assert.Equal(t, tc.status, code, "%v", body)
+			if code == 401 {
+				assert.Equal(t, "unauthorized", errorOf(t, body)["code"])
+			}
+		})
+	}
+}
+
+func TestOverloadedIs429WithRetryAfter(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxInflight = 1 })
+	// Hold the only slot with a request whose body has not finished arriving.
+	pr, pw := io.Pipe()
+	done := make(chan int)
+	go func() {
+		resp, err := http.Post(f.ts.URL+"/v1/score/batch", "application/json", pr)
+		if err != nil {
+			done <- 0
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	_, err := pw.Write([]byte(`{"items":[`))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(f.srv.sem) == 1 }, 5*time.Second, time.Millisecond)
+
+	resp, err := http.Post(f.ts.URL+"/v1/score", "application/json", strings.NewReader(general("42", 1, 2)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+
+	_, err = pw.Write([]byte(general("42", 1, 2) + `]}`))
+	require.NoError(t, err)
+	require.NoError(t, pw.Close())
+	assert.Equal(t, http.StatusOK, <-done)
+}
+
+func TestTimersOverHTTP(t *testing.T) {
+	f := newFixture(t, nil)
+	code, created := f.do(t, "POST", "/v1/timers", `{"rollout_id":"r-1","speed_factor":2,"time_limit_s":30}`)
+	require.Equal(t, http.StatusCreated, code, "%v", created)
+	tok := created["timer"].(string)
+	assert.Equal(t, "r-1", created["rollout_id"])
+
+	// 3 s of generation (×2) then a 5 s tool call reported by the caller.
+	f.clock.Advance(3 * time.Second)
+	code, spanned := f.do(t, "POST", "/v1/timers/"+tok+"/spans", `{"seconds":5}`)
+	require.Equal(t, 200, code, "%v", spanned)
+	f.clock.Advance(5 * time.Second) // the tool span's wall time
+	tok = spanned["timer"].(string)
+
+	code, got := f.do(t, "POST", "/v1/tools/get_duration", `{"rollout_id":"r-1","timer":"`+tok+`"}`)
+	require.Equal(t, 200, code, "%v", got)
+	assert.Equal(t, "11.00 seconds.", got["text"]) // 2·(8−5) + 5
+	code, byID := f.do(t, "POST", "/v1/tools/get_duration", `{"rollout_id":"r-1"}`)
+	require.Equal(t, 200, code)
+	assert.Equal(t, got["text"], byID["text"])
+
+	code, mismatch := f.do(t, "POST", "/v1/tools/get_duration", `{"rollout_id":"r-2","timer":"`+tok+`"}`)
+	assert.Equal(t, 400, code)
+	assert.Equal(t, "rollout_id", errorOf(t, mismatch)["field"])
+
+	// A reward reads the same timer, with the limit it was created with.
+	item := fmt.Sprintf(`{"data_source":"timely/general","solution_str":"<answer>42</answer>","ground_truth":"42","extra_info":{"timer":%q}}`, tok)
+	code, scored := f.do(t, "POST", "/v1/score", item)
+	require.Equal(t, 200, code, "%v", scored)
+	assert.Equal(t, 11.0, scored["elapsed_s"])
+	assert.Equal(t, 30.0, scored["time_limit_s"])
+
+	code, stopped := f.do(t, "DELETE", "/v1/timers/"+tok, "")
+	require.Equal(t, 200, code)
+	assert.Equal(t, true, stopped["stopped"])
+	f.clock.Advance(time.Hour - 30*time.Second)
+	code, later := f.do(t, "GET", "/v1/timers/"+stopped["timer"].(string), "")
+	require.Equal(t, 200, code)
+	assert.Equal(t, 11.0, later["elapsed_s"], "a stopped timer is frozen")
+
+	f.clock.Advance(time.Minute)
+	code, gone := f.do(t, "GET", "/v1/timers/"+tok, "")
+	assert.Equal(t, http.StatusGone, code)
+	assert.Equal(t, "timer_expired", errorOf(t, gone)["code"])
+	code, late := f.do(t, "POST", "/v1/score/batch", `{"items":[`+item+`]}`)
+	require.Equal(t, 200, code)
+	assert.Contains(t, late["results"].([]any)[0].(map[string]any)["error"], "extra_info.timer: timer expired")
+}
+
+func TestOpenRLHF(t *testing.T) {
+	f := newFixture(t, nil)
+	body := `{"query":["Q: 6*7? <answer>42</answer>","Q: 6*7? <answer>41</answer>","Q: 6*7? no answer"],
+	          "prompts":["Q: 6*7? ","Q: 6*7? ","Q: 6*7? "],"labels":["42","42","42"]}`
+	code, out := f.do(t, "POST", "/v1/openrlhf", body)
+	require.Equal(t, 200, code, "%v", out)
+	assert.Equal(t, []any{0.6, 0.1, 0.0}, out["rewards"])
+	assert.Equal(t, out["rewards"], out["scores"])
+	logs := out["extra_logs"].(map[string]any)
+	assert.Equal(t, []any{1.0, 0.0, 0.0}, logs["acc"])
+	assert.Equal(t, []any{1.0, 1.0, 0.0}, logs["format_ok"])
+	assert.Equal(t, []any{0.0, 0.0, 0.0}, logs["failed"])
+
+	code, out = f.do(t, "POST", "/v1/openrlhf?data_source=timepuzzles", `{"query":["MY ANSWER: 2024-02-29"],"labels":["2024-02-29"]}`)
+	require.Equal(t, 200, code, "%v", out)
+	assert.Equal(t, []any{1.0}, out["rewards"])
+}
+
+// TestGolden pins the wire format of the registry and of a batch response.
+func TestGolden(t *testing.T) {
+	f := newFixture(t, nil)
+	cases := []struct{ name, method, path, body string }{
+		{"rewards", "GET", "/v1/rewards", ""},
+		{"batch", "POST", "/v1/score/batch", `{"items":[` + general("42", 2.5, 10) + `,` + general("x", 2.5, 10) +
+			`,{"data_source":"timely/game","extra_info":{"score":8,"max_score":64,"elapsed_s":30,"time_limit_s":60}}` +
+			`,{"data_source":"timely/ml","extra_info":{"accuracy":0.9}}` +
+			`,{"data_source":"timely/ml","extra_info":{}}]}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(tc.method, f.ts.URL+tc.path, strings.NewReader(tc.body))
+			require.NoError(t, err)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			raw, err := io.ReadAll(resp.Body)
+			require.NoError(t, err)
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, raw, "", "  "))
+			golden := filepath.Join("testdata", tc.name+".golden.json")
+			if *update {
+				require.NoError(t, os.MkdirAll("testdata", 0o755))
+				require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./verifier -run TestGolden -update")
+			assert.Equal(t, string(want), pretty.String())
+		})
+	}
+}
+
+// TestOpenAPIDescribesEveryRoute keeps the document and the routes in step.
+func TestOpenAPIDescribesEveryRoute(t *testing.T) {
+	f := newFixture(t, nil)
+	code, doc := f.do(t, "GET", "/openapi.json", "")
+	require.Equal(t, 200, code)
+	paths := doc["paths"].(map[string]any)
+	for _, rt := range f.srv.routes() {
+		method, path, _ := strings.Cut(rt.pattern, " ")
+		p, ok := paths[path].(map[string]any)
+		if assert.True(t, ok, "openapi.json lacks path %s", path) {
+			assert.Contains(t, p, strings.ToLower(method), "openapi.json lacks %s", rt.pattern)
+		}
+	}
+	assert.Contains(t, paths, "/metrics")
+}
+
+func TestMetricsCountBatches(t *testing.T) {
+	f := newFixture(t, nil)
+	for i := 0; i < 3; i++ {
+		code, _ := f.do(t, "POST", "/v1/score/batch", `{"items":[`+general("42", 1, 2)+`,{"data_source":"timely/ml"}]}`)
+		require.Equal(t, 200, code)
+	}
+	resp, err := http.Get(f.ts.URL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	text := string(raw)
+	for _, want := range []string{
+		`timeaware_http_requests_total{code="200",route="/v1/score/batch"} 3`,
+		`timeaware_scored_items_total{data_source="timely/general",outcome="ok"} 3`,
+		`timeaware_scored_items_total{data_source="timely/ml",outcome="error"} 3`,
+		`timeaware_batch_items_count 3`,
+		`timeaware_batch_items_sum 6`,
+	} {
+		assert.Contains(t, text, want)
+	}
+}
+
+// FuzzScoreBatchRequest: no body crashes the service or breaks the contract
+// (a 200 has one result per item; anything else is a JSON error).
+func FuzzScoreBatchRequest(f *testing.F) {
+	f.Add([]byte(`{"items":[` + general("42", 1, 2) + `]}`))
+	f.Add([]byte(`{"items":[{"data_source":"tictoc/decision","solution_str":"<tool_call>{\"name\":\"x\"}</tool_call>","ground_truth":{"preferred":"tool","margin":1}}]}`))
+	f.Add([]byte(`{"items":[{"data_source":"timepuzzles","solution_str":"MY ANSWER: None","ground_truth":"None"}, 3, null]}`))
+	f.Add([]byte(`{"items":null}`))
+	f.Add([]byte(`{"items":[{"extra_info":{"timer":"AAAA.BBBB","elapsed_s":-1}}]}`))
+	clk := &testClock{t: time.Unix(1_800_000_000, 0)}
+	store, _ := timers.New(timers.Options{Secret: []byte("fuzz secret that is long enough"), Now: clk.Now})
+	scorer, _ := rewards.NewScorer(rewards.DefaultConfig(), store)
+	srv, err := New(Options{Scorer: scorer, Timers: store, MaxBodyBytes: 1 << 16})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := srv.Handler()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		for _, path := range []string{"/v1/score/batch", "/v1/score", "/v1/openrlhf"} {
+			rec := httptest.NewRecorder()
+			req := httptest.NewRequest("POST", path, bytes.NewReader(body)).WithContext(context.Background())
+			h.ServeHTTP(rec, req)
+			var out map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+				t.Fatalf("%s: status %d: body is not JSON: %q", path, rec.Code, rec.Body.String())
+			}
+			switch {
+			case rec.Code == 200 && path == "/v1/score/batch":
+				var req struct{ Items []json.RawMessage }
+				if json.Unmarshal(body, &req) == nil && len(out["results"].([]any)) != len(req.Items) {
+					t.Fatalf("%d results for %d items", len(out["results"].([]any)), len(req.Items))
+				}
+			case rec.Code == 200:
+			case rec.Code == 400 || rec.Code == 413:
+				if _, ok := out["error"].(map[string]any); !ok {
+					t.Fatalf("%s: status %d without an error object: %s", path, rec.Code, rec.Body)
+				}
+			default:
+				t.Fatalf("%s: unexpected status %d: %s", path, rec.Code, rec.Body)
+			}
+		}
+	})
+}
