@@ -203,7 +203,8 @@ func ansEqualFold(a, b string) bool {
 // assignment ("x=") is dropped, and "(B)" becomes "B" for a single letter.
 //
 // When both normalised sides are numbers they compare numerically, equal
-// when |a−b| ≤ 1e-9·max(1, |a|, |b|). Numbers are an optional sign followed
+// when |a−b| ≤ 1e-12·max(1, |a|, |b|) (so integers up to 10^12 compare
+// exactly). Numbers are an optional sign followed
 // by a decimal (12, -0.50, .5, 1e3, 2.5E-3), a fraction of decimals (3/4,
 // 3/-4), or \frac with braced or single-character arguments (\frac{3}{4},
 // \frac34, -\frac{1}{2}, \frac{-1}{2}); a trailing % makes a percentage.
@@ -235,7 +236,7 @@ func EqualAnswers(pred, ref string) bool {
 }
 
 func ansCloseEnough(a, b float64) bool {
-	return math.Abs(a-b) <= 1e-9*max(1, math.Abs(a), math.Abs(b))
+	return math.Abs(a-b) <= 1e-12*max(1, math.Abs(a), math.Abs(b))
 }
 
 // ansNormalizeAnswer returns the comparison form of an answer described at

@@ -319,3 +319,31 @@ func BenchmarkTimelyGeneral(b *testing.B) {
 		}
 	}
 }
+
+func TestGroundTruthText(t *testing.T) {
+	tests := []struct {
+		raw, want, err string
+	}{
+		{`"42"`, "42", ""},
+		{` "a\"b" `, `a"b`, ""},
+		{`"\\frac{1}{2}"`, `\frac{1}{2}`, ""},
+		{`"é"`, "é", ""},
+		{`12.5`, "12.5", ""},
+		{`"`, "", "not a valid string"},
+		{`"abc`, "", "not a valid string"},
+		{`true`, "", "want a string or a number"},
+		{`-`, "", "not a valid number"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.raw, func(t *testing.T) {
+			got, err := groundTruthText(json.RawMessage(tc.raw))
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // timelyKeys are the details of the three Timely-RL rewards:
@@ -253,6 +254,9 @@ func groundTruthText(raw json.RawMessage) (string, error) {
 	}
 	switch c := b[0]; {
 	case c == '"':
+		if len(b) >= 2 && b[len(b)-1] == '"' && plainJSONString(b[1:len(b)-1]) {
+			return string(b[1 : len(b)-1]), nil
+		}
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
 			return "", fieldErrorf("ground_truth", "not a valid string: %v", err)
@@ -265,6 +269,17 @@ func groundTruthText(raw json.RawMessage) (string, error) {
 		return string(b), nil
 	}
 	return "", fieldErrorf("ground_truth", "want a string or a number")
+}
+
+// plainJSONString reports whether b, the inside of a JSON string, has no
+// escapes, quotes or control bytes, so its bytes are the string's.
+func plainJSONString(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 func trimSpace(b []byte) []byte {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"sync"
 
 	json "github.com/goccy/go-json"
 
@@ -94,10 +95,20 @@ type jsonAppender interface {
 	AppendJSON(b []byte) []byte
 }
 
+// outPool recycles response buffers of self-encoding responses.
+var outPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
 func writeJSON(w http.ResponseWriter, status int, v any) int {
 	var body []byte
 	if a, ok := v.(jsonAppender); ok {
-		body = a.AppendJSON(make([]byte, 0, 4096))
+		bp := outPool.Get().(*[]byte)
+		body = a.AppendJSON((*bp)[:0])
+		defer func() {
+			if cap(body) <= 4<<20 {
+				*bp = body[:0]
+				outPool.Put(bp)
+			}
+		}()
 	} else {
 		var err error
 		if body, err = json.Marshal(v); err != nil {

@@ -40,10 +40,11 @@ func (s *Server) openRLHF(r *http.Request) (any, error) {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "unknown_data_source", Field: "data_source",
 			Message: fmt.Sprintf("data_source: %q is not a registered reward; see GET /v1/rewards", ds)}
 	}
-	body, err := readBody(r)
+	body, release, err := readBody(r)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	var req openRLHFRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, decodeError("", err)

@@ -1,10 +1,10 @@
 package verifier
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -19,15 +19,32 @@ import (
 // scored on several cores.
 const parallelBatch = 512
 
-func readBody(r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return nil, err
+// bodyPool recycles request-body buffers: batch bodies are large, and
+// nothing decoded from a body refers to its bytes afterwards.
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// readBody reads the whole body into a pooled buffer; call release when
+// done with the bytes.
+func readBody(r *http.Request) (body []byte, release func(), err error) {
+	buf := bodyPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	release = func() {
+		if buf.Cap() <= 64<<20 {
+			bodyPool.Put(buf)
+		}
 	}
-	if len(body) == 0 {
-		return nil, badRequest("empty_body", "", "the request body is empty; send a JSON object")
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, 64<<20)) + 1)
 	}
-	return body, nil
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		release()
+		return nil, nil, err
+	}
+	if buf.Len() == 0 {
+		release()
+		return nil, nil, badRequest("empty_body", "", "the request body is empty; send a JSON object")
+	}
+	return buf.Bytes(), release, nil
 }
 
 // decodeError turns a JSON decoding error into a 400 that names the
@@ -70,10 +87,11 @@ func (s *Server) listRewards(*http.Request) (any, error) {
 // scoreOne scores a single item. Unlike a batch, an item that cannot be
 // scored is a 400 naming the field: there is no other row to keep.
 func (s *Server) scoreOne(r *http.Request) (any, error) {
-	body, err := readBody(r)
+	body, release, err := readBody(r)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	var it rewards.Item
 	if err := json.Unmarshal(body, &it); err != nil {
 		return nil, decodeError("", err)
@@ -105,10 +123,11 @@ type rawBatchRequest struct {
 // cannot be decoded or scored gets the fallback score, zero details and an
 // error, and the others score.
 func (s *Server) scoreBatch(r *http.Request) (any, error) {
-	body, err := readBody(r)
+	body, release, err := readBody(r)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	items, itemErrs, err := s.decodeBatch(body)
 	if err != nil {
 		return nil, err

@@ -15,10 +15,11 @@ import (
 // decodeStrict decodes a small request object, rejecting unknown fields so
 // that a misspelt option is an error rather than a silent default.
 func decodeStrict(r *http.Request, v any) error {
-	body, err := readBody(r)
+	body, release, err := readBody(r)
 	if err != nil {
 		return err
 	}
+	defer release()
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
