@@ -1,0 +1,523 @@
+"""A small HTTP client for the timeaware verifier service (`timeaware serve`).
+
+Standard library only. One `Client` may be shared by any number of threads:
+each thread keeps its own keep-alive connection to the server.
+
+Contract:
+
+* The base URL comes from the ``base_url`` argument, else ``TIMEAWARE_URL``,
+  else ``http://127.0.0.1:8080``; the bearer token from ``token``, else
+  ``TIMEAWARE_SERVE_TOKEN``, else none.
+* Every request has a connect timeout and a read timeout.
+* Requests are retried with exponential backoff (plus jitter) on connection
+  errors and on 429 and 503 answers, waiting what the server's
+  ``Retry-After`` asks for (capped by ``max_retry_wait_s``). Read timeouts
+  and 502/504 answers are retried only for requests marked idempotent,
+  because the server may already have acted on them.
+* A non-2xx answer that is not retried, or the last failed attempt, raises
+  `TimeawareError`; connection failures and timeouts raise its subclass
+  `ServerUnavailable`. Nothing else escapes except programming errors.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import json
+import math
+import os
+import random
+import socket
+import ssl
+import threading
+import time
+import urllib.parse
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+__all__ = [
+    "DEFAULT_URL",
+    "Client",
+    "TimeawareError",
+    "ServerUnavailable",
+    "to_jsonable",
+]
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+# Statuses a client should retry whatever the method: the server said it did
+# not process the request.
+_RETRY_ALWAYS = frozenset({429, 503})
+# Statuses retried only for idempotent requests (a proxy may have forwarded
+# the request before failing).
+_RETRY_IDEMPOTENT = frozenset({502, 504})
+
+
+class TimeawareError(Exception):
+    """A request to the service failed.
+
+    Attributes:
+        status: the HTTP status, or None when no answer arrived.
+        code: the service's error code (``error.code``), when it sent one.
+        field: the request field the service blamed (``error.field``), if any.
+        message: the human-readable reason.
+        retry_after: seconds the server asked the client to wait, if it did.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: Optional[int] = None,
+        code: Optional[str] = None,
+        field: Optional[str] = None,
+        retry_after: Optional[float] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.field = field
+        self.retry_after = retry_after
+
+    def __str__(self) -> str:
+        parts = []
+        if self.status is not None:
+            parts.append(f"HTTP {self.status}")
+        if self.code:
+            parts.append(self.code)
+        if self.field:
+            parts.append(f"field {self.field}")
+        prefix = " ".join(parts)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+class ServerUnavailable(TimeawareError):
+    """No usable answer: connection refused or reset, a timeout, or a
+    retryable status (429/5xx) that persisted through every retry."""
+
+
+def to_jsonable(value: Any) -> Any:
+    """Return a copy of ``value`` that `json.dumps` accepts and that is valid
+    JSON (no NaN or infinity).
+
+    VeRL hands reward functions numpy scalars and arrays inside ``extra_info``
+    and ``ground_truth``; those become Python numbers and lists. Non-finite
+    floats become None, bytes are decoded as UTF-8 (with replacement), sets
+    and tuples become lists, mapping keys become strings, and anything else
+    unknown becomes its ``str()``. Never raises for acyclic input.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value).decode("utf-8", errors="replace")
+    # numpy arrays and scalars (and torch tensors) without importing them.
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        try:
+            return to_jsonable(tolist())
+        except Exception:  # noqa: BLE001 - fall through to str()
+            pass
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return to_jsonable(item())
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _parse_retry_after(value: Optional[str]) -> Optional[float]:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        secs = float(value)
+        return secs if math.isfinite(secs) and secs >= 0 else None
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _Connection(http.client.HTTPConnection):
+    """HTTPConnection with separate connect and read timeouts."""
+
+    def __init__(self, host: str, port: Optional[int], connect_timeout: float, read_timeout: float) -> None:
+        super().__init__(host, port, timeout=connect_timeout)
+        self._read_timeout = read_timeout
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock.settimeout(self._read_timeout)
+
+
+class _TLSConnection(http.client.HTTPSConnection):
+    """HTTPSConnection with separate connect and read timeouts."""
+
+    def __init__(self, host: str, port: Optional[int], connect_timeout: float, read_timeout: float) -> None:
+        super().__init__(host, port, timeout=connect_timeout, context=ssl.create_default_context())
+        self._read_timeout = read_timeout
+
+    def connect(self) -> None:
+        super().connect()
+        self.sock.settimeout(self._read_timeout)
+
+
+class Client:
+    """Client for the verifier service.
+
+    Args:
+        base_url: service root, e.g. ``http://127.0.0.1:8080`` (default: env
+            ``TIMEAWARE_URL``, else `DEFAULT_URL`).
+        token: bearer token (default: env ``TIMEAWARE_SERVE_TOKEN``).
+        timeout_s: read timeout per attempt, seconds.
+        connect_timeout_s: TCP (and TLS) connect timeout per attempt, seconds.
+        retries: extra attempts after the first for retryable failures.
+        backoff_s: first backoff; doubles per attempt, with +-50% jitter.
+        max_retry_wait_s: cap on any single wait, including Retry-After.
+
+    Thread-safe. Each thread reuses one keep-alive connection.
+    """
+
+    def __init__(
+        self,
+        base_url: Optional[str] = None,
+        token: Optional[str] = None,
+        *,
+        timeout_s: float = 10.0,
+        connect_timeout_s: float = 2.0,
+        retries: int = 2,
+        backoff_s: float = 0.1,
+        max_retry_wait_s: float = 5.0,
+    ) -> None:
+        url = (base_url or os.environ.get("TIMEAWARE_URL") or DEFAULT_URL).rstrip("/")
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"timeaware: base URL {url!r} is not an http(s) URL")
+        self.base_url = url
+        self._scheme = parsed.scheme
+        self._host = parsed.hostname
+        self._port = parsed.port
+        self._prefix = parsed.path.rstrip("/")
+        if token is None:
+            token = os.environ.get("TIMEAWARE_SERVE_TOKEN") or None
+        self.token = token or None
+        self.timeout_s = float(timeout_s)
+        self.connect_timeout_s = float(connect_timeout_s)
+        self.retries = max(0, int(retries))
+        self.backoff_s = max(0.0, float(backoff_s))
+        self.max_retry_wait_s = max(0.0, float(max_retry_wait_s))
+        self._local = threading.local()
+
+    def __repr__(self) -> str:
+        return f"Client({self.base_url!r}, token={'set' if self.token else 'none'})"
+
+    # ------------------------------------------------------------------ transport
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            cls = _TLSConnection if self._scheme == "https" else _Connection
+            conn = cls(self._host, self._port, self.connect_timeout_s, self.timeout_s)
+            self._local.conn = conn
+        return conn
+
+    def _drop_connection(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def close(self) -> None:
+        """Close this thread's connection (others close when their threads end)."""
+        self._drop_connection()
+
+    def _once(self, method: str, path: str, body: Optional[bytes]) -> Tuple[int, Dict[str, str], bytes]:
+        """One attempt. Returns (status, headers, body). Raises `_ConnectFailed`
+        when no connection could be made (the request was not sent), else
+        OSError / http.client.HTTPException from sending or reading."""
+        conn = self._connection()
+        if conn.sock is None:
+            try:
+                conn.connect()
+            except BaseException as exc:
+                self._drop_connection()
+                if isinstance(exc, (OSError, http.client.HTTPException)):
+                    raise _ConnectFailed(exc) from exc
+                raise
+        headers = {"Accept": "application/json", "User-Agent": "timeaware-python"}
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        try:
+            conn.request(method, self._prefix + path, body=body, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        except BaseException:
+            self._drop_connection()
+            raise
+        hdrs = {k.lower(): v for k, v in resp.getheaders()}
+        if resp.will_close:
+            self._drop_connection()
+        return resp.status, hdrs, data
+
+    def _attempt(self, method: str, path: str, body: Optional[bytes]) -> Tuple[int, Dict[str, str], bytes]:
+        """`_once`, repeated at once on a fresh connection when a reused
+        keep-alive connection turns out to have been closed by the server
+        (that costs no retry: the request never reached a handler)."""
+        conn = getattr(self._local, "conn", None)
+        reused = conn is not None and conn.sock is not None
+        try:
+            return self._once(method, path, body)
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            if not reused:
+                raise
+            return self._once(method, path, body)
+
+    def _sleep_before_retry(self, attempt: int, retry_after: Optional[float]) -> None:
+        if retry_after is not None:
+            # What the server asked for, plus a little spread so that callers
+            # told the same thing do not all return at the same instant.
+            wait = retry_after * random.uniform(1.0, 1.2)
+        else:
+            wait = self.backoff_s * (2**attempt) * random.uniform(0.5, 1.5)
+        time.sleep(min(wait, self.max_retry_wait_s))
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        payload: Any = None,
+        *,
+        idempotent: Optional[bool] = None,
+        retries: Optional[int] = None,
+    ) -> Any:
+        """Send one request and return the decoded JSON answer (None for an
+        empty body).
+
+        Args:
+            method: HTTP method.
+            path: path below the base URL, starting with ``/``.
+            payload: JSON-serialisable body (passed through `to_jsonable`),
+                or None for no body.
+            idempotent: whether a timed-out attempt may be repeated; defaults
+                to True for GET, HEAD and DELETE.
+            retries: override of the client's retry count for this request.
+
+        Raises:
+            ServerUnavailable: no answer, or a retryable status to the end.
+            TimeawareError: any other non-2xx answer, or a body that is not JSON.
+        """
+        method = method.upper()
+        if idempotent is None:
+            idempotent = method in ("GET", "HEAD", "DELETE")
+        tries = 1 + (self.retries if retries is None else max(0, int(retries)))
+        body = None
+        if payload is not None:
+            body = json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False).encode("utf-8")
+        last: Optional[TimeawareError] = None
+        for attempt in range(tries):
+            retry_after: Optional[float] = None
+            try:
+                status, headers, data = self._attempt(method, path, body)
+            except _ConnectFailed as exc:
+                last = ServerUnavailable(f"{method} {path}: cannot connect to {self.base_url}: {exc.cause!r}")
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                # Typically a keep-alive socket the server had closed before
+                # reading the request; repeating is safe for any method.
+                last = ServerUnavailable(f"{method} {path}: connection lost: {exc!r}")
+            except (socket.timeout, TimeoutError) as exc:
+                last = ServerUnavailable(
+                    f"{method} {path}: no answer within {self.timeout_s:g}s ({self.base_url})"
+                )
+                if not idempotent:
+                    # The server may have acted on it; do not repeat.
+                    raise last from exc
+            except (OSError, http.client.HTTPException) as exc:
+                last = ServerUnavailable(f"{method} {path}: {exc!r} ({self.base_url})")
+            else:
+                if 200 <= status < 300:
+                    if not data.strip():
+                        return None
+                    try:
+                        return json.loads(data.decode("utf-8"))
+                    except (UnicodeDecodeError, ValueError) as exc:
+                        raise TimeawareError(
+                            f"{method} {path}: answer is not JSON: {data[:200]!r}", status=status
+                        ) from exc
+                err = _error_from(method, path, status, headers, data)
+                retryable = status in _RETRY_ALWAYS or (idempotent and status in _RETRY_IDEMPOTENT)
+                if not retryable:
+                    raise err
+                last = ServerUnavailable(
+                    err.message, status=status, code=err.code, field=err.field, retry_after=err.retry_after
+                )
+                retry_after = err.retry_after
+            if attempt + 1 < tries:
+                self._sleep_before_retry(attempt, retry_after)
+        assert last is not None
+        raise last
+
+    # ------------------------------------------------------------------ endpoints
+
+    def healthz(self) -> bool:
+        """True when ``GET /healthz`` answers 200 with status ok (one attempt)."""
+        try:
+            doc = self.request("GET", "/healthz", retries=0)
+        except TimeawareError:
+            return False
+        return isinstance(doc, dict) and doc.get("status") == "ok"
+
+    def rewards(self, *, retries: Optional[int] = None) -> List[Dict[str, Any]]:
+        """The reward registry: one entry per data source with its detail ``keys``."""
+        doc = self.request("GET", "/v1/rewards", retries=retries)
+        if not isinstance(doc, dict) or not isinstance(doc.get("rewards"), list):
+            raise TimeawareError("GET /v1/rewards: answer has no rewards list")
+        return doc["rewards"]
+
+    def score(self, item: Mapping[str, Any]) -> Dict[str, Any]:
+        """Score one item with ``POST /v1/score``. Scoring is idempotent."""
+        return self.request("POST", "/v1/score", item, idempotent=True)
+
+    def score_batch(self, items: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+        """Score items with ``POST /v1/score/batch``; results are in item order.
+
+        Raises TimeawareError when the answer's ``results`` is not a list of
+        the same length as ``items``.
+        """
+        doc = self.request("POST", "/v1/score/batch", {"items": list(items)}, idempotent=True)
+        results = doc.get("results") if isinstance(doc, dict) else None
+        if not isinstance(results, list) or len(results) != len(items):
+            raise TimeawareError(
+                f"POST /v1/score/batch: expected {len(items)} results, got "
+                f"{len(results) if isinstance(results, list) else type(results).__name__}"
+            )
+        return results
+
+    def create_timer(
+        self,
+        rollout_id: str,
+        *,
+        speed_factor: Optional[float] = None,
+        jitter: Optional[float] = None,
+        ttl_s: Optional[float] = None,
+        time_limit_s: Optional[float] = None,
+    ) -> Dict[str, Any]:
+        """Start a timer for a rollout (``POST /v1/timers``). Returns the
+        answer, whose ``timer`` is the signed token to keep."""
+        body: Dict[str, Any] = {"rollout_id": str(rollout_id)}
+        for key, val in (
+            ("speed_factor", speed_factor),
+            ("jitter", jitter),
+            ("ttl_s", ttl_s),
+            ("time_limit_s", time_limit_s),
+        ):
+            if val is not None:
+                body[key] = float(val)
+        return self.request("POST", "/v1/timers", body, idempotent=False)
+
+    def read_timer(self, timer: str) -> Dict[str, Any]:
+        """Read a timer (``GET /v1/timers/{timer}``) by token or rollout id."""
+        return self.request("GET", "/v1/timers/" + urllib.parse.quote(timer, safe=""))
+
+    def add_span(
+        self,
+        timer: str,
+        *,
+        seconds: Optional[float] = None,
+        simulated: bool = False,
+        action: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Report tool time to a timer (``POST /v1/timers/{timer}/spans``).
+
+        Either ``seconds`` (time spent in a tool; with ``simulated`` it is
+        latency added without wall time passing) or ``action`` ("start" or
+        "end"). Returns the new reading; its ``timer`` token replaces the old
+        one. Not retried after a timeout (a span must not count twice).
+        """
+        body: Dict[str, Any] = {}
+        if action is not None:
+            body["action"] = action
+        if seconds is not None:
+            body["seconds"] = float(seconds)
+            if simulated:
+                body["simulated"] = True
+        return self.request(
+            "POST", "/v1/timers/" + urllib.parse.quote(timer, safe="") + "/spans", body, idempotent=False
+        )
+
+    def stop_timer(self, timer: str) -> Dict[str, Any]:
+        """Stop a timer (``DELETE /v1/timers/{timer}``); returns the final reading."""
+        return self.request("DELETE", "/v1/timers/" + urllib.parse.quote(timer, safe=""))
+
+    def get_duration(
+        self, *, timer: Optional[str] = None, rollout_id: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """The ``get_duration`` tool endpoint: ``{"text", "elapsed_s", ...}``.
+        Reading a timer has no side effect, so it is retried like a GET."""
+        body: Dict[str, Any] = {}
+        if timer:
+            body["timer"] = timer
+        if rollout_id:
+            body["rollout_id"] = str(rollout_id)
+        return self.request("POST", "/v1/tools/get_duration", body, idempotent=True)
+
+
+class _ConnectFailed(Exception):
+    """No connection could be made; the request was not sent."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _error_from(
+    method: str, path: str, status: int, headers: Mapping[str, str], data: bytes
+) -> TimeawareError:
+    """Build a TimeawareError from a non-2xx answer (JSON error body or text)."""
+    code = field = None
+    message = ""
+    try:
+        doc = json.loads(data.decode("utf-8")) if data else None
+    except (UnicodeDecodeError, ValueError):
+        doc = None
+    if isinstance(doc, dict):
+        err = doc.get("error")
+        if isinstance(err, dict):
+            code = err.get("code") if isinstance(err.get("code"), str) else None
+            field = err.get("field") if isinstance(err.get("field"), str) else None
+            message = str(err.get("message") or "")
+        elif isinstance(err, str):
+            message = err
+    if not message:
+        message = data[:300].decode("utf-8", errors="replace").strip() or http.client.responses.get(
+            status, ""
+        )
+    return TimeawareError(
+        f"{method} {path}: {message}",
+        status=status,
+        code=code,
+        field=field,
+        retry_after=_parse_retry_after(headers.get("retry-after")),
+    )

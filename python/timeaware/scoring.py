@@ -1,0 +1,644 @@
+"""Micro-batched scoring against the verifier service.
+
+This module holds the process-wide state behind `timeaware.verl`: the
+settings, one `Batcher` per distinct settings, and the cache of detail keys
+per data source. `timeaware.verl` is a thin layer of VeRL-shaped functions on
+top of it; keeping the state here means it is shared even when VeRL loads
+``timeaware/verl.py`` a second time under another module name (its
+``custom_reward_function.path`` loader does exactly that).
+
+Contracts:
+
+* `Batcher.submit` never raises and returns a `concurrent.futures.Future`
+  that always completes with a result dict (never an exception).
+* Items submitted by any thread or event loop within ``max_wait_ms`` of the
+  oldest queued item travel together in one ``POST /v1/score/batch``
+  request of at most ``max_batch`` items; a full batch leaves at once. At most
+  ``max_inflight`` requests are in flight; while all are busy, new items keep
+  accumulating into the next batch.
+* Every result is ``{"score": float, <key>: float for each detail key of its
+  data source>}``: the same keys, all finite, for every item of a data
+  source, whether it was scored, rejected by the server or never reached it.
+  The keys come from the server's ``GET /v1/rewards`` (fetched once), or from
+  `BUILTIN_KEYS` while the server cannot be asked. Once a data source's keys
+  are chosen they never change in this process.
+* Items the server rejects carry the server's fallback score; items that got
+  no answer (server down, timeout, 401, ...) carry ``fallback_score``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import os
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from timeaware.client import Client, TimeawareError, to_jsonable
+
+__all__ = [
+    "BUILTIN_KEYS",
+    "Settings",
+    "Batcher",
+    "configure",
+    "settings",
+    "get_batcher",
+    "prepare_item",
+    "fallback_result",
+    "reward_keys",
+    "shutdown",
+    "stats",
+]
+
+logger = logging.getLogger("timeaware")
+
+# Detail keys per data source, as the service's registry (GET /v1/rewards)
+# lists them; used only while the server cannot be asked. The interop tests
+# check this copy against the real server.
+_TIMELY_KEYS = (
+    "acc",
+    "task_reward",
+    "format_ok",
+    "on_time",
+    "elapsed_s",
+    "time_limit_s",
+    "time_ratio",
+    "utilization",
+    "reported_s",
+)
+BUILTIN_KEYS: Dict[str, Tuple[str, ...]] = {
+    "timely/general": _TIMELY_KEYS,
+    "timely/game": _TIMELY_KEYS,
+    "timely/ml": _TIMELY_KEYS,
+    "tictoc/decision": ("called_tool", "preferred_tool", "agree", "margin"),
+    "timepuzzles": ("em", "f1", "jaccard", "parsed", "n_pred", "n_gold"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """How the adapter talks to the service. Hashable: one batcher each.
+
+    Attributes (environment variable in brackets, read at first use and on
+    every `configure` call):
+        url: service root [TIMEAWARE_URL], default http://127.0.0.1:8080.
+        token: bearer token [TIMEAWARE_SERVE_TOKEN], default none.
+        timeout_s: read timeout per HTTP attempt [TIMEAWARE_TIMEOUT_S].
+        connect_timeout_s: connect timeout per attempt [TIMEAWARE_CONNECT_TIMEOUT_S].
+        retries: extra attempts on connection errors, 429 and 503 [TIMEAWARE_RETRIES].
+        max_batch: most items per batch request [TIMEAWARE_MAX_BATCH].
+        max_wait_ms: longest an item waits for companions [TIMEAWARE_MAX_WAIT_MS].
+        max_inflight: most batch requests in flight [TIMEAWARE_MAX_INFLIGHT].
+        fallback_score: score of an item that got no answer [TIMEAWARE_FALLBACK_SCORE].
+        deadline_s: a caller waits at most this long for its result, then
+            takes the fallback; a guard, not a tuning knob [TIMEAWARE_DEADLINE_S].
+        tool_name: name of the get_duration tool, the key under which VeRL
+            reports its calc_reward in ``rollout_reward_scores`` [TIMEAWARE_TOOL_NAME].
+        timer_field: ``extra_info`` key where the tool leaves the rollout's
+            timer token in agent-loop rollouts [TIMEAWARE_TIMER_FIELD].
+    """
+
+    url: str = "http://127.0.0.1:8080"
+    token: Optional[str] = None
+    timeout_s: float = 10.0
+    connect_timeout_s: float = 2.0
+    retries: int = 2
+    max_batch: int = 256
+    max_wait_ms: float = 5.0
+    max_inflight: int = 8
+    fallback_score: float = 0.0
+    deadline_s: float = 300.0
+    tool_name: str = "get_duration"
+    timer_field: str = "timeaware_timer"
+
+    def validated(self) -> "Settings":
+        """Return self, or raise ValueError naming the first bad field."""
+        if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"timeaware: url {self.url!r} is not an http(s) URL")
+        for name in ("timeout_s", "connect_timeout_s", "deadline_s"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"timeaware: {name} must be a positive number, got {v!r}")
+        if not (
+            isinstance(self.max_wait_ms, (int, float))
+            and math.isfinite(self.max_wait_ms)
+            and self.max_wait_ms >= 0
+        ):
+            raise ValueError(f"timeaware: max_wait_ms must be >= 0, got {self.max_wait_ms!r}")
+        for name in ("max_batch", "max_inflight"):
+            v = getattr(self, name)
+            if not (isinstance(v, int) and v >= 1):
+                raise ValueError(f"timeaware: {name} must be an integer >= 1, got {v!r}")
+        if not (isinstance(self.retries, int) and self.retries >= 0):
+            raise ValueError(f"timeaware: retries must be an integer >= 0, got {self.retries!r}")
+        if not (isinstance(self.fallback_score, (int, float)) and math.isfinite(self.fallback_score)):
+            raise ValueError(f"timeaware: fallback_score must be finite, got {self.fallback_score!r}")
+        return self
+
+
+_FIELD_TYPES = {f.name: f.type for f in dataclasses.fields(Settings)}
+_ENV = {
+    "url": "TIMEAWARE_URL",
+    "token": "TIMEAWARE_SERVE_TOKEN",
+    "timeout_s": "TIMEAWARE_TIMEOUT_S",
+    "connect_timeout_s": "TIMEAWARE_CONNECT_TIMEOUT_S",
+    "retries": "TIMEAWARE_RETRIES",
+    "max_batch": "TIMEAWARE_MAX_BATCH",
+    "max_wait_ms": "TIMEAWARE_MAX_WAIT_MS",
+    "max_inflight": "TIMEAWARE_MAX_INFLIGHT",
+    "fallback_score": "TIMEAWARE_FALLBACK_SCORE",
+    "deadline_s": "TIMEAWARE_DEADLINE_S",
+    "tool_name": "TIMEAWARE_TOOL_NAME",
+    "timer_field": "TIMEAWARE_TIMER_FIELD",
+}
+_INT_FIELDS = frozenset({"retries", "max_batch", "max_inflight"})
+_STR_FIELDS = frozenset({"url", "token", "tool_name", "timer_field"})
+
+
+def _coerce(name: str, value: Any) -> Any:
+    """Convert a setting from text or number to its field type (ValueError if impossible)."""
+    if name in _STR_FIELDS:
+        if value is None:
+            return None
+        return str(value).rstrip("/") if name == "url" else str(value)
+    if name in _INT_FIELDS:
+        f = float(value)
+        if not f.is_integer():
+            raise ValueError(f"timeaware: {name} must be an integer, got {value!r}")
+        return int(f)
+    return float(value)
+
+
+def _from_env() -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for name, var in _ENV.items():
+        raw = os.environ.get(var)
+        if raw is None or raw == "":
+            continue
+        try:
+            out[name] = _coerce(name, raw)
+        except ValueError:
+            logger.warning("timeaware: ignoring %s=%r (not a valid %s)", var, raw, name)
+    return out
+
+
+_lock = threading.RLock()
+_overrides: Dict[str, Any] = {}
+_base: Optional[Settings] = None
+_batchers: Dict[Settings, "Batcher"] = {}
+_key_caches: Dict[Tuple[str, Optional[str]], "_KeyCache"] = {}
+_pid = os.getpid()
+
+
+def _check_fork() -> None:
+    """After a fork the parent's threads are gone: start afresh."""
+    global _pid, _base
+    if os.getpid() != _pid:
+        _pid = os.getpid()
+        _batchers.clear()
+        _key_caches.clear()
+        _base = None
+
+
+def configure(**kwargs: Any) -> Settings:
+    """Set process-wide defaults (see `Settings` for the names) and return
+    the resulting settings. Environment variables are re-read; explicit
+    values here win over them. ``configure()`` with no argument just re-reads
+    the environment; ``configure(reset=True)`` also forgets earlier calls.
+
+    Raises ValueError for an unknown name or an invalid value (a setup
+    mistake, unlike scoring, which never raises).
+    """
+    global _base
+    reset = bool(kwargs.pop("reset", False))
+    unknown = sorted(set(kwargs) - set(_FIELD_TYPES))
+    if unknown:
+        raise ValueError(f"timeaware: unknown setting(s) {', '.join(unknown)}")
+    coerced = {k: _coerce(k, v) for k, v in kwargs.items()}
+    with _lock:
+        _check_fork()
+        new = {} if reset else dict(_overrides)
+        new.update(coerced)
+        base = Settings(**{**_from_env(), **new}).validated()
+        _overrides.clear()
+        _overrides.update(new)
+        _base = base
+        return base
+
+
+def settings(overrides: Optional[Mapping[str, Any]] = None) -> Settings:
+    """The settings in force, with per-call ``overrides`` (unknown names and
+    invalid values are ignored with a warning). Never raises."""
+    global _base
+    with _lock:
+        _check_fork()
+        if _base is None:
+            try:
+                _base = Settings(**{**_from_env(), **_overrides}).validated()
+            except ValueError as exc:
+                logger.warning("%s; using the built-in defaults", exc)
+                _base = Settings()
+        base = _base
+    if not overrides:
+        return base
+    picked: Dict[str, Any] = {}
+    for k, v in overrides.items():
+        if k in _FIELD_TYPES:
+            try:
+                picked[k] = _coerce(k, v)
+            except (TypeError, ValueError):
+                logger.warning("timeaware: ignoring %s=%r", k, v)
+    if not picked:
+        return base
+    try:
+        return dataclasses.replace(base, **picked).validated()
+    except ValueError as exc:
+        logger.warning("%s; ignoring the per-call settings", exc)
+        return base
+
+
+def _finite(value: Any, default: float) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        f = float(value)
+        return f if math.isfinite(f) else default
+    return default
+
+
+def _number(value: Any) -> Optional[float]:
+    """A finite float from a Python or numpy number, else None."""
+    if isinstance(value, bool):
+        return None
+    if not isinstance(value, (int, float)):
+        item = getattr(value, "item", None)
+        if not callable(item):
+            return None
+        try:
+            value = item()
+        except Exception:  # noqa: BLE001
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
+class _KeyCache:
+    """Detail keys per data source for one service: registry first, built-in
+    copy while the registry cannot be fetched; fixed per data source once
+    chosen."""
+
+    _REFETCH_S = 30.0
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._lock = threading.Lock()
+        self._fixed: Dict[str, Tuple[str, ...]] = {}
+        self._registry: Optional[Dict[str, Tuple[str, ...]]] = None
+        self._last_try = -math.inf
+        self.source = "none"
+
+    def keys(self, data_source: str, *, may_fetch: bool = True) -> Tuple[str, ...]:
+        with self._lock:
+            fixed = self._fixed.get(data_source)
+            if fixed is not None:
+                return fixed
+            if self._registry is None and may_fetch and time.monotonic() - self._last_try >= self._REFETCH_S:
+                self._fetch()
+            if self._registry is not None:
+                keys = self._registry.get(data_source, ())
+            else:
+                keys = BUILTIN_KEYS.get(data_source, ())
+                if not may_fetch and self.source == "none":
+                    # Not asked yet: answer from the built-in copy without
+                    # fixing the choice, so the registry can still decide.
+                    return keys
+            self._fixed[data_source] = keys
+            return keys
+
+    def prefetch(self) -> None:
+        """Fetch the registry now unless it is known or was just tried."""
+        with self._lock:
+            if self._registry is None and time.monotonic() - self._last_try >= self._REFETCH_S:
+                self._fetch()
+
+    def _fetch(self) -> None:
+        self._last_try = time.monotonic()
+        try:
+            entries = self._client.rewards(retries=0)
+            reg: Dict[str, Tuple[str, ...]] = {}
+            for e in entries:
+                if isinstance(e, dict) and isinstance(e.get("data_source"), str):
+                    keys = e.get("keys") or []
+                    reg[e["data_source"]] = tuple(str(k) for k in keys if str(k) != "score")
+            self._registry = reg
+            self.source = "server"
+        except Exception as exc:  # noqa: BLE001
+            self.source = "builtin"
+            logger.warning(
+                "timeaware: cannot read the reward registry (%s); using the built-in key lists", exc
+            )
+
+
+def _key_cache(s: Settings) -> _KeyCache:
+    with _lock:
+        _check_fork()
+        k = (s.url, s.token)
+        kc = _key_caches.get(k)
+        if kc is None:
+            client = Client(
+                s.url,
+                s.token or "",
+                timeout_s=min(s.timeout_s, 5.0),
+                connect_timeout_s=s.connect_timeout_s,
+                retries=0,
+            )
+            kc = _KeyCache(client)
+            _key_caches[k] = kc
+        return kc
+
+
+def reward_keys(data_source: str, overrides: Optional[Mapping[str, Any]] = None) -> List[str]:
+    """The keys every result of ``data_source`` has: ``score`` then the
+    details. May ask the server once; never raises."""
+    try:
+        return ["score", *_key_cache(settings(overrides)).keys(str(data_source))]
+    except Exception:  # noqa: BLE001
+        return ["score", *BUILTIN_KEYS.get(str(data_source), ())]
+
+
+def fallback_result(
+    data_source: Any, s: Optional[Settings] = None, *, may_fetch: bool = False
+) -> Dict[str, float]:
+    """``{"score": fallback_score, <each detail key>: 0.0}``. Never raises."""
+    try:
+        s = s or settings()
+        keys = _key_cache(s).keys(str(data_source), may_fetch=may_fetch)
+        fb = float(s.fallback_score)
+    except Exception:  # noqa: BLE001
+        keys, fb = BUILTIN_KEYS.get(str(data_source), ()), 0.0
+    out = {"score": fb}
+    for k in keys:
+        out[k] = 0.0
+    return out
+
+
+def prepare_item(
+    data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, s: Settings
+) -> Dict[str, Any]:
+    """Build the JSON item the service scores from VeRL's arguments.
+
+    ``extra_info`` is copied, never modified. The timer reaches the service
+    as ``extra_info.timer``, taken from (first match wins):
+
+    1. ``extra_info["timer"]`` as given;
+    2. ``extra_info[s.timer_field]``: the token the get_duration tool stores
+       in an agent-loop rollout's extra fields, which VeRL merges into
+       ``extra_info``;
+    3. otherwise, when ``extra_info`` has no ``elapsed_s``, the number
+       ``extra_info["rollout_reward_scores"][s.tool_name]``, which is the
+       tool's ``calc_reward`` (the elapsed seconds) in VeRL's SGLang
+       multi-turn rollout, becomes ``extra_info["elapsed_s"]``. A negative
+       value means the tool could not read its timer and is ignored.
+    """
+    ei: Dict[str, Any] = dict(extra_info) if isinstance(extra_info, Mapping) else {}
+    if not (isinstance(ei.get("timer"), str) and ei.get("timer")):
+        token = ei.get(s.timer_field)
+        if isinstance(token, str) and token:
+            ei["timer"] = token
+        elif ei.get("elapsed_s") is None:
+            scores = ei.get("rollout_reward_scores")
+            if isinstance(scores, Mapping):
+                v = _number(scores.get(s.tool_name))
+                if v is not None and v >= 0:
+                    ei["elapsed_s"] = v
+    if solution_str is None:
+        solution_str = ""
+    elif not isinstance(solution_str, str):
+        solution_str = str(to_jsonable(solution_str))
+    return {
+        "data_source": str(to_jsonable(data_source)),
+        "solution_str": solution_str,
+        "ground_truth": to_jsonable(ground_truth),
+        "extra_info": to_jsonable(ei),
+    }
+
+
+class _Pending:
+    __slots__ = ("data_source", "payload", "future", "enqueued")
+
+    def __init__(self, data_source: str, payload: Dict[str, Any], future: "Future[Dict[str, float]]") -> None:
+        self.data_source = data_source
+        self.payload = payload
+        self.future = future
+        self.enqueued = time.monotonic()
+
+
+class _RateLimitedLog:
+    """Log the first few messages of a kind, then one in every hundred."""
+
+    def __init__(self) -> None:
+        self._counts: Dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def warning(self, kind: str, msg: str, *args: Any) -> None:
+        with self._lock:
+            n = self._counts.get(kind, 0) + 1
+            self._counts[kind] = n
+        if n <= 5 or n % 100 == 0:
+            logger.warning(msg + (f" (seen {n} times)" if n > 5 else ""), *args)
+
+
+class Batcher:
+    """Collects items from any thread or event loop and scores them in
+    batches. See the module docstring for the contract."""
+
+    def __init__(self, s: Settings) -> None:
+        self.settings = s
+        self.client = Client(
+            s.url,
+            s.token or "",
+            timeout_s=s.timeout_s,
+            connect_timeout_s=s.connect_timeout_s,
+            retries=s.retries,
+        )
+        self._keys = _key_cache(s)
+        self._cond = threading.Condition()
+        self._queue: Deque[_Pending] = deque()
+        self._closed = False
+        self._slots = threading.BoundedSemaphore(s.max_inflight)
+        self._pool = ThreadPoolExecutor(max_workers=s.max_inflight, thread_name_prefix="timeaware-score")
+        self._log = _RateLimitedLog()
+        self._stats_lock = threading.Lock()
+        self._stats = {"requests": 0, "items": 0, "item_errors": 0, "fallbacks": 0}
+        self._thread = threading.Thread(target=self._run, name="timeaware-batcher", daemon=True)
+        self._thread.start()
+        # Learn the key lists early, so that even a result produced before
+        # any answer (the deadline guard) has the registry's keys.
+        self._pool.submit(self._keys.prefetch)
+
+    # ------------------------------------------------------------------ public
+
+    def submit(self, data_source: str, payload: Dict[str, Any]) -> "Future[Dict[str, float]]":
+        """Queue one prepared item; the future completes with its result dict."""
+        return self.submit_many([(data_source, payload)])[0]
+
+    def submit_many(self, items: Sequence[Tuple[str, Dict[str, Any]]]) -> "List[Future[Dict[str, float]]]":
+        """Queue prepared ``(data_source, payload)`` items together, so that
+        they are cut into as few requests as ``max_batch`` allows."""
+        pending = [_Pending(ds, payload, Future()) for ds, payload in items]
+        with self._cond:
+            closed = self._closed
+            if not closed and pending:
+                was_empty = not self._queue
+                self._queue.extend(pending)
+                if was_empty or len(self._queue) >= self.settings.max_batch:
+                    self._cond.notify()
+        if closed:
+            for p in pending:
+                self._resolve(p, None)
+        return [p.future for p in pending]
+
+    def stats(self) -> Dict[str, int]:
+        """Counters: batch requests sent, items sent, items the server
+        rejected, items that got the client fallback."""
+        with self._stats_lock:
+            return dict(self._stats)
+
+    def close(self, timeout_s: float = 5.0) -> None:
+        """Send what is queued, then stop. Later submits get the fallback."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        self._thread.join(timeout_s)
+        self._pool.shutdown(wait=True)
+
+    # ------------------------------------------------------------------ internals
+
+    def _run(self) -> None:
+        max_batch = self.settings.max_batch
+        max_wait = self.settings.max_wait_ms / 1000.0
+        while True:
+            self._slots.acquire()
+            with self._cond:
+                while not self._queue and not self._closed:
+                    self._cond.wait()
+                if not self._queue:  # closed and drained
+                    self._slots.release()
+                    return
+                deadline = self._queue[0].enqueued + max_wait
+                while len(self._queue) < max_batch and not self._closed:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    self._cond.wait(remaining)
+                batch = [self._queue.popleft() for _ in range(min(max_batch, len(self._queue)))]
+            try:
+                self._pool.submit(self._send, batch)
+            except RuntimeError:  # pool shut down underneath us
+                self._send(batch)
+
+    def _send(self, batch: List[_Pending]) -> None:
+        try:
+            results = self._score([p.payload for p in batch])
+            for p, raw in zip(batch, results):
+                self._resolve(p, raw)
+        except BaseException as exc:  # noqa: BLE001 - must resolve every future
+            self._log.warning("internal", "timeaware: scoring failed unexpectedly: %r", exc)
+        finally:
+            for p in batch:
+                if not p.future.done():
+                    self._resolve(p, None)
+            self._slots.release()
+
+    def _score(self, payloads: Sequence[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
+        """Results for payloads, None where the client must fall back. A 400
+        or 413 for several items is retried in halves so that one bad or huge
+        item does not take its batch companions down with it."""
+        with self._stats_lock:
+            self._stats["requests"] += 1
+            self._stats["items"] += len(payloads)
+        try:
+            results = self.client.score_batch(payloads)
+        except TimeawareError as exc:
+            if exc.status in (400, 413) and len(payloads) > 1:
+                mid = len(payloads) // 2
+                return self._score(payloads[:mid]) + self._score(payloads[mid:])
+            self._log.warning(
+                f"request:{exc.status}",
+                "timeaware: %d item(s) get the fallback score: %s",
+                len(payloads),
+                exc,
+            )
+            return [None] * len(payloads)
+        except Exception as exc:  # noqa: BLE001
+            self._log.warning(
+                "request:other", "timeaware: %d item(s) get the fallback score: %r", len(payloads), exc
+            )
+            return [None] * len(payloads)
+        return [r if isinstance(r, dict) else None for r in results]
+
+    def _resolve(self, p: _Pending, raw: Optional[Dict[str, Any]]) -> None:
+        try:
+            s = self.settings
+            keys = self._keys.keys(p.data_source)
+            if raw is None:
+                with self._stats_lock:
+                    self._stats["fallbacks"] += 1
+                out = {"score": float(s.fallback_score)}
+                for k in keys:
+                    out[k] = 0.0
+            else:
+                err = raw.get("error")
+                if err:
+                    with self._stats_lock:
+                        self._stats["item_errors"] += 1
+                    self._log.warning(
+                        "item:" + p.data_source, "timeaware: %s item not scored: %s", p.data_source, err
+                    )
+                out = {"score": _finite(raw.get("score"), float(s.fallback_score))}
+                for k in keys:
+                    out[k] = _finite(raw.get(k), 0.0)
+        except BaseException:  # noqa: BLE001
+            out = fallback_result(p.data_source, self.settings)
+        try:
+            p.future.set_result(out)
+        except Exception:  # noqa: BLE001 - already resolved
+            pass
+
+
+def get_batcher(s: Settings) -> Batcher:
+    """The batcher for these settings, started on first use."""
+    with _lock:
+        _check_fork()
+        b = _batchers.get(s)
+        if b is None:
+            b = Batcher(s)
+            _batchers[s] = b
+        return b
+
+
+def stats(overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+    """Counters of the batcher for the current (or overridden) settings."""
+    with _lock:
+        b = _batchers.get(settings(overrides))
+    return b.stats() if b is not None else {"requests": 0, "items": 0, "item_errors": 0, "fallbacks": 0}
+
+
+def shutdown() -> None:
+    """Flush and stop every batcher and forget the key caches. The next
+    scoring call starts afresh (tests use this between servers)."""
+    with _lock:
+        batchers = list(_batchers.values())
+        _batchers.clear()
+        _key_caches.clear()
+    for b in batchers:
+        try:
+            b.close()
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,209 @@
+"""VeRL reward functions backed by the timeaware verifier service.
+
+Point VeRL's ``custom_reward_function`` at this file (or at a file of your
+own that imports from it):
+
+* `compute_score` (async): for VeRL's reward loop, which awaits coroutine
+  reward functions and runs many of them concurrently. Concurrent calls are
+  micro-batched into ``POST /v1/score/batch`` requests.
+* `compute_score_sync`: the same for reward managers that call
+  ``compute_score`` synchronously (the classic ``naive``/``dapo``/``prime``
+  managers, or a reward loop that runs sync functions in a thread pool);
+  concurrent calls from different threads are batched together too.
+* `compute_score_batch` (and `compute_score_batch_async`): the signature of
+  VeRL's ``batch`` reward manager, ``(data_sources, solution_strs,
+  ground_truths, extra_infos, **kwargs) -> list``.
+
+Contract shared by all of them:
+
+* They never raise (except on cancellation of the awaiting task). Whatever
+  goes wrong (server down, timeouts, 401, 413, a rejected item, odd input),
+  the result is ``{"score": fallback, <detail keys>: 0.0}``.
+* A result holds exactly ``score`` plus the detail keys the service lists
+  for its data source (`reward_keys`), all finite floats, for every item.
+  VeRL collects every key of the dict into per-key lists that must have one
+  entry per sample, and averages them for validation metrics, so a key that
+  only some items carry, or a text value, would break or be dropped there.
+  The reason an item failed is therefore logged (logger ``timeaware``), not
+  returned.
+* ``**kwargs`` may carry settings for this call (the names of
+  `timeaware.scoring.Settings`, e.g. ``url`` or ``fallback_score``, as set in
+  ``custom_reward_function.reward_kwargs``); anything else VeRL passes
+  (``reward_router_address``, ...) is ignored.
+* How the measured time reaches the reward: see
+  `timeaware.scoring.prepare_item` and the package README.
+
+This module uses absolute imports only, so VeRL may load it from its file
+path under another module name; its state lives in `timeaware.scoring`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from typing import Any, Dict, List, Optional, Sequence
+
+from timeaware import scoring
+from timeaware.scoring import configure, reward_keys, shutdown, stats
+
+__all__ = [
+    "compute_score",
+    "compute_score_sync",
+    "compute_score_batch",
+    "compute_score_batch_async",
+    "configure",
+    "reward_keys",
+    "shutdown",
+    "stats",
+]
+
+logger = logging.getLogger("timeaware")
+
+
+def _submit(
+    data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Dict[str, Any]
+) -> "tuple[concurrent.futures.Future, scoring.Settings]":
+    s = scoring.settings(kwargs)
+    try:
+        item = scoring.prepare_item(data_source, solution_str, ground_truth, extra_info, s)
+        return scoring.get_batcher(s).submit(item["data_source"], item), s
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("timeaware: cannot submit %r for scoring: %r", data_source, exc)
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut.set_result(scoring.fallback_result(data_source, s))
+        return fut, s
+
+
+def _wait(fut: "concurrent.futures.Future", data_source: Any, s: scoring.Settings) -> Dict[str, float]:
+    try:
+        return fut.result(timeout=s.deadline_s)
+    except Exception as exc:  # noqa: BLE001 - includes the deadline
+        logger.warning("timeaware: no result for a %r item (%r); using the fallback", data_source, exc)
+        return scoring.fallback_result(data_source, s)
+
+
+async def compute_score(
+    data_source: Any,
+    solution_str: Any,
+    ground_truth: Any,
+    extra_info: Optional[Dict[str, Any]] = None,
+    **kwargs: Any,
+) -> Dict[str, float]:
+    """Score one rollout; concurrent awaits are batched. Never raises."""
+    fut, s = _submit(data_source, solution_str, ground_truth, extra_info, kwargs)
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=s.deadline_s)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("timeaware: no result for a %r item (%r); using the fallback", data_source, exc)
+        return scoring.fallback_result(data_source, s)
+
+
+def compute_score_sync(
+    data_source: Any,
+    solution_str: Any,
+    ground_truth: Any,
+    extra_info: Optional[Dict[str, Any]] = None,
+    **kwargs: Any,
+) -> Dict[str, float]:
+    """Blocking `compute_score`. Thread-safe; calls made from several
+    threads at once are batched together. A lone caller waits up to
+    ``max_wait_ms`` for companions before its request leaves. Do not call it
+    on an event loop's thread (it blocks the loop); await `compute_score`
+    there. Never raises."""
+    fut, s = _submit(data_source, solution_str, ground_truth, extra_info, kwargs)
+    return _wait(fut, data_source, s)
+
+
+def _submit_all(
+    data_sources: Sequence[Any],
+    solution_strs: Optional[Sequence[Any]],
+    ground_truths: Optional[Sequence[Any]],
+    extra_infos: Optional[Sequence[Any]],
+    kwargs: Dict[str, Any],
+) -> "list[tuple[concurrent.futures.Future, Any, scoring.Settings]]":
+    def column(values: Optional[Sequence[Any]], n: int) -> List[Any]:
+        if values is None:
+            return [None] * n
+        try:
+            out = list(values)
+        except TypeError:
+            return [None] * n
+        return (out + [None] * n)[:n]
+
+    try:
+        sources = list(data_sources)
+    except TypeError:
+        sources = []
+    n = len(sources)
+    sols = column(solution_strs, n)
+    gts = column(ground_truths, n)
+    eis = column(extra_infos, n)
+    s = scoring.settings(kwargs)
+    prepared: List[Any] = []
+    for i in range(n):
+        try:
+            item = scoring.prepare_item(sources[i], sols[i], gts[i], eis[i], s)
+            prepared.append((item["data_source"], item))
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("timeaware: cannot submit %r for scoring: %r", sources[i], exc)
+            prepared.append(None)
+    try:
+        futures = iter(scoring.get_batcher(s).submit_many([p for p in prepared if p is not None]))
+    except Exception as exc:  # noqa: BLE001
+        logger.warning("timeaware: cannot submit a batch for scoring: %r", exc)
+        prepared, futures = [None] * n, iter(())
+    out = []
+    for i, p in enumerate(prepared):
+        if p is None:
+            fut: concurrent.futures.Future = concurrent.futures.Future()
+            fut.set_result(scoring.fallback_result(sources[i], s))
+        else:
+            fut = next(futures)
+        out.append((fut, sources[i], s))
+    return out
+
+
+def compute_score_batch(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[Any],
+    extra_infos: Optional[Sequence[Any]] = None,
+    **kwargs: Any,
+) -> List[Dict[str, float]]:
+    """Score a whole batch (VeRL's ``batch`` reward manager signature).
+
+    Returns one result per entry of ``data_sources``, in order; a shorter
+    ``solution_strs``/``ground_truths``/``extra_infos`` is padded with None.
+    The items are split into requests of at most ``max_batch`` and sent
+    concurrently (up to ``max_inflight``). Never raises.
+    """
+    return [
+        _wait(fut, ds, s)
+        for fut, ds, s in _submit_all(data_sources, solution_strs, ground_truths, extra_infos, kwargs)
+    ]
+
+
+async def compute_score_batch_async(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[Any],
+    ground_truths: Sequence[Any],
+    extra_infos: Optional[Sequence[Any]] = None,
+    **kwargs: Any,
+) -> List[Dict[str, float]]:
+    """Awaitable `compute_score_batch` (VeRL's reward-loop ``batch`` manager
+    awaits a coroutine batch function). Never raises."""
+    pending = _submit_all(data_sources, solution_strs, ground_truths, extra_infos, kwargs)
+
+    async def one(fut: "concurrent.futures.Future", ds: Any, s: scoring.Settings) -> Dict[str, float]:
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=s.deadline_s)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("timeaware: no result for a %r item (%r); using the fallback", ds, exc)
+            return scoring.fallback_result(ds, s)
+
+    return list(await asyncio.gather(*(one(*p) for p in pending)))

@@ -1,0 +1,612 @@
+"""The Python adapter (python/, package `timeaware`) against the real
+verifier service: `timeaware serve`, started from TIMEAWARE_BIN on a free
+port with a private environment, stopped with SIGTERM (and required to exit
+cleanly) at teardown.
+
+Covers the reward side (micro-batching into /v1/score/batch as seen in the
+server's own /metrics, results and their order, the fallback contract when
+the server is down, rejects an item, or wants a token, and the retries on
+413 and 429), the get_duration tool in both of VeRL's calling conventions,
+how a timer reaches the reward, expired timers, and timers shared by two
+server processes through a common secret.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import math
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Dict, Optional
+
+import pytest
+
+from timeaware import scoring
+from timeaware import verl as tv
+from timeaware.client import Client, TimeawareError
+from timeaware.tools import GetDurationTool
+
+pytestmark = pytest.mark.needs_binary
+
+SECRET = "adapter-tests-0123456789abcdef"
+DURATION_TEXT = re.compile(r"^\d+\.\d{2} seconds\.$")
+TIMELY_KEYS = ["score", *scoring.BUILTIN_KEYS["timely/general"]]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """One `timeaware serve` process. `stop` sends SIGTERM and checks for a
+    clean exit; `start` (re)starts it on the same port."""
+
+    def __init__(
+        self, binary: Path, tmp: Path, env: Optional[Dict[str, str]] = None, port: Optional[int] = None
+    ):
+        self.binary = binary
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+        self.env.update({"HOME": str(tmp), "TIMEAWARE_TIMERS_SECRET": SECRET})
+        self.env.update(env or {})
+        self.log = tmp / f"serve-{self.port}.log"
+        self.proc: Optional[subprocess.Popen] = None
+
+    def start(self) -> "Server":
+        assert self.proc is None
+        self._logf = open(self.log, "ab")
+        self.proc = subprocess.Popen(
+            [str(self.binary), "serve", "--addr", f"127.0.0.1:{self.port}"],
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._logf,
+            stderr=subprocess.STDOUT,
+        )
+        probe = Client(self.url, retries=0, timeout_s=1, connect_timeout_s=0.5)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                pytest.fail(
+                    f"timeaware serve exited with {self.proc.returncode}:\n{self.log.read_text()}",
+                    pytrace=False,
+                )
+            try:
+                if probe.request("GET", "/healthz", retries=0) is not None:
+                    return self
+            except TimeawareError:
+                time.sleep(0.05)
+        self.kill()
+        pytest.fail(
+            f"timeaware serve did not answer /healthz within 20s:\n{self.log.read_text()}", pytrace=False
+        )
+
+    def stop(self) -> None:
+        """SIGTERM; the server must drain and exit 0 within 15 s."""
+        if self.proc is None:
+            return
+        proc, self.proc = self.proc, None
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            pytest.fail(f"timeaware serve ignored SIGTERM:\n{self.log.read_text()}", pytrace=False)
+        finally:
+            self._logf.close()
+        assert code == 0, f"timeaware serve exited with {code} after SIGTERM:\n{self.log.read_text()}"
+
+    def kill(self) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+            self._logf.close()
+
+    def metrics(self) -> Dict[str, float]:
+        """The server's /metrics samples, keyed by name{labels} (labels sorted)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        try:
+            conn.request("GET", "/metrics")
+            resp = conn.getresponse()
+            text = resp.read().decode()
+            assert resp.status == 200, text
+        finally:
+            conn.close()
+        out: Dict[str, float] = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            name, _, value = line.rpartition(" ")
+            out[_canonical(name)] = float(value)
+        return out
+
+
+def _canonical(sample: str) -> str:
+    """name{b="2",a="1"} -> name{a="1",b="2"} so lookups ignore label order."""
+    if "{" not in sample:
+        return sample
+    name, labels = sample[:-1].split("{", 1)
+    parts = sorted(re.findall(r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"', labels))
+    return name + "{" + ",".join(parts) + "}"
+
+
+def metric(samples: Dict[str, float], name: str, **labels: str) -> float:
+    key = name if not labels else name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
+    return samples.get(key, 0.0)
+
+
+@pytest.fixture
+def make_server(timeaware_bin, tmp_path):
+    servers = []
+
+    def make(env: Optional[Dict[str, str]] = None, port: Optional[int] = None, start: bool = True) -> Server:
+        s = Server(timeaware_bin, tmp_path, env, port)
+        servers.append(s)
+        return s.start() if start else s
+
+    yield make
+    for s in servers:
+        s.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_server(timeaware_bin, tmp_path_factory):
+    s = Server(timeaware_bin, tmp_path_factory.mktemp("serve")).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def adapter():
+    """Fresh adapter state pointed at a URL: adapter(url, **settings)."""
+
+    def point(url: str, **settings) -> scoring.Settings:
+        scoring.shutdown()
+        return scoring.configure(reset=True, url=url, **settings)
+
+    yield point
+    scoring.shutdown()
+    scoring.configure(reset=True)
+
+
+def expected_timely(correct: bool, t: float, limit: float) -> float:
+    if t > limit:
+        return 0.0
+    if not correct:
+        return 0.1
+    return 0.1 + 0.5 + 0.4 * math.sin(math.pi / 2 * t / limit)
+
+
+def timely_item(i: int):
+    """Item i: right or wrong answer, a time from 0 to the limit and beyond."""
+    correct = i % 3 != 0
+    limit = 10.0 + (i % 5)
+    t = round(limit * ((i % 11) / 9.0), 3)  # i%11 in 10 runs past the limit
+    answer = "42" if correct else "41"
+    return (
+        "timely/general",
+        f"Let me think.\n<answer>{answer}</answer>",
+        "42",
+        {"elapsed_s": t, "time_limit_s": limit, "index": i},
+    ), expected_timely(correct, t, limit)
+
+
+# --------------------------------------------------------------------------- registry
+
+
+def test_builtin_key_lists_match_the_server_registry(shared_server):
+    entries = Client(shared_server.url).rewards()
+    served = {e["data_source"]: tuple(e["keys"]) for e in entries}
+    assert served == scoring.BUILTIN_KEYS, "update timeaware.scoring.BUILTIN_KEYS to the server's registry"
+
+
+# --------------------------------------------------------------------------- reward side
+
+
+def test_concurrent_compute_score_calls_are_batched_and_correct(shared_server, adapter):
+    adapter(shared_server.url, max_wait_ms=20, max_batch=256)
+    n = 200
+    items = [timely_item(i) for i in range(n)]
+    before = shared_server.metrics()
+
+    async def main():
+        return await asyncio.gather(*(tv.compute_score(*args) for args, _ in items))
+
+    results = asyncio.run(main())
+    after = shared_server.metrics()
+
+    for i, ((args, want), got) in enumerate(zip(items, results)):
+        assert list(got) == TIMELY_KEYS, i
+        assert got["score"] == pytest.approx(want, abs=1e-9), (i, args, got)
+        assert got["elapsed_s"] == pytest.approx(args[3]["elapsed_s"]), i
+        assert got["acc"] == (1.0 if i % 3 else 0.0), i
+
+    requests = metric(after, "timeaware_http_requests_total", route="/v1/score/batch", code="200") - metric(
+        before, "timeaware_http_requests_total", route="/v1/score/batch", code="200"
+    )
+    items_sum = metric(after, "timeaware_batch_items_sum") - metric(before, "timeaware_batch_items_sum")
+    batches = metric(after, "timeaware_batch_items_count") - metric(before, "timeaware_batch_items_count")
+    scored_ok = metric(
+        after, "timeaware_scored_items_total", data_source="timely/general", outcome="ok"
+    ) - metric(before, "timeaware_scored_items_total", data_source="timely/general", outcome="ok")
+    assert 1 <= requests < n, f"{n} calls went out as {requests} batch requests"
+    assert batches == requests
+    assert items_sum == n
+    assert scored_ok == n
+    assert tv.stats() == {"requests": requests, "items": n, "item_errors": 0, "fallbacks": 0}
+
+
+def test_sync_variant_batches_across_threads(shared_server, adapter):
+    adapter(shared_server.url, max_wait_ms=30)
+    n = 48
+    items = [timely_item(i) for i in range(n)]
+    got: Dict[int, dict] = {}
+    barrier = threading.Barrier(n)
+
+    def worker(i: int) -> None:
+        barrier.wait()
+        got[i] = tv.compute_score_sync(*items[i][0])
+
+    before = shared_server.metrics()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    after = shared_server.metrics()
+    for i in range(n):
+        assert got[i]["score"] == pytest.approx(items[i][1], abs=1e-9)
+        assert list(got[i]) == TIMELY_KEYS
+    requests = metric(after, "timeaware_batch_items_count") - metric(before, "timeaware_batch_items_count")
+    assert 1 <= requests < n
+    assert metric(after, "timeaware_batch_items_sum") - metric(before, "timeaware_batch_items_sum") == n
+
+
+def test_batch_variants_split_at_max_batch_and_keep_order(shared_server, adapter):
+    adapter(shared_server.url, max_batch=128)
+    n = 300
+    items = [timely_item(i) for i in range(n)]
+    columns = list(zip(*(args for args, _ in items)))
+    before = shared_server.metrics()
+    results = tv.compute_score_batch(*columns)
+    mid = shared_server.metrics()
+    assert [r["score"] for r in results] == pytest.approx([want for _, want in items], abs=1e-9)
+    assert metric(mid, "timeaware_batch_items_count") - metric(before, "timeaware_batch_items_count") == 3
+
+    results = asyncio.run(tv.compute_score_batch_async(*columns))
+    assert [r["score"] for r in results] == pytest.approx([want for _, want in items], abs=1e-9)
+    assert all(list(r) == TIMELY_KEYS for r in results)
+
+
+def test_rejected_item_gets_the_fallback_with_the_same_keys(shared_server, adapter):
+    adapter(shared_server.url)
+    good, want = timely_item(1)
+    bad = ("timely/general", "<answer>42</answer>", "42", {"elapsed_s": 1.0, "time_limit_s": -5})
+    missing_truth = ("timely/general", "<answer>42</answer>", None, {"elapsed_s": 1.0, "time_limit_s": 5})
+
+    async def main():
+        return await asyncio.gather(
+            tv.compute_score(*good), tv.compute_score(*bad), tv.compute_score(*missing_truth)
+        )
+
+    ok, rejected, rejected2 = asyncio.run(main())
+    assert ok["score"] == pytest.approx(want)
+    for r in (rejected, rejected2):
+        assert r == {k: 0.0 for k in TIMELY_KEYS}  # the server's fallback score is 0
+    assert tv.stats()["item_errors"] == 2
+    # Data sources the server does not know: the score alone, every time.
+    assert asyncio.run(tv.compute_score("no/such/source", "x", "y")) == {"score": 0.0}
+
+
+def test_server_limits_413_are_split_not_failed(make_server, adapter):
+    server = make_server({"TIMEAWARE_SERVE_MAX_BATCH_ITEMS": "8"})
+    adapter(server.url, max_batch=64)
+    items = [timely_item(i) for i in range(40)]
+    results = tv.compute_score_batch(*zip(*(args for args, _ in items)))
+    assert [r["score"] for r in results] == pytest.approx([want for _, want in items], abs=1e-9)
+    m = server.metrics()
+    assert metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="413") >= 1
+    assert metric(m, "timeaware_batch_items_sum") == 40
+
+
+def test_stopped_server_gives_the_fallback_quickly(make_server, adapter):
+    server = make_server()
+    adapter(server.url, fallback_score=-1, retries=1)
+    args, want = timely_item(2)
+    assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)
+    server.stop()
+    t0 = time.monotonic()
+    r = tv.compute_score_sync(*args)
+
+    async def many():
+        return await asyncio.gather(*(tv.compute_score(*args) for _ in range(20)))
+
+    rs = asyncio.run(many())
+    elapsed = time.monotonic() - t0
+    assert r == {"score": -1.0, **{k: 0.0 for k in TIMELY_KEYS[1:]}}
+    assert all(x == r for x in rs)
+    assert elapsed < 3, f"fallback took {elapsed:.2f}s"
+
+
+def test_nothing_listening_gives_the_fallback_with_builtin_keys(adapter):
+    adapter(f"http://127.0.0.1:{free_port()}", retries=0)
+    t0 = time.monotonic()
+    r = asyncio.run(tv.compute_score("timely/general", "<answer>42</answer>", "42", {"elapsed_s": 1.0}))
+    assert r == {k: 0.0 for k in TIMELY_KEYS}
+    b = tv.compute_score_batch(["tictoc/decision", "timepuzzles"], ["", ""], ["tool", "2024-01-01"], [{}, {}])
+    assert [list(x) for x in b] == [
+        ["score", *scoring.BUILTIN_KEYS["tictoc/decision"]],
+        ["score", *scoring.BUILTIN_KEYS["timepuzzles"]],
+    ]
+    assert time.monotonic() - t0 < 3
+
+
+def test_bearer_token_is_required_when_the_server_has_one(make_server, adapter):
+    server = make_server({"TIMEAWARE_SERVE_TOKEN": "t0ken-for-tests"})
+    args, want = timely_item(4)
+    adapter(server.url)
+    assert tv.compute_score_sync(*args) == {k: 0.0 for k in TIMELY_KEYS}
+    with pytest.raises(TimeawareError) as err:
+        Client(server.url, token="wrong").score_batch([])
+    assert err.value.status == 401
+    adapter(server.url, token="t0ken-for-tests")
+    assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)
+    # The token may also come per call (VeRL's custom_reward_function.reward_kwargs).
+    scoring.configure(reset=True, url=server.url)
+    assert tv.compute_score_sync(*args, token="t0ken-for-tests")["score"] == pytest.approx(want)
+    m = server.metrics()
+    assert metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="401") >= 1
+
+
+# --------------------------------------------------------------------------- timers and the reward
+
+
+def _timely_from_details(r: dict) -> float:
+    return expected_timely(r["acc"] == 1.0, r["elapsed_s"], r["time_limit_s"])
+
+
+def test_reward_reads_a_timer_named_in_extra_info(shared_server, adapter):
+    adapter(shared_server.url)
+    c = Client(shared_server.url)
+    tok = c.create_timer("reward-timer-1", time_limit_s=20)["timer"]
+    tok = c.add_span(tok, seconds=3.0, simulated=True)["timer"]
+    for ei in ({"timer": tok}, {"timeaware_timer": tok}):
+        r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", ei)
+        assert 3.0 <= r["elapsed_s"] < 13.0
+        assert r["time_limit_s"] == 20.0  # from the timer
+        assert r["score"] == pytest.approx(_timely_from_details(r), abs=1e-9)
+
+
+def test_reward_uses_calc_reward_from_rollout_reward_scores(shared_server, adapter):
+    adapter(shared_server.url)
+    ei = {"time_limit_s": 6.0, "rollout_reward_scores": {"get_duration": 3.0, "user_turn_rewards": []}}
+    r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", ei)
+    assert r["elapsed_s"] == 3.0
+    assert r["score"] == pytest.approx(0.6 + 0.4 * math.sin(math.pi / 4))
+
+
+# --------------------------------------------------------------------------- the get_duration tool
+
+
+def test_get_duration_tool_lifecycle_sglang_convention(shared_server, adapter):
+    """create(id, **create_kwargs) -> execute -> calc_reward -> release, then
+    the calc_reward value reaches the reward through rollout_reward_scores."""
+    adapter(shared_server.url)
+    tool = GetDurationTool({"type": "native", "base_url": shared_server.url, "speed_factor": 3.0}, None)
+    assert tool.name == "get_duration"
+    schema = tool.get_openai_tool_schema()
+    assert schema["function"]["parameters"]["properties"] == {}
+
+    async def rollout():
+        iid, created = await tool.create(
+            "rollout-sglang-1", time_limit_s=30, jitter=0.0, unknown_key="ignored"
+        )
+        assert iid == "rollout-sglang-1" and created.is_empty()
+        await asyncio.sleep(0.05)
+        resp, step_reward, metrics = await tool.execute(iid, {})
+        assert DURATION_TEXT.match(resp.text), resp.text
+        assert step_reward == 0.0 and metrics["elapsed_s"] >= 0.15  # 50 ms at speed factor 3
+        elapsed = await tool.calc_reward(iid)
+        assert elapsed >= metrics["elapsed_s"]
+        token = tool.timer_token(iid)
+        await tool.release(iid)
+        return elapsed, token
+
+    elapsed, token = asyncio.run(rollout())
+    c = Client(shared_server.url)
+    final = c.read_timer("rollout-sglang-1")  # the rollout id names the newest token on this replica
+    assert final["stopped"] is True and final["speed_factor"] == 3.0 and final["time_limit_s"] == 30.0
+    assert final["elapsed_s"] >= elapsed
+    assert c.read_timer(token)["rollout_id"] == "rollout-sglang-1"
+
+    ei = {"time_limit_s": 30.0, "rollout_reward_scores": {"get_duration": elapsed}}
+    r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", ei)
+    assert r["elapsed_s"] == pytest.approx(elapsed)
+    assert r["score"] == pytest.approx(expected_timely(True, elapsed, 30.0))
+
+
+def test_get_duration_tool_without_instance_id_uses_a_uuid(shared_server):
+    tool = GetDurationTool({"base_url": shared_server.url})
+
+    async def rollout():
+        iid, _ = await tool.create()
+        resp, _, _ = await tool.execute(iid, {})
+        await tool.release(iid)
+        return iid, resp.text
+
+    iid, text = asyncio.run(rollout())
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", iid)
+    assert DURATION_TEXT.match(text)
+    assert Client(shared_server.url).read_timer(iid)["stopped"] is True
+
+
+class FakeAgentData:
+    """The attributes of VeRL's AgentData the tool reads."""
+
+    def __init__(self, request_id: str, gen_s: float, tool_s: float) -> None:
+        self.request_id = request_id
+        self.extra_fields: dict = {}
+        self.metrics = {"generate_sequences": gen_s, "tool_calls": tool_s}
+
+
+def test_get_duration_tool_agent_loop_convention(shared_server, adapter):
+    """ToolAgentLoop: create(create_kwargs=...) -> execute(..., agent_data=...)
+    -> release per call. One timer per rollout, back-dated by the agent
+    loop's metrics, reaching the reward through extra_fields."""
+    adapter(shared_server.url)
+    tool = GetDurationTool({"base_url": shared_server.url})
+    ad = FakeAgentData("agent-rollout-1", gen_s=2.0, tool_s=0.5)
+    c = Client(shared_server.url)
+
+    async def call() -> str:
+        iid, _ = await tool.create(create_kwargs={"speed_factor": 2.0, "time_limit_s": 60})
+        try:
+            resp, _, _ = await tool.execute(iid, {}, agent_data=ad)
+        finally:
+            await tool.release(iid)
+        return resp.text
+
+    text1 = asyncio.run(call())
+    assert DURATION_TEXT.match(text1)
+    token1 = ad.extra_fields["timeaware_timer"]
+    r1 = c.read_timer(token1)
+    assert r1["rollout_id"] == "agent-rollout-1" and not r1["stopped"]
+    assert r1["elapsed_s"] >= 2.0 * 2.0 + 0.5  # generation scaled by 2, earlier tool time as is
+    assert r1["tool_s"] == pytest.approx(4.5)
+
+    ad.metrics["tool_calls"] = 1.75  # another tool ran for 1.25 s since
+    text2 = asyncio.run(call())
+    assert DURATION_TEXT.match(text2)
+    token2 = ad.extra_fields["timeaware_timer"]
+    r2 = c.read_timer(token2)
+    assert token2 != token1 and not r2["stopped"]
+    assert r2["tool_s"] == pytest.approx(4.5 + 1.25)
+    assert float(text2.split()[0]) >= float(text1.split()[0])
+
+    # VeRL's reward loop merges the rollout's extra_fields into extra_info.
+    extra_info = {"index": 0, **ad.extra_fields}
+    r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", extra_info)
+    assert r["time_limit_s"] == 60.0 and r["elapsed_s"] >= r2["elapsed_s"]
+    assert r["score"] == pytest.approx(_timely_from_details(r), abs=1e-9)
+
+
+def test_get_duration_tool_with_the_server_down_does_not_raise():
+    tool = GetDurationTool({"base_url": f"http://127.0.0.1:{free_port()}", "retries": 0})
+
+    async def rollout():
+        iid, _ = await tool.create("offline-1")
+        resp, reward, metrics = await tool.execute(iid, {})
+        score = await tool.calc_reward(iid)
+        await tool.release(iid)
+        ad = FakeAgentData("offline-2", 1.0, 0.0)
+        iid2, _ = await tool.create(create_kwargs={})
+        resp2, _, _ = await tool.execute(iid2, {}, agent_data=ad)
+        await tool.release(iid2)
+        return resp.text, reward, metrics, score, resp2.text, ad.extra_fields
+
+    text, reward, metrics, score, text2, fields = asyncio.run(rollout())
+    assert text == text2 == "The elapsed time is unavailable right now."
+    assert reward == 0.0 and metrics == {"error": 1.0} and score == -1.0 and fields == {}
+
+
+# --------------------------------------------------------------------------- timers across processes
+
+
+def test_timers_work_across_two_servers_sharing_a_secret_and_a_restart(make_server, adapter):
+    a = make_server()
+    b = make_server()
+    ca, cb = Client(a.url), Client(b.url)
+
+    created = ca.create_timer("shared-rollout", speed_factor=1.0, time_limit_s=50)
+    token = created["timer"]
+    assert created["rollout_id"] == "shared-rollout"
+    token = ca.add_span(token, seconds=5.0, simulated=True)["timer"]
+
+    on_b = cb.read_timer(token)
+    assert on_b["rollout_id"] == "shared-rollout" and on_b["elapsed_s"] >= 5.0 and on_b["tool_s"] == 5.0
+    assert DURATION_TEXT.match(cb.get_duration(timer=token)["text"])
+    with pytest.raises(TimeawareError) as err:  # rollout ids are per replica
+        cb.read_timer("shared-rollout")
+    assert err.value.status == 404
+
+    # B scores an item whose timer A issued.
+    adapter(b.url)
+    r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", {"timer": token})
+    assert r["elapsed_s"] >= 5.0 and r["time_limit_s"] == 50.0
+
+    # A restarts (same port, same secret): the token still reads, and time went on.
+    a.stop()
+    a.start()
+    again = ca.read_timer(token)
+    assert again["rollout_id"] == "shared-rollout" and again["elapsed_s"] >= on_b["elapsed_s"]
+
+    # Spans and stops issue new tokens; the stopped token reads the same everywhere.
+    stopped = cb.stop_timer(token)
+    assert stopped["stopped"] is True and stopped["timer"] != token
+    assert ca.read_timer(stopped["timer"])["stopped"] is True
+    assert ca.read_timer(stopped["timer"])["elapsed_s"] == pytest.approx(stopped["elapsed_s"])
+
+    # A server with another secret rejects the token as invalid.
+    other = make_server({"TIMEAWARE_TIMERS_SECRET": "another-secret-0123456789abcdef"})
+    with pytest.raises(TimeawareError) as err:
+        Client(other.url).read_timer(token)
+    assert err.value.status == 400
+
+
+def test_expired_timer_is_410_and_its_item_falls_back(shared_server, adapter):
+    adapter(shared_server.url)
+    c = Client(shared_server.url)
+    token = c.create_timer("short-lived", ttl_s=0.2)["timer"]
+    time.sleep(0.4)
+    with pytest.raises(TimeawareError) as err:
+        c.read_timer(token)
+    assert err.value.status == 410
+    r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", {"timer": token})
+    assert r == {k: 0.0 for k in TIMELY_KEYS}
+    assert tv.stats()["item_errors"] == 1
+
+
+def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter):
+    """A request whose body trickles in holds the server's only in-flight
+    slot; the adapter's batch meanwhile gets 429 + Retry-After and must come
+    back later instead of falling back."""
+    server = make_server({"TIMEAWARE_SERVE_MAX_INFLIGHT": "1"})
+    adapter(server.url, retries=4)
+    body = b'{"items": []}'
+    slow = socket.create_connection(("127.0.0.1", server.port))
+    slow.sendall(
+        b"POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body[:5]
+    )
+
+    def finish_slow_request():
+        time.sleep(0.5)
+        slow.sendall(body[5:])
+        slow.recv(4096)
+        slow.close()
+
+    finisher = threading.Thread(target=finish_slow_request)
+    finisher.start()
+    time.sleep(0.1)
+    args, want = timely_item(5)
+    t0 = time.monotonic()
+    r = tv.compute_score_sync(*args)
+    waited = time.monotonic() - t0
+    finisher.join()
+    assert r["score"] == pytest.approx(want)
+    assert tv.stats()["fallbacks"] == 0
+    m = server.metrics()
+    assert metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="429") >= 1
+    assert waited >= 0.3  # it waited for the slot instead of giving up
