@@ -54,7 +54,12 @@ bench-pairs: build venv
 bench-splits:
 	bash bench/splits/run.sh $(TRAIN) $(TEST)
 
-bench: bench-go bench-pairs bench-splits
+# The verifier service on loopback against the in-process Python reward;
+# TIMEAWARE_BENCH_SECONDS=5 make bench-serve for a quicker run.
+bench-serve:
+	PYTHON=$(PYTHON) bash bench/serve/run.sh
+
+bench: bench-go bench-pairs bench-splits bench-serve
 
 clean:
 	rm -rf bin demo-out

@@ -140,6 +140,12 @@ func (s *Server) scoreBatch(r *http.Request) (any, error) {
 // formed) takes one pass; otherwise each item is decoded on its own so that
 // one bad item does not sink the batch.
 func (s *Server) decodeBatch(body []byte) ([]rewards.Item, []error, error) {
+	if items, ok := decodeBatchFast(body); ok {
+		if len(items) > s.opts.MaxBatchItems {
+			return nil, nil, tooManyItems(len(items), s.opts.MaxBatchItems)
+		}
+		return items, nil, nil
+	}
 	var req batchRequest
 	err := json.Unmarshal(body, &req)
 	if err == nil {

@@ -119,6 +119,18 @@ func tuneGCForStreaming() {
 	}
 }
 
+// tuneGCForServing suits the verifier service: each batch request
+// allocates its decoded items and response and drops them when answered,
+// so the live heap stays small while allocation is heavy. Collecting at
+// four times the live heap instead of twice cuts the service's CPU per
+// item by about a fifth (BenchmarkScoreBatch: 253k to 326k items/s) for a
+// few tens of megabytes. GOGC or GOMEMLIMIT in the environment win.
+func tuneGCForServing() {
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(400)
+	}
+}
+
 func buildVersion() string {
 	v := version
 	if bi, ok := debug.ReadBuildInfo(); ok {

@@ -84,6 +84,7 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usagef("--addr %s: %v", addr, err)
 	}
+	tuneGCForServing()
 	start := time.Now()
 	err = srv.Serve(cmd.Context(), ln)
 	if err != nil {

@@ -126,18 +126,20 @@ func (p *serverProc) stop(t *testing.T) error {
 
 func postJSON(t *testing.T, url, body string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var out map[string]any
-	raw, _ := io.ReadAll(resp.Body)
-	require.NoError(t, json.Unmarshal(raw, &out), "%s", raw)
-	return resp.StatusCode, out
+	return doJSON(t, "POST", url, body)
 }
 
 func getJSON(t *testing.T, url string) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(url)
+	return doJSON(t, "GET", url, "")
+}
+
+// doJSON sends a request and decodes the JSON reply.
+func doJSON(t *testing.T, method, url, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var out map[string]any

@@ -1,0 +1,669 @@
+// Command loadgen drives a running `timeaware serve` for the service
+// benchmark (bench/serve/run.sh).
+//
+//	loadgen -dump-corpus FILE [-corpus N] [-seed S]
+//	loadgen -mode batch -url URL [-clients 32] [-batch 64] [-duration 15s | -items N]
+//	loadgen -mode get_duration -url URL [-clients 64] [-timers 256] [-duration 8s]
+//	loadgen -mode wait -url URL [-timeout 30s]
+//
+// batch sends POST /v1/score/batch with B timely/general items per request
+// from N concurrent keep-alive clients. Items come from a deterministic
+// corpus (corpus.go); request bodies are encoded once, before the clock
+// starts. A verification pass first scores the whole corpus once and checks
+// every result against the in-process Go scorer; during the timed run every
+// response must hold B results and no failures, and one response in
+// -check-every is parsed and checked score by score. Any error or mismatch
+// makes the exit status non-zero.
+//
+// get_duration creates M timers (POST /v1/timers) and then has N clients
+// call POST /v1/tools/get_duration {"timer": token} round-robin.
+//
+// -dump-corpus writes the corpus as JSONL, so that the Python baseline
+// scores the very same items, and prints its statistics, among them the
+// score sum the in-process Go scorer gives.
+//
+// Requests go out pre-encoded on keep-alive connections (-client raw, the
+// default, see client.go; -client std uses net/http). With -server-pid the
+// summaries include the CPU time the server used in the measured window.
+//
+// A summary goes to stderr; with -json one JSON line also goes to stdout.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+type config struct {
+	mode       string
+	url        string
+	token      string
+	clients    int
+	batch      int
+	duration   time.Duration
+	warmup     time.Duration
+	items      int
+	corpusN    int
+	seed       uint64
+	timers     int
+	checkEvery int
+	timeout    time.Duration
+	jsonOut    bool
+	dump       string
+	client     string
+	serverPID  int
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.mode, "mode", "batch", "batch, get_duration or wait (poll /healthz until the server answers)")
+	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the service")
+	flag.StringVar(&c.token, "token", os.Getenv("TIMEAWARE_SERVE_TOKEN"), "bearer token, when the service requires one")
+	flag.IntVar(&c.clients, "clients", 0, "concurrent clients (default 32 for batch, 64 for get_duration)")
+	flag.IntVar(&c.batch, "batch", 64, "items per batch request")
+	flag.DurationVar(&c.duration, "duration", 15*time.Second, "measured time, after the warm-up")
+	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "load before the measurement starts (not counted)")
+	flag.IntVar(&c.items, "items", 0, "batch mode: send this many items in total instead of running for -duration (no warm-up)")
+	flag.IntVar(&c.corpusN, "corpus", 8192, "corpus items")
+	flag.Uint64Var(&c.seed, "seed", 20260101, "corpus seed")
+	flag.IntVar(&c.timers, "timers", 256, "get_duration mode: timers to create")
+	flag.IntVar(&c.checkEvery, "check-every", 16, "batch mode: parse and check the scores of one response in this many")
+	flag.DurationVar(&c.timeout, "timeout", 30*time.Second, "wait mode: give up after this long; other modes: per-request timeout")
+	flag.BoolVar(&c.jsonOut, "json", false, "also print a one-line JSON summary on stdout")
+	flag.StringVar(&c.dump, "dump-corpus", "", "write the corpus as JSONL to this file and exit")
+	flag.StringVar(&c.client, "client", "raw", "raw (pre-built HTTP/1.1 requests on keep-alive connections) or std (net/http)")
+	flag.IntVar(&c.serverPID, "server-pid", 0, "the server's pid, to report its CPU time in the measured window (Linux)")
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fail("unexpected arguments %q", flag.Args())
+	}
+	if c.corpusN <= 0 || c.batch <= 0 || c.checkEvery <= 0 || c.timers <= 0 || c.clients < 0 {
+		fail("-corpus, -batch, -check-every and -timers must be positive, -clients non-negative")
+	}
+	var err error
+	switch {
+	case c.dump != "":
+		err = dumpCorpus(c)
+	case c.mode == "batch":
+		if c.clients == 0 {
+			c.clients = 32
+		}
+		err = runBatch(c)
+	case c.mode == "get_duration":
+		if c.clients == 0 {
+			c.clients = 64
+		}
+		err = runGetDuration(c)
+	case c.mode == "wait":
+		err = waitHealthy(c)
+	default:
+		fail("-mode %q: want batch, get_duration or wait", c.mode)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "loadgen: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+func emit(c config, v any) {
+	if !c.jsonOut {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(b))
+}
+
+type corpusStats struct {
+	Items       int     `json:"corpus_items"`
+	Bytes       int     `json:"corpus_bytes"`
+	Hash        string  `json:"corpus_hash"`
+	ScoreSum    float64 `json:"expected_score_sum"`
+	Correct     int     `json:"expected_correct"`
+	FormatFails int     `json:"format_fails"`
+	Late        int     `json:"late"`
+}
+
+func statsOf(c *corpus) corpusStats {
+	return corpusStats{Items: len(c.items), Bytes: c.bytes, Hash: strconv.FormatUint(c.hash, 16),
+		ScoreSum: c.scoreSum, Correct: c.correct, FormatFails: c.formatFails, Late: c.late}
+}
+
+func printCorpus(s corpusStats) {
+	fmt.Fprintf(os.Stderr, "corpus: %d items, %.1f MB (mean %.0f B/item), hash %s; %d right, %d bad format, %d late; Go score sum %.6f\n",
+		s.Items, float64(s.Bytes)/1e6, float64(s.Bytes)/float64(s.Items), s.Hash, s.Correct, s.FormatFails, s.Late, s.ScoreSum)
+}
+
+func dumpCorpus(c config) error {
+	cp, err := buildCorpus(c.corpusN, c.seed)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(c.dump)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for _, it := range cp.items {
+		w.Write(it.line)
+		w.WriteByte('\n')
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	s := statsOf(cp)
+	printCorpus(s)
+	emit(c, struct {
+		Mode string `json:"mode"`
+		corpusStats
+	}{"dump", s})
+	return nil
+}
+
+func waitHealthy(c config) error {
+	cl := newStdClient(config{clients: 1, timeout: time.Second})
+	deadline := time.Now().Add(c.timeout)
+	var last error
+	for time.Now().Before(deadline) {
+		resp, err := cl.Get(c.url + "/healthz")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = fmt.Errorf("GET /healthz: %s", resp.Status)
+		}
+		last = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("the server did not become healthy within %v: %v", c.timeout, last)
+}
+
+// latencies summarises per-request latencies.
+type latencies struct {
+	P50 float64 `json:"p50_ms"`
+	P90 float64 `json:"p90_ms"`
+	P99 float64 `json:"p99_ms"`
+	Max float64 `json:"max_ms"`
+}
+
+func summarize(all [][]time.Duration) latencies {
+	var d []time.Duration
+	for _, a := range all {
+		d = append(d, a...)
+	}
+	if len(d) == 0 {
+		return latencies{}
+	}
+	slices.Sort(d)
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(d)))) - 1
+		return float64(d[min(max(i, 0), len(d)-1)]) / 1e6
+	}
+	return latencies{P50: q(0.50), P90: q(0.90), P99: q(0.99), Max: float64(d[len(d)-1]) / 1e6}
+}
+
+// errorLog counts errors and keeps the first few messages.
+type errorLog struct {
+	mu    sync.Mutex
+	n     int
+	first []string
+}
+
+func (e *errorLog) add(format string, args ...any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n++
+	if len(e.first) < 5 {
+		e.first = append(e.first, fmt.Sprintf(format, args...))
+	}
+}
+
+func (e *errorLog) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.n
+}
+
+func (e *errorLog) err(what string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d %s; first: %q", e.n, what, e.first)
+}
+
+// ---------------------------------------------------------------- batch
+
+type batchBody struct {
+	lo  int // first corpus index; the batch is items lo..lo+B-1 (mod corpus size)
+	req *request
+}
+
+type batchResponse struct {
+	Results []struct {
+		Score float64 `json:"score"`
+		Acc   float64 `json:"acc"`
+		Error string  `json:"error"`
+	} `json:"results"`
+	Failed *int `json:"failed"`
+}
+
+type batchSummary struct {
+	Mode         string  `json:"mode"`
+	Client       string  `json:"client"`
+	Clients      int     `json:"clients"`
+	Batch        int     `json:"batch"`
+	Seconds      float64 `json:"seconds"`
+	Requests     int64   `json:"requests"`
+	Items        int64   `json:"items"`
+	ItemsPerS    float64 `json:"items_per_s"`
+	RequestsPerS float64 `json:"requests_per_s"`
+	MBPerS       float64 `json:"request_mb_per_s"`
+	latencies
+	cpuUse
+	ServerCPUUsPerItem *float64 `json:"server_cpu_us_per_item,omitempty"`
+	Errors             int      `json:"errors"`
+	Mismatches         int      `json:"mismatches"`
+	Checked            int64    `json:"checked_responses"`
+	ServerScoreSum     float64  `json:"server_score_sum"`
+	ServerCorrect      int      `json:"server_correct"`
+	corpusStats
+}
+
+var (
+	scoreMarker  = []byte(`{"score":`)
+	failedMarker = []byte(`],"failed":0}`)
+)
+
+func runBatch(c config) error {
+	cp, err := buildCorpus(c.corpusN, c.seed)
+	if err != nil {
+		return err
+	}
+	stats := statsOf(cp)
+	printCorpus(stats)
+	n, B := len(cp.items), c.batch
+	// Batches cover the corpus in order, wrapping at the end, so that every
+	// item is sent equally often when n is a multiple of B.
+	nb := (n + B - 1) / B
+	bodies := make([]batchBody, nb)
+	var reqBytes int
+	for k := range nb {
+		var b bytes.Buffer
+		b.WriteString(`{"items":[`)
+		for j := range B {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.Write(cp.items[(k*B+j)%n].line)
+		}
+		b.WriteString(`]}`)
+		req, err := newRequest(c, "/v1/score/batch", b.Bytes())
+		if err != nil {
+			return err
+		}
+		bodies[k] = batchBody{lo: k * B, req: req}
+		reqBytes += b.Len()
+	}
+	meanBody := float64(reqBytes) / float64(nb)
+	std := newStdClient(c)
+	var errs, mism errorLog
+
+	check := func(bb batchBody, body []byte, scores []float64, correct []bool) {
+		var br batchResponse
+		if err := json.Unmarshal(body, &br); err != nil {
+			errs.add("batch %d: undecodable response: %v", bb.lo/B, err)
+			return
+		}
+		if len(br.Results) != B {
+			mism.add("batch %d: %d results for %d items", bb.lo/B, len(br.Results), B)
+			return
+		}
+		if br.Failed == nil || *br.Failed != 0 {
+			mism.add("batch %d: failed = %v, want 0", bb.lo/B, br.Failed)
+		}
+		for j, res := range br.Results {
+			i := (bb.lo + j) % n
+			want := cp.items[i].expected
+			if res.Error != "" || math.Abs(res.Score-want) > 1e-12 || (res.Acc == 1) != cp.items[i].wantAcc {
+				mism.add("item %d: score %v acc %v error %q, want score %v acc %v", i, res.Score, res.Acc, res.Error, want, cp.items[i].wantAcc)
+			}
+			if scores != nil {
+				scores[i] = res.Score
+				correct[i] = res.Acc == 1
+			}
+		}
+	}
+
+	// Verification pass: the whole corpus once, every result checked.
+	scores, correct := make([]float64, n), make([]bool, n)
+	{
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(c.clients, nb) {
+			p, err := newDoer(c, std)
+			if err != nil {
+				return err
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := int(next.Add(1) - 1); k < nb; k = int(next.Add(1) - 1) {
+					status, body, err := p.do(bodies[k].req)
+					switch {
+					case err != nil:
+						errs.add("verification batch %d: %v", k, err)
+					case status != http.StatusOK:
+						errs.add("verification batch %d: HTTP %d: %.200s", k, status, body)
+					default:
+						check(bodies[k], body, scores, correct)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	var serverSum float64
+	serverCorrect := 0
+	for i := range n {
+		serverSum += scores[i]
+		if correct[i] {
+			serverCorrect++
+		}
+	}
+	if err := errs.err("request errors in the verification pass"); err != nil {
+		return err
+	}
+	if err := mism.err("mismatches in the verification pass"); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "verified: %d items scored by the server equal the in-process scorer (sum %.6f, %d right)\n", n, serverSum, serverCorrect)
+
+	// Timed run.
+	doers := make([]doer, c.clients)
+	for i := range doers {
+		if doers[i], err = newDoer(c, std); err != nil {
+			return err
+		}
+	}
+	lat := make([][]time.Duration, c.clients)
+	var (
+		doneReqs atomic.Int64
+		checked  atomic.Int64
+		issued   atomic.Int64 // items mode: items handed out
+		lastDone atomic.Int64 // items mode: ns since start of the last completion
+	)
+	start := time.Now()
+	measureFrom := start.Add(c.warmup)
+	deadline := measureFrom.Add(c.duration)
+	if c.items > 0 {
+		measureFrom, deadline = start, start.Add(24*time.Hour)
+	}
+	var cpu *cpuWindow
+	if c.items == 0 {
+		cpu = watchCPU(c.serverPID, measureFrom, deadline)
+	}
+	cpuStart := sampleCPU(c.serverPID)
+	var wg sync.WaitGroup
+	for ci := range c.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := doers[ci]
+			mine := make([]time.Duration, 0, 4096)
+			for k := ci % nb; ; k = (k + c.clients) % nb {
+				if c.items > 0 {
+					if issued.Add(int64(B)) > int64(c.items) {
+						break
+					}
+				} else if time.Now().After(deadline) {
+					break
+				}
+				bb := bodies[k]
+				t0 := time.Now()
+				status, body, err := p.do(bb.req)
+				t1 := time.Now()
+				switch {
+				case err != nil:
+					errs.add("batch %d: %v", k, err)
+					continue
+				case status != http.StatusOK:
+					errs.add("batch %d: HTTP %d: %.200s", k, status, body)
+					continue
+				}
+				if got := bytes.Count(body, scoreMarker); got != B {
+					mism.add("batch %d: %d results for %d items", k, got, B)
+				} else if !bytes.HasSuffix(bytes.TrimRight(body, "\n"), failedMarker) {
+					mism.add("batch %d: response does not end in %s", k, failedMarker)
+				}
+				if !t0.Before(measureFrom) && !t1.After(deadline) {
+					mine = append(mine, t1.Sub(t0))
+					doneReqs.Add(1)
+					for {
+						old := lastDone.Load()
+						if ns := int64(t1.Sub(start)); ns <= old || lastDone.CompareAndSwap(old, ns) {
+							break
+						}
+					}
+				}
+				if seq := checked.Add(1); seq%int64(c.checkEvery) == 0 {
+					check(bb, body, nil, nil)
+				}
+			}
+			lat[ci] = mine
+		}()
+	}
+	wg.Wait()
+
+	secs := c.duration.Seconds()
+	var use cpuUse
+	if c.items > 0 {
+		secs = time.Duration(lastDone.Load()).Seconds()
+		cpu = &cpuWindow{done: make(chan struct{}), s0: cpuStart, s1: sampleCPU(c.serverPID)}
+		close(cpu.done)
+	}
+	use = cpu.use()
+	reqs := doneReqs.Load()
+	s := batchSummary{
+		Mode: "batch", Client: c.client, Clients: c.clients, Batch: B, Seconds: secs,
+		Requests: reqs, Items: reqs * int64(B),
+		ItemsPerS: float64(reqs*int64(B)) / secs, RequestsPerS: float64(reqs) / secs,
+		MBPerS:    float64(reqs) * meanBody / secs / 1e6,
+		latencies: summarize(lat), cpuUse: use, Errors: errs.count(), Mismatches: mism.count(),
+		Checked: checked.Load() / int64(c.checkEvery), ServerScoreSum: serverSum, ServerCorrect: serverCorrect,
+		corpusStats: stats,
+	}
+	if use.ServerCPUS != nil && s.Items > 0 {
+		v := *use.ServerCPUS / float64(s.Items) * 1e6
+		s.ServerCPUUsPerItem = &v
+	}
+	fmt.Fprintf(os.Stderr, "batch: %d clients x %d items (%s client), %.1f s measured (after %.1f s warm-up): %d requests, %d items\n",
+		c.clients, B, c.client, secs, c.warmup.Seconds(), reqs, s.Items)
+	fmt.Fprintf(os.Stderr, "  %.0f items/s, %.0f requests/s, %.1f MB/s of request bodies (%.0f KB each)\n",
+		s.ItemsPerS, s.RequestsPerS, s.MBPerS, meanBody/1024)
+	fmt.Fprintf(os.Stderr, "  latency per request: p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms\n", s.P50, s.P90, s.P99, s.Max)
+	fmt.Fprintf(os.Stderr, "  %s", use.String(secs))
+	if s.ServerCPUUsPerItem != nil {
+		fmt.Fprintf(os.Stderr, "; server CPU %.1f µs per item", *s.ServerCPUUsPerItem)
+	}
+	fmt.Fprintf(os.Stderr, "\n  errors %d, mismatches %d, responses checked score by score %d\n", s.Errors, s.Mismatches, s.Checked)
+	emit(c, s)
+	if err := errs.err("request errors"); err != nil {
+		return err
+	}
+	if err := mism.err("mismatches"); err != nil {
+		return err
+	}
+	if reqs == 0 {
+		return errors.New("no request completed in the measured window")
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------- get_duration
+
+type durationSummary struct {
+	Mode      string  `json:"mode"`
+	Client    string  `json:"client"`
+	Clients   int     `json:"clients"`
+	Timers    int     `json:"timers"`
+	Seconds   float64 `json:"seconds"`
+	Calls     int64   `json:"calls"`
+	CallsPerS float64 `json:"calls_per_s"`
+	latencies
+	cpuUse
+	ServerCPUUsPerCall *float64 `json:"server_cpu_us_per_call,omitempty"`
+	Errors             int      `json:"errors"`
+	Mismatches         int      `json:"mismatches"`
+}
+
+type getDurationResp struct {
+	Text      string  `json:"text"`
+	ElapsedS  float64 `json:"elapsed_s"`
+	RolloutID string  `json:"rollout_id"`
+}
+
+func runGetDuration(c config) error {
+	std := newStdClient(c)
+	p, err := newDoer(c, std)
+	if err != nil {
+		return err
+	}
+	type timer struct {
+		rollout string
+		req     *request
+	}
+	timers := make([]timer, c.timers)
+	for i := range timers {
+		id := fmt.Sprintf("bench-rollout-%d", i)
+		body, _ := json.Marshal(map[string]any{"rollout_id": id, "time_limit_s": 120, "speed_factor": 1 + float64(i%4)/2})
+		req, err := newRequest(c, "/v1/timers", body)
+		if err != nil {
+			return err
+		}
+		status, resp, err := p.do(req)
+		if err != nil {
+			return fmt.Errorf("creating timer %d: %v", i, err)
+		}
+		if status != http.StatusCreated {
+			return fmt.Errorf("creating timer %d: HTTP %d: %.200s", i, status, resp)
+		}
+		var rd struct {
+			Timer     string `json:"timer"`
+			RolloutID string `json:"rollout_id"`
+		}
+		if err := json.Unmarshal(resp, &rd); err != nil || rd.Timer == "" || rd.RolloutID != id {
+			return fmt.Errorf("creating timer %d: unexpected response %.200s", i, resp)
+		}
+		b, _ := json.Marshal(map[string]string{"timer": rd.Timer})
+		if timers[i].req, err = newRequest(c, "/v1/tools/get_duration", b); err != nil {
+			return err
+		}
+		timers[i].rollout = id
+	}
+	doers := make([]doer, c.clients)
+	for i := range doers {
+		if doers[i], err = newDoer(c, std); err != nil {
+			return err
+		}
+	}
+	var errs, mism errorLog
+	lat := make([][]time.Duration, c.clients)
+	var calls, seq atomic.Int64
+	start := time.Now()
+	measureFrom := start.Add(c.warmup)
+	deadline := measureFrom.Add(c.duration)
+	cpu := watchCPU(c.serverPID, measureFrom, deadline)
+	var wg sync.WaitGroup
+	for ci := range c.clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := doers[ci]
+			mine := make([]time.Duration, 0, 1<<15)
+			for k := ci % len(timers); ; k = (k + c.clients) % len(timers) {
+				t0 := time.Now()
+				if t0.After(deadline) {
+					break
+				}
+				status, body, err := p.do(timers[k].req)
+				t1 := time.Now()
+				if err != nil {
+					errs.add("get_duration: %v", err)
+					continue
+				}
+				if status != http.StatusOK {
+					errs.add("get_duration: HTTP %d: %.200s", status, body)
+					continue
+				}
+				if !t0.Before(measureFrom) && !t1.After(deadline) {
+					mine = append(mine, t1.Sub(t0))
+					calls.Add(1)
+				}
+				if seq.Add(1)%64 == 0 {
+					var r getDurationResp
+					if err := json.Unmarshal(body, &r); err != nil || r.RolloutID != timers[k].rollout || r.Text == "" || r.ElapsedS < 0 {
+						mism.add("get_duration %s: unexpected response %.200s", timers[k].rollout, body)
+					}
+				}
+			}
+			lat[ci] = mine
+		}()
+	}
+	wg.Wait()
+	use := cpu.use()
+	secs := c.duration.Seconds()
+	n := calls.Load()
+	s := durationSummary{Mode: "get_duration", Client: c.client, Clients: c.clients, Timers: c.timers, Seconds: secs, Calls: n,
+		CallsPerS: float64(n) / secs, latencies: summarize(lat), cpuUse: use, Errors: errs.count(), Mismatches: mism.count()}
+	if use.ServerCPUS != nil && n > 0 {
+		v := *use.ServerCPUS / float64(n) * 1e6
+		s.ServerCPUUsPerCall = &v
+	}
+	fmt.Fprintf(os.Stderr, "get_duration: %d clients over %d timers (%s client), %.1f s measured (after %.1f s warm-up): %d calls\n",
+		c.clients, c.timers, c.client, secs, c.warmup.Seconds(), n)
+	fmt.Fprintf(os.Stderr, "  %.0f calls/s; latency p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.2f ms\n", s.CallsPerS, s.P50, s.P90, s.P99, s.Max)
+	fmt.Fprintf(os.Stderr, "  %s", use.String(secs))
+	if s.ServerCPUUsPerCall != nil {
+		fmt.Fprintf(os.Stderr, "; server CPU %.1f µs per call", *s.ServerCPUUsPerCall)
+	}
+	fmt.Fprintf(os.Stderr, "\n  errors %d, mismatches %d\n", s.Errors, s.Mismatches)
+	emit(c, s)
+	if err := errs.err("request errors"); err != nil {
+		return err
+	}
+	if err := mism.err("mismatches"); err != nil {
+		return err
+	}
+	if n == 0 {
+		return errors.New("no call completed in the measured window")
+	}
+	return nil
+}

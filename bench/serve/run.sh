@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Verifier service benchmark: `timeaware serve` on loopback, driven by
+# bench/serve/loadgen, against the in-process Python reference reward
+# (bench/serve/reference.py) on the same corpus, in the same run.
+#
+#   bash bench/serve/run.sh            # or: make bench-serve
+#
+# Steps: build bin/timeaware (make build) and the load generator; dump the
+# deterministic corpus (8,192 timely/general items, ~2.3 KB each) as JSONL;
+# start the server on a free loopback port with TIMEAWARE_TIMERS_SECRET set
+# and wait for /healthz; then
+#   (a) throughput and (c) latency: POST /v1/score/batch, 32 clients x 64
+#       items, 2 s warm-up + 15 s measured (after a pass that checks every
+#       score of the corpus against the in-process Go scorer);
+#   (d) POST /v1/tools/get_duration over 256 timers, 64 clients, 2 s + 8 s;
+# stop the server with SIGTERM; then
+#   (b) the Python baseline: reference.compute_score over the same corpus in
+#       one process, 7 passes, run once before the server starts and once
+#       after it stops (the best pass counts), its score sum checked against
+#       the in-process Go scorer's and the server's;
+# and print a table with the ratio Go items/s / Python items/s.
+#
+# The server and the load generator share the machine; the load generator
+# also reports the CPU time each used, so that a run on a busy machine can
+# still be read per CPU second. Nothing is written into the repository
+# except bin/timeaware.
+#
+# Environment:
+#   PYTHON                     Python 3.9+ (default .venv/bin/python of the repository if present, else python3)
+#   TIMEAWARE_BENCH_SECONDS    measured seconds of the batch run (default 15)
+#   TIMEAWARE_BENCH_GD_SECONDS measured seconds of the get_duration run (default 8)
+#   TIMEAWARE_BENCH_CLIENTS    batch clients (default 32); TIMEAWARE_BENCH_BATCH items per request (default 64)
+#   TIMEAWARE_BENCH_GD_CLIENTS get_duration clients (default 64)
+#   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
+#   TIMEAWARE_BENCH_DIR        keep the corpus, logs and JSON results here (default: a temp dir removed at exit)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+if [ -z "${PYTHON:-}" ]; then
+    if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; else PYTHON=python3; fi
+fi
+if ! command -v "$PYTHON" >/dev/null 2>&1; then
+    # The baseline needs only the standard library.
+    echo "run.sh: $PYTHON not found; using python3" >&2
+    PYTHON=python3
+fi
+seconds="${TIMEAWARE_BENCH_SECONDS:-15}"
+gd_seconds="${TIMEAWARE_BENCH_GD_SECONDS:-8}"
+clients="${TIMEAWARE_BENCH_CLIENTS:-32}"
+batch="${TIMEAWARE_BENCH_BATCH:-64}"
+gd_clients="${TIMEAWARE_BENCH_GD_CLIENTS:-64}"
+corpus_items=8192
+
+if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
+    work="$TIMEAWARE_BENCH_DIR"
+    mkdir -p "$work"
+else
+    work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-bench-serve.XXXXXX")"
+fi
+server_pid=""
+cleanup() {
+    if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+        kill -TERM "$server_pid" 2>/dev/null || true
+        wait "$server_pid" 2>/dev/null || true
+    fi
+    if [ -z "${TIMEAWARE_BENCH_DIR:-}" ]; then rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+echo "== building bin/timeaware and the load generator" >&2
+make -C "$repo" --no-print-directory build >&2
+(cd "$repo" && go build -o "$work/loadgen" ./bench/serve/loadgen)
+loadgen="$work/loadgen"
+
+echo "== dumping the corpus ($corpus_items items)" >&2
+"$loadgen" -dump-corpus "$work/corpus.jsonl" -corpus "$corpus_items" -json >"$work/dump.json"
+
+# The Python baseline runs twice, before the server starts and after it
+# stops, and the faster run counts: other work on a shared machine then
+# has to coincide with both to depress it.
+run_baseline() { # OUT EXPECT_SUM EXPECT_CORRECT
+    PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$here/baseline.py" --corpus "$work/corpus.jsonl" --passes 7 \
+        --expect-sum "$2" --expect-correct "$3" --json >"$1"
+}
+expected() { # FILE SUM_KEY CORRECT_KEY
+    "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(repr(d[sys.argv[2]]), d[sys.argv[3]])' "$@"
+}
+echo "== (b) Python baseline, first run: reference.compute_score in process ($PYTHON)" >&2
+read -r expect_sum expect_correct < <(expected "$work/dump.json" expected_score_sum expected_correct)
+run_baseline "$work/python-1.json" "$expect_sum" "$expect_correct"
+
+echo "== starting timeaware serve on loopback" >&2
+load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
+profile_flag=()
+if [ -n "${TIMEAWARE_BENCH_CPUPROFILE:-}" ]; then
+    profile_flag=(--cpuprofile "$TIMEAWARE_BENCH_CPUPROFILE")
+fi
+# Port 0: the kernel picks a free port, which the server logs.
+TIMEAWARE_TIMERS_SECRET="bench-serve-secret-$$-0123456789abcdef" \
+    "$repo/bin/timeaware" "${profile_flag[@]}" serve --addr 127.0.0.1:0 2>"$work/server.log" &
+server_pid=$!
+addr=""
+for _ in $(seq 200); do
+    addr="$(sed -n 's/.*msg=serving addr=\([^ ]*\).*/\1/p' "$work/server.log")"
+    if [ -n "$addr" ] || ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+    sleep 0.05
+done
+if [ -z "$addr" ]; then
+    echo "run.sh: the server did not start:" >&2
+    cat "$work/server.log" >&2
+    exit 1
+fi
+url="http://$addr"
+"$loadgen" -mode wait -url "$url" -timeout 30s
+
+echo "== (a, c) POST /v1/score/batch: $clients clients x $batch items, ${seconds}s measured" >&2
+"$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
+    -corpus "$corpus_items" -warmup 2s -duration "${seconds}s" -json >"$work/batch.json"
+
+echo "== (d) POST /v1/tools/get_duration: $gd_clients clients, ${gd_seconds}s measured" >&2
+"$loadgen" -mode get_duration -url "$url" -server-pid "$server_pid" -clients "$gd_clients" -timers 256 \
+    -warmup 2s -duration "${gd_seconds}s" -json >"$work/get_duration.json"
+
+echo "== stopping the server (SIGTERM)" >&2
+kill -TERM "$server_pid"
+status=0
+wait "$server_pid" || status=$?
+server_pid=""
+if [ "$status" -ne 0 ]; then
+    echo "run.sh: the server exited with status $status:" >&2
+    tail -5 "$work/server.log" >&2
+    exit 1
+fi
+
+echo "== (b) Python baseline, second run" >&2
+read -r expect_sum expect_correct < <(expected "$work/batch.json" server_score_sum server_correct)
+run_baseline "$work/python-2.json" "$expect_sum" "$expect_correct"
+
+"$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" <<'PY'
+import json
+import sys
+from pathlib import Path
+
+work, load, ncpu = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+dump = json.loads((work / "dump.json").read_text())
+b = json.loads((work / "batch.json").read_text())
+g = json.loads((work / "get_duration.json").read_text())
+runs = [json.loads((work / f"python-{i}.json").read_text()) for i in (1, 2)]
+p = max(runs, key=lambda r: r["items_per_s"])
+py_cpu = min(r["cpu_us_per_item"] for r in runs)
+if dump["corpus_hash"] != b["corpus_hash"]:
+    sys.exit(f"FAIL: the load generator's corpus ({b['corpus_hash']}) is not the dumped one ({dump['corpus_hash']})")
+
+ratio = b["items_per_s"] / p["items_per_s"]
+go_cpu = b.get("server_cpu_us_per_item")
+print()
+print(f"timeaware serve benchmark: {ncpu} CPUs shared by the server and the load generator "
+      f"(load average before the run: {load})")
+print(f"corpus: {dump['corpus_items']:,} timely/general items, {dump['corpus_bytes'] / dump['corpus_items']:,.0f} B each; "
+      f"{dump['expected_correct']:,} right, {dump['format_fails']} bad format, {dump['late']:,} late")
+print()
+w = 44
+print(f"{'':{w}} {'value':>14}  notes")
+print(f"{'Go  POST /v1/score/batch, items/s':{w}} {b['items_per_s']:>14,.0f}  "
+      f"{b['clients']} clients x {b['batch']} items, {b['seconds']:.0f} s, {b['requests_per_s']:,.0f} req/s")
+print(f"{'Python reference.compute_score, items/s':{w}} {p['items_per_s']:>14,.0f}  "
+      f"in process, 1 core; best pass of 2 runs x {p['passes']} (runs: "
+      + ", ".join(f"{r['items_per_s']:,.0f}" for r in runs) + ")")
+print(f"{'ratio Go / Python':{w}} {ratio:>13.2f}x  goal >= 3x")
+if go_cpu:
+    print(f"{'CPU per item, Go server / Python (us)':{w}} {go_cpu:>7.1f} / {py_cpu:<5.1f} "
+          f"items per CPU-second ratio {py_cpu / go_cpu:.2f}x; "
+          f"server used {b['server_cpu_s'] / b['seconds']:.2f} cores, load generator {b['loadgen_cpu_s'] / b['seconds']:.2f}")
+print(f"{'batch latency p50 / p99 (ms)':{w}} {b['p50_ms']:>7.1f} / {b['p99_ms']:<5.1f} "
+      f"per {b['batch']}-item request at {b['clients']} concurrent clients (p90 {b['p90_ms']:.1f}, max {b['max_ms']:.1f})")
+print(f"{'get_duration calls/s':{w}} {g['calls_per_s']:>14,.0f}  goal >= 20,000/s; {g['clients']} clients, {g['seconds']:.0f} s")
+gd_cpu = g.get("server_cpu_us_per_call")
+extra = ""
+if gd_cpu:
+    extra = (f"; server {gd_cpu:.0f} us CPU per call, {g['server_cpu_s'] / g['seconds']:.2f} cores, "
+             f"load generator {g['loadgen_cpu_s'] / g['seconds']:.2f}")
+print(f"{'get_duration latency p50 / p99 (ms)':{w}} {g['p50_ms']:>7.2f} / {g['p99_ms']:<5.2f} (max {g['max_ms']:.1f}){extra}")
+print(f"checks: {dump['corpus_items']:,} server scores equal the in-process Go scorer; Python score sum "
+      f"{p['score_sum']:.6f} = server {b['server_score_sum']:.6f}; errors {b['errors'] + g['errors']}, "
+      f"mismatches {b['mismatches'] + g['mismatches']}")
+PY

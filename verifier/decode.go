@@ -1,0 +1,508 @@
+package verifier
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/timeaware/timeaware/rewards"
+)
+
+// decodeBatchFast parses a batch body {"items": [...]} of well-formed
+// items without reflection. It handles the shape trainers send; on
+// anything else (a syntax error, a wrong type, invalid UTF-8, a number
+// that is not plain JSON) it returns ok=false and the caller decodes with
+// the general decoder, which also words the error. FuzzDecodeBatchFast
+// checks that whenever it succeeds it agrees with the general decoder.
+//
+// Every string and raw value is copied into one arena per batch, so the
+// items do not refer to body (a pooled buffer) and cost one allocation
+// instead of one per string.
+func decodeBatchFast(body []byte) (items []rewards.Item, ok bool) {
+	d := fastDecoder{b: body, arena: make([]byte, 0, len(body))}
+	d.ws()
+	if !d.eat('{') {
+		return nil, false
+	}
+	seen := false
+	d.ws()
+	if d.eat('}') {
+		return nil, false
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return nil, false
+		}
+		if key == "items" {
+			d.ws()
+			if !d.eat('[') {
+				return nil, false
+			}
+			items = items[:0]
+			d.ws()
+			if !d.eat(']') {
+				for {
+					items = append(items, rewards.Item{})
+					if !d.item(&items[len(items)-1]) {
+						return nil, false
+					}
+					d.ws()
+					if d.eat(']') {
+						break
+					}
+					if !d.eat(',') {
+						return nil, false
+					}
+				}
+			}
+			if items == nil {
+				items = []rewards.Item{}
+			}
+			seen = true
+		} else if foldsTo(key, "items") || !d.skip(0) {
+			return nil, false
+		}
+		d.ws()
+		if d.eat('}') {
+			break
+		}
+		if !d.eat(',') {
+			return nil, false
+		}
+	}
+	d.ws()
+	if d.i != len(d.b) || !seen {
+		return nil, false
+	}
+	return items, true
+}
+
+type fastDecoder struct {
+	b     []byte
+	i     int
+	arena []byte
+}
+
+func (d *fastDecoder) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *fastDecoder) eat(c byte) bool {
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// key reads `"name":` and returns the name (not copied to the arena).
+func (d *fastDecoder) key() (string, bool) {
+	d.ws()
+	if !d.eat('"') {
+		return "", false
+	}
+	start := d.i
+	for d.i < len(d.b) && d.b[d.i] != '"' {
+		if d.b[d.i] == '\\' || d.b[d.i] < 0x20 {
+			return "", false // escaped keys: let the general decoder match them
+		}
+		d.i++
+	}
+	if d.i >= len(d.b) {
+		return "", false
+	}
+	k := unsafe.String(unsafe.SliceData(d.b[start:]), d.i-start)
+	d.i++
+	d.ws()
+	return k, d.eat(':')
+}
+
+// str reads a JSON string into the arena and returns it.
+func (d *fastDecoder) str() (string, bool) {
+	if !d.eat('"') {
+		return "", false
+	}
+	start := len(d.arena)
+	for {
+		run := d.i
+		d.i += plainRun(d.b[d.i:])
+		d.arena = append(d.arena, d.b[run:d.i]...)
+		if d.i >= len(d.b) {
+			return "", false
+		}
+		switch c := d.b[d.i]; {
+		case c == '"':
+			d.i++
+			s := d.arena[start:]
+			return unsafe.String(unsafe.SliceData(s), len(s)), true
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(d.b[d.i:])
+			if r == utf8.RuneError && n <= 1 {
+				return "", false
+			}
+			d.arena = append(d.arena, d.b[d.i:d.i+n]...)
+			d.i += n
+		default: // backslash
+			if d.i+1 >= len(d.b) {
+				return "", false
+			}
+			e := d.b[d.i+1]
+			d.i += 2
+			switch e {
+			case '"', '\\', '/':
+				d.arena = append(d.arena, e)
+			case 'b':
+				d.arena = append(d.arena, '\b')
+			case 'f':
+				d.arena = append(d.arena, '\f')
+			case 'n':
+				d.arena = append(d.arena, '\n')
+			case 'r':
+				d.arena = append(d.arena, '\r')
+			case 't':
+				d.arena = append(d.arena, '\t')
+			case 'u':
+				r, ok := d.hex4()
+				if !ok {
+					return "", false
+				}
+				if utf16Surrogate(r) {
+					// A pair \uD83D\uDE00 makes one rune; anything else is
+					// left to the general decoder's replacement rules.
+					if r >= 0xDC00 || d.i+6 > len(d.b) || d.b[d.i] != '\\' || d.b[d.i+1] != 'u' {
+						return "", false
+					}
+					d.i += 2
+					r2, ok := d.hex4()
+					if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
+						return "", false
+					}
+					r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
+				}
+				d.arena = utf8.AppendRune(d.arena, r)
+			default:
+				return "", false
+			}
+		}
+	}
+}
+
+// plainRun returns the length of b's prefix that needs no decoding: no
+// quote, backslash, control byte or non-ASCII byte. It tests eight bytes at
+// a time (the has-zero-byte trick on 64-bit words), as model responses are
+// long runs of plain text between escapes.
+func plainRun(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := w ^ (ones * '"')
+		bs := w ^ (ones * '\\')
+		special := (q - ones) &^ q
+		special |= (bs - ones) &^ bs
+		special |= w - ones*0x20 // a byte below 0x20 borrows into its high bit
+		special |= w
+		if special&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	return i
+}
+
+func utf16Surrogate(r rune) bool { return r >= 0xD800 && r <= 0xDFFF }
+
+func (d *fastDecoder) hex4() (rune, bool) {
+	if d.i+4 > len(d.b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d.b[d.i : d.i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	d.i += 4
+	return r, true
+}
+
+// null consumes a JSON null.
+func (d *fastDecoder) null() bool {
+	if len(d.b)-d.i >= 4 && string(d.b[d.i:d.i+4]) == "null" {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// number reads a JSON number (strict grammar) as a float64.
+func (d *fastDecoder) number() (float64, bool) {
+	start := d.i
+	d.eat('-')
+	switch {
+	case d.eat('0'):
+	case d.i < len(d.b) && d.b[d.i] >= '1' && d.b[d.i] <= '9':
+		d.digits()
+	default:
+		return 0, false
+	}
+	if d.eat('.') && !d.digits() {
+		return 0, false
+	}
+	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		d.i++
+		if !d.eat('+') {
+			d.eat('-')
+		}
+		if !d.digits() {
+			return 0, false
+		}
+	}
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(d.b[start:]), d.i-start), 64)
+	return f, err == nil
+}
+
+func (d *fastDecoder) digits() bool {
+	start := d.i
+	for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+		d.i++
+	}
+	return d.i > start
+}
+
+// optNumber reads a number or null into *dst (nil for null).
+func (d *fastDecoder) optNumber(dst **float64) bool {
+	d.ws()
+	if d.null() {
+		*dst = nil
+		return true
+	}
+	f, ok := d.number()
+	if !ok {
+		return false
+	}
+	*dst = &f
+	return true
+}
+
+// skip consumes any JSON value, checking its grammar.
+func (d *fastDecoder) skip(depth int) bool {
+	if depth > 64 {
+		return false
+	}
+	d.ws()
+	if d.i >= len(d.b) {
+		return false
+	}
+	switch c := d.b[d.i]; {
+	case c == '"':
+		mark := len(d.arena)
+		_, ok := d.str()
+		d.arena = d.arena[:mark]
+		return ok
+	case c == '{':
+		d.i++
+		d.ws()
+		if d.eat('}') {
+			return true
+		}
+		for {
+			d.ws()
+			mark := len(d.arena)
+			if _, ok := d.str(); !ok {
+				return false
+			}
+			d.arena = d.arena[:mark]
+			d.ws()
+			if !d.eat(':') || !d.skip(depth+1) {
+				return false
+			}
+			d.ws()
+			if d.eat('}') {
+				return true
+			}
+			if !d.eat(',') {
+				return false
+			}
+		}
+	case c == '[':
+		d.i++
+		d.ws()
+		if d.eat(']') {
+			return true
+		}
+		for {
+			if !d.skip(depth + 1) {
+				return false
+			}
+			d.ws()
+			if d.eat(']') {
+				return true
+			}
+			if !d.eat(',') {
+				return false
+			}
+		}
+	case c == 't':
+		return d.lit("true")
+	case c == 'f':
+		return d.lit("false")
+	case c == 'n':
+		return d.null()
+	default:
+		_, ok := d.number()
+		return ok
+	}
+}
+
+func (d *fastDecoder) lit(s string) bool {
+	if len(d.b)-d.i >= len(s) && string(d.b[d.i:d.i+len(s)]) == s {
+		d.i += len(s)
+		return true
+	}
+	return false
+}
+
+// optString reads a string, or null as "".
+func (d *fastDecoder) optString(dst *string) bool {
+	d.ws()
+	if d.null() {
+		return true // encoding/json leaves a string unchanged on null
+	}
+	s, ok := d.str()
+	*dst = s
+	return ok
+}
+
+func (d *fastDecoder) item(it *rewards.Item) bool {
+	d.ws()
+	if !d.eat('{') {
+		return false
+	}
+	d.ws()
+	if d.eat('}') {
+		return true
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		switch key {
+		case "data_source":
+			ok = d.optString(&it.DataSource)
+		case "solution_str":
+			ok = d.optString(&it.SolutionStr)
+		case "ground_truth":
+			d.ws()
+			start := d.i
+			if ok = d.skip(0); ok {
+				mark := len(d.arena)
+				d.arena = append(d.arena, d.b[start:d.i]...)
+				it.GroundTruth = d.arena[mark:len(d.arena):len(d.arena)]
+			}
+		case "extra_info":
+			ok = d.extraInfo(&it.ExtraInfo)
+		default:
+			ok = !foldsTo(key, itemKeys...) && d.skip(0)
+		}
+		if !ok {
+			return false
+		}
+		d.ws()
+		if d.eat('}') {
+			return true
+		}
+		if !d.eat(',') {
+			return false
+		}
+	}
+}
+
+// The general decoder matches keys case-insensitively; a key that differs
+// from a known one only in case goes to it.
+var (
+	itemKeys      = []string{"data_source", "solution_str", "ground_truth", "extra_info"}
+	extraInfoKeys = []string{"time_limit_s", "elapsed_s", "score", "max_score", "accuracy", "timer"}
+)
+
+func foldsTo(key string, known ...string) bool {
+	for _, k := range known {
+		if len(k) == len(key) && strings.EqualFold(k, key) {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
+	d.ws()
+	if d.null() {
+		return true
+	}
+	if !d.eat('{') {
+		return false
+	}
+	d.ws()
+	if d.eat('}') {
+		return true
+	}
+	for {
+		key, ok := d.key()
+		if !ok {
+			return false
+		}
+		switch key {
+		case "time_limit_s":
+			ok = d.optNumber(&ei.TimeLimitS)
+		case "elapsed_s":
+			ok = d.optNumber(&ei.ElapsedS)
+		case "score":
+			ok = d.optNumber(&ei.Score)
+		case "max_score":
+			ok = d.optNumber(&ei.MaxScore)
+		case "accuracy":
+			ok = d.optNumber(&ei.Accuracy)
+		case "timer":
+			ok = d.optString(&ei.Timer)
+		default:
+			ok = !foldsTo(key, extraInfoKeys...) && d.skip(0)
+		}
+		if !ok {
+			return false
+		}
+		d.ws()
+		if d.eat('}') {
+			return true
+		}
+		if !d.eat(',') {
+			return false
+		}
+	}
+}

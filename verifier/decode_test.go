@@ -1,0 +1,120 @@
+package verifier
+
+import (
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/rewards"
+)
+
+var decodeSeeds = []string{
+	`{"items":[]}`,
+	`{"items":[{}]}`,
+	` {"other":{"a":[1,2,{"b":null}]},"items":[{"data_source":"timely/general","solution_str":"a\nb \\boxed{x} \u00e9 \ud83d\ude00 \"q\"","ground_truth":"42","extra_info":{"elapsed_s":1.5e1,"time_limit_s":-0.0,"index":3,"split":"train","tools_kwargs":{"get_duration":{"create_kwargs":{"x":true}}}}}]} `,
+	`{"items":[{"data_source":"tictoc/decision","solution_str":"x","ground_truth":{"preferred":"tool","margin":1.0},"extra_info":null}]}`,
+	`{"items":[{"data_source":"timepuzzles","ground_truth":null,"extra_info":{"timer":null,"score":null}}]}`,
+	`{"items":[{"data_source":"timely/game","extra_info":{"score":10,"max_score":1E2,"timer":"AAAA.BBBB"}},{"solution_str":"é"}]}`,
+	`{"items":[{"data_source":5}]}`,
+	`{"items":[{"extra_info":{"elapsed_s":"3"}}]}`,
+	`{"items":[{"extra_info":{"elapsed_s":01}}]}`,
+	`{"items":[{"solution_str":"\ud800"}]}`,
+	`{"items":[{"solution_str":"bad` + "\xff" + `"}]}`,
+	`{"items":[1]}`,
+	`{"items":null}`,
+	`{"items":[{"a":1},]}`,
+	`{"items":[]} x`,
+	`{"ite\u006ds":[]}`,
+}
+
+// FuzzDecodeBatchFast: whenever the fast decoder accepts a body, the
+// general decoder accepts it too and decodes the same items.
+func FuzzDecodeBatchFast(f *testing.F) {
+	for _, s := range decodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, ok := decodeBatchFast(body)
+		if !ok {
+			return
+		}
+		var want batchRequest
+		if err := json.Unmarshal(body, &want); err != nil {
+			t.Fatalf("fast decoder accepted %q; general decoder: %v", body, err)
+		}
+		requireSameItems(t, want.Items, fast)
+	})
+}
+
+func requireSameItems(t *testing.T, want, got []rewards.Item) {
+	t.Helper()
+	require.Len(t, got, len(want))
+	for i := range want {
+		w, g := want[i], got[i]
+		require.Equal(t, w.DataSource, g.DataSource, "item %d data_source", i)
+		require.Equal(t, w.SolutionStr, g.SolutionStr, "item %d solution_str", i)
+		require.Equal(t, string(w.GroundTruth), string(g.GroundTruth), "item %d ground_truth", i)
+		require.Equal(t, w.ExtraInfo.Timer, g.ExtraInfo.Timer, "item %d timer", i)
+		for name, pair := range map[string][2]*float64{
+			"time_limit_s": {w.ExtraInfo.TimeLimitS, g.ExtraInfo.TimeLimitS},
+			"elapsed_s":    {w.ExtraInfo.ElapsedS, g.ExtraInfo.ElapsedS},
+			"score":        {w.ExtraInfo.Score, g.ExtraInfo.Score},
+			"max_score":    {w.ExtraInfo.MaxScore, g.ExtraInfo.MaxScore},
+			"accuracy":     {w.ExtraInfo.Accuracy, g.ExtraInfo.Accuracy},
+		} {
+			require.Equal(t, pair[0] == nil, pair[1] == nil, "item %d %s presence", i, name)
+			if pair[0] != nil {
+				require.Equal(t, *pair[0], *pair[1], "item %d %s", i, name)
+			}
+		}
+	}
+}
+
+func TestDecodeBatchFast(t *testing.T) {
+	accepted := 0
+	for _, s := range decodeSeeds {
+		t.Run(s, func(t *testing.T) {
+			fast, ok := decodeBatchFast([]byte(s))
+			var want batchRequest
+			err := json.Unmarshal([]byte(s), &want)
+			if ok {
+				accepted++
+				require.NoError(t, err)
+				requireSameItems(t, want.Items, fast)
+			}
+		})
+	}
+	assert.GreaterOrEqual(t, accepted, 6, "the common shapes take the fast path")
+	// The items do not alias the body, which is a pooled buffer.
+	body := []byte(`{"items":[{"data_source":"timely/general","solution_str":"abc","ground_truth":"1"}]}`)
+	items, ok := decodeBatchFast(body)
+	require.True(t, ok)
+	for i := range body {
+		body[i] = 'x'
+	}
+	assert.Equal(t, "timely/general", items[0].DataSource)
+	assert.Equal(t, "abc", items[0].SolutionStr)
+	assert.Equal(t, `"1"`, string(items[0].GroundTruth))
+}
+
+// FuzzPlainRun checks the eight-bytes-at-a-time scan against the plain loop.
+func FuzzPlainRun(f *testing.F) {
+	f.Add([]byte(`plain text, then a "quote`))
+	f.Add([]byte("0123456789abcdef\x1f"))
+	f.Add([]byte("long plain run of ascii text \\ backslash é"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := 0
+		for want < len(b) {
+			c := b[want]
+			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				break
+			}
+			want++
+		}
+		if got := plainRun(b); got != want {
+			t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
