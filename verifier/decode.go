@@ -84,6 +84,7 @@ type fastDecoder struct {
 	b     []byte
 	i     int
 	arena []byte
+	nums  []float64 // slab for the extra_info numbers, one allocation per 128
 }
 
 func (d *fastDecoder) ws() {
@@ -307,7 +308,11 @@ func (d *fastDecoder) optNumber(dst **float64) bool {
 	if !ok {
 		return false
 	}
-	*dst = &f
+	if len(d.nums) == cap(d.nums) {
+		d.nums = make([]float64, 0, 128)
+	}
+	d.nums = append(d.nums, f)
+	*dst = &d.nums[len(d.nums)-1]
 	return true
 }
 
