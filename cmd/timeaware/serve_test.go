@@ -68,11 +68,30 @@ func freePort(t *testing.T) string {
 	}
 }
 
+// lockedBuffer is a bytes.Buffer safe for the process's writer goroutine
+// and the test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // serverProc is a running `timeaware serve`.
 type serverProc struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
 	done   chan error
 }
 
@@ -80,10 +99,10 @@ func startServer(t *testing.T, addr string, env ...string) *serverProc {
 	t.Helper()
 	cmd := exec.Command(serverBinary(t), "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
-	p := &serverProc{cmd: cmd, url: "http://" + addr, stderr: &stderr, done: make(chan error, 1)}
+	p := &serverProc{cmd: cmd, url: "http://" + addr, stderr: stderr, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { p.stop(t) })
 	deadline := time.Now().Add(20 * time.Second)
@@ -109,8 +128,11 @@ func startServer(t *testing.T, addr string, env ...string) *serverProc {
 
 // stop sends SIGTERM and waits for the exit status; it is idempotent.
 func (p *serverProc) stop(t *testing.T) error {
-	if p.cmd.ProcessState != nil {
-		return nil
+	select {
+	case err := <-p.done: // already exited
+		p.done <- err
+		return err
+	default:
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
