@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -218,8 +219,10 @@ func plainRun(b []byte) int {
 		special |= (bs - ones) &^ bs
 		special |= w - ones*0x20 // a byte below 0x20 borrows into its high bit
 		special |= w
-		if special&highs != 0 {
-			break
+		if special &= highs; special != 0 {
+			// The lowest flagged byte is a true special byte: borrows only
+			// carry upwards, into bytes after it.
+			return i + bits.TrailingZeros64(special)>>3
 		}
 	}
 	for ; i < len(b); i++ {
