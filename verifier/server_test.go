@@ -449,3 +449,15 @@ func FuzzScoreBatchRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestRequestTimeoutIs503WithRetryAfter(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.RequestTimeout = time.Nanosecond })
+	resp, err := http.Post(f.ts.URL+"/v1/score/batch", "application/json", strings.NewReader(`{"items":[`+general("42", 1, 2)+`]}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
+	assert.Equal(t, "timeout", errorOf(t, body)["code"])
+}
