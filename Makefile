@@ -6,7 +6,7 @@ PYTHON  ?= $(VENV)/bin/python
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 
-.PHONY: help build demo serve test test-go test-python vet bench bench-go bench-pairs bench-splits venv clean
+.PHONY: help build demo serve bench-synth test test-go test-python vet bench bench-go bench-pairs bench-splits venv clean
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -59,7 +59,13 @@ bench-splits:
 bench-serve:
 	PYTHON=$(PYTHON) bash bench/serve/run.sh
 
-bench: bench-go bench-pairs bench-splits bench-serve
+# 1,000,000 records through synth timestamps and synth budget;
+# RECORDS=100000 make bench-synth for a quicker run.
+bench-synth: build venv
+	PYTHON=$(PYTHON) bash bench/synth/timestamps.sh $(RECORDS)
+	PYTHON=$(PYTHON) bash bench/synth/budget.sh $(RECORDS)
+
+bench: bench-go bench-pairs bench-splits bench-serve bench-synth
 
 clean:
 	rm -rf bin demo-out

@@ -39,7 +39,7 @@ type ExtraInfo struct {
 	TimeLimitS *float64 `json:"time_limit_s"`
 	// Timer is a timer token issued by the service (POST /v1/timers); when
 	// set, the measured time comes from it.
-	Timer string `json:"timer"`
+	Timer TimerToken `json:"timer"`
 	// ElapsedS is a time measured by the caller, used when Timer is empty.
 	ElapsedS *float64 `json:"elapsed_s"`
 	// Score and MaxScore are a game's achieved and maximum score.
@@ -47,6 +47,33 @@ type ExtraInfo struct {
 	MaxScore *float64 `json:"max_score"`
 	// Accuracy is an ML task's test-set accuracy in [0, 1].
 	Accuracy *float64 `json:"accuracy"`
+}
+
+// TimerToken is extra_info.timer: a timer token (a JSON string). A JSON
+// object is accepted and names no timer: rows built by synth budget carry
+// the timer's settings there ({speed_factor, jitter}, SPEC §5.2) until the
+// rollout's token replaces them, and a row scored without one must still
+// score, with its time from elapsed_s.
+type TimerToken string
+
+// UnmarshalJSON accepts a string, an object (no timer) or null.
+func (t *TimerToken) UnmarshalJSON(b []byte) error {
+	b = trimSpace(b)
+	switch {
+	case len(b) == 0 || string(b) == "null":
+		return nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fieldErrorf("extra_info.timer", "not a valid string: %v", err)
+		}
+		*t = TimerToken(s)
+		return nil
+	case b[0] == '{':
+		*t = ""
+		return nil
+	}
+	return fieldErrorf("extra_info.timer", "want a timer token (a string) or the timer settings (an object)")
 }
 
 // Result is the outcome of scoring one item. Details is parallel to the

@@ -347,3 +347,32 @@ func TestGroundTruthText(t *testing.T) {
 		})
 	}
 }
+
+// TestTimerSettingsObject: a budgeted row carries the timer's settings in
+// extra_info.timer; scored without a token, it takes its time from elapsed_s.
+func TestTimerSettingsObject(t *testing.T) {
+	s := newTestScorer(t, nil)
+	for _, tc := range []struct {
+		extra string
+		score float64
+		err   string
+	}{
+		{`{"timer":{"speed_factor":2,"jitter":0.05},"elapsed_s":5,"time_limit_s":10}`, 0.6 + 0.4*0.7071067811865476, ""},
+		{`{"timer":null,"elapsed_s":10,"time_limit_s":10}`, 1.0, ""},
+		{`{"timer":7}`, 0, "extra_info.timer: want a timer token"},
+	} {
+		t.Run(tc.extra, func(t *testing.T) {
+			var it Item
+			err := json.Unmarshal([]byte(`{"data_source":"timely/general","solution_str":"<answer>2</answer>","ground_truth":"2","extra_info":`+tc.extra+`}`), &it)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			res := s.Score(context.Background(), &it)
+			require.NoError(t, res.Err)
+			assert.InDelta(t, tc.score, res.Score, 1e-12)
+		})
+	}
+}

@@ -137,7 +137,7 @@ func (s *Scorer) measure(ctx context.Context, it *Item) (t float64, timed bool, 
 		if s.timers == nil {
 			return 0, false, 0, &FieldError{Field: "extra_info.timer", Err: errNoTimeSource}
 		}
-		el, tl, err := s.timers.Elapsed(ctx, ei.Timer)
+		el, tl, err := s.timers.Elapsed(ctx, string(ei.Timer))
 		if err != nil {
 			return 0, false, 0, &FieldError{Field: "extra_info.timer", Err: err}
 		}

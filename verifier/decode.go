@@ -498,7 +498,16 @@ func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
 		case "accuracy":
 			ok = d.optNumber(&ei.Accuracy)
 		case "timer":
-			ok = d.optString(&ei.Timer)
+			d.ws()
+			if d.i < len(d.b) && d.b[d.i] == '{' {
+				ei.Timer, ok = "", d.skip(0) // timer settings, not a token
+			} else {
+				var tok string
+				ok = d.optString(&tok)
+				if tok != "" {
+					ei.Timer = rewards.TimerToken(tok)
+				}
+			}
 		default:
 			ok = !foldsTo(key, extraInfoKeys...) && d.skip(0)
 		}

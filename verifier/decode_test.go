@@ -27,6 +27,9 @@ var decodeSeeds = []string{
 	`{"items":[{"a":1},]}`,
 	`{"items":[]} x`,
 	`{"ite\u006ds":[]}`,
+	`{"items":[{"data_source":"timely/general","extra_info":{"timer":{"speed_factor":2,"jitter":0.05},"elapsed_s":3}}]}`,
+	`{"items":[{"extra_info":{"timer":"tok.en","timer":{"speed_factor":1}}}]}`,
+	`{"items":[{"extra_info":{"timer":7}}]}`,
 }
 
 // FuzzDecodeBatchFast: whenever the fast decoder accepts a body, the

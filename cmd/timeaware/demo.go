@@ -28,7 +28,8 @@ func (a *app) demoCmd() *cobra.Command {
 		Long: `Demo writes the built-in sample (trajectories, human votes and direct
 replies) to --out DIR/input, runs "pairs build" on it with the built-in
 defaults, and prints the summary and one pair. Then it starts the verifier
-service on a loopback port and scores a timed rollout through it over HTTP.
+service on a loopback port and scores a timed rollout through it over HTTP,
+and builds a small time-budgeted prompt set for VeRL from built-in tasks.
 It needs no network beyond loopback and no files of your own.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -81,7 +82,10 @@ It needs no network beyond loopback and no files of your own.`,
 			if example != nil {
 				printPair(a.stdout, example)
 			}
-			return demoRewards(cmd.Context(), a.stdout)
+			if err := demoRewards(cmd.Context(), a.stdout); err != nil {
+				return err
+			}
+			return demoBudget(cmd.Context(), a.stdout, dir)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "out", "demo-out", "directory for the sample input and the output")

@@ -36,11 +36,12 @@ func TestDemo(t *testing.T) {
 				"the verifier service (timeaware serve) on http://127.0.0.1:",
 				"get_duration for rollout demo-rollout",
 				"POST /v1/score/batch",
+				"a time-budgeted prompt set for VeRL",
 			} {
 				assert.Contains(t, stdout, want)
 			}
-			assert.ElementsMatch(t, []string{"input", tt.file, tt.file + ".manifest.json"}, dirNames(t, dir))
-			assert.ElementsMatch(t, []string{"trajectories.jsonl", "votes.jsonl", "direct_answers.jsonl"},
+			assert.ElementsMatch(t, []string{"input", tt.file, tt.file + ".manifest.json", "budget.parquet"}, dirNames(t, dir))
+			assert.ElementsMatch(t, []string{"trajectories.jsonl", "votes.jsonl", "direct_answers.jsonl", "tasks.jsonl"},
 				dirNames(t, filepath.Join(dir, "input")))
 			if runtime.GOOS != "windows" {
 				for _, p := range []string{out, out + ".manifest.json", filepath.Join(dir, "input", "votes.jsonl")} {

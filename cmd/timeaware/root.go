@@ -102,7 +102,7 @@ the --config YAML file, then built-in defaults (see configs/timeaware.yaml).`,
 	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.serveCmd(), a.scoreCmd(), a.evalCmd(), a.demoCmd())
+	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.synthCmd(), a.serveCmd(), a.scoreCmd(), a.evalCmd(), a.demoCmd())
 	return root
 }
 

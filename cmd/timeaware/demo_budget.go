@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/synth"
+)
+
+// demoBudgetSeed fixes the demo's draws; with it the six built-in tasks
+// give rows with and without a time limit.
+const demoBudgetSeed = 19
+
+// demoBudget builds a time-budgeted prompt set from the built-in tasks
+// (demodata/tasks.jsonl) with the built-in defaults into dir/budget.parquet,
+// as "synth budget --family general" would, and prints two of its rows the
+// way VeRL will see them: one with a time limit and, when the draws gave
+// one, one without.
+func demoBudget(ctx context.Context, w io.Writer, dir string) error {
+	const name = "demodata/tasks.jsonl"
+	in, err := demodata.Open(name)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out := filepath.Join(dir, "budget.parquet")
+	sink, err := newRecordSink(out, dataset.Parquet, synth.BudgetSchema, "rl_rows")
+	if err != nil {
+		return err
+	}
+	defer sink.abort()
+	rb := synth.NewBudgetRecordBuilder(nil)
+	defer rb.Release()
+
+	opt := synth.DefaultBudgetOptions(synth.FamilyGeneral)
+	opt.Seed = demoBudgetSeed
+	var limited, unlimited *synth.BudgetRow
+	sum, err := synth.BuildBudget(ctx, in, "tasks.jsonl", opt, func(row *synth.BudgetRow) error {
+		rb.Append(row)
+		if row.HasLimit() && limited == nil {
+			r := *row
+			limited = &r
+		}
+		if !row.HasLimit() && unlimited == nil {
+			r := *row
+			unlimited = &r
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("demo: budget: %w", err)
+	}
+	if err := sink.write(rb.NewRecord()); err != nil {
+		return err
+	}
+	if err := sink.finish(); err != nil {
+		return err
+	}
+	if err := sink.file.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+
+	fmt.Fprintf(w, "\ntimeaware demo: a time-budgeted prompt set for VeRL from %d built-in tasks (synth budget, seed %d)\n", sum.Tasks, demoBudgetSeed)
+	fmt.Fprintf(w, "  %d rows written to %s: %d with a time limit (multipliers %s), %d without; data source %s\n",
+		sum.Rows, out, sum.WithLimit, countList(sum.ByMultiplier), sum.NoLimit, sum.DataSource)
+	for _, r := range []*synth.BudgetRow{limited, unlimited} {
+		if r != nil {
+			printBudgetRow(w, r)
+		}
+	}
+	return nil
+}
+
+// printBudgetRow shows one row's prompt and the settings VeRL hands the
+// get_duration tool and the reward.
+func printBudgetRow(w io.Writer, r *synth.BudgetRow) {
+	limit := "null (no limit)"
+	head := "no time limit"
+	if r.HasLimit() {
+		limit = fmt.Sprintf("%.2f", r.TimeLimitS)
+		head = fmt.Sprintf("budget %g × baseline %.2f s (%s)", r.Multiplier, r.BaselineS, r.BaselineSource)
+	}
+	fmt.Fprintf(w, "\n  row %s: %s\n", r.TaskID, head)
+	fmt.Fprintf(w, "    prompt  system  %s\n", clipRunes(r.System, 96))
+	fmt.Fprintf(w, "    prompt  user    %s\n", strings.ReplaceAll(r.User, "\n", `\n`))
+	fmt.Fprintf(w, "    reward_model.ground_truth %q, extra_info.time_limit_s %s\n", stringOrEmpty(r.GroundTruth), limit)
+	fmt.Fprintf(w, "    extra_info.tools_kwargs.get_duration.create_kwargs {speed_factor: %g, jitter: %g, time_limit_s: %g, ttl_s: %g}\n",
+		r.SpeedFactor, r.Jitter, r.TimeLimitS, r.TTLS)
+}
+
+func clipRunes(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+func stringOrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,561 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth"
+)
+
+type synthBudgetFlags struct {
+	input, family, out, teacher, shard string
+	seed                               uint64
+}
+
+func (a *app) synthBudgetCmd() *cobra.Command {
+	var f synthBudgetFlags
+	cmd := &cobra.Command{
+		Use:   "budget --input FILE --family general|game|ml --seed N --out FILE",
+		Short: "Time-budgeted RL prompts for VeRL, and distillation requests for a teacher",
+		Long: `Budget turns a JSONL file of tasks {id, question, answer, baseline_seconds?}
+into time-budgeted prompts: VeRL rows for the tool agent loop with the
+get_duration timer (data_source timely/<family>, a system and a user turn whose
+last sentence states the budget, the timer settings in
+extra_info.tools_kwargs.get_duration.create_kwargs), and, with
+--teacher-requests, OpenAI batch-API request lines for a teacher model.
+
+A task's budget is multiplier × baseline, rounded to 0.01 s. The baseline is
+the task's baseline_seconds; without one, a log-normal draw (general), steps ×
+per-step latency (game: the task's steps and step_latency_s, else config) or
+rounds × per-round latency (ml). A configured fraction of rows has no limit.
+The speed factor comes from a configured set or range. Draws depend only on
+--seed and the task id: the same seed gives byte-identical output, and a task
+gets the same rows whatever its position or shard.
+
+Each task gives one row with a multiplier drawn from the set, or one row per
+multiplier with --every-multiplier. Outputs are written atomically, with a
+manifest beside --out.`,
+		Example: `  timeaware synth budget --input tasks.jsonl --family general --seed 1 \
+    --teacher-requests teacher.jsonl --teacher-model Qwen/Qwen3-235B-A22B-Instruct-2507 --out rl.parquet`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("seed") {
+				return usagef("--seed is required: the same seed gives the same budgets")
+			}
+			return a.runSynthBudget(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.input, "input", "", "JSONL tasks {id, question, answer, baseline_seconds?, ...}")
+	fs.StringVar(&f.family, "family", "", "task family: general, game or ml (data source timely/<family>)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the budget draws (required)")
+	fs.StringVar(&f.out, "out", "", "RL rows; the extension picks the format unless --format is given")
+	fs.StringVar(&f.teacher, "teacher-requests", "", "also write OpenAI batch-API requests for a teacher model to this JSONL file")
+	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the tasks (by id hash), e.g. 0/4")
+	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	fs.String("teacher-model", "", "model named in the teacher requests")
+	fs.Bool("every-multiplier", false, "one row per multiplier for every task, instead of one row with a drawn multiplier")
+	bindKey(fs, "format", "synth.budget.format")
+	bindKey(fs, "teacher-model", "synth.budget.teacher.model")
+	bindKey(fs, "every-multiplier", "synth.budget.every_multiplier")
+	return cmd
+}
+
+// budgetPlan is a validated budget build.
+type budgetPlan struct {
+	f       *synthBudgetFlags
+	format  *dataset.Format
+	opt     synth.BudgetOptions
+	teacher *synth.TeacherOptions
+	config  map[string]any
+}
+
+func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
+	v := a.v
+	if f.input == "" {
+		return nil, usagef("--input is required")
+	}
+	if f.family == "" {
+		return nil, usagef("--family is required: general, game or ml")
+	}
+	if f.out == "" {
+		return nil, usagef("--out is required")
+	}
+	family, err := synth.ParseFamily(f.family)
+	if err != nil {
+		return nil, usagef("--family: %v", err)
+	}
+	if st, err := os.Stat(f.input); err != nil {
+		return nil, usagef("--input %s: %v", f.input, unwrapPathError(err))
+	} else if st.IsDir() {
+		return nil, usagef("--input %s: is a directory, want a JSONL file", f.input)
+	}
+	p := &budgetPlan{f: f}
+	if p.format, err = outputFormat(v.GetString("synth.budget.format"), f.out); err != nil {
+		return nil, err
+	}
+	if p.opt, err = budgetOptions(v, family); err != nil {
+		return nil, err
+	}
+	p.opt.Seed = f.seed
+	if f.shard != "" {
+		sh, err := prefpairs.ParseShard(f.shard)
+		if err != nil {
+			return nil, usagef("--shard: %v", err)
+		}
+		p.opt.Select = sh.Has
+	}
+	if err := p.opt.Validate(); err != nil {
+		return nil, budgetOptionError(err, family)
+	}
+	if f.teacher != "" {
+		if f.teacher == f.out {
+			return nil, usagef("--teacher-requests and --out name the same file %s", f.out)
+		}
+		temp := v.GetFloat64("synth.budget.teacher.temperature")
+		p.teacher = &synth.TeacherOptions{
+			Model:               v.GetString("synth.budget.teacher.model"),
+			Temperature:         &temp,
+			MaxCompletionTokens: v.GetInt("synth.budget.teacher.max_tokens"),
+			ToolDescription:     v.GetString("synth.budget.tool_description"),
+		}
+		if p.teacher.Model == "" {
+			return nil, usagef("--teacher-requests needs --teacher-model (or synth.budget.teacher.model)")
+		}
+		if _, err := synth.NewTeacherEncoder(*p.teacher); err != nil {
+			return nil, budgetOptionError(err, family)
+		}
+	}
+	p.config = typedConfig(v, "synth.budget.")
+	p.config["family"] = string(family)
+	p.config["seed"] = f.seed
+	if f.shard != "" {
+		p.config["shard"] = f.shard
+	}
+	return p, nil
+}
+
+// budgetOptionError names a bad option by its config key (or flag).
+func budgetOptionError(err error, family synth.Family) error {
+	var oe *synth.OptionError
+	if !errors.As(err, &oe) {
+		return usageError{err}
+	}
+	key := "synth.budget." + oe.Key
+	switch oe.Key {
+	case "family":
+		key = "--family"
+	case "system_prompt":
+		key += "." + string(family)
+	}
+	return usagef("%s: %v", key, oe.Err)
+}
+
+// outputFormat picks a dataset format by name, else by the file extension,
+// else Parquet.
+func outputFormat(name, out string) (*dataset.Format, error) {
+	if name != "" {
+		f, err := dataset.Lookup(name)
+		if err != nil {
+			return nil, usagef("--format: %v", err)
+		}
+		return f, nil
+	}
+	if f, ok := dataset.ForPath(out); ok {
+		return f, nil
+	}
+	return dataset.Parquet, nil
+}
+
+// budgetOptions reads the synth.budget.* keys over the family's defaults.
+func budgetOptions(v *viper.Viper, family synth.Family) (synth.BudgetOptions, error) {
+	o := synth.DefaultBudgetOptions(family)
+	var err error
+	if o.Multipliers, err = floatList(v, "synth.budget.multipliers"); err != nil {
+		return o, err
+	}
+	if o.SpeedFactors, err = floatList(v, "synth.budget.speed_factors"); err != nil {
+		return o, err
+	}
+	rng, err := floatList(v, "synth.budget.speed_factor_range")
+	if err != nil {
+		return o, err
+	}
+	switch len(rng) {
+	case 0:
+	case 2:
+		o.SpeedFactorRange = [2]float64{rng[0], rng[1]}
+	default:
+		return o, usagef("synth.budget.speed_factor_range: want \"min,max\" or empty, got %d numbers", len(rng))
+	}
+	o.EveryMultiplier = v.GetBool("synth.budget.every_multiplier")
+	o.NoLimitFraction = v.GetFloat64("synth.budget.no_limit_fraction")
+	o.BaselineLogMu = v.GetFloat64("synth.budget.baseline_log_mu")
+	o.BaselineLogSigma = v.GetFloat64("synth.budget.baseline_log_sigma")
+	o.GameSteps = v.GetInt("synth.budget.game_steps")
+	o.GameStepLatencyS = v.GetFloat64("synth.budget.game_step_latency_s")
+	o.MLRounds = v.GetInt("synth.budget.ml_rounds")
+	o.MLRoundLatencyS = v.GetFloat64("synth.budget.ml_round_latency_s")
+	o.Jitter = v.GetFloat64("synth.budget.jitter")
+	o.TTLS = v.GetFloat64("synth.budget.ttl_s")
+	o.Split = v.GetString("synth.budget.split")
+	if s := v.GetString("synth.budget.system_prompt." + string(family)); s != "" {
+		o.Prompts.System = s
+	}
+	if s := v.GetString("synth.budget.budget_sentence"); s != "" {
+		o.Prompts.BudgetSentence = s
+	}
+	if s := v.GetString("synth.budget.no_limit_sentence"); s != "" {
+		o.Prompts.NoLimitSentence = s
+	}
+	return o, nil
+}
+
+// floatList reads a comma-separated list of finite numbers.
+func floatList(v *viper.Viper, key string) ([]float64, error) {
+	raw := strings.TrimSpace(v.GetString(key))
+	if raw == "" {
+		return nil, nil
+	}
+	var out []float64
+	for i, s := range strings.Split(raw, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, usagef("%s: entry %d %q is not a number", key, i+1, strings.TrimSpace(s))
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
+	p, err := a.planSynthBudget(f)
+	if err != nil {
+		return err
+	}
+	tuneGCForStreaming()
+	res, err := p.execute(ctx, a.stderr)
+	if err != nil {
+		return err
+	}
+	printBudgetSummary(a.stdout, res)
+	return nil
+}
+
+// budgetResult is what a finished budget build reports.
+type budgetResult struct {
+	summary  *synth.BudgetSummary
+	outputs  []manifestFile
+	model    string
+	manifest string
+}
+
+func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
+	rows, err := newRecordSink(p.f.out, p.format, synth.BudgetSchema, "rl_rows")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.abort()
+	rb := synth.NewBudgetRecordBuilder(nil)
+	defer rb.Release()
+
+	var (
+		teacherFile *atomicFile
+		teacherBuf  *bufio.Writer
+		enc         *synth.TeacherEncoder
+		requests    int
+	)
+	if p.teacher != nil {
+		if teacherFile, err = createAtomic(p.f.teacher); err != nil {
+			return nil, usagef("--teacher-requests %s: %v", p.f.teacher, err)
+		}
+		defer teacherFile.Abort()
+		teacherBuf = bufio.NewWriterSize(teacherFile, 1<<20)
+		if enc, err = synth.NewTeacherEncoder(*p.teacher); err != nil {
+			return nil, usageError{err}
+		}
+	}
+
+	in := newInputFile(p.f.input)
+	defer in.Close()
+	prog := newProgress(progress, "rows")
+	sum, err := synth.BuildBudget(ctx, in, p.f.input, p.opt, func(row *synth.BudgetRow) error {
+		prog.add(1)
+		rb.Append(row)
+		if rb.Len() >= outputBatchRows {
+			if err := rows.write(rb.NewRecord()); err != nil {
+				return err
+			}
+		}
+		if enc == nil {
+			return nil
+		}
+		requests++
+		if _, err := teacherBuf.Write(enc.Encode(row)); err != nil {
+			return fmt.Errorf("writing %s: %w", p.f.teacher, err)
+		}
+		return nil
+	})
+	prog.done()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return nil, fmt.Errorf("interrupted; no output written")
+		}
+		return nil, err
+	}
+	if rb.Len() > 0 {
+		if err := rows.write(rb.NewRecord()); err != nil {
+			return nil, err
+		}
+	}
+	if err := rows.finish(); err != nil {
+		return nil, err
+	}
+	res := &budgetResult{summary: sum, outputs: []manifestFile{rows.record(p.format.Name)}, manifest: manifestPath(p.f.out)}
+	if teacherFile != nil {
+		if err := teacherBuf.Flush(); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", p.f.teacher, err)
+		}
+		res.model = p.teacher.Model
+		res.outputs = append(res.outputs, manifestFile{Path: p.f.teacher, Role: "teacher_requests", Format: "jsonl",
+			SHA256: teacherFile.SHA256(), Bytes: teacherFile.n, Rows: &requests})
+	}
+	input := in.record()
+	input.Role = "tasks"
+	m := &manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "synth budget",
+		Outputs: res.outputs, Inputs: []manifestFile{input}, Config: p.config, Summary: sum,
+	}
+	if err := rows.file.Commit(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", p.f.out, err)
+	}
+	if teacherFile != nil {
+		if err := teacherFile.Commit(); err != nil {
+			os.Remove(p.f.out)
+			return nil, fmt.Errorf("writing %s: %w", p.f.teacher, err)
+		}
+	}
+	if err := writeManifest(res.manifest, m); err != nil {
+		os.Remove(p.f.out)
+		if teacherFile != nil {
+			os.Remove(p.f.teacher)
+		}
+		return nil, fmt.Errorf("writing %s: %w", res.manifest, err)
+	}
+	return res, nil
+}
+
+func printBudgetSummary(w io.Writer, r *budgetResult) {
+	s := r.summary
+	o := r.outputs[0]
+	fmt.Fprintf(w, "synth budget: %d rows written to %s (%s, %s)\n", *o.Rows, o.Path, o.Format, humanBytes(o.Bytes))
+	fmt.Fprintf(w, "  tasks:       %d read", s.Tasks)
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, ", %d left to other shards", s.Skipped)
+	}
+	fmt.Fprintf(w, "; family %s, data source %s\n", s.Family, s.DataSource)
+	fmt.Fprintf(w, "  rows:        %d with a time limit, %d without\n", s.WithLimit, s.NoLimit)
+	fmt.Fprintf(w, "  multipliers: %s\n", countList(s.ByMultiplier))
+	if s.WithLimit > 0 {
+		fmt.Fprintf(w, "  budgets:     min %.2f s, mean %.2f s, max %.2f s\n", s.LimitMinS, s.LimitMeanS, s.LimitMaxS)
+	}
+	fmt.Fprintf(w, "  baselines:   %s\n", countList(s.BaselineSource))
+	if len(s.BySpeedFactor) <= 8 {
+		fmt.Fprintf(w, "  speed:       %s\n", countList(s.BySpeedFactor))
+	} else {
+		keys := slices.Sorted(maps.Keys(s.BySpeedFactor))
+		fmt.Fprintf(w, "  speed:       %d values from %s to %s (counts in the manifest)\n", len(keys), keys[0], keys[len(keys)-1])
+	}
+	if len(r.outputs) > 1 {
+		t := r.outputs[1]
+		fmt.Fprintf(w, "  teacher:     %d requests for %s written to %s\n", *t.Rows, r.model, t.Path)
+	}
+	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)
+}
+
+// recordSink is a dataset file being written: an atomic file and the
+// format's writer behind a background queue.
+type recordSink struct {
+	path string
+	role string
+	file *atomicFile
+	w    *dataset.AsyncWriter
+	rows int
+}
+
+func newRecordSink(path string, format *dataset.Format, schema *arrow.Schema, role string) (*recordSink, error) {
+	f, err := createAtomic(path)
+	if err != nil {
+		return nil, usagef("--out %s: %v", path, err)
+	}
+	fw, err := format.NewWriter(f, schema, dataset.Options{})
+	if err != nil {
+		f.Abort()
+		return nil, err
+	}
+	return &recordSink{path: path, role: role, file: f, w: dataset.NewAsyncWriter(fw, 2)}, nil
+}
+
+// write queues rec and releases it.
+func (s *recordSink) write(rec arrow.Record) error {
+	defer rec.Release()
+	s.rows += int(rec.NumRows())
+	if err := s.w.Write(rec); err != nil {
+		return fmt.Errorf("writing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// finish writes the format's footer; the file stays temporary until its
+// Commit.
+func (s *recordSink) finish() error {
+	if err := s.w.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// abort discards the file; after a commit it leaves it alone.
+func (s *recordSink) abort() {
+	s.w.Abort()
+	s.file.Abort()
+}
+
+func (s *recordSink) record(format string) manifestFile {
+	rows := s.rows
+	return manifestFile{Path: s.path, Role: s.role, Format: format, SHA256: s.file.SHA256(), Bytes: s.file.n, Rows: &rows}
+}
+
+type synthSFTFlags struct {
+	traces, out, format string
+}
+
+func (a *app) synthSFTCmd() *cobra.Command {
+	var f synthSFTFlags
+	cmd := &cobra.Command{
+		Use:   "sft --traces FILE --out FILE",
+		Short: "VeRL multi-turn SFT rows from teacher traces that the rewards verify",
+		Long: `SFT reads teacher traces, one JSON object per line:
+
+  {"custom_id": "t1#0", "messages": [...], "ground_truth": "42",
+   "time_limit_s": 12.35, "elapsed_s": 8.1}
+
+(messages: the whole conversation, prompt included, OpenAI-style with tool
+calls and tool results; time_limit_s null for no limit; elapsed_s the measured
+duration, never the teacher's claim). Each trace is scored with the
+timely/general reward under the rewards.* config; only traces that end in an
+answer, call no tool but get_duration, pass the format check, finish on time and
+answer correctly become rows {messages, tools} of VeRL's multi-turn SFT dataset.
+The summary counts the dropped traces by reason. Output is written atomically,
+with a manifest beside it.`,
+		Example: `  timeaware synth sft --traces traces.jsonl --out sft.parquet`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.runSynthSFT(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.traces, "traces", "", "JSONL teacher traces {custom_id, messages, ground_truth, time_limit_s, elapsed_s}")
+	fs.StringVar(&f.out, "out", "", "SFT rows; the extension picks the format unless --format is given")
+	fs.StringVar(&f.format, "format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	return cmd
+}
+
+func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
+	if f.traces == "" {
+		return usagef("--traces is required")
+	}
+	if f.out == "" {
+		return usagef("--out is required")
+	}
+	if st, err := os.Stat(f.traces); err != nil {
+		return usagef("--traces %s: %v", f.traces, unwrapPathError(err))
+	} else if st.IsDir() {
+		return usagef("--traces %s: is a directory, want a JSONL file", f.traces)
+	}
+	format, err := outputFormat(f.format, f.out)
+	if err != nil {
+		return err
+	}
+	cfg, err := rewardsConfig(a.v)
+	if err != nil {
+		return err
+	}
+	scorer, err := rewards.NewScorer(cfg, nil)
+	if err != nil {
+		return usageError{err}
+	}
+	desc := a.v.GetString("synth.budget.tool_description")
+	sink, err := newRecordSink(f.out, format, synth.SFTSchema, "sft_rows")
+	if err != nil {
+		return err
+	}
+	defer sink.abort()
+	rb := synth.NewSFTRecordBuilder(nil, desc)
+	defer rb.Release()
+	in := newInputFile(f.traces)
+	defer in.Close()
+	prog := newProgress(a.stderr, "traces")
+	sum, err := synth.ConvertTraces(ctx, in, f.traces, synth.SFTOptions{Scorer: scorer}, func(row *synth.SFTRow) error {
+		prog.add(1)
+		rb.Append(row)
+		if rb.Len() >= outputBatchRows {
+			return sink.write(rb.NewRecord())
+		}
+		return nil
+	})
+	prog.done()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted; no output written")
+		}
+		return err
+	}
+	if rb.Len() > 0 {
+		if err := sink.write(rb.NewRecord()); err != nil {
+			return err
+		}
+	}
+	if err := sink.finish(); err != nil {
+		return err
+	}
+	input := in.record()
+	input.Role = "traces"
+	out := sink.record(format.Name)
+	config := typedConfig(a.v, "rewards.")
+	config["synth.budget.tool_description"] = desc
+	m := &manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "synth sft",
+		Outputs: []manifestFile{out}, Inputs: []manifestFile{input}, Config: config, Summary: sum,
+	}
+	if err := sink.file.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", f.out, err)
+	}
+	mp := manifestPath(f.out)
+	if err := writeManifest(mp, m); err != nil {
+		os.Remove(f.out)
+		return fmt.Errorf("writing %s: %w", mp, err)
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "synth sft: %d rows written to %s (%s, %s)\n", *out.Rows, out.Path, out.Format, humanBytes(out.Bytes))
+	fmt.Fprintf(w, "  traces:      %d read, %d kept, %d dropped\n", sum.Traces, sum.Kept, sum.Traces-sum.Kept)
+	fmt.Fprintf(w, "  dropped:     %s\n", countList(sum.Dropped))
+	fmt.Fprintf(w, "  manifest:    %s\n", mp)
+	return nil
+}

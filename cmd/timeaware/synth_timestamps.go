@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/synth"
+)
+
+type synthTimestampsFlags struct {
+	inputs []string
+	out    string
+	shard  string
+	seed   uint64
+}
+
+func (a *app) synthTimestampsCmd() *cobra.Command {
+	var f synthTimestampsFlags
+	cmd := &cobra.Command{
+		Use:   "timestamps --input PATH --seed N --out FILE",
+		Short: "Stamp TicToc trajectories with realistic message times",
+		Long: `Timestamps gives every message of TicToc trajectories the time at which it
+was completed, with the interaction-time model of the TicToc paper (seed 000
+§3.4, App. A.4), and the final user message three times, one per elapse level.
+
+Per trajectory it draws a reading speed r ~ TN(238, 60, [50, ∞)) words/min, a
+writing speed w ~ TLN(3.61, 0.40, [5, ∞)) words/min and a generation speed
+g ~ TN(40, 16, [10, ∞)) words/s. The conversation opens at the start time; then
+a user message takes words/w (plus words/r to read the assistant message just
+before it), an assistant message words/g, a tool message 1 s, each with
+Gaussian jitter that never makes time go backwards. The final question comes
+after a gap per elapse level, TN(μ, μ/3, [μ/3, 2μ]) with μ from the paper's
+table for the trajectory's sensitivity (low: 3 min, 3 d, 90 d; medium: 3 min,
+3 h, 3 d; high: 3 s, 3 min, 3 h).
+
+The start is the record's first message time, else --start. The sensitivity
+is the record's, else the scenario catalog's, else --sensitivity. With
+--mode fill the times a record has are kept and only missing ones drawn.
+
+A trajectory's times depend only on --seed and its id: the same seed gives
+byte-identical output, whatever the order or sharding of the input. Every
+field other than the times is kept as it is. Output is a JSON array (.json) or
+JSONL (.jsonl), one record per line, written atomically.`,
+		Example: `  timeaware synth timestamps --input ../shared/data/tictoc-v1 --seed 1 --out stamped.jsonl
+  timeaware synth timestamps --input raw.jsonl --seed 7 --start 2025-03-01T09:00:00Z \
+    --sensitivity medium --mode fill --shard 0/4 --out part-0.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("seed") {
+				return usagef("--seed is required: the same seed gives the same times")
+			}
+			return a.runSynthTimestamps(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.inputs, "input", nil, "trajectory file (JSON array or JSONL) or directory of them; repeatable")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the times (required)")
+	fs.StringVar(&f.out, "out", "", "output file: .json for a JSON array, .jsonl for JSONL")
+	fs.StringVar(&f.shard, "shard", "", "stamp only shard i/n of the trajectories (by id hash), e.g. 0/4")
+	fs.String("start", "", "start time (RFC 3339) for records whose first messages have none")
+	fs.String("sensitivity", "", "low, medium or high, for records that have none and whose scenario the catalog does not know")
+	fs.String("mode", string(synth.ModeReplace), "replace: draw every time; fill: keep the times a record has")
+	fs.String("catalog", "", "scenario catalog YAML (default: the built-in configs/scenarios.yaml)")
+	fs.Int("workers", 0, "decoding and stamping goroutines (0: one per CPU)")
+	bindKey(fs, "start", "synth.timestamps.start")
+	bindKey(fs, "sensitivity", "synth.timestamps.sensitivity")
+	bindKey(fs, "mode", "synth.timestamps.mode")
+	bindKey(fs, "catalog", "synth.timestamps.catalog")
+	bindKey(fs, "workers", "synth.timestamps.workers")
+	return cmd
+}
+
+// timestampsPlan is a validated run: the files, the output and the options.
+type timestampsPlan struct {
+	files []string
+	out   string
+	jsonl bool
+	opt   synth.StampOptions
+}
+
+func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, error) {
+	v := a.v
+	if len(f.inputs) == 0 {
+		return nil, usagef("--input is required")
+	}
+	if f.out == "" {
+		return nil, usagef("--out is required")
+	}
+	p := &timestampsPlan{out: f.out}
+	switch strings.ToLower(filepath.Ext(f.out)) {
+	case ".json":
+	case ".jsonl":
+		p.jsonl = true
+	default:
+		return nil, usagef("--out %s: want a .json (JSON array) or .jsonl (JSONL) file name", f.out)
+	}
+	files, err := expandInputs("input", f.inputs)
+	if err != nil {
+		return nil, err
+	}
+	if abs, err := filepath.Abs(f.out); err == nil {
+		for _, in := range files {
+			if a, err := filepath.Abs(in); err == nil && a == abs {
+				return nil, usagef("--out %s is also an input", f.out)
+			}
+		}
+	}
+	p.files = files
+	opt, err := timestampsOptions(v)
+	if err != nil {
+		return nil, err
+	}
+	opt.Seed = f.seed
+	if f.shard != "" {
+		sh, err := prefpairs.ParseShard(f.shard)
+		if err != nil {
+			return nil, usagef("--shard: %v", err)
+		}
+		opt.Keep = sh.Has
+	}
+	if path := v.GetString("synth.timestamps.catalog"); path != "" {
+		if opt.Catalog, _, err = readSideFile(path, "catalog", splits.LoadCatalog); err != nil {
+			return nil, usageError{err}
+		}
+	} else if opt.Catalog, err = splits.DefaultCatalog(); err != nil {
+		return nil, err
+	}
+	if _, err := synth.NewStamper(opt); err != nil {
+		return nil, usageError{err}
+	}
+	p.opt = opt
+	return p, nil
+}
+
+// timestampsOptions reads the model's parameters from the config.
+func timestampsOptions(v *viper.Viper) (synth.StampOptions, error) {
+	opt := synth.DefaultStampOptions()
+	var err error
+	if s := v.GetString("synth.timestamps.start"); s != "" {
+		if opt.Start, err = conversation.ParseTime(s); err != nil {
+			return opt, usagef("--start: %v", err)
+		}
+	}
+	if s := v.GetString("synth.timestamps.sensitivity"); s != "" {
+		var ok bool
+		if opt.Sensitivity, ok = conversation.NormalizeSensitivity(s); !ok {
+			return opt, usagef("--sensitivity %q: want low, medium or high", s)
+		}
+	}
+	if opt.Mode, err = synth.ParseMode(v.GetString("synth.timestamps.mode")); err != nil {
+		return opt, usagef("--mode: %v", err)
+	}
+	opt.Workers = v.GetInt("synth.timestamps.workers")
+	bound := func(key string) float64 {
+		if x := v.GetFloat64(key); x != 0 {
+			return x
+		}
+		return math.Inf(1)
+	}
+	normal := func(name string) synth.TruncatedNormal {
+		k := "synth.timestamps." + name + "."
+		return synth.TruncatedNormal{Mu: v.GetFloat64(k + "mu"), Sigma: v.GetFloat64(k + "sigma"), Min: v.GetFloat64(k + "min"), Max: bound(k + "max")}
+	}
+	opt.Read = normal("read")
+	opt.Generate = normal("generate")
+	w := normal("write")
+	opt.Write = synth.TruncatedLogNormal{Mu: w.Mu, Sigma: w.Sigma, Min: w.Min, Max: w.Max}
+	opt.ToolSeconds = v.GetFloat64("synth.timestamps.tool_seconds")
+	opt.Jitter = synth.Jitter{
+		User:      v.GetFloat64("synth.timestamps.jitter.user"),
+		Assistant: v.GetFloat64("synth.timestamps.jitter.assistant"),
+		Tool:      v.GetFloat64("synth.timestamps.jitter.tool"),
+	}
+	means := map[string][conversation.NumElapse]time.Duration{}
+	for _, s := range splits.Sensitivities {
+		key := "synth.timestamps.gaps." + s
+		if means[s], err = parseGapMeans(v.GetString(key)); err != nil {
+			return opt, usagef("%s: %v", key, err)
+		}
+	}
+	opt.Gaps = synth.GapsFromMeans(means)
+	res, err := time.ParseDuration(v.GetString("synth.timestamps.resolution"))
+	if err != nil || res < 0 {
+		return opt, usagef("synth.timestamps.resolution %q: want a duration >= 0 such as 1s", v.GetString("synth.timestamps.resolution"))
+	}
+	opt.Resolution = res
+	return opt, nil
+}
+
+// parseGapMeans reads the three mean final gaps, small to large, as
+// comma-separated durations: Go durations (90s, 3m, 1h30m) or a number of
+// days (3d, 90d, 1.5d). Each must be positive and larger than the one
+// before.
+func parseGapMeans(s string) ([conversation.NumElapse]time.Duration, error) {
+	var out [conversation.NumElapse]time.Duration
+	parts := strings.Split(s, ",")
+	if len(parts) != len(out) {
+		return out, fmt.Errorf("%q: want %d durations (small, medium, large), e.g. 3m,3h,3d", s, len(out))
+	}
+	for k, part := range parts {
+		d, err := parseSpan(strings.TrimSpace(part))
+		if err != nil {
+			return out, fmt.Errorf("%q: %w", s, err)
+		}
+		if d <= 0 {
+			return out, fmt.Errorf("%q: gap %q is not positive", s, part)
+		}
+		if k > 0 && d <= out[k-1] {
+			return out, fmt.Errorf("%q: the gaps must grow from small to large", s)
+		}
+		out[k] = d
+	}
+	return out, nil
+}
+
+// parseSpan reads a Go duration or a number of days ("3d").
+func parseSpan(s string) (time.Duration, error) {
+	if num, ok := strings.CutSuffix(s, "d"); ok {
+		days, err := strconv.ParseFloat(num, 64)
+		if err != nil || math.IsNaN(days) || days < 0 || days*float64(synth.Day) >= math.MaxInt64 {
+			return 0, fmt.Errorf("%q is not a number of days", s)
+		}
+		return time.Duration(days * float64(synth.Day)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration such as 3s, 3m, 3h or 3d", s)
+	}
+	return d, nil
+}
+
+func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) error {
+	p, err := a.planSynthTimestamps(f)
+	if err != nil {
+		return err
+	}
+	tuneGCForStreaming()
+	out, err := createAtomic(p.out)
+	if err != nil {
+		return usagef("--out %s: %v", p.out, err)
+	}
+	defer out.Abort()
+	inputs := make([]synth.StampInput, len(p.files))
+	readers := make([]*inputFile, len(p.files))
+	for i, path := range p.files {
+		readers[i] = newInputFile(path)
+		inputs[i] = synth.StampInput{Name: path, Reader: readers[i]}
+	}
+	defer closeInputs(readers)
+
+	w := bufio.NewWriterSize(out, 1<<20)
+	n := 0
+	sep, open, end := []byte("\n"), []byte{}, []byte{}
+	if !p.jsonl {
+		sep, open, end = []byte(",\n"), []byte("[\n"), []byte("\n]\n")
+	}
+	prog := newProgress(a.stderr, "records")
+	sum, err := synth.StampRecords(ctx, inputs, p.opt, func(rec []byte) error {
+		switch {
+		case n == 0:
+			w.Write(open)
+		case !p.jsonl:
+			w.Write(sep)
+		}
+		// A bufio.Writer keeps its first error and returns it from every
+		// later write, so this check covers the separators too.
+		if _, err := w.Write(rec); err != nil {
+			return fmt.Errorf("writing %s: %w", p.out, err)
+		}
+		if p.jsonl {
+			w.Write(sep)
+		}
+		n++
+		prog.add(1)
+		return nil
+	})
+	prog.done()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted; no output written")
+		}
+		return err
+	}
+	switch {
+	case !p.jsonl && n == 0:
+		w.WriteString("[]\n")
+	case !p.jsonl:
+		w.Write(end)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", p.out, err)
+	}
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", p.out, err)
+	}
+	format := "json"
+	if p.jsonl {
+		format = "jsonl"
+	}
+	printTimestampsSummary(a.stdout, p, sum, len(p.files), format, out.n)
+	return nil
+}
+
+func printTimestampsSummary(w io.Writer, p *timestampsPlan, s *synth.StampSummary, files int, format string, bytes int64) {
+	fmt.Fprintf(w, "synth timestamps: %d records written to %s (%s, %s)\n", s.Stamped, p.out, format, humanBytes(bytes))
+	fmt.Fprintf(w, "  inputs:      %d files, %d records", files, s.Records)
+	if s.OtherShards > 0 {
+		fmt.Fprintf(w, ", %d in other shards", s.OtherShards)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  sensitivity: %s (from %s)\n", countList(s.BySensitivity), countList(s.SensitivityFrom))
+	fmt.Fprintf(w, "  start from:  %s\n", countList(s.StartFrom))
+	fmt.Fprintf(w, "  mode:        %s, seed %d", p.opt.Mode, p.opt.Seed)
+	if p.opt.Mode == synth.ModeFill {
+		fmt.Fprintf(w, "; messages drawn %d, kept %d", s.TimesFilled, s.TimesKept)
+	}
+	fmt.Fprintln(w)
+}

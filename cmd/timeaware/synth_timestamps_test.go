@@ -1,0 +1,332 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/prefpairs"
+)
+
+// stampedRecord is what the tests read back of a stamped record.
+type stampedRecord struct {
+	ID      string `json:"id"`
+	History []struct {
+		Role string          `json:"role"`
+		Time json.RawMessage `json:"time"`
+	} `json:"history"`
+}
+
+// readStamped reads a stamped output (JSON array or JSONL) as raw records.
+func readStamped(t *testing.T, path string) []json.RawMessage {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	if strings.HasSuffix(path, ".json") {
+		var recs []json.RawMessage
+		require.NoError(t, json.Unmarshal(b, &recs), path)
+		return recs
+	}
+	var recs []json.RawMessage
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		recs = append(recs, json.RawMessage(append([]byte(nil), sc.Bytes()...)))
+	}
+	require.NoError(t, sc.Err())
+	return recs
+}
+
+// stampedByID maps id to record, checking that copies of a trajectory agree.
+func stampedByID(t *testing.T, recs []json.RawMessage) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, rec := range recs {
+		var r stampedRecord
+		require.NoError(t, json.Unmarshal(rec, &r))
+		if prev, ok := m[r.ID]; ok {
+			require.Equal(t, prev, string(rec), "%s: copies differ", r.ID)
+		}
+		m[r.ID] = string(rec)
+	}
+	return m
+}
+
+func runStamp(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, append([]string{"synth", "timestamps"}, args...)...)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	return stdout
+}
+
+// TestSynthTimestampsV1ThroughPairs re-stamps every v1 file under its own
+// name and builds pairs from the result: the builder must accept all 1379
+// samples and show the new final times in its prompts.
+func TestSynthTimestampsV1ThroughPairs(t *testing.T) {
+	d := v1(t)
+	tmp := t.TempDir()
+	stamped := filepath.Join(tmp, "stamped")
+	require.NoError(t, os.Mkdir(stamped, 0o755))
+	finals := map[string][]string{}
+	for _, name := range d.Files {
+		out := filepath.Join(stamped, name)
+		stdout := runStamp(t, "--input", filepath.Join(v1Dir, name), "--seed", "3", "--out", out)
+		assert.Contains(t, stdout, "records written to "+out)
+		for _, rec := range readStamped(t, out) {
+			tr, err := conversation.ParseTrajectory(conversation.RawRecord{Source: name, Record: 1, Data: rec})
+			require.NoError(t, err)
+			field, err := tr.CheckTimes()
+			require.NoError(t, err, "%s: %s", tr.ID, field)
+			var ft []string
+			for _, x := range tr.FinalTimes {
+				ft = append(ft, conversation.FormatTime(x))
+			}
+			finals[tr.ID] = ft
+		}
+	}
+	require.Len(t, finals, 725)
+
+	direct := writeDirectAnswers(t, filepath.Join(tmp, "direct.jsonl"), d.IDs, nil)
+	pairs := filepath.Join(tmp, "pairs.jsonl")
+	code, stdout, stderr := runCLI(t, "pairs", "build", "--input", stamped, "--direct-answers", direct, "--time-format", "iso", "--out", pairs)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "1379 pairs written")
+	rows := readPairsJSONL(t, pairs)
+	require.Len(t, rows, 1379)
+	for _, r := range rows {
+		last := r.Prompt[len(r.Prompt)-1]
+		want := "[" + finals[r.ID][r.Elapse] + "] "
+		assert.True(t, strings.HasPrefix(last.text(t), want), "%s elapse %d: %q does not start with %q", r.ID, r.Elapse, last.text(t), want)
+	}
+
+	all := filepath.Join(tmp, "all.jsonl")
+	runStamp(t, "--input", v1Dir, "--seed", "3", "--out", all)
+	whole := stampedByID(t, readStamped(t, all))
+	require.Len(t, whole, 725)
+	for _, name := range d.Files {
+		for id, rec := range stampedByID(t, readStamped(t, filepath.Join(stamped, name))) {
+			assert.Equal(t, whole[id], rec, "%s: stamped alone and with the others", id)
+		}
+	}
+}
+
+func TestSynthTimestampsShardInvariance(t *testing.T) {
+	tmp := t.TempDir()
+	whole := filepath.Join(tmp, "whole.jsonl")
+	runStamp(t, "--input", v1Dir, "--seed", "9", "--out", whole)
+	want := stampedByID(t, readStamped(t, whole))
+
+	const n = 3
+	got := map[string]string{}
+	records := 0
+	for i := 0; i < n; i++ {
+		out := filepath.Join(tmp, fmt.Sprintf("part-%d.jsonl", i))
+		stdout := runStamp(t, "--input", v1Dir, "--seed", "9", "--shard", fmt.Sprintf("%d/%d", i, n), "--workers", "2", "--out", out)
+		assert.Contains(t, stdout, "in other shards")
+		sh := prefpairs.Shard{Index: i, Count: n}
+		recs := readStamped(t, out)
+		records += len(recs)
+		for id, rec := range stampedByID(t, recs) {
+			assert.True(t, sh.Has(id), "%s is not in shard %d/%d", id, i, n)
+			_, dup := got[id]
+			require.False(t, dup, "%s in two shards", id)
+			got[id] = rec
+		}
+	}
+	assert.Equal(t, 1379, records)
+	assert.Equal(t, want, got)
+}
+
+func TestSynthTimestampsDeterministic(t *testing.T) {
+	tmp := t.TempDir()
+	outs := []string{filepath.Join(tmp, "a.jsonl"), filepath.Join(tmp, "b.jsonl"), filepath.Join(tmp, "c.json")}
+	for _, out := range outs {
+		runStamp(t, "--input", v1Dir, "--seed", "5", "--out", out)
+	}
+	assert.Equal(t, sha256File(t, outs[0]), sha256File(t, outs[1]), "a rerun differs")
+	jl, arr := readStamped(t, outs[0]), readStamped(t, outs[2])
+	require.Len(t, jl, 1379)
+	require.Len(t, arr, 1379)
+	for i := range jl {
+		assert.JSONEq(t, string(jl[i]), string(arr[i]))
+	}
+	other := filepath.Join(tmp, "d.jsonl")
+	runStamp(t, "--input", v1Dir, "--seed", "6", "--out", other)
+	assert.NotEqual(t, sha256File(t, outs[0]), sha256File(t, other))
+}
+
+func TestSynthTimestampsFillKeepsV1Times(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "fill.jsonl")
+	stdout := runStamp(t, "--input", filepath.Join(v1Dir, "preferTool_elapse_0.json"), "--seed", "1", "--mode", "fill", "--out", out)
+	assert.Contains(t, stdout, "messages drawn 0")
+	b, err := os.ReadFile(filepath.Join(v1Dir, "preferTool_elapse_0.json"))
+	require.NoError(t, err)
+	var in []json.RawMessage
+	require.NoError(t, json.Unmarshal(b, &in))
+	got := readStamped(t, out)
+	require.Len(t, got, len(in))
+	for i := range in {
+		assert.JSONEq(t, string(in[i]), string(got[i]))
+	}
+}
+
+func TestSynthTimestampsConfig(t *testing.T) {
+	tmp := t.TempDir()
+	config := writeFile(t, filepath.Join(tmp, "c.yaml"), "synth:\n  timestamps:\n    resolution: 0s\n    gaps:\n      high: \"10s,20s,30s\"\n")
+	input := writeFile(t, filepath.Join(tmp, "in.jsonl"),
+		`{"id":"x_1","sensitivity":"high","history":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello there"},{"role":"user","content":"q"}]}`+"\n")
+	out := filepath.Join(tmp, "out.jsonl")
+	code, stdout, stderr := runCLI(t, "--config", config, "synth", "timestamps", "--input", input, "--seed", "1",
+		"--start", "2025-01-01T00:00:00Z", "--out", out)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "start from:  option 1")
+	recs := readStamped(t, out)
+	require.Len(t, recs, 1)
+	tr, err := conversation.ParseTrajectory(conversation.RawRecord{Data: recs[0]})
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), tr.History[0].Time)
+	assert.NotEqual(t, tr.History[1].Time, tr.History[1].Time.Round(time.Second), "resolution 0s keeps sub-second times")
+	for k, mean := range []float64{10, 20, 30} {
+		gap := tr.FinalTimes[k].Sub(tr.History[1].Time).Seconds()
+		assert.True(t, gap >= mean/3 && gap <= 2*mean, "level %d: gap %g", k, gap)
+	}
+}
+
+func TestSynthTimestampsUsageErrors(t *testing.T) {
+	tmp := t.TempDir()
+	input := filepath.Join(v1Dir, "preferTool_elapse_0.json")
+	out := filepath.Join(tmp, "out.jsonl")
+	badGaps := writeFile(t, filepath.Join(tmp, "gaps.yaml"), "synth:\n  timestamps:\n    gaps:\n      low: \"3d,3h,3m\"\n")
+	badRead := writeFile(t, filepath.Join(tmp, "read.yaml"), "synth:\n  timestamps:\n    read:\n      min: 0\n")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no seed", []string{"--input", input, "--out", out}, "--seed is required"},
+		{"no input", []string{"--seed", "1", "--out", out}, "--input is required"},
+		{"no out", []string{"--input", input, "--seed", "1"}, "--out is required"},
+		{"bad extension", []string{"--input", input, "--seed", "1", "--out", filepath.Join(tmp, "out.parquet")}, "want a .json (JSON array) or .jsonl"},
+		{"missing input", []string{"--input", filepath.Join(tmp, "nope.json"), "--seed", "1", "--out", out}, "nope.json"},
+		{"bad start", []string{"--input", input, "--seed", "1", "--start", "yesterday", "--out", out}, "--start: invalid time"},
+		{"bad sensitivity", []string{"--input", input, "--seed", "1", "--sensitivity", "extreme", "--out", out}, `--sensitivity "extreme"`},
+		{"bad mode", []string{"--input", input, "--seed", "1", "--mode", "merge", "--out", out}, `--mode: mode "merge"`},
+		{"bad shard", []string{"--input", input, "--seed", "1", "--shard", "3/3", "--out", out}, "--shard"},
+		{"bad seed", []string{"--input", input, "--seed", "-1", "--out", out}, "seed"},
+		{"missing catalog", []string{"--input", input, "--seed", "1", "--catalog", filepath.Join(tmp, "none.yaml"), "--out", out}, "--catalog"},
+		{"output among the inputs", []string{"--input", filepath.Dir(input), "--seed", "1", "--out", input}, "is also an input"},
+		{"no output directory", []string{"--input", input, "--seed", "1", "--out", filepath.Join(tmp, "no", "out.json")}, "does not exist"},
+		{"gaps out of order", []string{"--config", badGaps, "--input", input, "--seed", "1", "--out", out}, "synth.timestamps.gaps.low"},
+		{"speed bound", []string{"--config", badRead, "--input", input, "--seed", "1", "--out", out}, "reading speed: lower bound 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var args []string
+			if len(tt.args) > 0 && tt.args[0] == "--config" {
+				args = append(args, tt.args[:2]...)
+				tt.args = tt.args[2:]
+			}
+			args = append(append(args, "synth", "timestamps"), tt.args...)
+			code, _, stderr := runCLI(t, args...)
+			assert.Equal(t, exitUsage, code, "stderr: %s", stderr)
+			assert.Contains(t, stderr, tt.want)
+			assert.NoFileExists(t, out)
+		})
+	}
+}
+
+func TestSynthTimestampsDataErrors(t *testing.T) {
+	good := `{"id":"a_1","sensitivity":"low","history":[{"role":"user","content":"hi","time":"2025-01-01T00:00:00Z"},{"role":"user","content":"q"}]}`
+	tests := []struct {
+		name  string
+		input string
+		args  []string
+		want  []string
+	}{
+		{"no start", good + "\n" + `{"id":"b_2","sensitivity":"low","history":[{"role":"user","content":"hi"},{"role":"user","content":"q"}]}` + "\n",
+			nil, []string{"in.jsonl: record 2 (line 2, id b_2): history[0].time: missing, and no start time was given"}},
+		{"no sensitivity", `{"id":"nowhere_1","history":[{"role":"user","content":"hi","time":"2025-01-01T00:00:00Z"},{"role":"user","content":"q"}]}`,
+			nil, []string{"record 1 (line 1, id nowhere_1): sensitivity: missing", `catalog does not know "nowhere"`}},
+		{"bad field", `{"id":"a_1","sensitivity":"low","history":[{"role":"user","content":"hi","time":"soon"},{"role":"user","content":"q"}]}`,
+			nil, []string{"id a_1): history[0].time: invalid time"}},
+		{"fill going backwards", `{"id":"a_1","sensitivity":"low","history":[{"role":"user","content":"hi","time":"2025-01-01T00:00:00Z"},{"role":"assistant","content":"x","time":"2024-01-01T00:00:00Z"},{"role":"user","content":"q"}]}`,
+			[]string{"--mode", "fill"}, []string{"id a_1): history[1].time: 2024-01-01T00:00:00Z is earlier than history[0].time"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			input := writeFile(t, filepath.Join(dir, "in.jsonl"), tt.input)
+			out := filepath.Join(dir, "out.json")
+			args := append([]string{"synth", "timestamps", "--input", input, "--seed", "1", "--out", out}, tt.args...)
+			code, _, stderr := runCLI(t, args...)
+			assert.Equal(t, exitData, code, "stderr: %s", stderr)
+			for _, w := range tt.want {
+				assert.Contains(t, stderr, w)
+			}
+			assert.Equal(t, []string{"in.jsonl"}, dirNames(t, dir), "no output and no temporary file")
+		})
+	}
+}
+
+func TestParseGapMeans(t *testing.T) {
+	tests := []struct {
+		in   string
+		want [3]time.Duration
+		err  string
+	}{
+		{"3m,3d,90d", [3]time.Duration{3 * time.Minute, 72 * time.Hour, 90 * 24 * time.Hour}, ""},
+		{" 3s , 3m , 3h ", [3]time.Duration{3 * time.Second, 3 * time.Minute, 3 * time.Hour}, ""},
+		{"1.5d,2d,2.5d", [3]time.Duration{36 * time.Hour, 48 * time.Hour, 60 * time.Hour}, ""},
+		{"90s,1h30m,3d", [3]time.Duration{90 * time.Second, 90 * time.Minute, 72 * time.Hour}, ""},
+		{"3m,3h", [3]time.Duration{}, "want 3 durations"},
+		{"3m,3h,3d,4d", [3]time.Duration{}, "want 3 durations"},
+		{"3h,3m,3d", [3]time.Duration{}, "must grow"},
+		{"3m,3m,3d", [3]time.Duration{}, "must grow"},
+		{"0s,3m,3d", [3]time.Duration{}, "not positive"},
+		{"3m,3x,3d", [3]time.Duration{}, `"3x" is not a duration`},
+		{"3m,-1d,3d", [3]time.Duration{}, "not a number of days"},
+		{"3m,3h,1e300d", [3]time.Duration{}, "not a number of days"},
+		{"3m,3h,NaNd", [3]time.Duration{}, "not a number of days"},
+		{"", [3]time.Duration{}, "want 3 durations"},
+	}
+	for _, tt := range tests {
+		got, err := parseGapMeans(tt.in)
+		if tt.err != "" {
+			require.Error(t, err, tt.in)
+			assert.Contains(t, err.Error(), tt.err, tt.in)
+			continue
+		}
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+}
+
+// FuzzParseGapMeans: whatever the text, parseGapMeans returns an error or
+// three positive, growing durations, and they read back the same when
+// written as Go durations.
+func FuzzParseGapMeans(f *testing.F) {
+	for _, s := range []string{"3m,3d,90d", "3s,3m,3h", "1.5d, 2d ,2.5d", "1h30m,2h,3h", "3m,3h,NaNd", "0.0000001d,1d,1e5d", ",,", "3d,,"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseGapMeans(s)
+		if err != nil {
+			return
+		}
+		require.Positive(t, got[0])
+		require.Less(t, got[0], got[1])
+		require.Less(t, got[1], got[2])
+		again, err := parseGapMeans(got[0].String() + "," + got[1].String() + "," + got[2].String())
+		require.NoError(t, err)
+		require.Equal(t, got, again)
+	})
+}
