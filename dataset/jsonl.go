@@ -71,7 +71,7 @@ func (j *jsonlWriter) Write(rec arrow.Record) error {
 			if c > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f.Name)
+			b = AppendJSONString(b, f.Name)
 			b = append(b, ':')
 			b = appendValue(b, cols[c], row)
 		}
@@ -92,9 +92,9 @@ func appendValue(b []byte, a arrow.Array, i int) []byte {
 	}
 	switch a := a.(type) {
 	case *array.String:
-		return appendString(b, a.Value(i))
+		return AppendJSONString(b, a.Value(i))
 	case *array.LargeString:
-		return appendString(b, a.Value(i))
+		return AppendJSONString(b, a.Value(i))
 	case *array.Boolean:
 		return strconv.AppendBool(b, a.Value(i))
 	case *array.Float64:
@@ -135,7 +135,7 @@ func appendValue(b []byte, a arrow.Array, i int) []byte {
 			if k > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f.Name)
+			b = AppendJSONString(b, f.Name)
 			b = append(b, ':')
 			b = appendValue(b, a.Field(k), i)
 		}
@@ -160,9 +160,12 @@ func appendFloat(b []byte, v float64, bits int) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString writes s as a JSON string. Invalid UTF-8 becomes U+FFFD, as
-// encoding/json does; HTML characters are left alone.
-func appendString(b []byte, s string) []byte {
+// AppendJSONString appends s to b as a JSON string and returns the
+// extended slice. Quotes and backslashes are escaped, as are control
+// characters (\n, \r and \t by name, the rest as \u00XX); U+2028 and
+// U+2029 are escaped for JavaScript readers; each invalid UTF-8 byte becomes
+// \ufffd, as encoding/json does; HTML characters are left alone.
+func AppendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -236,7 +236,7 @@ func TestJSONLStrings(t *testing.T) {
 		{"all at once", "\"\\\n\x01<\u2028\xff", `"\"\\\n\u0001<\u2028\ufffd"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := string(appendString([]byte("x"), tc.in))
+			got := string(AppendJSONString([]byte("x"), tc.in))
 			assert.Equal(t, "x"+tc.want, got)
 			checkJSONString(t, tc.in, got[1:])
 		})
@@ -279,7 +279,7 @@ func TestJSONLStringsRandom(t *testing.T) {
 			sb.WriteString(alphabet[r.IntN(len(alphabet))])
 		}
 		s := sb.String()
-		checkJSONString(t, s, string(appendString(nil, s)))
+		checkJSONString(t, s, string(AppendJSONString(nil, s)))
 	}
 }
 
@@ -288,7 +288,7 @@ func FuzzJSONLString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := appendString(nil, s)
+		got := AppendJSONString(nil, s)
 		if !json.Valid(got) {
 			t.Fatalf("invalid JSON %q for %q", got, s)
 		}

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/dataset"
 )
 
 // GetDurationName is the name of the timer tool, as the verifier service
@@ -101,75 +101,25 @@ func NewTeacherEncoder(opt TeacherOptions) (*TeacherEncoder, error) {
 		tail = strconv.AppendInt(tail, int64(n), 10)
 	}
 	tail = append(tail, "}}\n"...)
-	return &TeacherEncoder{model: appendJSONString(nil, opt.Model), tail: tail}, nil
+	return &TeacherEncoder{model: dataset.AppendJSONString(nil, opt.Model), tail: tail}, nil
 }
 
 // Encode returns the request line of a row, newline included. The slice is
 // valid until the next call.
 func (e *TeacherEncoder) Encode(row *BudgetRow) []byte {
 	if e.sysQ == nil || row.System != e.system {
-		e.system, e.sysQ = row.System, appendJSONString(nil, row.System)
+		e.system, e.sysQ = row.System, dataset.AppendJSONString(nil, row.System)
 	}
 	b := append(e.buf[:0], `{"custom_id":`...)
-	b = appendJSONString(b, row.TaskID+"#"+strconv.Itoa(row.Variant))
+	b = dataset.AppendJSONString(b, row.TaskID+"#"+strconv.Itoa(row.Variant))
 	b = append(b, `,"method":"POST","url":"`+TeacherEndpoint+`","body":{"model":`...)
 	b = append(b, e.model...)
 	b = append(b, `,"messages":[{"role":"system","content":`...)
 	b = append(b, e.sysQ...)
 	b = append(b, `},{"role":"user","content":`...)
-	b = appendJSONString(b, row.User)
+	b = dataset.AppendJSONString(b, row.User)
 	b = append(b, "}]"...)
 	b = append(b, e.tail...)
 	e.buf = b
 	return b
-}
-
-// appendJSONString appends s as a JSON string: quotes, backslashes and
-// control characters escaped, U+2028 and U+2029 escaped for JavaScript
-// readers, invalid UTF-8 replaced by U+FFFD, HTML characters left alone.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

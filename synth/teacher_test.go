@@ -54,19 +54,3 @@ func TestGetDurationToolMatchesTheAdapter(t *testing.T) {
 	// python/timeaware/tools.py DEFAULT_TOOL_SCHEMA.
 	assert.JSONEq(t, `{"type":"function","function":{"name":"get_duration","description":"Get the total time elapsed since the task started, in seconds.","parameters":{"type":"object","properties":{},"required":[]}}}`, string(b))
 }
-
-func FuzzAppendJSONString(f *testing.F) {
-	for _, s := range []string{"", "plain", "quote \" and \\ backslash", "line\nbreak\ttab\r\x00\x1f\x7f", "<answer>&</answer>", "\u2028\u2029", "bad \xff\xfe utf-8", "é 日本 🙂"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		got := appendJSONString(nil, s)
-		require.True(t, json.Valid(got), "%q", got)
-		std, err := json.Marshal(s)
-		require.NoError(t, err)
-		var a, b string
-		require.NoError(t, json.Unmarshal(got, &a))
-		require.NoError(t, json.Unmarshal(std, &b))
-		require.Equal(t, b, a, "decodes as encoding/json's encoding does")
-	})
-}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -124,16 +123,8 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 		return nil, err
 	}
 	p := &pairsPlan{files: files, out: f.out, f: f}
-	switch name := v.GetString("pairs.format"); {
-	case name != "":
-		if p.format, err = dataset.Lookup(name); err != nil {
-			return nil, usagef("--format: %v", err)
-		}
-	default:
-		var ok bool
-		if p.format, ok = dataset.ForPath(f.out); !ok {
-			p.format = dataset.Parquet
-		}
+	if p.format, err = outputFormat(v.GetString("pairs.format"), f.out); err != nil {
+		return nil, err
 	}
 	p.opt = prefpairs.DefaultOptions()
 	if p.opt.TimeFormat, err = prefpairs.ParseTimeFormat(v.GetString("pairs.time_format")); err != nil {
@@ -154,8 +145,8 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 		return nil, usagef("pairs.tool_response %q is not last_turn or last_call", p.opt.ToolResponse)
 	}
 	if f.shard != "" {
-		if p.opt.Shard, err = prefpairs.ParseShard(f.shard); err != nil {
-			return nil, usagef("--shard: %v", err)
+		if p.opt.Shard, err = parseShardFlag(f.shard); err != nil {
+			return nil, err
 		}
 	}
 	if err := p.planSplit(a); err != nil {
@@ -284,10 +275,7 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	})
 	prog.done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, fmt.Errorf("interrupted; no output written")
-		}
-		return nil, err
+		return nil, streamError(err)
 	}
 	for _, side := range outputSides(p.split) {
 		if err := outputs[side].finish(); err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
 )
@@ -55,8 +54,8 @@ manifest beside --out.`,
     --teacher-requests teacher.jsonl --teacher-model Qwen/Qwen3-235B-A22B-Instruct-2507 --out rl.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("seed") {
-				return usagef("--seed is required: the same seed gives the same budgets")
+			if err := requireSeed(cmd, "budgets"); err != nil {
+				return err
 			}
 			return a.runSynthBudget(cmd.Context(), &f)
 		},
@@ -101,10 +100,8 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 	if err != nil {
 		return nil, usagef("--family: %v", err)
 	}
-	if st, err := os.Stat(f.input); err != nil {
-		return nil, usagef("--input %s: %v", f.input, unwrapPathError(err))
-	} else if st.IsDir() {
-		return nil, usagef("--input %s: is a directory, want a JSONL file", f.input)
+	if err := checkJSONLFile("input", f.input); err != nil {
+		return nil, err
 	}
 	p := &budgetPlan{f: f}
 	if p.format, err = outputFormat(v.GetString("synth.budget.format"), f.out); err != nil {
@@ -115,9 +112,9 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 	}
 	p.opt.Seed = f.seed
 	if f.shard != "" {
-		sh, err := prefpairs.ParseShard(f.shard)
+		sh, err := parseShardFlag(f.shard)
 		if err != nil {
-			return nil, usagef("--shard: %v", err)
+			return nil, err
 		}
 		p.opt.Select = sh.Has
 	}
@@ -165,22 +162,6 @@ func budgetOptionError(err error, family synth.Family) error {
 		key += "." + string(family)
 	}
 	return usagef("%s: %v", key, oe.Err)
-}
-
-// outputFormat picks a dataset format by name, else by the file extension,
-// else Parquet.
-func outputFormat(name, out string) (*dataset.Format, error) {
-	if name != "" {
-		f, err := dataset.Lookup(name)
-		if err != nil {
-			return nil, usagef("--format: %v", err)
-		}
-		return f, nil
-	}
-	if f, ok := dataset.ForPath(out); ok {
-		return f, nil
-	}
-	return dataset.Parquet, nil
 }
 
 // budgetOptions reads the synth.budget.* keys over the family's defaults.
@@ -314,10 +295,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	})
 	prog.done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return nil, fmt.Errorf("interrupted; no output written")
-		}
-		return nil, err
+		return nil, streamError(err)
 	}
 	if rb.Len() > 0 {
 		if err := rows.write(rb.NewRecord()); err != nil {
@@ -484,10 +462,8 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	if f.out == "" {
 		return usagef("--out is required")
 	}
-	if st, err := os.Stat(f.traces); err != nil {
-		return usagef("--traces %s: %v", f.traces, unwrapPathError(err))
-	} else if st.IsDir() {
-		return usagef("--traces %s: is a directory, want a JSONL file", f.traces)
+	if err := checkJSONLFile("traces", f.traces); err != nil {
+		return err
 	}
 	format, err := outputFormat(f.format, f.out)
 	if err != nil {
@@ -522,10 +498,7 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	})
 	prog.done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted; no output written")
-		}
-		return err
+		return streamError(err)
 	}
 	if rb.Len() > 0 {
 		if err := sink.write(rb.NewRecord()); err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,7 +15,6 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )
@@ -60,8 +58,8 @@ JSONL (.jsonl), one record per line, written atomically.`,
     --sensitivity medium --mode fill --shard 0/4 --out part-0.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !cmd.Flags().Changed("seed") {
-				return usagef("--seed is required: the same seed gives the same times")
+			if err := requireSeed(cmd, "times"); err != nil {
+				return err
 			}
 			return a.runSynthTimestamps(cmd.Context(), &f)
 		},
@@ -126,9 +124,9 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 	}
 	opt.Seed = f.seed
 	if f.shard != "" {
-		sh, err := prefpairs.ParseShard(f.shard)
+		sh, err := parseShardFlag(f.shard)
 		if err != nil {
-			return nil, usagef("--shard: %v", err)
+			return nil, err
 		}
 		opt.Keep = sh.Has
 	}
@@ -290,10 +288,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	})
 	prog.done()
 	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted; no output written")
-		}
-		return err
+		return streamError(err)
 	}
 	switch {
 	case !p.jsonl && n == 0:
