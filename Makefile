@@ -59,11 +59,12 @@ bench-splits:
 bench-serve:
 	PYTHON=$(PYTHON) bash bench/serve/run.sh
 
-# 1,000,000 records through synth timestamps and synth budget;
-# RECORDS=100000 make bench-synth for a quicker run.
+# 1,000,000 records through synth timestamps and synth budget, and 100,000
+# Time Puzzles; RECORDS=100000 PUZZLES=10000 make bench-synth for a quicker run.
 bench-synth: build venv
 	PYTHON=$(PYTHON) bash bench/synth/timestamps.sh $(RECORDS)
 	PYTHON=$(PYTHON) bash bench/synth/budget.sh $(RECORDS)
+	bash bench/synth/puzzles.sh $(PUZZLES)
 
 bench: bench-go bench-pairs bench-splits bench-serve bench-synth
 

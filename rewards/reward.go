@@ -106,6 +106,8 @@ var All = []*Reward{
 	TimelyML,
 	TicTocDecision,
 	TimePuzzles,
+	Traveler,
+	Negotiation,
 }
 
 // Lookup returns the reward registered for a data source.

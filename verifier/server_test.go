@@ -383,6 +383,13 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 		}
 	}
 	assert.Contains(t, paths, "/metrics")
+
+	enum := doc["components"].(map[string]any)["schemas"].(map[string]any)["Item"].(map[string]any)["properties"].(map[string]any)["data_source"].(map[string]any)["enum"]
+	var registered []any
+	for _, r := range rewards.All {
+		registered = append(registered, r.DataSource)
+	}
+	assert.Equal(t, registered, enum, "the Item schema lists every registered data source")
 }
 
 func TestMetricsCountBatches(t *testing.T) {

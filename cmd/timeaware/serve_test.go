@@ -305,7 +305,7 @@ func TestServeStartsOnDefaults(t *testing.T) {
 	for _, r := range reg["rewards"].([]any) {
 		names = append(names, r.(map[string]any)["data_source"].(string))
 	}
-	assert.Equal(t, []string{"timely/general", "timely/game", "timely/ml", "tictoc/decision", "timepuzzles"}, names)
+	assert.Equal(t, []string{"timely/general", "timely/game", "timely/ml", "tictoc/decision", "timepuzzles", "traveler", "negotiation"}, names)
 	assert.Contains(t, p.stderr.String(), "timers.secret is not set")
 }
 

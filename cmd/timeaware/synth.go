@@ -5,8 +5,9 @@ import "github.com/spf13/cobra"
 func (a *app) synthCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "synth",
-		Short: "Synthetic timestamps and time-budgeted prompt sets",
+		Short: "Synthetic timestamps, time-budgeted prompt sets and verifiable temporal tasks",
 	}
-	cmd.AddCommand(a.synthTimestampsCmd(), a.synthBudgetCmd(), a.synthSFTCmd())
+	cmd.AddCommand(a.synthTimestampsCmd(), a.synthBudgetCmd(), a.synthSFTCmd(),
+		a.synthPuzzlesCmd(), a.synthTravelerCmd(), a.synthNegotiationCmd())
 	return cmd
 }

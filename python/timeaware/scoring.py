@@ -76,6 +76,21 @@ BUILTIN_KEYS: Dict[str, Tuple[str, ...]] = {
     "timely/ml": _TIMELY_KEYS,
     "tictoc/decision": ("called_tool", "preferred_tool", "agree", "margin"),
     "timepuzzles": ("em", "f1", "jaccard", "parsed", "n_pred", "n_gold"),
+    "negotiation": (
+        "deal",
+        "batna_used",
+        "batna_taken",
+        "out_of_budget",
+        "closed_at_s",
+        "closed_at_turn",
+        "turns",
+        "elapsed_s",
+        "points_self",
+        "points_other",
+        "invalid_actions",
+        "parsed",
+    ),
+    "traveler": ("parsed", "optimal", "best_score", "vague"),
 }
 
 

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/synth"
+)
+
+type synthNegotiationFlags struct {
+	out   string
+	count int
+	seed  uint64
+}
+
+func (a *app) synthNegotiationCmd() *cobra.Command {
+	var f synthNegotiationFlags
+	cmd := &cobra.Command{
+		Use:   "negotiation --count N --seed S --out FILE",
+		Short: "Deadline negotiations for VeRL: role prompts under four time conditions, scored from the transcript",
+		Long: `Negotiation writes RL prompts for bilateral multi-issue negotiations under a
+deadline (data_source negotiation): each row puts the model in one role of a
+scenario, with the role's brief, its private payoff table and BATNA, the JSON
+reply format and the budget rules in the system turn, and the first turn it
+receives (the other role's scripted opening, or the start line) in the user
+turn. The ground truth carries the payoffs, the role, the condition and the
+budget, which the negotiation reward scores a transcript against.
+
+Conditions (--condition, cycled by row index): control (the deadline is stated
+once), time_aware (every turn begins with the seconds left), urgency (every
+turn begins with an urgency reminder), turn_limit (a number of messages instead
+of a clock). Under the clock conditions every message costs its words at
+synth.negotiation.wpm words per minute (150) of the deadline.
+
+The default scenario is New Recruit; --scenario reads others from a YAML or
+JSON file (format in the README). Each row draws its scenario, role, first
+speaker and budget from --seed and its index: the same seed gives
+byte-identical output. Output is written atomically, with a manifest beside it.`,
+		Example: `  timeaware synth negotiation --count 400 --seed 1 --out negotiation.parquet
+  timeaware synth negotiation --count 100 --seed 2 --condition turn_limit --scenario rubbermind.yaml --out tl.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := requireSeed(cmd, "negotiations"); err != nil {
+				return err
+			}
+			return a.runSynthNegotiation(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&f.count, "count", 0, "number of rows (required)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the per-row draws (required)")
+	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
+	fs.String("condition", "", "all, or a comma-separated list of control, time_aware, urgency, turn_limit (default all)")
+	fs.String("scenario", "", "YAML or JSON file of scenarios (default: the built-in New Recruit)")
+	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	bindKey(fs, "condition", "synth.negotiation.condition")
+	bindKey(fs, "scenario", "synth.negotiation.scenario")
+	bindKey(fs, "format", "synth.negotiation.format")
+	return cmd
+}
+
+// negotiationPlan is a validated negotiation build.
+type negotiationPlan struct {
+	out      string
+	format   *dataset.Format
+	opt      synth.NegotiationOptions
+	scenario *manifestFile
+	config   map[string]any
+}
+
+func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, error) {
+	v := a.v
+	if f.count < 1 {
+		return nil, usagef("--count is required: a number of rows from 1")
+	}
+	if f.out == "" {
+		return nil, usagef("--out is required")
+	}
+	p := &negotiationPlan{out: f.out}
+	var err error
+	if p.format, err = outputFormat(v.GetString("synth.negotiation.format"), f.out); err != nil {
+		return nil, err
+	}
+	if p.opt, err = negotiationOptions(v); err != nil {
+		return nil, err
+	}
+	p.opt.Seed, p.opt.Count = f.seed, f.count
+	if path := v.GetString("synth.negotiation.scenario"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--scenario %s: %v", path, unwrapPathError(err))
+		}
+		if p.opt.Scenarios, err = synth.LoadNegotiationScenarios(data); err != nil {
+			return nil, usagef("--scenario %s: %v", path, err)
+		}
+		in, err := hashFile(path, "scenarios")
+		if err != nil {
+			return nil, usagef("--scenario %s: %v", path, err)
+		}
+		p.scenario = &in
+	}
+	if err := p.opt.Validate(); err != nil {
+		return nil, negotiationOptionError(err)
+	}
+	p.config = typedConfig(v, "synth.negotiation.")
+	p.config["seed"] = f.seed
+	p.config["count"] = f.count
+	return p, nil
+}
+
+// negotiationOptionError names a bad option by its flag or config key.
+func negotiationOptionError(err error) error {
+	var oe *synth.OptionError
+	if !errors.As(err, &oe) {
+		return usageError{err}
+	}
+	key := "synth.negotiation." + oe.Key
+	switch oe.Key {
+	case "count":
+		key = "--count"
+	case "conditions":
+		key = "--condition"
+	case "scenarios":
+		key = "--scenario"
+	}
+	return usagef("%s: %v", key, oe.Err)
+}
+
+// negotiationOptions reads the synth.negotiation.* keys over the defaults.
+func negotiationOptions(v *viper.Viper) (synth.NegotiationOptions, error) {
+	o := synth.DefaultNegotiationOptions()
+	var err error
+	if o.Conditions, err = synth.ParseNegotiationConditions(v.GetString("synth.negotiation.condition")); err != nil {
+		return o, usagef("--condition: %v", err)
+	}
+	if o.DeadlinesS, err = floatList(v, "synth.negotiation.deadlines_s"); err != nil {
+		return o, err
+	}
+	limits, err := floatList(v, "synth.negotiation.turn_limits")
+	if err != nil {
+		return o, err
+	}
+	o.TurnLimits = o.TurnLimits[:0]
+	for i, x := range limits {
+		if x != math.Trunc(x) || math.Abs(x) > 1e9 {
+			return o, usagef("synth.negotiation.turn_limits: entry %d (%v) is not a whole number of messages", i+1, x)
+		}
+		o.TurnLimits = append(o.TurnLimits, int(x))
+	}
+	o.WPM = v.GetFloat64("synth.negotiation.wpm")
+	o.Split = v.GetString("synth.negotiation.split")
+	p := &o.Prompts
+	for key, dst := range map[string]*string{
+		"brief": &p.Brief, "format": &p.Format, "deadline": &p.Deadline, "latency": &p.Latency,
+		"turn_limit": &p.TurnLimit, "time_aware_prefix": &p.TimeAwarePrefix, "urgency_prefix": &p.UrgencyPrefix,
+		"start": &p.Start, "opening": &p.Opening,
+	} {
+		if s := v.GetString("synth.negotiation.prompt." + key); strings.TrimSpace(s) != "" {
+			*dst = s
+		}
+	}
+	return o, nil
+}
+
+func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags) error {
+	p, err := a.planSynthNegotiation(f)
+	if err != nil {
+		return err
+	}
+	sum, out, err := p.execute(ctx, a.stderr)
+	if err != nil {
+		return err
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "synth negotiation: %d rows written to %s (%s, %s)\n", *out.Rows, out.Path, out.Format, humanBytes(out.Bytes))
+	fmt.Fprintf(w, "  conditions:  %s\n", countList(sum.ByCondition))
+	fmt.Fprintf(w, "  scenarios:   %s\n", countList(sum.ByScenario))
+	fmt.Fprintf(w, "  roles:       %s\n", countList(sum.ByRole))
+	fmt.Fprintf(w, "  opens:       %s\n", countList(sum.ByFirstSpeaker))
+	fmt.Fprintf(w, "  budgets:     %s\n", countList(sum.ByBudget))
+	fmt.Fprintf(w, "  manifest:    %s\n", manifestPath(p.out))
+	return nil
+}
+
+func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*synth.NegotiationSummary, manifestFile, error) {
+	sink, err := newRecordSink(p.out, p.format, synth.NegotiationSchema, "rl_rows")
+	if err != nil {
+		return nil, manifestFile{}, err
+	}
+	defer sink.abort()
+	rb := synth.NewNegotiationRecordBuilder(nil)
+	defer rb.Release()
+	prog := newProgress(progress, "rows")
+	sum, err := synth.BuildNegotiation(ctx, p.opt, func(row *synth.NegotiationRow) error {
+		prog.add(1)
+		rb.Append(row)
+		if rb.Len() >= outputBatchRows {
+			return sink.write(rb.NewRecord())
+		}
+		return nil
+	})
+	prog.done()
+	if err != nil {
+		return nil, manifestFile{}, streamError(err)
+	}
+	if rb.Len() > 0 {
+		if err := sink.write(rb.NewRecord()); err != nil {
+			return nil, manifestFile{}, err
+		}
+	}
+	if err := sink.finish(); err != nil {
+		return nil, manifestFile{}, err
+	}
+	out := sink.record(p.format.Name)
+	m := &manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "synth negotiation",
+		Outputs: []manifestFile{out}, Inputs: []manifestFile{}, Config: p.config, Summary: sum,
+	}
+	if p.scenario != nil {
+		m.Inputs = append(m.Inputs, *p.scenario)
+	}
+	if err := sink.file.Commit(); err != nil {
+		return nil, manifestFile{}, fmt.Errorf("writing %s: %w", p.out, err)
+	}
+	mp := manifestPath(p.out)
+	if err := writeManifest(mp, m); err != nil {
+		os.Remove(p.out)
+		return nil, manifestFile{}, fmt.Errorf("writing %s: %w", mp, err)
+	}
+	return sum, out, nil
+}

@@ -1,0 +1,367 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/synth"
+)
+
+type synthPuzzlesFlags struct {
+	out, solve, shard string
+	count, start      int64
+	seed              uint64
+}
+
+func (a *app) synthPuzzlesCmd() *cobra.Command {
+	var f synthPuzzlesFlags
+	cmd := &cobra.Command{
+		Use:   "puzzles --count N --seed S --out FILE | --solve FILE",
+		Short: "Time Puzzles for VeRL: date-inference puzzles with verifiable answer sets",
+		Long: `Puzzles writes Time Puzzles (data_source timepuzzles): each puzzle is a few
+facts about a hidden date — a knowledge-base event (same day, month or year,
+an anniversary, during a period), and calendar facts at year level (year,
+decade, leap year, Chinese zodiac), month level (month, season, Chinese lunar
+month) and day level (weekday, n-th weekday of the month, day of the month,
+a range of days, a set of weekdays) — and its answer is every date from the
+first to the last day of --years that satisfies them all.
+
+A puzzle starts from an event and a seed date it allows, then adds facts at
+balanced levels, each narrowing the answer set, until exactly --solutions
+dates remain (a range A-B gives puzzle i the count A + i mod (B-A+1); 0 makes
+puzzles with no answer). Each row carries the constraints in implicit and
+explicit wording, constraints_meta (each fact structured), the solutions and
+VeRL's fields; the prompt asks for a last line "MY ANSWER: YYYY-MM-DD, ..." or
+"MY ANSWER: None", which the timepuzzles reward reads. Lunar facts follow the
+Chinese calendar in UTC+8 (embedded table, lunar years 1800-2050); the months
+and years whose dates are disputed never decide an answer.
+
+Puzzle i depends only on --seed and i: the same seed gives byte-identical
+output, and --start and --shard split a set without changing its puzzles.
+--kb reads events from a CSV with columns event,start,end (see the README).
+Output is written atomically, with a manifest beside it.
+
+--solve FILE solves every puzzle of a file again from its constraints_meta
+(puzzles without a solution included), prints each whose stored answer
+(solutions or ground_truth) differs, and exits 1 if any does.`,
+		Example: `  timeaware synth puzzles --count 600 --seed 1 --out puzzles.parquet
+  timeaware synth puzzles --count 100 --seed 2 --solutions 3 --years 1950-2000 --kb events.csv --out p.jsonl
+  timeaware synth puzzles --solve p.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.solve != "" {
+				for _, name := range []string{"count", "seed", "out", "start", "shard"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--solve checks a file; it takes no --%s", name)
+					}
+				}
+				return a.runSolvePuzzles(cmd.Context(), f.solve)
+			}
+			if err := requireSeed(cmd, "puzzles"); err != nil {
+				return err
+			}
+			return a.runSynthPuzzles(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.Int64Var(&f.count, "count", 0, "number of puzzles (required)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of the puzzles (required)")
+	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
+	fs.StringVar(&f.solve, "solve", "", "solve the puzzles of this file again and report those whose stored answer differs")
+	fs.Int64Var(&f.start, "start", 0, "index of the first puzzle")
+	fs.StringVar(&f.shard, "shard", "", "write only the puzzles whose index is i mod n, e.g. 0/4")
+	fs.String("solutions", "", "solutions per puzzle: K (0-6) or a range A-B cycled by index (default 1-6)")
+	fs.String("years", "", "year range of the dates, A-B (default 1900-2030)")
+	fs.String("kb", "", "knowledge-base CSV of events (event,start,end; default: the built-in one)")
+	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	fs.Int("workers", 0, "generating goroutines (default: all cores)")
+	fs.Bool("explicit", false, "put the explicit constraints in the prompt instead of the implicit ones")
+	bindKey(fs, "solutions", "synth.puzzles.solutions")
+	bindKey(fs, "years", "synth.puzzles.years")
+	bindKey(fs, "kb", "synth.puzzles.kb")
+	bindKey(fs, "format", "synth.puzzles.format")
+	bindKey(fs, "workers", "synth.puzzles.workers")
+	bindKey(fs, "explicit", "synth.puzzles.explicit")
+	return cmd
+}
+
+// puzzleRangeKey reads "K" or "A-B" of non-negative integers.
+func puzzleRangeKey(v *viper.Viper, key string) (int, int, error) {
+	raw := strings.TrimSpace(v.GetString(key))
+	a, b, ok := strings.Cut(raw, "-")
+	if !ok {
+		b = a
+	}
+	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil || lo < 0 || hi < lo {
+		return 0, 0, usagef("%s: %q is not a number K or a range A-B with A <= B", key, raw)
+	}
+	return lo, hi, nil
+}
+
+// puzzleOptions reads the synth.puzzles.* keys over the defaults; kbRecord
+// is the knowledge-base file's manifest entry when one was read.
+func puzzleOptions(v *viper.Viper) (synth.PuzzleOptions, *manifestFile, error) {
+	o := synth.DefaultPuzzleOptions()
+	var err error
+	if o.FromYear, o.ToYear, err = synth.ParsePuzzleYears(v.GetString("synth.puzzles.years")); err != nil {
+		return o, nil, usagef("synth.puzzles.years (--years): %v", err)
+	}
+	if o.MinSolutions, o.MaxSolutions, err = puzzleRangeKey(v, "synth.puzzles.solutions"); err != nil {
+		return o, nil, err
+	}
+	if o.MinFacts, o.MaxFacts, err = puzzleRangeKey(v, "synth.puzzles.facts"); err != nil {
+		return o, nil, err
+	}
+	if raw := strings.TrimSpace(v.GetString("synth.puzzles.kinds")); raw != "" {
+		o.Kinds = []synth.PuzzleKind{}
+		for _, k := range strings.Split(raw, ",") {
+			o.Kinds = append(o.Kinds, synth.PuzzleKind(strings.TrimSpace(k)))
+		}
+	}
+	if o.Seasons, err = parsePuzzleSeasons(v.GetString("synth.puzzles.seasons")); err != nil {
+		return o, nil, err
+	}
+	o.DisputedYears = nil
+	for _, s := range strings.Split(v.GetString("synth.puzzles.lunar_disputed_years"), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		y, err := strconv.Atoi(s)
+		if err != nil {
+			return o, nil, usagef("synth.puzzles.lunar_disputed_years: %q is not a year", s)
+		}
+		o.DisputedYears = append(o.DisputedYears, y)
+	}
+	o.DisputedMonths = nil
+	for _, s := range strings.Split(v.GetString("synth.puzzles.lunar_disputed_months"), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		r, err := synth.ParsePuzzleLunarRef(s)
+		if err != nil {
+			return o, nil, usagef("synth.puzzles.lunar_disputed_months: %v", err)
+		}
+		o.DisputedMonths = append(o.DisputedMonths, r)
+	}
+	o.Explicit = v.GetBool("synth.puzzles.explicit")
+	if s := v.GetString("synth.puzzles.instruction"); s != "" {
+		o.Prompt.Instruction = s
+	}
+	o.Prompt.System = v.GetString("synth.puzzles.system_prompt")
+	o.Split = v.GetString("synth.puzzles.split")
+	o.Ability = v.GetString("synth.puzzles.ability")
+	o.MaxAttempts = v.GetInt("synth.puzzles.max_attempts")
+	var kbRecord *manifestFile
+	if path := v.GetString("synth.puzzles.kb"); path != "" {
+		in := newInputFile(path)
+		defer in.Close()
+		if o.KB, err = synth.ParsePuzzleKB(in, path); err != nil {
+			return o, nil, usagef("--kb: %v", unwrapPathError(err))
+		}
+		rec := in.record()
+		rec.Role = "knowledge_base"
+		kbRecord = &rec
+	}
+	if err := o.Validate(); err != nil {
+		return o, nil, puzzleOptionError(err)
+	}
+	return o, kbRecord, nil
+}
+
+// parsePuzzleSeasons reads "name:m,m,m;name:m,...".
+func parsePuzzleSeasons(raw string) ([]synth.PuzzleSeason, error) {
+	var out []synth.PuzzleSeason
+	for _, part := range strings.Split(raw, ";") {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		name, months, ok := strings.Cut(part, ":")
+		if !ok {
+			return nil, usagef("synth.puzzles.seasons: %q is not name:month,month,...", part)
+		}
+		s := synth.PuzzleSeason{Name: strings.TrimSpace(name)}
+		for _, m := range strings.Split(months, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(m))
+			if err != nil {
+				return nil, usagef("synth.puzzles.seasons: season %s: %q is not a month number", s.Name, strings.TrimSpace(m))
+			}
+			s.Months = append(s.Months, n)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// puzzleOptionError names a bad option by its config key.
+func puzzleOptionError(err error) error {
+	var oe *synth.OptionError
+	if !errors.As(err, &oe) {
+		return usageError{err}
+	}
+	return usagef("synth.puzzles.%s: %v", oe.Key, oe.Err)
+}
+
+func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
+	if f.count <= 0 {
+		return usagef("--count is required: a positive number of puzzles")
+	}
+	if f.out == "" {
+		return usagef("--out is required")
+	}
+	v := a.v
+	format, err := outputFormat(v.GetString("synth.puzzles.format"), f.out)
+	if err != nil {
+		return err
+	}
+	opt, kb, err := puzzleOptions(v)
+	if err != nil {
+		return err
+	}
+	opt.Seed = f.seed
+	r := synth.PuzzleRange{Start: f.start, Count: f.count}
+	if f.shard != "" {
+		sh, err := parseShardFlag(f.shard)
+		if err != nil {
+			return err
+		}
+		r.ShardIndex, r.ShardCount = sh.Index, sh.Count
+	}
+	workers := v.GetInt("synth.puzzles.workers")
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	config := typedConfig(v, "synth.puzzles.")
+	config["seed"] = f.seed
+	config["count"] = f.count
+	config["start"] = f.start
+	if f.shard != "" {
+		config["shard"] = f.shard
+	}
+
+	tuneGCForStreaming()
+	sink, err := newRecordSink(f.out, format, synth.PuzzleSchema, "puzzles")
+	if err != nil {
+		return err
+	}
+	defer sink.abort()
+	rb := synth.NewPuzzleRecordBuilder(nil)
+	defer rb.Release()
+	prog := newProgress(a.stderr, "puzzles")
+	sum, err := synth.GeneratePuzzles(ctx, opt, r, workers, func(p *synth.Puzzle) error {
+		prog.add(1)
+		rb.Append(p)
+		if rb.Len() >= outputBatchRows {
+			return sink.write(rb.NewRecord())
+		}
+		return nil
+	})
+	prog.done()
+	if err != nil {
+		return streamError(err)
+	}
+	if rb.Len() > 0 {
+		if err := sink.write(rb.NewRecord()); err != nil {
+			return err
+		}
+	}
+	if err := sink.finish(); err != nil {
+		return err
+	}
+	out := sink.record(format.Name)
+	var inputs []manifestFile
+	if kb != nil {
+		inputs = append(inputs, *kb)
+	}
+	m := &manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles",
+		Outputs: []manifestFile{out}, Inputs: inputs, Config: config, Summary: sum,
+	}
+	if err := sink.file.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", f.out, err)
+	}
+	mp := manifestPath(f.out)
+	if err := writeManifest(mp, m); err != nil {
+		os.Remove(f.out)
+		return fmt.Errorf("writing %s: %w", mp, err)
+	}
+	printPuzzleSummary(a.stdout, out, sum, mp)
+	return nil
+}
+
+func printPuzzleSummary(w io.Writer, o manifestFile, s *synth.PuzzleSummary, mp string) {
+	fmt.Fprintf(w, "synth puzzles: %d puzzles written to %s (%s, %s)\n", *o.Rows, o.Path, o.Format, humanBytes(o.Bytes))
+	if s.Skipped > 0 {
+		fmt.Fprintf(w, "  shard:       %d puzzles left to other shards\n", s.Skipped)
+	}
+	lunar := "on"
+	if !s.LunarFacts {
+		lunar = "off (years outside the lunar table, or not enabled)"
+	}
+	fmt.Fprintf(w, "  years:       %s; lunar facts %s\n", s.Years, lunar)
+	fmt.Fprintf(w, "  solutions:   %s\n", countList(s.BySolutions))
+	fmt.Fprintf(w, "  levels:      %s\n", countList(s.ByLevel))
+	fmt.Fprintf(w, "  kinds:       %s\n", countList(s.ByKind))
+	if len(s.ByRelation) > 0 {
+		fmt.Fprintf(w, "  events:      %s\n", countList(s.ByRelation))
+	}
+	if s.Puzzles > 0 {
+		fmt.Fprintf(w, "  per puzzle:  %.2f facts, %.2f attempts\n", float64(s.Facts)/float64(s.Puzzles), float64(s.Attempts)/float64(s.Puzzles))
+	}
+	fmt.Fprintf(w, "  manifest:    %s\n", mp)
+}
+
+func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
+	format, err := outputFormat(a.v.GetString("synth.puzzles.format"), path)
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(path)
+	if err != nil {
+		return usagef("--solve %s: %v", path, unwrapPathError(err))
+	}
+	defer in.Close()
+	if st, err := in.Stat(); err == nil && st.IsDir() {
+		return usagef("--solve %s: is a directory", path)
+	}
+	var checked, differ int
+	answer := func(xs []string) string {
+		if len(xs) == 0 {
+			return "None"
+		}
+		return strings.Join(xs, ",")
+	}
+	err = synth.CheckPuzzles(ctx, in, path, format, func(c *synth.PuzzleCheck) error {
+		checked++
+		if !c.Differs() {
+			return nil
+		}
+		differ++
+		if c.Err != nil {
+			fmt.Fprintf(a.stdout, "row %d (index %d): cannot solve: %v\n", c.Row+1, c.Index, c.Err)
+			return nil
+		}
+		fmt.Fprintf(a.stdout, "row %d (index %d): stored %s (ground_truth %q), solved %s\n",
+			c.Row+1, c.Index, answer(c.Stored), c.GroundTruth, answer(c.Solved))
+		return nil
+	})
+	if err != nil {
+		return streamError(err)
+	}
+	fmt.Fprintf(a.stdout, "synth puzzles --solve: %d puzzles checked, %d differ\n", checked, differ)
+	if differ > 0 {
+		return fmt.Errorf("%s: %d of %d puzzles have a stored answer that differs from their constraints_meta", path, differ, checked)
+	}
+	return nil
+}

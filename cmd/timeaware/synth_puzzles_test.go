@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/synth"
+)
+
+// writeJSONLines writes rows back as JSONL.
+func writeJSONLines(t *testing.T, path string, rows []map[string]any) {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range rows {
+		line, err := json.Marshal(r)
+		require.NoError(t, err)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+}
+
+func TestSynthPuzzlesWritesVerifiableRows(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.jsonl")
+	code, stdout, stderr := runCLI(t, "synth", "puzzles", "--count", "60", "--seed", "1", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "synth puzzles: 60 puzzles written to "+out)
+	assert.Contains(t, stdout, "solutions:   1 10, 2 10, 3 10, 4 10, 5 10, 6 10")
+	assert.FileExists(t, manifestPath(out))
+
+	rows := readJSONLines(t, out)
+	require.Len(t, rows, 60)
+	for i, r := range rows {
+		assert.Equal(t, "timepuzzles", r["data_source"])
+		assert.Equal(t, "rule", get(r, "reward_model", "style"))
+		assert.EqualValues(t, i, get(r, "extra_info", "index"))
+		sols := r["solutions"].([]any)
+		assert.Len(t, sols, i%6+1)
+		parts := make([]string, len(sols))
+		for j, s := range sols {
+			parts[j] = s.(string)
+		}
+		assert.Equal(t, strings.Join(parts, ","), get(r, "reward_model", "ground_truth"))
+		n := len(r["constraints_meta"].([]any))
+		assert.Len(t, r["constraints"], n)
+		assert.Len(t, r["explicit_constraints"], n)
+		prompt := r["prompt"].([]any)
+		assert.Equal(t, "user", get(prompt[0], "role"))
+		assert.Contains(t, get(prompt[0], "content"), "MY ANSWER: ")
+	}
+
+	again := filepath.Join(dir, "again.jsonl")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "60", "--seed", "1", "--out", again, "--workers", "3")
+	require.Equal(t, 0, code, stderr)
+	a, _ := os.ReadFile(out)
+	b, _ := os.ReadFile(again)
+	assert.Equal(t, string(a), string(b), "same seed, same bytes, whatever the workers")
+
+	shard := filepath.Join(dir, "shard.jsonl")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "60", "--seed", "1", "--shard", "1/3", "--out", shard)
+	require.Equal(t, 0, code, stderr)
+	srows := readJSONLines(t, shard)
+	require.Len(t, srows, 20)
+	for k, r := range srows {
+		assert.Equal(t, rows[3*k+1], r)
+	}
+
+	pq := filepath.Join(dir, "p.parquet")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "60", "--seed", "1", "--out", pq)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, rows, readDataset(t, pq, synth.PuzzleSchema))
+
+	for _, f := range []string{out, pq} {
+		code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", f)
+		require.Equal(t, 0, code, stderr)
+		assert.Equal(t, "synth puzzles --solve: 60 puzzles checked, 0 differ\n", stdout)
+	}
+}
+
+func TestSynthPuzzlesSolveDetectsTampering(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.jsonl")
+	code, _, stderr := runCLI(t, "synth", "puzzles", "--count", "30", "--seed", "4", "--solutions", "0-2", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	rows := readJSONLines(t, out)
+	none := 0
+	for _, r := range rows {
+		if get(r, "reward_model", "ground_truth") == "None" {
+			none++
+			assert.Empty(t, r["solutions"])
+		}
+	}
+	assert.Equal(t, 10, none)
+
+	code, stdout, stderr := runCLI(t, "synth", "puzzles", "--solve", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "30 puzzles checked, 0 differ")
+
+	cases := []struct {
+		name, want string
+		edit       func(rows []map[string]any)
+	}{
+		{"solutions", "row 5 (index 4): stored 1999-12-31", func(rows []map[string]any) {
+			rows[4]["solutions"] = []any{"1999-12-31"}
+		}},
+		{"ground truth of a puzzle without solution", "row 1 (index 0): stored None (ground_truth \"2001-01-01\"), solved None", func(rows []map[string]any) {
+			rows[0]["reward_model"].(map[string]any)["ground_truth"] = "2001-01-01"
+		}},
+		{"meta", "row 8 (index 7)", func(rows []map[string]any) {
+			for _, f := range rows[7]["constraints_meta"].([]any) {
+				if m := f.(map[string]any); m["kind"] != "event" {
+					m["kind"], m["level"], m["year"] = "year", "year", 1850
+					for _, k := range []string{"month", "day", "weekday", "n", "leap", "animal", "season", "months", "weekdays", "op"} {
+						m[k] = nil
+					}
+					break
+				}
+			}
+		}},
+		{"unsolvable", "row 3 (index 2): cannot solve: fact 1 (moon_phase): unknown kind", func(rows []map[string]any) {
+			rows[2]["constraints_meta"].([]any)[0].(map[string]any)["kind"] = "moon_phase"
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := readJSONLines(t, out)
+			tc.edit(rows)
+			bad := filepath.Join(t.TempDir(), "bad.jsonl")
+			writeJSONLines(t, bad, rows)
+			code, stdout, stderr := runCLI(t, "synth", "puzzles", "--solve", bad)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, stdout, tc.want)
+			assert.Contains(t, stdout, "30 puzzles checked, 1 differ")
+			assert.Contains(t, stderr, "1 of 30 puzzles have a stored answer that differs")
+		})
+	}
+}
+
+func TestSynthPuzzlesUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "p.jsonl")
+	kb := writeFile(t, filepath.Join(dir, "kb.csv"), "event,start,end\nthe Moon landing,1969-07-20,\nbad,1969-02-30,\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no seed", []string{"--count", "5", "--out", out}, "--seed is required"},
+		{"no count", []string{"--seed", "1", "--out", out}, "--count is required"},
+		{"no out", []string{"--seed", "1", "--count", "5"}, "--out is required"},
+		{"years", []string{"--seed", "1", "--count", "5", "--out", out, "--years", "2030-1900"}, "synth.puzzles.years (--years)"},
+		{"solutions", []string{"--seed", "1", "--count", "5", "--out", out, "--solutions", "7"}, "synth.puzzles.solutions: 7-7"},
+		{"kb", []string{"--seed", "1", "--count", "5", "--out", out, "--kb", kb}, "line 3, column 5 (start)"},
+		{"kb missing", []string{"--seed", "1", "--count", "5", "--out", out, "--kb", filepath.Join(dir, "none.csv")}, "--kb"},
+		{"solve with count", []string{"--solve", out, "--count", "5"}, "takes no --count"},
+		{"solve missing", []string{"--solve", filepath.Join(dir, "none.jsonl")}, "--solve"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, append([]string{"synth", "puzzles"}, tc.args...)...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+	assert.NoFileExists(t, out)
+}
+
+func TestSynthPuzzlesConfigAndKB(t *testing.T) {
+	dir := t.TempDir()
+	kb := writeFile(t, filepath.Join(dir, "kb.csv"), "event,start,end\nthe opening of the test track,1961-05-06,\nthe test era,1960-01-01,1962-12-31\n")
+	config := writeFile(t, filepath.Join(dir, "c.yaml"), "synth:\n  puzzles:\n    years: 1960-1962\n    solutions: \"3\"\n    explicit: true\n    split: test\n")
+	out := filepath.Join(dir, "p.jsonl")
+	code, stdout, stderr := runCLI(t, "--config", config, "synth", "puzzles", "--count", "12", "--seed", "2", "--kb", kb, "--out", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "years:       1960-1962; lunar facts on")
+	for _, r := range readJSONLines(t, out) {
+		assert.Len(t, r["solutions"], 3)
+		assert.Equal(t, "test", get(r, "extra_info", "split"))
+		assert.Equal(t, "explicit", get(r, "extra_info", "variant"))
+		assert.Equal(t, "1960-01-01", get(r, "extra_info", "first_date"))
+		content := get(r["prompt"].([]any)[0], "content").(string)
+		for _, c := range r["explicit_constraints"].([]any) {
+			assert.Contains(t, content, c.(string))
+		}
+		for _, f := range r["constraints_meta"].([]any) {
+			if m := f.(map[string]any); m["kind"] == "event" {
+				assert.Contains(t, []any{"the opening of the test track", "the test era"}, m["event"])
+			}
+		}
+	}
+	var m manifest
+	b, err := os.ReadFile(manifestPath(out))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &m))
+	require.Len(t, m.Inputs, 1)
+	assert.Equal(t, "knowledge_base", m.Inputs[0].Role)
+	assert.Equal(t, "1960-1962", m.Config["synth.puzzles.years"])
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/synth"
+)
+
+type synthTravelerFlags struct {
+	out   string
+	count int
+	seed  uint64
+}
+
+func (a *app) synthTravelerCmd() *cobra.Command {
+	var f synthTravelerFlags
+	cmd := &cobra.Command{
+		Use:   "traveler --count N --seed S --out FILE",
+		Short: "TRAVELER event-set questions (explicit, implicit, vague) as VeRL rows",
+		Long: `Traveler writes questions about synthetic household event sets (seed 002):
+who did what, where and when, over 5 to 100 events of Mary, Tom and Robot.
+Templates Who / Did / How often / When last; categories explicit (on
+2023-09-29, in 2023-09, in the year 2023), implicit relative to the speech time
+(today, yesterday, this month, last month, this year) and vague (just,
+recently, some time ago, a long time ago).
+
+Explicit and implicit questions have a crisp answer. A vague question's ground
+truth is, for each matching event, the probability that the adverbial applies
+at its age: the human survey means of ../shared/data/vague-adverbials,
+interpolated linearly in log(minutes). The "traveler" reward scores the last
+"ANSWER:" line with crisp or soft accuracy.
+
+Rows are VeRL RL rows (data_source "traveler"). Row i has category i mod the
+number of categories; everything else is drawn from --seed and i alone, so the
+same seed gives byte-identical output and the first rows of a longer run are
+the rows of a shorter one. Output is written atomically, with a manifest
+beside --out.`,
+		Example: `  timeaware synth traveler --count 3300 --seed 1 --out traveler.parquet
+  timeaware synth traveler --count 100 --seed 2 --events 50-50 --categories vague --format jsonl --out vague.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("count") {
+				return usagef("--count is required")
+			}
+			if err := requireSeed(cmd, "questions"); err != nil {
+				return err
+			}
+			return a.runSynthTraveler(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.IntVar(&f.count, "count", 0, "number of questions (rows) to write (required)")
+	fs.Uint64Var(&f.seed, "seed", 0, "seed of every draw (required)")
+	fs.StringVar(&f.out, "out", "", "output file; the extension picks the format unless --format is given")
+	fs.String("events", "", `events per event set, "A-B" drawn uniformly or one number (default 5-100)`)
+	fs.String("categories", "", "comma-separated categories: explicit, implicit, vague (default all)")
+	fs.String("templates", "", "comma-separated templates: who, did, how_often, when_last (default all)")
+	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	bindKey(fs, "events", "synth.traveler.events")
+	bindKey(fs, "categories", "synth.traveler.categories")
+	bindKey(fs, "templates", "synth.traveler.templates")
+	bindKey(fs, "format", "synth.traveler.format")
+	return cmd
+}
+
+// travelerFlagKeys names the flag of an option that has one.
+var travelerFlagKeys = map[string]string{"events": "--events", "categories": "--categories", "templates": "--templates", "count": "--count"}
+
+// travelerOptions reads the synth.traveler.* keys over the defaults.
+func travelerOptions(v *viper.Viper) (synth.TravelerOptions, error) {
+	o := synth.DefaultTravelerOptions()
+	var err error
+	if o.MinEvents, o.MaxEvents, err = synth.ParseTravelerRange(v.GetString("synth.traveler.events")); err != nil {
+		return o, usagef("--events: %v", err)
+	}
+	o.Categories = travelerList(v.GetString("synth.traveler.categories"))
+	o.Templates = travelerList(v.GetString("synth.traveler.templates"))
+	o.WindowDays = v.GetInt("synth.traveler.window_days")
+	years := v.GetString("synth.traveler.years")
+	if o.FirstYear, o.LastYear, err = synth.ParseTravelerRange(years); err != nil {
+		return o, usagef("synth.traveler.years: %q: want A-B, e.g. 2023-2025, or one year", years)
+	}
+	o.Split = v.GetString("synth.traveler.split")
+	o.SystemPrompt = v.GetString("synth.traveler.system_prompt")
+	return o, nil
+}
+
+func travelerList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// travelerOptionError names a bad option by its flag, else its config key.
+func travelerOptionError(err error) error {
+	var oe *synth.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	name, ok := travelerFlagKeys[oe.Key]
+	if !ok {
+		name = "synth.traveler." + oe.Key
+	}
+	return usagef("%s: %v", name, oe.Err)
+}
+
+func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error {
+	if f.out == "" {
+		return usagef("--out is required")
+	}
+	if f.count < 1 {
+		return usagef("--count: %d: want at least 1", f.count)
+	}
+	format, err := outputFormat(a.v.GetString("synth.traveler.format"), f.out)
+	if err != nil {
+		return err
+	}
+	opt, err := travelerOptions(a.v)
+	if err != nil {
+		return err
+	}
+	opt.Seed = f.seed
+	if err := opt.Validate(); err != nil {
+		return travelerOptionError(err)
+	}
+	tuneGCForStreaming()
+	sink, err := newRecordSink(f.out, format, synth.TravelerSchema, "traveler_rows")
+	if err != nil {
+		return err
+	}
+	defer sink.abort()
+	rb := synth.NewTravelerRecordBuilder(nil)
+	defer rb.Release()
+	prog := newProgress(a.stderr, "rows")
+	sum, err := synth.BuildTraveler(ctx, opt, f.count, func(row *synth.TravelerRow) error {
+		prog.add(1)
+		rb.Append(row)
+		if rb.Len() >= outputBatchRows {
+			return sink.write(rb.NewRecord())
+		}
+		return nil
+	})
+	prog.done()
+	if err != nil {
+		return streamError(travelerOptionError(err))
+	}
+	if rb.Len() > 0 {
+		if err := sink.write(rb.NewRecord()); err != nil {
+			return err
+		}
+	}
+	if err := sink.finish(); err != nil {
+		return err
+	}
+	out := sink.record(format.Name)
+	config := typedConfig(a.v, "synth.traveler.")
+	config["count"] = f.count
+	config["seed"] = f.seed
+	m := &manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "synth traveler",
+		Outputs: []manifestFile{out}, Inputs: []manifestFile{}, Config: config, Summary: sum,
+	}
+	if err := sink.file.Commit(); err != nil {
+		return fmt.Errorf("writing %s: %w", f.out, err)
+	}
+	mp := manifestPath(f.out)
+	if err := writeManifest(mp, m); err != nil {
+		os.Remove(f.out)
+		return fmt.Errorf("writing %s: %w", mp, err)
+	}
+	printTravelerSummary(a.stdout, out, sum, mp)
+	return nil
+}
+
+func printTravelerSummary(w io.Writer, out manifestFile, s *synth.TravelerSummary, mp string) {
+	fmt.Fprintf(w, "synth traveler: %d rows written to %s (%s, %s)\n", *out.Rows, out.Path, out.Format, humanBytes(out.Bytes))
+	fmt.Fprintf(w, "  categories:  %s\n", countList(s.ByCategory))
+	fmt.Fprintf(w, "  templates:   %s\n", countList(s.ByTemplate))
+	fmt.Fprintf(w, "  events:      min %d, mean %s, max %d per row\n", s.EventsMin, strconv.FormatFloat(s.EventsMean, 'f', 1, 64), s.EventsMax)
+	if len(s.ByAnswer) > 0 {
+		fmt.Fprintf(w, "  did answers: %s\n", countList(s.ByAnswer))
+	}
+	if s.ByCategory["vague"] > 0 {
+		fmt.Fprintf(w, "  vague:       best score %.3f on average (what a perfect answerer gets on vague questions)\n", s.VagueBestMean)
+	}
+	fmt.Fprintf(w, "  manifest:    %s\n", mp)
+}

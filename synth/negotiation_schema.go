@@ -1,0 +1,135 @@
+package synth
+
+import (
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+var negotiationExtraInfoType = arrow.StructOf(
+	arrow.Field{Name: "split", Type: budgetString},
+	arrow.Field{Name: "index", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "scenario_id", Type: budgetString},
+	arrow.Field{Name: "role", Type: budgetString},
+	arrow.Field{Name: "other_role", Type: budgetString},
+	arrow.Field{Name: "condition", Type: budgetString},
+	arrow.Field{Name: "first_speaker", Type: budgetString},
+	arrow.Field{Name: "deadline_s", Type: budgetFloat},
+	arrow.Field{Name: "turn_limit", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "wpm", Type: budgetFloat},
+	arrow.Field{Name: "turn_prefix", Type: budgetString},
+)
+
+// NegotiationSchema is the schema of a negotiation prompt set, in the row
+// layout of VeRL's RL dataset:
+//
+//	data_source   "negotiation"
+//	prompt        [{role: system, content}, {role: user, content}]: the
+//	              role's brief, payoff table, reply format and budget rules;
+//	              then the first turn (the condition's prefix and the other
+//	              role's opening, or the start line)
+//	ability       "negotiation"
+//	reward_model  {style: "rule", ground_truth}: ground_truth is the JSON
+//	              of rewards.NegotiationGroundTruth (scenario payoffs, role,
+//	              condition, deadline_s or turn_limit, wpm, first_speaker,
+//	              opening)
+//	extra_info    split, index, scenario_id, role, other_role, condition,
+//	              first_speaker, deadline_s (0 under turn_limit), turn_limit
+//	              (0 under the clock conditions), wpm, turn_prefix (the
+//	              template the environment puts before each later turn;
+//	              "" under control and turn_limit)
+//
+// Every row has every key, because VeRL reads a missing nested key as None.
+var NegotiationSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "data_source", Type: budgetString},
+	{Name: "prompt", Type: arrow.ListOf(promptMessageType)},
+	{Name: "ability", Type: budgetString},
+	{Name: "reward_model", Type: rewardModelType},
+	{Name: "extra_info", Type: negotiationExtraInfoType},
+}, nil)
+
+// NegotiationRecordBuilder accumulates rows into record batches of
+// NegotiationSchema.
+type NegotiationRecordBuilder struct {
+	b          *array.RecordBuilder
+	dataSource *array.StringBuilder
+	prompt     *array.ListBuilder
+	msg        *array.StructBuilder
+	role       *array.StringBuilder
+	content    *array.StringBuilder
+	ability    *array.StringBuilder
+	rm         *array.StructBuilder
+	style      *array.StringBuilder
+	gt         *array.StringBuilder
+	ei         *array.StructBuilder
+	strs       [6]*array.StringBuilder
+	index      *array.Int64Builder
+	deadline   *array.Float64Builder
+	turns      *array.Int64Builder
+	wpm        *array.Float64Builder
+	prefix     *array.StringBuilder
+}
+
+// NewNegotiationRecordBuilder returns an empty builder; mem may be nil.
+func NewNegotiationRecordBuilder(mem memory.Allocator) *NegotiationRecordBuilder {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	b := array.NewRecordBuilder(mem, NegotiationSchema)
+	r := &NegotiationRecordBuilder{b: b}
+	r.dataSource = b.Field(0).(*array.StringBuilder)
+	r.prompt = b.Field(1).(*array.ListBuilder)
+	r.msg = r.prompt.ValueBuilder().(*array.StructBuilder)
+	r.role = r.msg.FieldBuilder(0).(*array.StringBuilder)
+	r.content = r.msg.FieldBuilder(1).(*array.StringBuilder)
+	r.ability = b.Field(2).(*array.StringBuilder)
+	r.rm = b.Field(3).(*array.StructBuilder)
+	r.style = r.rm.FieldBuilder(0).(*array.StringBuilder)
+	r.gt = r.rm.FieldBuilder(1).(*array.StringBuilder)
+	r.ei = b.Field(4).(*array.StructBuilder)
+	r.strs[0] = r.ei.FieldBuilder(0).(*array.StringBuilder)
+	r.index = r.ei.FieldBuilder(1).(*array.Int64Builder)
+	for i := 1; i < 6; i++ {
+		r.strs[i] = r.ei.FieldBuilder(i + 1).(*array.StringBuilder)
+	}
+	r.deadline = r.ei.FieldBuilder(7).(*array.Float64Builder)
+	r.turns = r.ei.FieldBuilder(8).(*array.Int64Builder)
+	r.wpm = r.ei.FieldBuilder(9).(*array.Float64Builder)
+	r.prefix = r.ei.FieldBuilder(10).(*array.StringBuilder)
+	return r
+}
+
+// Append adds one row.
+func (r *NegotiationRecordBuilder) Append(row *NegotiationRow) {
+	r.dataSource.Append(NegotiationDataSource)
+	r.prompt.Append(true)
+	r.msg.Append(true)
+	r.role.Append("system")
+	r.content.Append(row.System)
+	r.msg.Append(true)
+	r.role.Append("user")
+	r.content.Append(row.User)
+	r.ability.Append(NegotiationAbility)
+	r.rm.Append(true)
+	r.style.Append("rule")
+	r.gt.Append(row.GroundTruth)
+	r.ei.Append(true)
+	for i, s := range [6]string{row.Split, row.ScenarioID, row.Role, row.OtherRole, row.Condition, row.FirstSpeaker} {
+		r.strs[i].Append(s)
+	}
+	r.index.Append(row.Index)
+	r.deadline.Append(row.DeadlineS)
+	r.turns.Append(int64(row.TurnLimit))
+	r.wpm.Append(row.WPM)
+	r.prefix.Append(row.TurnPrefix)
+}
+
+// Len is the number of rows appended since the last NewRecord.
+func (r *NegotiationRecordBuilder) Len() int { return r.dataSource.Len() }
+
+// NewRecord returns the rows appended so far and resets the builder. The
+// caller releases the record.
+func (r *NegotiationRecordBuilder) NewRecord() arrow.Record { return r.b.NewRecord() }
+
+// Release frees the builder's buffers.
+func (r *NegotiationRecordBuilder) Release() { r.b.Release() }
