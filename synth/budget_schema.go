@@ -73,73 +73,43 @@ var (
 //
 // Every row has every key and no struct is empty, because VeRL reads a
 // missing nested key as None and Parquet cannot hold an empty struct. The
-// timer settings are not under extra_info.timer: the rewards read that key
-// as a timer token.
-var BudgetSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "data_source", Type: budgetString},
-	{Name: "prompt", Type: arrow.ListOf(promptMessageType)},
-	{Name: "ability", Type: budgetString},
-	{Name: "reward_model", Type: rewardModelType},
-	{Name: "extra_info", Type: extraInfoType},
-	{Name: "agent_name", Type: budgetString},
-}, nil)
+// rewards read the settings object in extra_info.timer as "no timer" until
+// the rollout's timer token takes its place.
+var BudgetSchema = verlSchema(extraInfoType, arrow.Field{Name: "agent_name", Type: budgetString})
 
 // ToolAgentName is the agent_name of every row: VeRL's ToolAgentLoop.
 const ToolAgentName = "tool_agent"
 
 // BudgetRecordBuilder accumulates rows into record batches of BudgetSchema.
 type BudgetRecordBuilder struct {
-	b          *array.RecordBuilder
-	dataSource *array.StringBuilder
-	prompt     *array.ListBuilder
-	msg        *array.StructBuilder
-	role       *array.StringBuilder
-	content    *array.StringBuilder
-	ability    *array.StringBuilder
-	rm         *array.StructBuilder
-	style      *array.StringBuilder
-	gt         *array.StringBuilder
-	ei         *array.StructBuilder
-	split      *array.StringBuilder
-	index      *array.Int64Builder
-	taskID     *array.StringBuilder
-	variant    *array.Int64Builder
-	requestID  *array.StringBuilder
-	mult       *array.Float64Builder
-	baseline   *array.Float64Builder
-	baseSrc    *array.StringBuilder
-	limit      *array.Float64Builder
-	ts         *array.StructBuilder
-	tsSpeed    *array.Float64Builder
-	tsJitter   *array.Float64Builder
-	tk         *array.StructBuilder
-	gd         *array.StructBuilder
-	ck         *array.StructBuilder
-	ckSpeed    *array.Float64Builder
-	ckJitter   *array.Float64Builder
-	ckLimit    *array.Float64Builder
-	ckTTL      *array.Float64Builder
-	needTK     *array.BooleanBuilder
-	agent      *array.StringBuilder
+	verlRows
+	split     *array.StringBuilder
+	index     *array.Int64Builder
+	taskID    *array.StringBuilder
+	variant   *array.Int64Builder
+	requestID *array.StringBuilder
+	mult      *array.Float64Builder
+	baseline  *array.Float64Builder
+	baseSrc   *array.StringBuilder
+	limit     *array.Float64Builder
+	ts        *array.StructBuilder
+	tsSpeed   *array.Float64Builder
+	tsJitter  *array.Float64Builder
+	tk        *array.StructBuilder
+	gd        *array.StructBuilder
+	ck        *array.StructBuilder
+	ckSpeed   *array.Float64Builder
+	ckJitter  *array.Float64Builder
+	ckLimit   *array.Float64Builder
+	ckTTL     *array.Float64Builder
+	needTK    *array.BooleanBuilder
+	agent     *array.StringBuilder
 }
 
 // NewBudgetRecordBuilder returns an empty builder; mem may be nil.
 func NewBudgetRecordBuilder(mem memory.Allocator) *BudgetRecordBuilder {
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	b := array.NewRecordBuilder(mem, BudgetSchema)
-	r := &BudgetRecordBuilder{b: b}
-	r.dataSource = b.Field(0).(*array.StringBuilder)
-	r.prompt = b.Field(1).(*array.ListBuilder)
-	r.msg = r.prompt.ValueBuilder().(*array.StructBuilder)
-	r.role = r.msg.FieldBuilder(0).(*array.StringBuilder)
-	r.content = r.msg.FieldBuilder(1).(*array.StringBuilder)
-	r.ability = b.Field(2).(*array.StringBuilder)
-	r.rm = b.Field(3).(*array.StructBuilder)
-	r.style = r.rm.FieldBuilder(0).(*array.StringBuilder)
-	r.gt = r.rm.FieldBuilder(1).(*array.StringBuilder)
-	r.ei = b.Field(4).(*array.StructBuilder)
+	r := &BudgetRecordBuilder{verlRows: newVerlRows(mem, BudgetSchema)}
+	b := r.b
 	r.split = r.ei.FieldBuilder(0).(*array.StringBuilder)
 	r.index = r.ei.FieldBuilder(1).(*array.Int64Builder)
 	r.taskID = r.ei.FieldBuilder(2).(*array.StringBuilder)
@@ -166,23 +136,9 @@ func NewBudgetRecordBuilder(mem memory.Allocator) *BudgetRecordBuilder {
 
 // Append adds one row.
 func (r *BudgetRecordBuilder) Append(row *BudgetRow) {
-	r.dataSource.Append(row.DataSource)
-	r.prompt.Append(true)
-	r.msg.Append(true)
-	r.role.Append("system")
-	r.content.Append(row.System)
-	r.msg.Append(true)
-	r.role.Append("user")
-	r.content.Append(row.User)
-	r.ability.Append(row.Ability)
-	r.rm.Append(true)
-	r.style.Append("rule")
-	if row.GroundTruth != nil {
-		r.gt.Append(*row.GroundTruth)
-	} else {
-		r.gt.AppendNull()
-	}
-	r.ei.Append(true)
+	r.appendHead(row.DataSource, row.Ability, row.GroundTruth)
+	r.appendTurn("system", row.System)
+	r.appendTurn("user", row.User)
 	r.split.Append(row.Split)
 	r.index.Append(row.Index)
 	r.taskID.Append(row.TaskID)
@@ -210,13 +166,3 @@ func (r *BudgetRecordBuilder) Append(row *BudgetRow) {
 	r.needTK.Append(true)
 	r.agent.Append(ToolAgentName)
 }
-
-// Len is the number of rows appended since the last NewRecord.
-func (r *BudgetRecordBuilder) Len() int { return r.dataSource.Len() }
-
-// NewRecord returns the rows appended so far and resets the builder. The
-// caller releases the record.
-func (r *BudgetRecordBuilder) NewRecord() arrow.Record { return r.b.NewRecord() }
-
-// Release frees the builder's buffers.
-func (r *BudgetRecordBuilder) Release() { r.b.Release() }

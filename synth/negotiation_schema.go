@@ -40,53 +40,23 @@ var negotiationExtraInfoType = arrow.StructOf(
 //	              "" under control and turn_limit)
 //
 // Every row has every key, because VeRL reads a missing nested key as None.
-var NegotiationSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "data_source", Type: budgetString},
-	{Name: "prompt", Type: arrow.ListOf(promptMessageType)},
-	{Name: "ability", Type: budgetString},
-	{Name: "reward_model", Type: rewardModelType},
-	{Name: "extra_info", Type: negotiationExtraInfoType},
-}, nil)
+var NegotiationSchema = verlSchema(negotiationExtraInfoType)
 
 // NegotiationRecordBuilder accumulates rows into record batches of
 // NegotiationSchema.
 type NegotiationRecordBuilder struct {
-	b          *array.RecordBuilder
-	dataSource *array.StringBuilder
-	prompt     *array.ListBuilder
-	msg        *array.StructBuilder
-	role       *array.StringBuilder
-	content    *array.StringBuilder
-	ability    *array.StringBuilder
-	rm         *array.StructBuilder
-	style      *array.StringBuilder
-	gt         *array.StringBuilder
-	ei         *array.StructBuilder
-	strs       [6]*array.StringBuilder
-	index      *array.Int64Builder
-	deadline   *array.Float64Builder
-	turns      *array.Int64Builder
-	wpm        *array.Float64Builder
-	prefix     *array.StringBuilder
+	verlRows
+	strs     [6]*array.StringBuilder
+	index    *array.Int64Builder
+	deadline *array.Float64Builder
+	turns    *array.Int64Builder
+	wpm      *array.Float64Builder
+	prefix   *array.StringBuilder
 }
 
 // NewNegotiationRecordBuilder returns an empty builder; mem may be nil.
 func NewNegotiationRecordBuilder(mem memory.Allocator) *NegotiationRecordBuilder {
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	b := array.NewRecordBuilder(mem, NegotiationSchema)
-	r := &NegotiationRecordBuilder{b: b}
-	r.dataSource = b.Field(0).(*array.StringBuilder)
-	r.prompt = b.Field(1).(*array.ListBuilder)
-	r.msg = r.prompt.ValueBuilder().(*array.StructBuilder)
-	r.role = r.msg.FieldBuilder(0).(*array.StringBuilder)
-	r.content = r.msg.FieldBuilder(1).(*array.StringBuilder)
-	r.ability = b.Field(2).(*array.StringBuilder)
-	r.rm = b.Field(3).(*array.StructBuilder)
-	r.style = r.rm.FieldBuilder(0).(*array.StringBuilder)
-	r.gt = r.rm.FieldBuilder(1).(*array.StringBuilder)
-	r.ei = b.Field(4).(*array.StructBuilder)
+	r := &NegotiationRecordBuilder{verlRows: newVerlRows(mem, NegotiationSchema)}
 	r.strs[0] = r.ei.FieldBuilder(0).(*array.StringBuilder)
 	r.index = r.ei.FieldBuilder(1).(*array.Int64Builder)
 	for i := 1; i < 6; i++ {
@@ -101,19 +71,9 @@ func NewNegotiationRecordBuilder(mem memory.Allocator) *NegotiationRecordBuilder
 
 // Append adds one row.
 func (r *NegotiationRecordBuilder) Append(row *NegotiationRow) {
-	r.dataSource.Append(NegotiationDataSource)
-	r.prompt.Append(true)
-	r.msg.Append(true)
-	r.role.Append("system")
-	r.content.Append(row.System)
-	r.msg.Append(true)
-	r.role.Append("user")
-	r.content.Append(row.User)
-	r.ability.Append(NegotiationAbility)
-	r.rm.Append(true)
-	r.style.Append("rule")
-	r.gt.Append(row.GroundTruth)
-	r.ei.Append(true)
+	r.appendHead(NegotiationDataSource, NegotiationAbility, &row.GroundTruth)
+	r.appendTurn("system", row.System)
+	r.appendTurn("user", row.User)
 	for i, s := range [6]string{row.Split, row.ScenarioID, row.Role, row.OtherRole, row.Condition, row.FirstSpeaker} {
 		r.strs[i].Append(s)
 	}
@@ -123,13 +83,3 @@ func (r *NegotiationRecordBuilder) Append(row *NegotiationRow) {
 	r.wpm.Append(row.WPM)
 	r.prefix.Append(row.TurnPrefix)
 }
-
-// Len is the number of rows appended since the last NewRecord.
-func (r *NegotiationRecordBuilder) Len() int { return r.dataSource.Len() }
-
-// NewRecord returns the rows appended so far and resets the builder. The
-// caller releases the record.
-func (r *NegotiationRecordBuilder) NewRecord() arrow.Record { return r.b.NewRecord() }
-
-// Release frees the builder's buffers.
-func (r *NegotiationRecordBuilder) Release() { r.b.Release() }

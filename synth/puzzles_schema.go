@@ -71,29 +71,17 @@ var (
 //	solutions             the answer dates, sorted, YYYY-MM-DD
 //
 // The three constraint lists are parallel and in prompt order.
-var PuzzleSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "data_source", Type: budgetString},
-	{Name: "prompt", Type: arrow.ListOf(promptMessageType)},
-	{Name: "ability", Type: budgetString},
-	{Name: "reward_model", Type: rewardModelType},
-	{Name: "extra_info", Type: puzzleExtraType},
-	{Name: "constraints", Type: arrow.ListOf(budgetString)},
-	{Name: "explicit_constraints", Type: arrow.ListOf(budgetString)},
-	{Name: "constraints_meta", Type: arrow.ListOf(puzzleFactType)},
-	{Name: "solutions", Type: arrow.ListOf(budgetString)},
-}, nil)
+var PuzzleSchema = verlSchema(puzzleExtraType,
+	arrow.Field{Name: "constraints", Type: arrow.ListOf(budgetString)},
+	arrow.Field{Name: "explicit_constraints", Type: arrow.ListOf(budgetString)},
+	arrow.Field{Name: "constraints_meta", Type: arrow.ListOf(puzzleFactType)},
+	arrow.Field{Name: "solutions", Type: arrow.ListOf(budgetString)},
+)
 
 // PuzzleRecordBuilder accumulates puzzles into record batches of
 // PuzzleSchema.
 type PuzzleRecordBuilder struct {
-	b                               *array.RecordBuilder
-	dataSource, ability             *array.StringBuilder
-	prompt                          *array.ListBuilder
-	msg                             *array.StructBuilder
-	role, content                   *array.StringBuilder
-	rm                              *array.StructBuilder
-	style, gt                       *array.StringBuilder
-	ei                              *array.StructBuilder
+	verlRows
 	split, variant, first, last     *array.StringBuilder
 	index, target                   *array.Int64Builder
 	cons, expl, sols                *array.ListBuilder
@@ -111,21 +99,8 @@ type PuzzleRecordBuilder struct {
 
 // NewPuzzleRecordBuilder returns an empty builder; mem may be nil.
 func NewPuzzleRecordBuilder(mem memory.Allocator) *PuzzleRecordBuilder {
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	b := array.NewRecordBuilder(mem, PuzzleSchema)
-	r := &PuzzleRecordBuilder{b: b}
-	r.dataSource = b.Field(0).(*array.StringBuilder)
-	r.prompt = b.Field(1).(*array.ListBuilder)
-	r.msg = r.prompt.ValueBuilder().(*array.StructBuilder)
-	r.role = r.msg.FieldBuilder(0).(*array.StringBuilder)
-	r.content = r.msg.FieldBuilder(1).(*array.StringBuilder)
-	r.ability = b.Field(2).(*array.StringBuilder)
-	r.rm = b.Field(3).(*array.StructBuilder)
-	r.style = r.rm.FieldBuilder(0).(*array.StringBuilder)
-	r.gt = r.rm.FieldBuilder(1).(*array.StringBuilder)
-	r.ei = b.Field(4).(*array.StructBuilder)
+	r := &PuzzleRecordBuilder{verlRows: newVerlRows(mem, PuzzleSchema)}
+	b := r.b
 	r.split = r.ei.FieldBuilder(0).(*array.StringBuilder)
 	r.index = r.ei.FieldBuilder(1).(*array.Int64Builder)
 	r.variant = r.ei.FieldBuilder(2).(*array.StringBuilder)
@@ -228,18 +203,11 @@ func (r *PuzzleRecordBuilder) appendFact(f *PuzzleFact) {
 
 // Append adds one puzzle.
 func (r *PuzzleRecordBuilder) Append(p *Puzzle) {
-	r.dataSource.Append(PuzzleDataSource)
-	r.prompt.Append(true)
+	gt := p.GroundTruth()
+	r.appendHead(PuzzleDataSource, p.Ability, &gt)
 	for _, m := range p.Messages {
-		r.msg.Append(true)
-		r.role.Append(m.Role)
-		r.content.Append(m.Content)
+		r.appendTurn(m.Role, m.Content)
 	}
-	r.ability.Append(p.Ability)
-	r.rm.Append(true)
-	r.style.Append("rule")
-	r.gt.Append(p.GroundTruth())
-	r.ei.Append(true)
 	r.split.Append(p.Split)
 	r.index.Append(p.Index)
 	r.variant.Append(p.Variant)
@@ -260,16 +228,6 @@ func (r *PuzzleRecordBuilder) Append(p *Puzzle) {
 	}
 	strs(r.sols, r.solsV, p.Solutions)
 }
-
-// Len is the number of puzzles appended since the last NewRecord.
-func (r *PuzzleRecordBuilder) Len() int { return r.dataSource.Len() }
-
-// NewRecord returns the puzzles appended so far and resets the builder. The
-// caller releases the record.
-func (r *PuzzleRecordBuilder) NewRecord() arrow.Record { return r.b.NewRecord() }
-
-// Release frees the builder's buffers.
-func (r *PuzzleRecordBuilder) Release() { r.b.Release() }
 
 // PuzzleCheck is the verdict of PuzzleChecker on one stored puzzle.
 type PuzzleCheck struct {

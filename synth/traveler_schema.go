@@ -36,21 +36,12 @@ var travelerExtraInfoType = arrow.StructOf(
 //	              highest soft accuracy for vague ones)
 //
 // Every row has every key and no field is null.
-var TravelerSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "data_source", Type: budgetString},
-	{Name: "prompt", Type: arrow.ListOf(promptMessageType)},
-	{Name: "ability", Type: budgetString},
-	{Name: "reward_model", Type: rewardModelType},
-	{Name: "extra_info", Type: travelerExtraInfoType},
-}, nil)
+var TravelerSchema = verlSchema(travelerExtraInfoType)
 
 // TravelerRecordBuilder accumulates rows into record batches of
 // TravelerSchema.
 type TravelerRecordBuilder struct {
-	b                                               *array.RecordBuilder
-	dataSource, role, content, ability, style, gt   *array.StringBuilder
-	prompt                                          *array.ListBuilder
-	msg, rm, ei                                     *array.StructBuilder
+	verlRows
 	split, category, template, expr, speech, answer *array.StringBuilder
 	index, nEvents                                  *array.Int64Builder
 	best                                            *array.Float64Builder
@@ -58,21 +49,7 @@ type TravelerRecordBuilder struct {
 
 // NewTravelerRecordBuilder returns an empty builder; mem may be nil.
 func NewTravelerRecordBuilder(mem memory.Allocator) *TravelerRecordBuilder {
-	if mem == nil {
-		mem = memory.DefaultAllocator
-	}
-	b := array.NewRecordBuilder(mem, TravelerSchema)
-	r := &TravelerRecordBuilder{b: b}
-	r.dataSource = b.Field(0).(*array.StringBuilder)
-	r.prompt = b.Field(1).(*array.ListBuilder)
-	r.msg = r.prompt.ValueBuilder().(*array.StructBuilder)
-	r.role = r.msg.FieldBuilder(0).(*array.StringBuilder)
-	r.content = r.msg.FieldBuilder(1).(*array.StringBuilder)
-	r.ability = b.Field(2).(*array.StringBuilder)
-	r.rm = b.Field(3).(*array.StructBuilder)
-	r.style = r.rm.FieldBuilder(0).(*array.StringBuilder)
-	r.gt = r.rm.FieldBuilder(1).(*array.StringBuilder)
-	r.ei = b.Field(4).(*array.StructBuilder)
+	r := &TravelerRecordBuilder{verlRows: newVerlRows(mem, TravelerSchema)}
 	r.split = r.ei.FieldBuilder(0).(*array.StringBuilder)
 	r.index = r.ei.FieldBuilder(1).(*array.Int64Builder)
 	r.category = r.ei.FieldBuilder(2).(*array.StringBuilder)
@@ -87,19 +64,9 @@ func NewTravelerRecordBuilder(mem memory.Allocator) *TravelerRecordBuilder {
 
 // Append adds one row.
 func (r *TravelerRecordBuilder) Append(row *TravelerRow) {
-	r.dataSource.Append(TravelerDataSource)
-	r.prompt.Append(true)
-	r.msg.Append(true)
-	r.role.Append("system")
-	r.content.Append(row.System)
-	r.msg.Append(true)
-	r.role.Append("user")
-	r.content.Append(row.User)
-	r.ability.Append(TravelerAbility)
-	r.rm.Append(true)
-	r.style.Append("rule")
-	r.gt.Append(row.GroundTruth)
-	r.ei.Append(true)
+	r.appendHead(TravelerDataSource, TravelerAbility, &row.GroundTruth)
+	r.appendTurn("system", row.System)
+	r.appendTurn("user", row.User)
 	r.split.Append(row.Split)
 	r.index.Append(row.Index)
 	r.category.Append(row.Category)
@@ -110,13 +77,3 @@ func (r *TravelerRecordBuilder) Append(row *TravelerRow) {
 	r.answer.Append(row.Answer)
 	r.best.Append(row.BestScore)
 }
-
-// Len is the number of rows appended since the last NewRecord.
-func (r *TravelerRecordBuilder) Len() int { return r.dataSource.Len() }
-
-// NewRecord returns the rows appended so far and resets the builder. The
-// caller releases the record.
-func (r *TravelerRecordBuilder) NewRecord() arrow.Record { return r.b.NewRecord() }
-
-// Release frees the builder's buffers.
-func (r *TravelerRecordBuilder) Release() { r.b.Release() }

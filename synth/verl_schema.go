@@ -1,0 +1,85 @@
+package synth
+
+import (
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+)
+
+// verlSchema is VeRL's RL dataset row: data_source, prompt (a list of
+// {role, content}), ability, reward_model {style, ground_truth} and
+// extra_info, then any columns of the row kind's own.
+func verlSchema(extraInfo arrow.DataType, more ...arrow.Field) *arrow.Schema {
+	return arrow.NewSchema(append([]arrow.Field{
+		{Name: "data_source", Type: budgetString},
+		{Name: "prompt", Type: arrow.ListOf(promptMessageType)},
+		{Name: "ability", Type: budgetString},
+		{Name: "reward_model", Type: rewardModelType},
+		{Name: "extra_info", Type: extraInfo},
+	}, more...), nil)
+}
+
+// verlRows builds the columns every verlSchema row shares; the record
+// builders of each row kind embed it and add extra_info's fields (ei) and
+// their own columns.
+type verlRows struct {
+	b                                             *array.RecordBuilder
+	dataSource, role, content, ability, style, gt *array.StringBuilder
+	prompt                                        *array.ListBuilder
+	msg, rm, ei                                   *array.StructBuilder
+}
+
+func newVerlRows(mem memory.Allocator, schema *arrow.Schema) verlRows {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	b := array.NewRecordBuilder(mem, schema)
+	r := verlRows{b: b}
+	r.dataSource = b.Field(0).(*array.StringBuilder)
+	r.prompt = b.Field(1).(*array.ListBuilder)
+	r.msg = r.prompt.ValueBuilder().(*array.StructBuilder)
+	r.role = r.msg.FieldBuilder(0).(*array.StringBuilder)
+	r.content = r.msg.FieldBuilder(1).(*array.StringBuilder)
+	r.ability = b.Field(2).(*array.StringBuilder)
+	r.rm = b.Field(3).(*array.StructBuilder)
+	r.style = r.rm.FieldBuilder(0).(*array.StringBuilder)
+	r.gt = r.rm.FieldBuilder(1).(*array.StringBuilder)
+	r.ei = b.Field(4).(*array.StructBuilder)
+	return r
+}
+
+// appendHead starts a row: data_source, an open prompt list that
+// appendTurn fills, ability, reward_model {style: "rule", ground_truth}
+// (null when groundTruth is nil), and a non-null extra_info whose fields
+// the caller appends next. Each column is its own builder, so the order in
+// which a row's columns are filled does not matter.
+func (r *verlRows) appendHead(dataSource, ability string, groundTruth *string) {
+	r.dataSource.Append(dataSource)
+	r.prompt.Append(true)
+	r.ability.Append(ability)
+	r.rm.Append(true)
+	r.style.Append("rule")
+	if groundTruth != nil {
+		r.gt.Append(*groundTruth)
+	} else {
+		r.gt.AppendNull()
+	}
+	r.ei.Append(true)
+}
+
+// appendTurn adds a {role, content} turn to the prompt of the current row.
+func (r *verlRows) appendTurn(role, content string) {
+	r.msg.Append(true)
+	r.role.Append(role)
+	r.content.Append(content)
+}
+
+// Len is the number of rows appended since the last NewRecord.
+func (r *verlRows) Len() int { return r.dataSource.Len() }
+
+// NewRecord returns the rows appended so far and resets the builder. The
+// caller releases the record.
+func (r *verlRows) NewRecord() arrow.Record { return r.b.NewRecord() }
+
+// Release frees the builder's buffers.
+func (r *verlRows) Release() { r.b.Release() }
