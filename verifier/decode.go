@@ -23,59 +23,36 @@ import (
 // instead of one per string.
 func decodeBatchFast(body []byte) (items []rewards.Item, ok bool) {
 	d := fastDecoder{b: body, arena: make([]byte, 0, len(body))}
-	d.ws()
-	if !d.eat('{') {
-		return nil, false
-	}
 	seen := false
-	d.ws()
-	if d.eat('}') {
-		return nil, false
-	}
-	for {
-		key, ok := d.key()
-		if !ok {
-			return nil, false
-		}
-		if key == "items" {
-			d.ws()
-			if !d.eat('[') {
-				return nil, false
-			}
-			items = items[:0]
-			d.ws()
-			if !d.eat(']') {
-				for {
-					items = append(items, rewards.Item{})
-					if !d.item(&items[len(items)-1]) {
-						return nil, false
-					}
-					d.ws()
-					if d.eat(']') {
-						break
-					}
-					if !d.eat(',') {
-						return nil, false
-					}
-				}
-			}
-			if items == nil {
-				items = []rewards.Item{}
-			}
-			seen = true
-		} else if foldsTo(key, "items") || !d.skip(0) {
-			return nil, false
+	ok = d.members(func(key string) bool {
+		if key != "items" {
+			return !foldsTo(key, "items") && d.skip(0)
 		}
 		d.ws()
-		if d.eat('}') {
-			break
+		if !d.eat('[') {
+			return false
 		}
-		if !d.eat(',') {
-			return nil, false
+		items, seen = []rewards.Item{}, true
+		d.ws()
+		if d.eat(']') {
+			return true
 		}
-	}
+		for {
+			items = append(items, rewards.Item{})
+			if !d.item(&items[len(items)-1]) {
+				return false
+			}
+			d.ws()
+			if d.eat(']') {
+				return true
+			}
+			if !d.eat(',') {
+				return false
+			}
+		}
+	})
 	d.ws()
-	if d.i != len(d.b) || !seen {
+	if !ok || d.i != len(d.b) || !seen {
 		return nil, false
 	}
 	return items, true
@@ -409,6 +386,32 @@ func (d *fastDecoder) optString(dst *string) bool {
 }
 
 func (d *fastDecoder) item(it *rewards.Item) bool {
+	return d.members(func(key string) bool {
+		switch key {
+		case "data_source":
+			return d.optString(&it.DataSource)
+		case "solution_str":
+			return d.optString(&it.SolutionStr)
+		case "ground_truth":
+			d.ws()
+			start := d.i
+			if !d.skip(0) {
+				return false
+			}
+			mark := len(d.arena)
+			d.arena = append(d.arena, d.b[start:d.i]...)
+			it.GroundTruth = d.arena[mark:len(d.arena):len(d.arena)]
+			return true
+		case "extra_info":
+			return d.extraInfo(&it.ExtraInfo)
+		}
+		return !foldsTo(key, itemKeys...) && d.skip(0)
+	})
+}
+
+// members reads a JSON object, calling member after each key's colon;
+// member consumes the value and reports whether it was well formed.
+func (d *fastDecoder) members(member func(key string) bool) bool {
 	d.ws()
 	if !d.eat('{') {
 		return false
@@ -419,28 +422,7 @@ func (d *fastDecoder) item(it *rewards.Item) bool {
 	}
 	for {
 		key, ok := d.key()
-		if !ok {
-			return false
-		}
-		switch key {
-		case "data_source":
-			ok = d.optString(&it.DataSource)
-		case "solution_str":
-			ok = d.optString(&it.SolutionStr)
-		case "ground_truth":
-			d.ws()
-			start := d.i
-			if ok = d.skip(0); ok {
-				mark := len(d.arena)
-				d.arena = append(d.arena, d.b[start:d.i]...)
-				it.GroundTruth = d.arena[mark:len(d.arena):len(d.arena)]
-			}
-		case "extra_info":
-			ok = d.extraInfo(&it.ExtraInfo)
-		default:
-			ok = !foldsTo(key, itemKeys...) && d.skip(0)
-		}
-		if !ok {
+		if !ok || !member(key) {
 			return false
 		}
 		d.ws()
@@ -474,52 +456,31 @@ func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
 	if d.null() {
 		return true
 	}
-	if !d.eat('{') {
-		return false
-	}
-	d.ws()
-	if d.eat('}') {
-		return true
-	}
-	for {
-		key, ok := d.key()
-		if !ok {
-			return false
-		}
+	return d.members(func(key string) bool {
 		switch key {
 		case "time_limit_s":
-			ok = d.optNumber(&ei.TimeLimitS)
+			return d.optNumber(&ei.TimeLimitS)
 		case "elapsed_s":
-			ok = d.optNumber(&ei.ElapsedS)
+			return d.optNumber(&ei.ElapsedS)
 		case "score":
-			ok = d.optNumber(&ei.Score)
+			return d.optNumber(&ei.Score)
 		case "max_score":
-			ok = d.optNumber(&ei.MaxScore)
+			return d.optNumber(&ei.MaxScore)
 		case "accuracy":
-			ok = d.optNumber(&ei.Accuracy)
+			return d.optNumber(&ei.Accuracy)
 		case "timer":
 			d.ws()
 			if d.i < len(d.b) && d.b[d.i] == '{' {
-				ei.Timer, ok = "", d.skip(0) // timer settings, not a token
-			} else {
-				var tok string
-				ok = d.optString(&tok)
-				if tok != "" {
-					ei.Timer = rewards.TimerToken(tok)
-				}
+				ei.Timer = "" // timer settings, not a token
+				return d.skip(0)
 			}
-		default:
-			ok = !foldsTo(key, extraInfoKeys...) && d.skip(0)
+			var tok string
+			ok := d.optString(&tok)
+			if tok != "" {
+				ei.Timer = rewards.TimerToken(tok)
+			}
+			return ok
 		}
-		if !ok {
-			return false
-		}
-		d.ws()
-		if d.eat('}') {
-			return true
-		}
-		if !d.eat(',') {
-			return false
-		}
-	}
+		return !foldsTo(key, extraInfoKeys...) && d.skip(0)
+	})
 }
