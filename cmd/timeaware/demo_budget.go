@@ -54,10 +54,7 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	if err != nil {
 		return fmt.Errorf("demo: budget: %w", err)
 	}
-	if err := sink.write(rb.NewRecord()); err != nil {
-		return err
-	}
-	if err := sink.finish(); err != nil {
+	if err := sink.drain(rb); err != nil {
 		return err
 	}
 	if err := sink.file.Commit(); err != nil {

@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
@@ -279,10 +278,8 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	sum, err := synth.BuildBudget(ctx, in, p.f.input, p.opt, func(row *synth.BudgetRow) error {
 		prog.add(1)
 		rb.Append(row)
-		if rb.Len() >= outputBatchRows {
-			if err := rows.write(rb.NewRecord()); err != nil {
-				return err
-			}
+		if err := rows.flushFull(rb); err != nil {
+			return err
 		}
 		if enc == nil {
 			return nil
@@ -297,12 +294,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	if err != nil {
 		return nil, streamError(err)
 	}
-	if rb.Len() > 0 {
-		if err := rows.write(rb.NewRecord()); err != nil {
-			return nil, err
-		}
-	}
-	if err := rows.finish(); err != nil {
+	if err := rows.drain(rb); err != nil {
 		return nil, err
 	}
 	res := &budgetResult{summary: sum, outputs: []manifestFile{rows.record(p.format.Name)}, manifest: manifestPath(p.f.out)}
@@ -365,59 +357,6 @@ func printBudgetSummary(w io.Writer, r *budgetResult) {
 		fmt.Fprintf(w, "  teacher:     %d requests for %s written to %s\n", *t.Rows, r.model, t.Path)
 	}
 	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)
-}
-
-// recordSink is a dataset file being written: an atomic file and the
-// format's writer behind a background queue.
-type recordSink struct {
-	path string
-	role string
-	file *atomicFile
-	w    *dataset.AsyncWriter
-	rows int
-}
-
-func newRecordSink(path string, format *dataset.Format, schema *arrow.Schema, role string) (*recordSink, error) {
-	f, err := createAtomic(path)
-	if err != nil {
-		return nil, usagef("--out %s: %v", path, err)
-	}
-	fw, err := format.NewWriter(f, schema, dataset.Options{})
-	if err != nil {
-		f.Abort()
-		return nil, err
-	}
-	return &recordSink{path: path, role: role, file: f, w: dataset.NewAsyncWriter(fw, 2)}, nil
-}
-
-// write queues rec and releases it.
-func (s *recordSink) write(rec arrow.Record) error {
-	defer rec.Release()
-	s.rows += int(rec.NumRows())
-	if err := s.w.Write(rec); err != nil {
-		return fmt.Errorf("writing %s: %w", s.path, err)
-	}
-	return nil
-}
-
-// finish writes the format's footer; the file stays temporary until its
-// Commit.
-func (s *recordSink) finish() error {
-	if err := s.w.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", s.path, err)
-	}
-	return nil
-}
-
-// abort discards the file; after a commit it leaves it alone.
-func (s *recordSink) abort() {
-	s.w.Abort()
-	s.file.Abort()
-}
-
-func (s *recordSink) record(format string) manifestFile {
-	rows := s.rows
-	return manifestFile{Path: s.path, Role: s.role, Format: format, SHA256: s.file.SHA256(), Bytes: s.file.n, Rows: &rows}
 }
 
 type synthSFTFlags struct {
@@ -491,21 +430,13 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	sum, err := synth.ConvertTraces(ctx, in, f.traces, synth.SFTOptions{Scorer: scorer}, func(row *synth.SFTRow) error {
 		prog.add(1)
 		rb.Append(row)
-		if rb.Len() >= outputBatchRows {
-			return sink.write(rb.NewRecord())
-		}
-		return nil
+		return sink.flushFull(rb)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(err)
 	}
-	if rb.Len() > 0 {
-		if err := sink.write(rb.NewRecord()); err != nil {
-			return err
-		}
-	}
-	if err := sink.finish(); err != nil {
+	if err := sink.drain(rb); err != nil {
 		return err
 	}
 	input := in.record()
@@ -517,13 +448,9 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 		Tool: "timeaware", Version: buildVersion(), Command: "synth sft",
 		Outputs: []manifestFile{out}, Inputs: []manifestFile{input}, Config: config, Summary: sum,
 	}
-	if err := sink.file.Commit(); err != nil {
-		return fmt.Errorf("writing %s: %w", f.out, err)
-	}
-	mp := manifestPath(f.out)
-	if err := writeManifest(mp, m); err != nil {
-		os.Remove(f.out)
-		return fmt.Errorf("writing %s: %w", mp, err)
+	mp, err := sink.commit(m)
+	if err != nil {
+		return err
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "synth sft: %d rows written to %s (%s, %s)\n", *out.Rows, out.Path, out.Format, humanBytes(out.Bytes))

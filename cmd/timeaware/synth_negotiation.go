@@ -203,21 +203,13 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*syn
 	sum, err := synth.BuildNegotiation(ctx, p.opt, func(row *synth.NegotiationRow) error {
 		prog.add(1)
 		rb.Append(row)
-		if rb.Len() >= outputBatchRows {
-			return sink.write(rb.NewRecord())
-		}
-		return nil
+		return sink.flushFull(rb)
 	})
 	prog.done()
 	if err != nil {
 		return nil, manifestFile{}, streamError(err)
 	}
-	if rb.Len() > 0 {
-		if err := sink.write(rb.NewRecord()); err != nil {
-			return nil, manifestFile{}, err
-		}
-	}
-	if err := sink.finish(); err != nil {
+	if err := sink.drain(rb); err != nil {
 		return nil, manifestFile{}, err
 	}
 	out := sink.record(p.format.Name)
@@ -228,13 +220,8 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*syn
 	if p.scenario != nil {
 		m.Inputs = append(m.Inputs, *p.scenario)
 	}
-	if err := sink.file.Commit(); err != nil {
-		return nil, manifestFile{}, fmt.Errorf("writing %s: %w", p.out, err)
-	}
-	mp := manifestPath(p.out)
-	if err := writeManifest(mp, m); err != nil {
-		os.Remove(p.out)
-		return nil, manifestFile{}, fmt.Errorf("writing %s: %w", mp, err)
+	if _, err := sink.commit(m); err != nil {
+		return nil, manifestFile{}, err
 	}
 	return sum, out, nil
 }

@@ -262,21 +262,13 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	sum, err := synth.GeneratePuzzles(ctx, opt, r, workers, func(p *synth.Puzzle) error {
 		prog.add(1)
 		rb.Append(p)
-		if rb.Len() >= outputBatchRows {
-			return sink.write(rb.NewRecord())
-		}
-		return nil
+		return sink.flushFull(rb)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(err)
 	}
-	if rb.Len() > 0 {
-		if err := sink.write(rb.NewRecord()); err != nil {
-			return err
-		}
-	}
-	if err := sink.finish(); err != nil {
+	if err := sink.drain(rb); err != nil {
 		return err
 	}
 	out := sink.record(format.Name)
@@ -288,13 +280,9 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles",
 		Outputs: []manifestFile{out}, Inputs: inputs, Config: config, Summary: sum,
 	}
-	if err := sink.file.Commit(); err != nil {
-		return fmt.Errorf("writing %s: %w", f.out, err)
-	}
-	mp := manifestPath(f.out)
-	if err := writeManifest(mp, m); err != nil {
-		os.Remove(f.out)
-		return fmt.Errorf("writing %s: %w", mp, err)
+	mp, err := sink.commit(m)
+	if err != nil {
+		return err
 	}
 	printPuzzleSummary(a.stdout, out, sum, mp)
 	return nil

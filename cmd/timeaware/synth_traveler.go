@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -149,21 +148,13 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	sum, err := synth.BuildTraveler(ctx, opt, f.count, func(row *synth.TravelerRow) error {
 		prog.add(1)
 		rb.Append(row)
-		if rb.Len() >= outputBatchRows {
-			return sink.write(rb.NewRecord())
-		}
-		return nil
+		return sink.flushFull(rb)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(travelerOptionError(err))
 	}
-	if rb.Len() > 0 {
-		if err := sink.write(rb.NewRecord()); err != nil {
-			return err
-		}
-	}
-	if err := sink.finish(); err != nil {
+	if err := sink.drain(rb); err != nil {
 		return err
 	}
 	out := sink.record(format.Name)
@@ -174,13 +165,9 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		Tool: "timeaware", Version: buildVersion(), Command: "synth traveler",
 		Outputs: []manifestFile{out}, Inputs: []manifestFile{}, Config: config, Summary: sum,
 	}
-	if err := sink.file.Commit(); err != nil {
-		return fmt.Errorf("writing %s: %w", f.out, err)
-	}
-	mp := manifestPath(f.out)
-	if err := writeManifest(mp, m); err != nil {
-		os.Remove(f.out)
-		return fmt.Errorf("writing %s: %w", mp, err)
+	mp, err := sink.commit(m)
+	if err != nil {
+		return err
 	}
 	printTravelerSummary(a.stdout, out, sum, mp)
 	return nil

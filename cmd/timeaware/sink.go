@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/timeaware/timeaware/dataset"
+)
+
+// recordSink is a dataset file being written: an atomic file and the
+// format's writer behind a background queue.
+type recordSink struct {
+	path string
+	role string
+	file *atomicFile
+	w    *dataset.AsyncWriter
+	rows int
+}
+
+func newRecordSink(path string, format *dataset.Format, schema *arrow.Schema, role string) (*recordSink, error) {
+	f, err := createAtomic(path)
+	if err != nil {
+		return nil, usagef("--out %s: %v", path, err)
+	}
+	fw, err := format.NewWriter(f, schema, dataset.Options{})
+	if err != nil {
+		f.Abort()
+		return nil, err
+	}
+	return &recordSink{path: path, role: role, file: f, w: dataset.NewAsyncWriter(fw, 2)}, nil
+}
+
+// write queues rec and releases it.
+func (s *recordSink) write(rec arrow.Record) error {
+	defer rec.Release()
+	s.rows += int(rec.NumRows())
+	if err := s.w.Write(rec); err != nil {
+		return fmt.Errorf("writing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// finish writes the format's footer; the file stays temporary until its
+// Commit.
+func (s *recordSink) finish() error {
+	if err := s.w.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// rowBuilder is a synth record builder the sink drains in batches.
+type rowBuilder interface {
+	Len() int
+	NewRecord() arrow.Record
+}
+
+// flushFull writes rb's rows once they fill a batch.
+func (s *recordSink) flushFull(rb rowBuilder) error {
+	if rb.Len() >= outputBatchRows {
+		return s.write(rb.NewRecord())
+	}
+	return nil
+}
+
+// drain writes rb's remaining rows and the format's footer.
+func (s *recordSink) drain(rb rowBuilder) error {
+	if rb.Len() > 0 {
+		if err := s.write(rb.NewRecord()); err != nil {
+			return err
+		}
+	}
+	return s.finish()
+}
+
+// commit renames the file into place and writes the manifest m beside it,
+// returning the manifest's path; if the manifest cannot be written, the
+// output is removed again, so the two never disagree.
+func (s *recordSink) commit(m *manifest) (string, error) {
+	if err := s.file.Commit(); err != nil {
+		return "", fmt.Errorf("writing %s: %w", s.path, err)
+	}
+	mp := manifestPath(s.path)
+	if err := writeManifest(mp, m); err != nil {
+		os.Remove(s.path)
+		return "", fmt.Errorf("writing %s: %w", mp, err)
+	}
+	return mp, nil
+}
+
+// abort discards the file; after a commit it leaves it alone.
+func (s *recordSink) abort() {
+	s.w.Abort()
+	s.file.Abort()
+}
+
+func (s *recordSink) record(format string) manifestFile {
+	rows := s.rows
+	return manifestFile{Path: s.path, Role: s.role, Format: format, SHA256: s.file.SHA256(), Bytes: s.file.n, Rows: &rows}
+}
