@@ -194,24 +194,18 @@ func (s *Server) scoreItems(ctx context.Context, items []rewards.Item, itemErrs 
 	score := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			res := &out.results[i]
-			if itemErrs != nil && itemErrs[i] != nil {
+			res.rw, _ = rewards.Lookup(items[i].DataSource)
+			switch {
+			case itemErrs != nil && itemErrs[i] != nil:
 				res.err = itemErrs[i]
 				res.res = rewards.Result{Score: s.opts.Scorer.Config().FallbackScore}
-				if rw, ok := rewards.Lookup(items[i].DataSource); ok {
-					res.keys = rw.Keys
-				}
-				continue
-			}
-			it := &items[i]
-			rw, ok := rewards.Lookup(it.DataSource)
-			if !ok {
-				res.res = s.opts.Scorer.Score(ctx, it)
+			case res.rw == nil:
+				res.res = s.opts.Scorer.Score(ctx, &items[i])
 				res.err = res.res.Err
-				continue
+			default:
+				res.res = s.opts.Scorer.ScoreWith(ctx, res.rw, &items[i])
+				res.err = res.res.Err
 			}
-			res.keys = rw.Keys
-			res.res = s.opts.Scorer.ScoreWith(ctx, rw, it)
-			res.err = res.res.Err
 		}
 	}
 	n := len(items)
@@ -226,47 +220,49 @@ func (s *Server) scoreItems(ctx context.Context, items []rewards.Item, itemErrs 
 	} else {
 		score(0, n)
 	}
-	s.countBatch(items, out)
+	s.countBatch(out)
 	return out
 }
 
-// countBatch adds the batch's outcomes to the per-data-source counters.
-func (s *Server) countBatch(items []rewards.Item, out *batchResults) {
-	type tally struct{ n, failed int }
-	var counts map[string]*tally
-	var last string
-	var lastT *tally
+// countBatch adds the batch's outcomes to the per-data-source counters;
+// items of no registered data source count as "unknown".
+func (s *Server) countBatch(out *batchResults) {
+	counts := map[*rewards.Reward]*[2]int{} // items, failed
 	for i := range out.results {
-		ds := items[i].DataSource
-		if _, ok := rewards.Lookup(ds); !ok {
-			ds = "unknown"
+		r := &out.results[i]
+		c := counts[r.rw]
+		if c == nil {
+			c = new([2]int)
+			counts[r.rw] = c
 		}
-		if ds != last || lastT == nil {
-			if counts == nil {
-				counts = map[string]*tally{}
-			}
-			t := counts[ds]
-			if t == nil {
-				t = &tally{}
-				counts[ds] = t
-			}
-			last, lastT = ds, t
-		}
-		lastT.n++
-		if out.results[i].err != nil {
-			lastT.failed++
+		c[0]++
+		if r.err != nil {
+			c[1]++
 			out.failed++
 		}
 	}
-	for ds, t := range counts {
-		s.metrics.scored(ds, t.n, t.failed)
+	for rw, c := range counts {
+		ds := "unknown"
+		if rw != nil {
+			ds = rw.DataSource
+		}
+		s.metrics.scored(ds, c[0], c[1])
 	}
 }
 
+// itemResult is one item's outcome; rw is its reward, nil when the data
+// source is unknown (the result then carries only score and error).
 type itemResult struct {
-	keys []string
-	res  rewards.Result
-	err  error
+	rw  *rewards.Reward
+	res rewards.Result
+	err error
+}
+
+func (r *itemResult) keys() []string {
+	if r.rw == nil {
+		return nil
+	}
+	return r.rw.Keys
 }
 
 type batchResults struct {
@@ -281,7 +277,7 @@ func (b *batchResults) AppendJSON(buf []byte) []byte {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = b.results[i].res.AppendJSON(buf, b.results[i].keys, b.results[i].err)
+		buf = b.results[i].res.AppendJSON(buf, b.results[i].keys(), b.results[i].err)
 	}
 	buf = append(buf, `],"failed":`...)
 	buf = strconv.AppendInt(buf, int64(b.failed), 10)
