@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 )
 
 // Config parameterises every reward. DefaultConfig holds the values of the
@@ -11,9 +13,14 @@ import (
 type Config struct {
 	// FallbackScore is the score of an item that cannot be scored.
 	FallbackScore float64
-	Timely        TimelyConfig
-	TicToc        TicTocConfig
-	TimePuzzles   TimePuzzlesConfig
+	// StopStrings are end-of-sequence and padding texts that trainers leave
+	// at the end of a decoded response (OpenRLHF decodes with special tokens
+	// kept). Any run of them at the end of solution_str, with the white space
+	// between them, is removed before a reward reads the response.
+	StopStrings []string
+	Timely      TimelyConfig
+	TicToc      TicTocConfig
+	TimePuzzles TimePuzzlesConfig
 }
 
 // Utilization variants of the Timely-RL reward (U(t) in eq. 10–12).
@@ -78,12 +85,24 @@ type TimePuzzlesConfig struct {
 	Metric string
 }
 
+// DefaultStopStrings are the end-of-turn, end-of-text and padding tokens of
+// the Qwen, Llama, Mistral, GPT, Gemma and DeepSeek chat families.
+var DefaultStopStrings = []string{
+	"<|im_end|>", "<|endoftext|>", // Qwen, GPT-2 family
+	"<|eot_id|>", "<|eom_id|>", "<|end_of_text|>", "<|finetune_right_pad_id|>", // Llama 3
+	"</s>",                  // Llama 2, Mistral
+	"<|return|>", "<|end|>", // GPT (harmony)
+	"<end_of_turn>", "<eos>", "<pad>", // Gemma
+	"<｜end▁of▁sentence｜>", // DeepSeek
+}
+
 // DefaultConfig returns the papers' parameters: general reasoning with
 // r = 0.5, r_f = 0.1, λ = 0.4 and the sine utilisation; games with
 // r = (s/s_max)^(1/3); ML with r = 0.5·accuracy.
 func DefaultConfig() Config {
 	return Config{
 		FallbackScore: 0,
+		StopStrings:   slices.Clone(DefaultStopStrings),
 		Timely: TimelyConfig{
 			Utilization:   UtilSin,
 			StepTable:     []float64{0.25, 0.5, 0.75, 1.0},
@@ -114,6 +133,11 @@ func (c Config) Validate() error {
 	} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return bad(key, "not a finite number")
+		}
+	}
+	for i, st := range c.StopStrings {
+		if strings.TrimSpace(st) == "" {
+			return bad("stop_strings", "entry %d is empty", i+1)
 		}
 	}
 	switch c.Timely.Utilization {

@@ -19,6 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode"
 )
 
 // Item is one rollout to score, in the shape VeRL's compute_score receives:
@@ -201,6 +203,11 @@ func (s *Scorer) ScoreWith(ctx context.Context, r *Reward, it *Item) (res Result
 	if err := ctx.Err(); err != nil {
 		return Result{Score: s.cfg.FallbackScore, Details: details, Err: err}
 	}
+	if cut := trimStops(it.SolutionStr, s.cfg.StopStrings); len(cut) != len(it.SolutionStr) {
+		trimmed := *it
+		trimmed.SolutionStr = cut
+		it = &trimmed
+	}
 	score, err := r.score(ctx, s, it, details)
 	if err == nil && !finite(score) {
 		err = fmt.Errorf("rewards: %s: score is not finite", r.DataSource)
@@ -215,6 +222,29 @@ func (s *Scorer) ScoreWith(ctx context.Context, r *Reward, it *Item) (res Result
 		return Result{Score: s.cfg.FallbackScore, Details: details, Err: err}
 	}
 	return Result{Score: score, Details: details}
+}
+
+// trimStops removes from the end of s every trailing run of the stop
+// strings and the white space around them; s comes back unchanged when it
+// does not end in a stop string.
+func trimStops(s string, stops []string) string {
+	out := s
+	for {
+		t := strings.TrimRightFunc(out, unicode.IsSpace)
+		cut := false
+		for _, st := range stops {
+			if st != "" && strings.HasSuffix(t, st) {
+				out, cut = t[:len(t)-len(st)], true
+				break
+			}
+		}
+		if !cut {
+			if len(out) == len(s) {
+				return s
+			}
+			return strings.TrimRightFunc(out, unicode.IsSpace)
+		}
+	}
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cast"
 	"github.com/spf13/viper"
+
+	"github.com/timeaware/timeaware/rewards"
 )
 
 // defaults holds every config key with its built-in value. configs/timeaware.yaml
@@ -162,6 +164,7 @@ var defaults = map[string]any{
 	"timers.max_rollouts": 1048576,
 
 	"rewards.fallback_score":            0.0,
+	"rewards.stop_strings":              slices.Clone(rewards.DefaultStopStrings),
 	"rewards.timely.utilization":        "sin",
 	"rewards.timely.step_table":         "0.25,0.5,0.75,1.0",
 	"rewards.timely.format_reward":      0.1,

@@ -15,6 +15,7 @@ import (
 func rewardsConfig(v *viper.Viper) (rewards.Config, error) {
 	c := rewards.DefaultConfig()
 	c.FallbackScore = v.GetFloat64("rewards.fallback_score")
+	c.StopStrings = v.GetStringSlice("rewards.stop_strings")
 	t := &c.Timely
 	t.Utilization = v.GetString("rewards.timely.utilization")
 	t.StepTable = nil
