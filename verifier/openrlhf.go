@@ -1,6 +1,8 @@
 package verifier
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -26,10 +28,13 @@ type openRLHFResponse struct {
 	ExtraLogs map[string][]float64 `json:"extra_logs"`
 }
 
-// openRLHF scores an OpenRLHF batch with one reward, named by the
-// data_source query parameter or the configured default. The response is
-// the query with its prompt removed when the query starts with it; a
-// label is the ground truth (a JSON string, or any JSON value).
+// openRLHF scores an OpenRLHF batch. The response is the query with its
+// prompt removed when the query starts with it. A label is either the
+// ground truth (a JSON string, or any JSON value) scored by the reward named
+// by the data_source query parameter or the configured default, or a whole
+// item: a JSON object with a ground_truth member, or a string holding one
+// (a text column), with optional data_source and extra_info, so that Timely
+// rows reach the reward with their time limit and measured time.
 func (s *Server) openRLHF(r *http.Request) (any, error) {
 	ds := r.URL.Query().Get("data_source")
 	if ds == "" {
@@ -63,26 +68,33 @@ func (s *Server) openRLHF(r *http.Request) (any, error) {
 		return nil, tooManyItems(n, s.opts.MaxBatchItems)
 	}
 	items := make([]rewards.Item, n)
+	var itemErrs []error
 	for i, q := range req.Query {
-		resp := q
-		if req.Prompts != nil {
-			resp = strings.TrimPrefix(q, req.Prompts[i])
-		}
-		items[i] = rewards.Item{DataSource: rw.DataSource, SolutionStr: resp}
+		it := &items[i]
+		it.DataSource = rw.DataSource
 		if req.Labels != nil {
-			items[i].GroundTruth = req.Labels[i]
+			if err := labelItem(req.Labels[i], it); err != nil {
+				if itemErrs == nil {
+					itemErrs = make([]error, n)
+				}
+				itemErrs[i] = fmt.Errorf("labels[%d]: %w", i, err)
+			}
+		}
+		it.SolutionStr = q
+		if req.Prompts != nil {
+			it.SolutionStr = strings.TrimPrefix(q, req.Prompts[i])
 		}
 	}
 	s.metrics.batchItems.Observe(float64(n))
-	out := s.scoreItems(r.Context(), items, nil)
+	out := s.scoreItems(r.Context(), items, itemErrs)
 	res := openRLHFResponse{Rewards: make([]float64, n), Scores: make([]float64, n), ExtraLogs: map[string][]float64{}}
-	for _, k := range rw.Keys {
-		res.ExtraLogs[k] = make([]float64, n)
-	}
 	failed := make([]float64, n)
 	for i, ir := range out.results {
 		res.Rewards[i], res.Scores[i] = ir.res.Score, ir.res.Score
-		for j, k := range rw.Keys {
+		for j, k := range ir.keys() {
+			if res.ExtraLogs[k] == nil {
+				res.ExtraLogs[k] = make([]float64, n)
+			}
 			if j < len(ir.res.Details) {
 				res.ExtraLogs[k][i] = ir.res.Details[j]
 			}
@@ -91,6 +103,44 @@ func (s *Server) openRLHF(r *http.Request) (any, error) {
 			failed[i] = 1
 		}
 	}
+	for _, k := range rw.Keys {
+		if res.ExtraLogs[k] == nil {
+			res.ExtraLogs[k] = make([]float64, n)
+		}
+	}
 	res.ExtraLogs["failed"] = failed
 	return res, nil
+}
+
+// labelItem fills it from one OpenRLHF label. A label that is an object
+// with a ground_truth member, or a JSON string whose text is such an
+// object, is the item; any other label is the ground truth. it.DataSource
+// holds the default on entry.
+func labelItem(label json.RawMessage, it *rewards.Item) error {
+	obj := bytes.TrimSpace(label)
+	if len(obj) > 0 && obj[0] == '"' {
+		var text string
+		if json.Unmarshal(obj, &text) == nil {
+			if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
+				obj = []byte(t)
+			}
+		}
+	}
+	var fields map[string]json.RawMessage
+	if len(obj) == 0 || obj[0] != '{' || json.Unmarshal(obj, &fields) != nil || fields["ground_truth"] == nil {
+		it.GroundTruth = label
+		return nil
+	}
+	it.GroundTruth = fields["ground_truth"]
+	if raw, ok := fields["data_source"]; ok {
+		if err := json.Unmarshal(raw, &it.DataSource); err != nil || it.DataSource == "" {
+			return &rewards.FieldError{Field: "data_source", Err: errors.New("want the name of a registered reward (a string); see GET /v1/rewards")}
+		}
+	}
+	if raw, ok := fields["extra_info"]; ok {
+		if err := json.Unmarshal(raw, &it.ExtraInfo); err != nil {
+			return decodeError("extra_info", err)
+		}
+	}
+	return nil
 }

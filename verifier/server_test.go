@@ -7,11 +7,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -334,6 +336,68 @@ func TestOpenRLHF(t *testing.T) {
 	code, out = f.do(t, "POST", "/v1/openrlhf?data_source=timepuzzles", `{"query":["MY ANSWER: 2024-02-29"],"labels":["2024-02-29"]}`)
 	require.Equal(t, 200, code, "%v", out)
 	assert.Equal(t, []any{1.0}, out["rewards"])
+}
+
+// TestOpenRLHFLabelItems: a label that is a whole item (an object, or
+// text holding one, as a dataset's string column gives it) carries its data
+// source and extra_info, so a Timely row gets its limit and measured time,
+// and end-of-sequence tokens left by OpenRLHF's decoding do not matter.
+func TestOpenRLHFLabelItems(t *testing.T) {
+	f := newFixture(t, nil)
+	sin45 := 0.1 + 0.5 + 0.4*math.Sin(math.Pi/4) // t/T = 0.5
+	tests := []struct {
+		name, path, query, label string
+		reward                   float64
+		failed                   float64
+		logs                     map[string]float64
+	}{
+		{"object", "/v1/openrlhf", "<answer>21</answer><|im_end|>",
+			`{"data_source": "timely/general", "ground_truth": "21", "extra_info": {"time_limit_s": 10, "elapsed_s": 5}}`,
+			sin45, 0, map[string]float64{"on_time": 1, "time_limit_s": 10, "elapsed_s": 5}},
+		{"text holding an object", "/v1/openrlhf", "<answer>21</answer></s>",
+			`"{\"data_source\": \"timely/general\", \"ground_truth\": \"21\", \"extra_info\": {\"time_limit_s\": 10, \"elapsed_s\": 5}}"`,
+			sin45, 0, map[string]float64{"utilization": math.Sin(math.Pi / 4)}},
+		{"late", "/v1/openrlhf", "<answer>21</answer>",
+			`{"ground_truth": "21", "extra_info": {"time_limit_s": 10, "elapsed_s": 11}}`, 0, 0, map[string]float64{"on_time": 0}},
+		{"data source from the label beats the route", "/v1/openrlhf?data_source=timely/ml", "MY ANSWER: 2023-08-15<|eot_id|>",
+			`{"data_source": "timepuzzles", "ground_truth": "2023-08-15"}`, 1, 0, map[string]float64{"em": 1}},
+		{"route's data source when the label names none", "/v1/openrlhf?data_source=timepuzzles", "MY ANSWER: 2023-08-15<|im_end|>",
+			`{"ground_truth": "2023-08-15", "extra_info": {}}`, 1, 0, map[string]float64{"f1": 1}},
+		{"an object without ground_truth is the ground truth", "/v1/openrlhf?data_source=traveler", "ANSWER: 2<|im_end|>",
+			`{"category": "explicit", "template": "how_often", "answer": 2}`, 1, 0, nil},
+		{"unknown data source fails the item", "/v1/openrlhf", "x", `{"data_source": "nope", "ground_truth": "1"}`, 0, 1, nil},
+		{"data source not a string", "/v1/openrlhf", "x", `{"data_source": 3, "ground_truth": "1"}`, 0, 1, nil},
+		{"extra_info of the wrong type", "/v1/openrlhf", "<answer>21</answer>",
+			`{"ground_truth": "21", "extra_info": {"time_limit_s": "ten"}}`, 0, 1, map[string]float64{"on_time": 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body := `{"query": [` + strconv.Quote(tt.query) + `], "prompts": [""], "labels": [` + tt.label + `]}`
+			code, out := f.do(t, "POST", tt.path, body)
+			require.Equal(t, 200, code, "%v", out)
+			require.Len(t, out["rewards"], 1)
+			assert.InDelta(t, tt.reward, out["rewards"].([]any)[0], 1e-12)
+			logs := out["extra_logs"].(map[string]any)
+			assert.Equal(t, []any{tt.failed}, logs["failed"])
+			for k, v := range tt.logs {
+				require.Contains(t, logs, k)
+				assert.InDelta(t, v, logs[k].([]any)[0], 1e-12, k)
+			}
+		})
+	}
+
+	// A mixed batch: every key of every data source present has one value
+	// per query, zero where the query's reward lacks it.
+	body := `{"query": ["<answer>21</answer>", "MY ANSWER: None"], "labels": [
+		{"ground_truth": "21", "extra_info": {"time_limit_s": 10, "elapsed_s": 10}},
+		{"data_source": "timepuzzles", "ground_truth": "None"}]}`
+	code, out := f.do(t, "POST", "/v1/openrlhf", body)
+	require.Equal(t, 200, code, "%v", out)
+	assert.Equal(t, []any{1.0, 1.0}, out["rewards"])
+	logs := out["extra_logs"].(map[string]any)
+	assert.Equal(t, []any{1.0, 0.0}, logs["on_time"])
+	assert.Equal(t, []any{0.0, 1.0}, logs["em"])
+	assert.Equal(t, []any{0.0, 0.0}, logs["failed"])
 }
 
 // TestGolden pins the wire format of the registry and of a batch response.
