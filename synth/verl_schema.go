@@ -1,6 +1,9 @@
 package synth
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -83,3 +86,74 @@ func (r *verlRows) NewRecord() arrow.Record { return r.b.NewRecord() }
 
 // Release frees the builder's buffers.
 func (r *verlRows) Release() { r.b.Release() }
+
+// LabelColumn names the column WithLabels adds: the whole item for
+// OpenRLHF's remote reward (its --label_key), because OpenRLHF passes one
+// column of a row to the reward server and a VeRL row spreads the item over
+// three (data_source, reward_model.ground_truth, extra_info).
+const LabelColumn = "label"
+
+// LabelSchema returns schema, a VeRL row schema, with the LabelColumn
+// string column appended.
+func LabelSchema(schema *arrow.Schema) *arrow.Schema {
+	return arrow.NewSchema(append(schema.Fields(), arrow.Field{Name: LabelColumn, Type: arrow.BinaryTypes.String}), nil)
+}
+
+// WithLabels returns rec, a batch of VeRL rows, with the LabelColumn
+// appended: per row the JSON text {"data_source", "ground_truth",
+// "extra_info"}, which the verifier's OpenRLHF route reads as the item. The
+// caller releases both records.
+func WithLabels(rec arrow.Record) (arrow.Record, error) {
+	col := func(name string) (arrow.Array, error) {
+		idx := rec.Schema().FieldIndices(name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("synth: labels: the rows have no %s column", name)
+		}
+		return rec.Column(idx[0]), nil
+	}
+	ds, err := col("data_source")
+	if err != nil {
+		return nil, err
+	}
+	rm, err := col("reward_model")
+	if err != nil {
+		return nil, err
+	}
+	ei, err := col("extra_info")
+	if err != nil {
+		return nil, err
+	}
+	dsa, ok1 := ds.(*array.String)
+	rma, ok2 := rm.(*array.Struct)
+	eia, ok3 := ei.(*array.Struct)
+	gtIdx, ok4 := rm.DataType().(*arrow.StructType).FieldIdx("ground_truth")
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return nil, fmt.Errorf("synth: labels: the rows are not VeRL rows (data_source, reward_model.ground_truth, extra_info)")
+	}
+	gt, ok := rma.Field(gtIdx).(*array.String)
+	if !ok {
+		return nil, fmt.Errorf("synth: labels: reward_model.ground_truth is not a string column")
+	}
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	type label struct {
+		DataSource  string  `json:"data_source"`
+		GroundTruth *string `json:"ground_truth"`
+		ExtraInfo   any     `json:"extra_info"`
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		l := label{DataSource: dsa.Value(i), ExtraInfo: eia.GetOneForMarshal(i)}
+		if gt.IsValid(i) && rma.IsValid(i) {
+			v := gt.Value(i)
+			l.GroundTruth = &v
+		}
+		text, err := json.Marshal(l)
+		if err != nil {
+			return nil, fmt.Errorf("synth: labels: row %d: %w", i, err)
+		}
+		b.Append(string(text))
+	}
+	labels := b.NewArray()
+	defer labels.Release()
+	return array.NewRecord(LabelSchema(rec.Schema()), append(rec.Columns(), labels), rec.NumRows()), nil
+}

@@ -28,7 +28,7 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	}
 	defer in.Close()
 	out := filepath.Join(dir, "budget.parquet")
-	sink, err := newRecordSink(out, dataset.Parquet, synth.BudgetSchema, "rl_rows")
+	sink, err := newRecordSink(out, dataset.Parquet, synth.BudgetSchema, "rl_rows", false)
 	if err != nil {
 		return err
 	}

@@ -7,19 +7,28 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/synth"
 )
 
 // recordSink is a dataset file being written: an atomic file and the
 // format's writer behind a background queue.
 type recordSink struct {
-	path string
-	role string
-	file *atomicFile
-	w    *dataset.AsyncWriter
-	rows int
+	path   string
+	role   string
+	file   *atomicFile
+	w      *dataset.AsyncWriter
+	rows   int
+	labels bool
 }
 
-func newRecordSink(path string, format *dataset.Format, schema *arrow.Schema, role string) (*recordSink, error) {
+// sinkLabels asks newRecordSink to add OpenRLHF's label column
+// (synth.LabelColumn) to VeRL rows.
+type sinkLabels bool
+
+func newRecordSink(path string, format *dataset.Format, schema *arrow.Schema, role string, labels sinkLabels) (*recordSink, error) {
+	if labels {
+		schema = synth.LabelSchema(schema)
+	}
 	f, err := createAtomic(path)
 	if err != nil {
 		return nil, usagef("--out %s: %v", path, err)
@@ -29,12 +38,20 @@ func newRecordSink(path string, format *dataset.Format, schema *arrow.Schema, ro
 		f.Abort()
 		return nil, err
 	}
-	return &recordSink{path: path, role: role, file: f, w: dataset.NewAsyncWriter(fw, 2)}, nil
+	return &recordSink{path: path, role: role, file: f, w: dataset.NewAsyncWriter(fw, 2), labels: bool(labels)}, nil
 }
 
 // write queues rec and releases it.
 func (s *recordSink) write(rec arrow.Record) error {
 	defer rec.Release()
+	if s.labels {
+		labelled, err := synth.WithLabels(rec)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", s.path, err)
+		}
+		defer labelled.Release()
+		rec = labelled
+	}
 	s.rows += int(rec.NumRows())
 	if err := s.w.Write(rec); err != nil {
 		return fmt.Errorf("writing %s: %w", s.path, err)

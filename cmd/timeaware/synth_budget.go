@@ -24,6 +24,7 @@ import (
 type synthBudgetFlags struct {
 	input, family, out, teacher, shard string
 	seed                               uint64
+	labels                             bool
 }
 
 func (a *app) synthBudgetCmd() *cobra.Command {
@@ -64,6 +65,7 @@ manifest beside --out.`,
 	fs.StringVar(&f.family, "family", "", "task family: general, game or ml (data source timely/<family>)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the budget draws (required)")
 	fs.StringVar(&f.out, "out", "", "RL rows; the extension picks the format unless --format is given")
+	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.StringVar(&f.teacher, "teacher-requests", "", "also write OpenAI batch-API requests for a teacher model to this JSONL file")
 	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the tasks (by id hash), e.g. 0/4")
 	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
@@ -247,7 +249,7 @@ type budgetResult struct {
 }
 
 func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
-	rows, err := newRecordSink(p.f.out, p.format, synth.BudgetSchema, "rl_rows")
+	rows, err := newRecordSink(p.f.out, p.format, synth.BudgetSchema, "rl_rows", sinkLabels(p.f.labels))
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +419,7 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 		return usageError{err}
 	}
 	desc := a.v.GetString("synth.budget.tool_description")
-	sink, err := newRecordSink(f.out, format, synth.SFTSchema, "sft_rows")
+	sink, err := newRecordSink(f.out, format, synth.SFTSchema, "sft_rows", false)
 	if err != nil {
 		return err
 	}

@@ -17,9 +17,10 @@ import (
 )
 
 type synthNegotiationFlags struct {
-	out   string
-	count int
-	seed  uint64
+	out    string
+	count  int
+	seed   uint64
+	labels bool
 }
 
 func (a *app) synthNegotiationCmd() *cobra.Command {
@@ -59,6 +60,7 @@ byte-identical output. Output is written atomically, with a manifest beside it.`
 	fs.IntVar(&f.count, "count", 0, "number of rows (required)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the per-row draws (required)")
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
+	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.String("condition", "", "all, or a comma-separated list of control, time_aware, urgency, turn_limit (default all)")
 	fs.String("scenario", "", "YAML or JSON file of scenarios (default: the built-in New Recruit)")
 	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
@@ -71,6 +73,7 @@ byte-identical output. Output is written atomically, with a manifest beside it.`
 // negotiationPlan is a validated negotiation build.
 type negotiationPlan struct {
 	out      string
+	labels   sinkLabels
 	format   *dataset.Format
 	opt      synth.NegotiationOptions
 	scenario *manifestFile
@@ -85,7 +88,7 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 	if f.out == "" {
 		return nil, usagef("--out is required")
 	}
-	p := &negotiationPlan{out: f.out}
+	p := &negotiationPlan{out: f.out, labels: sinkLabels(f.labels)}
 	var err error
 	if p.format, err = outputFormat(v.GetString("synth.negotiation.format"), f.out); err != nil {
 		return nil, err
@@ -192,7 +195,7 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 }
 
 func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*synth.NegotiationSummary, manifestFile, error) {
-	sink, err := newRecordSink(p.out, p.format, synth.NegotiationSchema, "rl_rows")
+	sink, err := newRecordSink(p.out, p.format, synth.NegotiationSchema, "rl_rows", p.labels)
 	if err != nil {
 		return nil, manifestFile{}, err
 	}

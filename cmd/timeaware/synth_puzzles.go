@@ -21,6 +21,7 @@ type synthPuzzlesFlags struct {
 	out, solve, shard string
 	count, start      int64
 	seed              uint64
+	labels            bool
 }
 
 func (a *app) synthPuzzlesCmd() *cobra.Command {
@@ -77,6 +78,7 @@ Output is written atomically, with a manifest beside it.
 	fs.Int64Var(&f.count, "count", 0, "number of puzzles (required)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the puzzles (required)")
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
+	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.StringVar(&f.solve, "solve", "", "solve the puzzles of this file again and report those whose stored answer differs")
 	fs.Int64Var(&f.start, "start", 0, "index of the first puzzle")
 	fs.StringVar(&f.shard, "shard", "", "write only the puzzles whose index is i mod n, e.g. 0/4")
@@ -251,7 +253,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 
 	tuneGCForStreaming()
-	sink, err := newRecordSink(f.out, format, synth.PuzzleSchema, "puzzles")
+	sink, err := newRecordSink(f.out, format, synth.PuzzleSchema, "puzzles", sinkLabels(f.labels))
 	if err != nil {
 		return err
 	}

@@ -16,9 +16,10 @@ import (
 )
 
 type synthTravelerFlags struct {
-	out   string
-	count int
-	seed  uint64
+	out    string
+	count  int
+	seed   uint64
+	labels bool
 }
 
 func (a *app) synthTravelerCmd() *cobra.Command {
@@ -61,6 +62,7 @@ beside --out.`,
 	fs.IntVar(&f.count, "count", 0, "number of questions (rows) to write (required)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of every draw (required)")
 	fs.StringVar(&f.out, "out", "", "output file; the extension picks the format unless --format is given")
+	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.String("events", "", `events per event set, "A-B" drawn uniformly or one number (default 5-100)`)
 	fs.String("categories", "", "comma-separated categories: explicit, implicit, vague (default all)")
 	fs.String("templates", "", "comma-separated templates: who, did, how_often, when_last (default all)")
@@ -137,7 +139,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		return travelerOptionError(err)
 	}
 	tuneGCForStreaming()
-	sink, err := newRecordSink(f.out, format, synth.TravelerSchema, "traveler_rows")
+	sink, err := newRecordSink(f.out, format, synth.TravelerSchema, "traveler_rows", sinkLabels(f.labels))
 	if err != nil {
 		return err
 	}
