@@ -22,7 +22,19 @@ type metrics struct {
 	batchItems prometheus.Histogram
 	timers     *prometheus.CounterVec
 	bySource   map[string][2]prometheus.Counter
+	// clientFallbacks counts the items clients report having given the
+	// fallback score because they got no answer (header
+	// Timeaware-Client-Fallbacks on their next batch request).
+	clientFallbacks prometheus.Counter
 }
+
+// clientFallbacksHeader carries, on a batch request, how many items the
+// client gave the fallback score since its last successful request.
+const clientFallbacksHeader = "Timeaware-Client-Fallbacks"
+
+// maxReportedFallbacks bounds one report, so a hostile header cannot make
+// the counter meaningless.
+const maxReportedFallbacks = 1 << 20
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
@@ -47,8 +59,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "timeaware_timer_operations_total", Help: "Timer operations by kind and outcome.",
 		}, []string{"op", "outcome"}),
 		bySource: map[string][2]prometheus.Counter{},
+		clientFallbacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "timeaware_client_fallback_items_total",
+			Help: "Items clients scored with their fallback because no answer reached them, as they report on later requests.",
+		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers)
+	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks)
 	for _, r := range rewards.All {
 		m.bySource[r.DataSource] = [2]prometheus.Counter{
 			m.items.WithLabelValues(r.DataSource, "ok"), m.items.WithLabelValues(r.DataSource, "error"),
@@ -70,6 +86,19 @@ func (m *metrics) scored(ds string, n, failed int) {
 	if failed > 0 {
 		c[1].Add(float64(failed))
 	}
+}
+
+// clientReport adds a client's report of fallback items; a value that is
+// not a whole number in [0, maxReportedFallbacks] is ignored.
+func (m *metrics) clientReport(header string) {
+	if header == "" {
+		return
+	}
+	n, err := strconv.ParseUint(header, 10, 32)
+	if err != nil || n > maxReportedFallbacks {
+		return
+	}
+	m.clientFallbacks.Add(float64(n))
 }
 
 func (m *metrics) timerOp(op string, err error) {

@@ -132,6 +132,7 @@ func (s *Server) scoreBatch(r *http.Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.metrics.clientReport(r.Header.Get(clientFallbacksHeader))
 	s.metrics.batchItems.Observe(float64(len(items)))
 	return s.scoreItems(r.Context(), items, itemErrs), nil
 }

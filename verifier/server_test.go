@@ -458,8 +458,15 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 
 func TestMetricsCountBatches(t *testing.T) {
 	f := newFixture(t, nil)
-	for i := 0; i < 3; i++ {
-		code, _ := f.do(t, "POST", "/v1/score/batch", `{"items":[`+general("42", 1, 2)+`,{"data_source":"timely/ml"}]}`)
+	// Clients report the items they gave their fallback; reports that are
+	// not a whole number within the bound are ignored.
+	for i, report := range []string{"5", "7", "-1"} {
+		code, _ := f.do(t, "POST", "/v1/score/batch", `{"items":[`+general("42", 1, 2)+`,{"data_source":"timely/ml"}]}`,
+			"Timeaware-Client-Fallbacks", report)
+		require.Equal(t, 200, code, "request %d", i)
+	}
+	for _, bad := range []string{"x", "1.5", "99999999999", "1048577"} {
+		code, _ := f.do(t, "POST", "/v1/score/batch", `{"items":[]}`, "Timeaware-Client-Fallbacks", bad)
 		require.Equal(t, 200, code)
 	}
 	resp, err := http.Get(f.ts.URL + "/metrics")
@@ -468,10 +475,11 @@ func TestMetricsCountBatches(t *testing.T) {
 	raw, _ := io.ReadAll(resp.Body)
 	text := string(raw)
 	for _, want := range []string{
-		`timeaware_http_requests_total{code="200",route="/v1/score/batch"} 3`,
+		`timeaware_http_requests_total{code="200",route="/v1/score/batch"} 7`,
+		`timeaware_client_fallback_items_total 12`,
 		`timeaware_scored_items_total{data_source="timely/general",outcome="ok"} 3`,
 		`timeaware_scored_items_total{data_source="timely/ml",outcome="error"} 3`,
-		`timeaware_batch_items_count 3`,
+		`timeaware_batch_items_count 7`,
 		`timeaware_batch_items_sum 6`,
 	} {
 		assert.Contains(t, text, want)

@@ -252,7 +252,9 @@ class Client:
         """Close this thread's connection (others close when their threads end)."""
         self._drop_connection()
 
-    def _once(self, method: str, path: str, body: Optional[bytes]) -> Tuple[int, Dict[str, str], bytes]:
+    def _once(
+        self, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
+    ) -> Tuple[int, Dict[str, str], bytes]:
         """One attempt. Returns (status, headers, body). Raises `_ConnectFailed`
         when no connection could be made (the request was not sent), else
         OSError / http.client.HTTPException from sending or reading."""
@@ -270,6 +272,8 @@ class Client:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        if extra:
+            headers.update(extra)
         try:
             conn.request(method, self._prefix + path, body=body, headers=headers)
             resp = conn.getresponse()
@@ -282,18 +286,20 @@ class Client:
             self._drop_connection()
         return resp.status, hdrs, data
 
-    def _attempt(self, method: str, path: str, body: Optional[bytes]) -> Tuple[int, Dict[str, str], bytes]:
+    def _attempt(
+        self, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
+    ) -> Tuple[int, Dict[str, str], bytes]:
         """`_once`, repeated at once on a fresh connection when a reused
         keep-alive connection turns out to have been closed by the server
         (that costs no retry: the request never reached a handler)."""
         conn = getattr(self._local, "conn", None)
         reused = conn is not None and conn.sock is not None
         try:
-            return self._once(method, path, body)
+            return self._once(method, path, body, extra)
         except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
             if not reused:
                 raise
-            return self._once(method, path, body)
+            return self._once(method, path, body, extra)
 
     def _sleep_before_retry(self, attempt: int, retry_after: Optional[float]) -> None:
         if retry_after is not None:
@@ -312,6 +318,7 @@ class Client:
         *,
         idempotent: Optional[bool] = None,
         retries: Optional[int] = None,
+        headers: Optional[Mapping[str, str]] = None,
     ) -> Any:
         """Send one request and return the decoded JSON answer (None for an
         empty body).
@@ -324,6 +331,7 @@ class Client:
             idempotent: whether a timed-out attempt may be repeated; defaults
                 to True for GET, HEAD and DELETE.
             retries: override of the client's retry count for this request.
+            headers: extra request headers.
 
         Raises:
             ServerUnavailable: no answer, or a retryable status to the end.
@@ -340,7 +348,7 @@ class Client:
         for attempt in range(tries):
             retry_after: Optional[float] = None
             try:
-                status, headers, data = self._attempt(method, path, body)
+                status, resp_headers, data = self._attempt(method, path, body, headers)
             except _ConnectFailed as exc:
                 last = ServerUnavailable(f"{method} {path}: cannot connect to {self.base_url}: {exc.cause!r}")
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
@@ -366,7 +374,7 @@ class Client:
                         raise TimeawareError(
                             f"{method} {path}: answer is not JSON: {data[:200]!r}", status=status
                         ) from exc
-                err = _error_from(method, path, status, headers, data)
+                err = _error_from(method, path, status, resp_headers, data)
                 retryable = status in _RETRY_ALWAYS or (idempotent and status in _RETRY_IDEMPOTENT)
                 if not retryable:
                     raise err
@@ -400,13 +408,20 @@ class Client:
         """Score one item with ``POST /v1/score``. Scoring is idempotent."""
         return self.request("POST", "/v1/score", item, idempotent=True)
 
-    def score_batch(self, items: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    def score_batch(
+        self, items: Sequence[Mapping[str, Any]], *, client_fallbacks: int = 0
+    ) -> List[Dict[str, Any]]:
         """Score items with ``POST /v1/score/batch``; results are in item order.
+
+        ``client_fallbacks`` reports to the server how many items this client
+        gave its fallback score since its last successful request (the
+        server's ``timeaware_client_fallback_items_total``).
 
         Raises TimeawareError when the answer's ``results`` is not a list of
         the same length as ``items``.
         """
-        doc = self.request("POST", "/v1/score/batch", {"items": list(items)}, idempotent=True)
+        extra = {"Timeaware-Client-Fallbacks": str(int(client_fallbacks))} if client_fallbacks > 0 else None
+        doc = self.request("POST", "/v1/score/batch", {"items": list(items)}, idempotent=True, headers=extra)
         results = doc.get("results") if isinstance(doc, dict) else None
         if not isinstance(results, list) or len(results) != len(items):
             raise TimeawareError(

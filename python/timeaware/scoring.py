@@ -24,6 +24,15 @@ Contracts:
   are chosen they never change in this process.
 * Items the server rejects carry the server's fallback score; items that got
   no answer (server down, timeout, 401, ...) carry ``fallback_score``.
+* No silent zeros. With ``on_unreachable="raise"`` (the default), the first
+  use of a service asks it for its registry and raises `VerifierUnreachable`
+  naming the URL when it does not answer (or refuses the token), and a run of more than
+  ``max_consecutive_fallbacks`` items in a row that got no answer raises it
+  for the items past that count. With ``on_unreachable="fallback"`` both
+  are logged at ERROR instead (the run every time it grows past the count)
+  and the items keep the fallback score. Fallback counts are in `stats` and
+  are reported to the server on the next request that reaches it
+  (``timeaware_client_fallback_items_total``).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from timeaware.client import Client, TimeawareError, to_jsonable
 
 __all__ = [
     "BUILTIN_KEYS",
+    "VerifierUnreachable",
     "Settings",
     "Batcher",
     "configure",
@@ -55,6 +65,16 @@ __all__ = [
 ]
 
 logger = logging.getLogger("timeaware")
+
+
+class VerifierUnreachable(RuntimeError):
+    """The verifier service cannot be reached, so rewards would be fallback
+    scores. Raised at first use, and when too many items in a row get no
+    answer, unless ``on_unreachable="fallback"``. The message names the URL."""
+
+    def __init__(self, url: str, message: str) -> None:
+        super().__init__(message)
+        self.url = url
 
 # Detail keys per data source, as the service's registry (GET /v1/rewards)
 # lists them; used only while the server cannot be asked. The interop tests
@@ -115,6 +135,13 @@ class Settings:
             reports its calc_reward in ``rollout_reward_scores`` [TIMEAWARE_TOOL_NAME].
         timer_field: ``extra_info`` key where the tool leaves the rollout's
             timer token in agent-loop rollouts [TIMEAWARE_TIMER_FIELD].
+        on_unreachable: ``raise`` (default): a service that does not answer
+            at first use, or a run of more than ``max_consecutive_fallbacks``
+            unanswered items, raises `VerifierUnreachable`; ``fallback``:
+            both are logged at ERROR and the items get ``fallback_score``
+            [TIMEAWARE_ON_UNREACHABLE].
+        max_consecutive_fallbacks: the longest run of items in a row that may
+            get the fallback for want of an answer [TIMEAWARE_MAX_CONSECUTIVE_FALLBACKS].
     """
 
     url: str = "http://127.0.0.1:8080"
@@ -129,6 +156,8 @@ class Settings:
     deadline_s: float = 300.0
     tool_name: str = "get_duration"
     timer_field: str = "timeaware_timer"
+    on_unreachable: str = "raise"
+    max_consecutive_fallbacks: int = 64
 
     def validated(self) -> "Settings":
         """Return self, or raise ValueError naming the first bad field."""
@@ -144,7 +173,9 @@ class Settings:
             and self.max_wait_ms >= 0
         ):
             raise ValueError(f"timeaware: max_wait_ms must be >= 0, got {self.max_wait_ms!r}")
-        for name in ("max_batch", "max_inflight"):
+        if self.on_unreachable not in ("raise", "fallback"):
+            raise ValueError(f"timeaware: on_unreachable must be 'raise' or 'fallback', got {self.on_unreachable!r}")
+        for name in ("max_batch", "max_inflight", "max_consecutive_fallbacks"):
             v = getattr(self, name)
             if not (isinstance(v, int) and v >= 1):
                 raise ValueError(f"timeaware: {name} must be an integer >= 1, got {v!r}")
@@ -169,9 +200,11 @@ _ENV = {
     "deadline_s": "TIMEAWARE_DEADLINE_S",
     "tool_name": "TIMEAWARE_TOOL_NAME",
     "timer_field": "TIMEAWARE_TIMER_FIELD",
+    "on_unreachable": "TIMEAWARE_ON_UNREACHABLE",
+    "max_consecutive_fallbacks": "TIMEAWARE_MAX_CONSECUTIVE_FALLBACKS",
 }
-_INT_FIELDS = frozenset({"retries", "max_batch", "max_inflight"})
-_STR_FIELDS = frozenset({"url", "token", "tool_name", "timer_field"})
+_INT_FIELDS = frozenset({"retries", "max_batch", "max_inflight", "max_consecutive_fallbacks"})
+_STR_FIELDS = frozenset({"url", "token", "tool_name", "timer_field", "on_unreachable"})
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -444,6 +477,17 @@ def prepare_item(
     }
 
 
+_ZERO_STATS: Dict[str, int] = {
+    "requests": 0,
+    "items": 0,
+    "item_errors": 0,
+    "fallbacks": 0,
+    "consecutive_fallbacks": 0,
+    "longest_fallback_run": 0,
+    "fallback_alarms": 0,
+}
+
+
 class _Pending:
     __slots__ = ("data_source", "payload", "future", "enqueued")
 
@@ -490,7 +534,8 @@ class Batcher:
         self._pool = ThreadPoolExecutor(max_workers=s.max_inflight, thread_name_prefix="timeaware-score")
         self._log = _RateLimitedLog()
         self._stats_lock = threading.Lock()
-        self._stats = {"requests": 0, "items": 0, "item_errors": 0, "fallbacks": 0}
+        self._stats = dict(_ZERO_STATS)
+        self._unreported = 0  # fallbacks not yet reported to the server
         self._thread = threading.Thread(target=self._run, name="timeaware-batcher", daemon=True)
         self._thread.start()
         # Learn the key lists early, so that even a result produced before
@@ -521,7 +566,9 @@ class Batcher:
 
     def stats(self) -> Dict[str, int]:
         """Counters: batch requests sent, items sent, items the server
-        rejected, items that got the client fallback."""
+        rejected, items that got the client fallback, the current run of
+        fallbacks in a row and the longest such run, and how many times the
+        run guard fired (raised, or logged at ERROR)."""
         with self._stats_lock:
             return dict(self._stats)
 
@@ -560,8 +607,15 @@ class Batcher:
 
     def _send(self, batch: List[_Pending]) -> None:
         try:
-            results = self._score([p.payload for p in batch])
-            for p, raw in zip(batch, results):
+            results = self._score_or_fallback([p.payload for p in batch])
+            over = self._count_run(results)
+            for i, (p, raw) in enumerate(zip(batch, results)):
+                if over is not None and i in over:
+                    with self._stats_lock:
+                        self._stats["fallbacks"] += 1
+                        self._unreported += 1
+                    p.future.set_exception(over[i])
+                    continue
                 self._resolve(p, raw)
         except BaseException as exc:  # noqa: BLE001 - must resolve every future
             self._log.warning("internal", "timeaware: scoring failed unexpectedly: %r", exc)
@@ -578,12 +632,22 @@ class Batcher:
         with self._stats_lock:
             self._stats["requests"] += 1
             self._stats["items"] += len(payloads)
+            report, self._unreported = self._unreported, 0
         try:
-            results = self.client.score_batch(payloads)
+            results = self.client.score_batch(payloads, client_fallbacks=report)
+        except BaseException:
+            with self._stats_lock:
+                self._unreported += report
+            raise
+        return [r if isinstance(r, dict) else None for r in results]
+
+    def _score_or_fallback(self, payloads: Sequence[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
+        try:
+            return self._score(payloads)
         except TimeawareError as exc:
             if exc.status in (400, 413) and len(payloads) > 1:
                 mid = len(payloads) // 2
-                return self._score(payloads[:mid]) + self._score(payloads[mid:])
+                return self._score_or_fallback(payloads[:mid]) + self._score_or_fallback(payloads[mid:])
             self._log.warning(
                 f"request:{exc.status}",
                 "timeaware: %d item(s) get the fallback score: %s",
@@ -596,7 +660,40 @@ class Batcher:
                 "request:other", "timeaware: %d item(s) get the fallback score: %r", len(payloads), exc
             )
             return [None] * len(payloads)
-        return [r if isinstance(r, dict) else None for r in results]
+
+    def _count_run(self, results: Sequence[Optional[Dict[str, Any]]]) -> "Optional[Dict[int, VerifierUnreachable]]":
+        """Track the run of unanswered items in a row. Returns, when the run
+        passes ``max_consecutive_fallbacks`` in "raise" mode, the error for
+        each position past the limit (keyed by position); logs at ERROR in
+        "fallback" mode."""
+        s = self.settings
+        limit = s.max_consecutive_fallbacks
+        past: List[int] = []
+        with self._stats_lock:
+            st = self._stats
+            for i, raw in enumerate(results):
+                if raw is None:
+                    st["consecutive_fallbacks"] += 1
+                    st["longest_fallback_run"] = max(st["longest_fallback_run"], st["consecutive_fallbacks"])
+                    if st["consecutive_fallbacks"] > limit:
+                        past.append(i)
+                else:
+                    st["consecutive_fallbacks"] = 0
+            run = st["consecutive_fallbacks"]
+            if past:
+                st["fallback_alarms"] += 1
+        if not past:
+            return None
+        msg = (
+            f"timeaware: {run} items in a row got no answer from the verifier at {s.url} "
+            f"(more than max_consecutive_fallbacks={limit}); their rewards would be the fallback "
+            f"{s.fallback_score:g}. Check the service, or raise max_consecutive_fallbacks"
+        )
+        if s.on_unreachable == "fallback":
+            logger.error("%s.", msg)
+            return None
+        err = VerifierUnreachable(s.url, msg + ', or set on_unreachable="fallback" to train on the fallback.')
+        return {i: err for i in past}
 
     def _resolve(self, p: _Pending, raw: Optional[Dict[str, Any]]) -> None:
         try:
@@ -605,6 +702,7 @@ class Batcher:
             if raw is None:
                 with self._stats_lock:
                     self._stats["fallbacks"] += 1
+                    self._unreported += 1
                 out = {"score": float(s.fallback_score)}
                 for k in keys:
                     out[k] = 0.0
@@ -627,10 +725,47 @@ class Batcher:
             pass
 
 
+def check_reachable(s: Settings) -> None:
+    """Ask the service for its reward registry (``GET /v1/rewards``, with the
+    configured retries), which needs the bearer token when the service has
+    one. When no answer comes, or an error such as 401: raise
+    `VerifierUnreachable` naming the URL and the reason, or, with
+    ``on_unreachable="fallback"``, log at ERROR."""
+    client = Client(
+        s.url, s.token or "", timeout_s=s.timeout_s, connect_timeout_s=s.connect_timeout_s, retries=s.retries
+    )
+    try:
+        client.rewards()
+        return
+    except TimeawareError as exc:
+        reason = str(exc)
+    except Exception as exc:  # noqa: BLE001 - e.g. an answer that is not the registry
+        reason = repr(exc)
+    finally:
+        client.close()
+    msg = (
+        f"timeaware: the verifier at {s.url} cannot be reached ({reason}). Start `timeaware serve` there "
+        "or point TIMEAWARE_URL (or configure(url=...)) at it"
+    )
+    if s.on_unreachable == "fallback":
+        logger.error(
+            "%s; on_unreachable=fallback: rewards get the fallback score %g until it answers.", msg, s.fallback_score
+        )
+        return
+    raise VerifierUnreachable(s.url, msg + '; on_unreachable="fallback" trains on fallback scores instead.')
+
+
 def get_batcher(s: Settings) -> Batcher:
-    """The batcher for these settings, started on first use."""
+    """The batcher for these settings, started on first use after
+    `check_reachable` (which may raise `VerifierUnreachable`; the next call
+    checks again)."""
     with _lock:
         _check_fork()
+        b = _batchers.get(s)
+        if b is not None:
+            return b
+    check_reachable(s)
+    with _lock:
         b = _batchers.get(s)
         if b is None:
             b = Batcher(s)
@@ -642,7 +777,7 @@ def stats(overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
     """Counters of the batcher for the current (or overridden) settings."""
     with _lock:
         b = _batchers.get(settings(overrides))
-    return b.stats() if b is not None else {"requests": 0, "items": 0, "item_errors": 0, "fallbacks": 0}
+    return b.stats() if b is not None else dict(_ZERO_STATS)
 
 
 def shutdown() -> None:

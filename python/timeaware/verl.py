@@ -16,9 +16,13 @@ own that imports from it):
 
 Contract shared by all of them:
 
-* They never raise (except on cancellation of the awaiting task). Whatever
-  goes wrong (server down, timeouts, 401, 413, a rejected item, odd input),
-  the result is ``{"score": fallback, <detail keys>: 0.0}``.
+* They raise only `VerifierUnreachable` (and on cancellation of the awaiting
+  task): at first use when the service does not answer, and when more than
+  ``max_consecutive_fallbacks`` items in a row got no answer, so that a
+  training run never learns from fallback zeros unnoticed. The message names
+  the URL. ``on_unreachable="fallback"`` turns both into ERROR logs.
+* Otherwise, whatever goes wrong (a timeout, 401, 413, a rejected item, odd
+  input), the result is ``{"score": fallback, <detail keys>: 0.0}``.
 * A result holds exactly ``score`` plus the detail keys the service lists
   for its data source (`reward_keys`), all finite floats, for every item.
   VeRL collects every key of the dict into per-key lists that must have one
@@ -45,9 +49,10 @@ import logging
 from typing import Any, Dict, List, Optional, Sequence
 
 from timeaware import scoring
-from timeaware.scoring import configure, reward_keys, shutdown, stats
+from timeaware.scoring import VerifierUnreachable, configure, reward_keys, shutdown, stats
 
 __all__ = [
+    "VerifierUnreachable",
     "compute_score",
     "compute_score_sync",
     "compute_score_batch",
@@ -68,6 +73,8 @@ def _submit(
     try:
         item = scoring.prepare_item(data_source, solution_str, ground_truth, extra_info, s)
         return scoring.get_batcher(s).submit(item["data_source"], item), s
+    except VerifierUnreachable:
+        raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: cannot submit %r for scoring: %r", data_source, exc)
         fut: concurrent.futures.Future = concurrent.futures.Future()
@@ -78,6 +85,8 @@ def _submit(
 def _wait(fut: "concurrent.futures.Future", data_source: Any, s: scoring.Settings) -> Dict[str, float]:
     try:
         return fut.result(timeout=s.deadline_s)
+    except VerifierUnreachable:
+        raise
     except Exception as exc:  # noqa: BLE001 - includes the deadline
         logger.warning("timeaware: no result for a %r item (%r); using the fallback", data_source, exc)
         return scoring.fallback_result(data_source, s)
@@ -90,11 +99,11 @@ async def compute_score(
     extra_info: Optional[Dict[str, Any]] = None,
     **kwargs: Any,
 ) -> Dict[str, float]:
-    """Score one rollout; concurrent awaits are batched. Never raises."""
+    """Score one rollout; concurrent awaits are batched. Raises only `VerifierUnreachable`."""
     fut, s = _submit(data_source, solution_str, ground_truth, extra_info, kwargs)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=s.deadline_s)
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, VerifierUnreachable):
         raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: no result for a %r item (%r); using the fallback", data_source, exc)
@@ -112,7 +121,7 @@ def compute_score_sync(
     threads at once are batched together. A lone caller waits up to
     ``max_wait_ms`` for companions before its request leaves. Do not call it
     on an event loop's thread (it blocks the loop); await `compute_score`
-    there. Never raises."""
+    there. Raises only `VerifierUnreachable`."""
     fut, s = _submit(data_source, solution_str, ground_truth, extra_info, kwargs)
     return _wait(fut, data_source, s)
 
@@ -152,6 +161,8 @@ def _submit_all(
             prepared.append(None)
     try:
         futures = iter(scoring.get_batcher(s).submit_many([p for p in prepared if p is not None]))
+    except VerifierUnreachable:
+        raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: cannot submit a batch for scoring: %r", exc)
         prepared, futures = [None] * n, iter(())
@@ -178,7 +189,7 @@ def compute_score_batch(
     Returns one result per entry of ``data_sources``, in order; a shorter
     ``solution_strs``/``ground_truths``/``extra_infos`` is padded with None.
     The items are split into requests of at most ``max_batch`` and sent
-    concurrently (up to ``max_inflight``). Never raises.
+    concurrently (up to ``max_inflight``). Raises only `VerifierUnreachable`.
     """
     return [
         _wait(fut, ds, s)
@@ -194,13 +205,13 @@ async def compute_score_batch_async(
     **kwargs: Any,
 ) -> List[Dict[str, float]]:
     """Awaitable `compute_score_batch` (VeRL's reward-loop ``batch`` manager
-    awaits a coroutine batch function). Never raises."""
+    awaits a coroutine batch function). Raises only `VerifierUnreachable`."""
     pending = _submit_all(data_sources, solution_strs, ground_truths, extra_infos, kwargs)
 
     async def one(fut: "concurrent.futures.Future", ds: Any, s: scoring.Settings) -> Dict[str, float]:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=s.deadline_s)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, VerifierUnreachable):
             raise
         except Exception as exc:  # noqa: BLE001
             logger.warning("timeaware: no result for a %r item (%r); using the fallback", ds, exc)

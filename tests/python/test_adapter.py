@@ -38,6 +38,15 @@ pytestmark = pytest.mark.needs_binary
 SECRET = "adapter-tests-0123456789abcdef"
 DURATION_TEXT = re.compile(r"^\d+\.\d{2} seconds\.$")
 TIMELY_KEYS = ["score", *scoring.BUILTIN_KEYS["timely/general"]]
+ZERO_STATS = {
+    "requests": 0,
+    "items": 0,
+    "item_errors": 0,
+    "fallbacks": 0,
+    "consecutive_fallbacks": 0,
+    "longest_fallback_run": 0,
+    "fallback_alarms": 0,
+}
 
 
 def free_port() -> int:
@@ -244,7 +253,7 @@ def test_concurrent_compute_score_calls_are_batched_and_correct(shared_server, a
     assert batches == requests
     assert items_sum == n
     assert scored_ok == n
-    assert tv.stats() == {"requests": requests, "items": n, "item_errors": 0, "fallbacks": 0}
+    assert tv.stats() == {**ZERO_STATS, "requests": requests, "items": n}
 
 
 def test_sync_variant_batches_across_threads(shared_server, adapter):
@@ -340,7 +349,7 @@ def test_stopped_server_gives_the_fallback_quickly(make_server, adapter):
 
 
 def test_nothing_listening_gives_the_fallback_with_builtin_keys(adapter):
-    adapter(f"http://127.0.0.1:{free_port()}", retries=0)
+    adapter(f"http://127.0.0.1:{free_port()}", retries=0, on_unreachable="fallback")
     t0 = time.monotonic()
     r = asyncio.run(tv.compute_score("timely/general", "<answer>42</answer>", "42", {"elapsed_s": 1.0}))
     assert r == {k: 0.0 for k in TIMELY_KEYS}
@@ -356,6 +365,11 @@ def test_bearer_token_is_required_when_the_server_has_one(make_server, adapter):
     server = make_server({"TIMEAWARE_SERVE_TOKEN": "t0ken-for-tests"})
     args, want = timely_item(4)
     adapter(server.url)
+    # Without the token the first use fails loudly: every reward would be the fallback.
+    with pytest.raises(tv.VerifierUnreachable, match="401") as unreachable:
+        tv.compute_score_sync(*args)
+    assert server.url in str(unreachable.value)
+    adapter(server.url, on_unreachable="fallback")
     assert tv.compute_score_sync(*args) == {k: 0.0 for k in TIMELY_KEYS}
     with pytest.raises(TimeawareError) as err:
         Client(server.url, token="wrong").score_batch([])
@@ -583,6 +597,8 @@ def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter
     back later instead of falling back."""
     server = make_server({"TIMEAWARE_SERVE_MAX_INFLIGHT": "1"})
     adapter(server.url, retries=4)
+    args, want = timely_item(5)
+    assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)  # first use: the registry check
     body = b'{"items": []}'
     slow = socket.create_connection(("127.0.0.1", server.port))
     slow.sendall(
@@ -600,7 +616,6 @@ def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter
     finisher = threading.Thread(target=finish_slow_request)
     finisher.start()
     time.sleep(0.1)
-    args, want = timely_item(5)
     t0 = time.monotonic()
     r = tv.compute_score_sync(*args)
     waited = time.monotonic() - t0
@@ -610,3 +625,24 @@ def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter
     m = server.metrics()
     assert metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="429") >= 1
     assert waited >= 0.3  # it waited for the slot instead of giving up
+
+
+def test_server_down_raises_at_first_use_or_logs_counts_and_reports(make_server, adapter, caplog):
+    server = make_server()
+    server.stop()
+    adapter(server.url, retries=0)
+    with pytest.raises(tv.VerifierUnreachable) as err:
+        asyncio.run(tv.compute_score("timely/general", "<answer>42</answer>", "42", {"elapsed_s": 1.0}))
+    assert server.url in str(err.value)
+
+    adapter(server.url, retries=0, on_unreachable="fallback")
+    args, want = timely_item(1)
+    with caplog.at_level("ERROR", logger="timeaware"):
+        down = [tv.compute_score_sync(*args)["score"] for _ in range(3)]
+    assert down == [0.0, 0.0, 0.0]
+    assert any(r.levelname == "ERROR" and server.url in r.getMessage() for r in caplog.records)
+    assert tv.stats()["fallbacks"] == 3
+    server.start()
+    assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)
+    assert metric(server.metrics(), "timeaware_client_fallback_items_total") == 3
+    assert tv.stats()["consecutive_fallbacks"] == 0

@@ -36,6 +36,7 @@ class StubState:
         self.delay_s = 0.0
         self.garbage = False
         self.rewards_calls = 0
+        self.fallback_reports: list[int] = []
 
 
 def _make_handler(state: StubState):
@@ -88,6 +89,9 @@ def _make_handler(state: StubState):
             items = json.loads(raw)["items"]
             with state.lock:
                 state.batches.append(len(items))
+                report = self.headers.get("Timeaware-Client-Fallbacks")
+                if report is not None:
+                    state.fallback_reports.append(int(report))
             if len(items) > state.max_items:
                 self._send(413, {"error": {"code": "too_large", "message": "too many items"}})
                 return
@@ -243,7 +247,9 @@ def test_503_with_retry_after_is_retried(stub):
 
 def test_nothing_listening_gives_fallback_quickly_with_builtin_keys():
     scoring.shutdown()
-    scoring.configure(reset=True, url=f"http://127.0.0.1:{_free_port()}", fallback_score=-1, retries=1)
+    scoring.configure(
+        reset=True, url=f"http://127.0.0.1:{_free_port()}", fallback_score=-1, retries=1, on_unreachable="fallback"
+    )
     try:
         t0 = time.monotonic()
         r = tv.compute_score_sync("timely/general", "<answer>1</answer>", "1", {})
@@ -264,9 +270,21 @@ def test_garbage_answer_gives_fallback(stub):
     assert scoring.stats()["fallbacks"] == 1
 
 
+def test_missing_token_raises_at_first_use(stub):
+    state, url = stub
+    state.token = "s3cret"
+    with pytest.raises(tv.VerifierUnreachable, match=r"401") as err:
+        tv.compute_score_sync("timely/general", "", None, {"value": 4})
+    assert url in str(err.value)
+    assert state.batches == [], "nothing is scored before the check passes"
+    ok = tv.compute_score_sync("stub/echo", "", None, {"value": 4}, token="s3cret")
+    assert ok == {"score": 4.0, "echo": 4.0, "n": 0.0}
+
+
 def test_missing_token_gives_fallback_and_token_is_sent(stub):
     state, url = stub
     state.token = "s3cret"
+    scoring.configure(on_unreachable="fallback")
     # Without the token neither the registry nor scoring answers: the
     # fallback carries the built-in key list.
     timely = {"score": 0.0, **{k: 0.0 for k in scoring.BUILTIN_KEYS["timely/general"]}}
@@ -435,3 +453,89 @@ def test_a_keep_alive_connection_closed_by_the_server_costs_no_retry():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_nothing_listening_raises_at_first_use_naming_the_url():
+    url = f"http://127.0.0.1:{_free_port()}"
+    scoring.shutdown()
+    scoring.configure(reset=True, url=url, retries=0)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(tv.VerifierUnreachable, match="cannot be reached") as err:
+            asyncio.run(tv.compute_score("timely/general", "<answer>1</answer>", "1", {}))
+        assert err.value.url == url and url in str(err.value)
+        with pytest.raises(tv.VerifierUnreachable):
+            tv.compute_score_sync("timely/general", "", "1", {})
+        with pytest.raises(tv.VerifierUnreachable):
+            tv.compute_score_batch(["timepuzzles"], [""], ["None"], [{}])
+        with pytest.raises(tv.VerifierUnreachable):
+            asyncio.run(tv.compute_score_batch_async(["timepuzzles"], [""], ["None"], [{}]))
+        assert time.monotonic() - t0 < 3
+    finally:
+        scoring.shutdown()
+        scoring.configure(reset=True)
+
+
+def test_a_run_of_fallbacks_past_the_limit_raises_then_recovers(stub):
+    state, url = stub
+    scoring.configure(max_consecutive_fallbacks=3, retries=0)
+    assert tv.compute_score_sync("stub/echo", "", None, {"value": 1}) == {"score": 1.0, "echo": 1.0, "n": 0.0}
+    state.fail_next_with_503 = 4  # four requests in a row get no usable answer
+    for _ in range(3):
+        assert tv.compute_score_sync("stub/echo", "", None, {"value": 2})["score"] == 0.0
+    with pytest.raises(tv.VerifierUnreachable, match=r"4 items in a row .*max_consecutive_fallbacks=3") as err:
+        tv.compute_score_sync("stub/echo", "", None, {"value": 2})
+    assert url in str(err.value)
+    st = scoring.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"], st["longest_fallback_run"], st["fallback_alarms"]) == (4, 4, 4, 1)
+    # An answer ends the run, and its request reports the four fallbacks.
+    assert tv.compute_score_sync("stub/echo", "", None, {"value": 5})["score"] == 5.0
+    assert scoring.stats()["consecutive_fallbacks"] == 0
+    assert state.fallback_reports == [4]
+    # A batch that crosses the limit: the items before it fall back, the
+    # ones past it raise.
+    state.fail_next_with_503 = 1
+    futures = scoring.get_batcher(scoring.settings()).submit_many(
+        [("stub/echo", {"data_source": "stub/echo", "extra_info": {"value": 1}})] * 5
+    )
+    outcomes = [f.exception(timeout=5) for f in futures]
+    assert [o is None for o in outcomes] == [True, True, True, False, False]
+    assert all(isinstance(o, tv.VerifierUnreachable) for o in outcomes[3:])
+    assert scoring.stats()["longest_fallback_run"] == 5
+
+
+def test_fallback_mode_logs_every_run_past_the_limit_at_error(stub, caplog):
+    state, url = stub
+    scoring.configure(max_consecutive_fallbacks=2, retries=0, on_unreachable="fallback")
+    state.garbage = True
+    with caplog.at_level("ERROR", logger="timeaware"):
+        scores = [tv.compute_score_sync("stub/echo", "", None, {"value": 1})["score"] for _ in range(5)]
+    assert scores == [0.0] * 5
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 3, errors  # the 3rd, 4th and 5th item
+    assert all(url in m for m in errors)
+    assert scoring.stats()["fallback_alarms"] == 3
+
+
+def test_fallback_mode_logs_an_unreachable_service_at_error(caplog):
+    url = f"http://127.0.0.1:{_free_port()}"
+    scoring.shutdown()
+    scoring.configure(reset=True, url=url, retries=0, on_unreachable="fallback")
+    try:
+        with caplog.at_level("ERROR", logger="timeaware"):
+            r = tv.compute_score_sync("timepuzzles", "MY ANSWER: None", "None", {})
+        assert r["score"] == 0.0
+        assert any(r.levelname == "ERROR" and url in r.getMessage() for r in caplog.records)
+    finally:
+        scoring.shutdown()
+        scoring.configure(reset=True)
+
+
+@pytest.mark.parametrize(
+    "name,value",
+    [("on_unreachable", "sometimes"), ("max_consecutive_fallbacks", 0), ("max_consecutive_fallbacks", 1.5)],
+)
+def test_bad_guard_settings_are_rejected(name, value):
+    with pytest.raises(ValueError, match=name):
+        scoring.configure(**{name: value})
+    scoring.configure(reset=True)
