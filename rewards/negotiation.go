@@ -419,17 +419,23 @@ func ParseNegotiationAction(raw json.RawMessage) (NegotiationAction, error) {
 	}
 }
 
-// ParseNegotiationTranscript reads a transcript: a JSON array of messages
-// or JSON lines, one message per line (blank lines skipped). Each message is
-// an object {"role", "text", "action"} (NegotiationTurn) with role and text
-// strings; other fields are ignored. An empty transcript is an error.
+// ParseNegotiationTranscript reads a transcript: a JSON array of messages,
+// one message object (which may span lines), or JSON lines, one message per
+// line (blank lines skipped). Each message is an object {"role", "text",
+// "action"} (NegotiationTurn) with a text string; role, when present, is a
+// string, and a message without one comes back with Role "" (the reward
+// gives it to the scored role: a model's reply is its own turn, written in
+// the {"text", "action"} form its prompt asks for). Other fields are
+// ignored. An empty transcript is an error.
 func ParseNegotiationTranscript(s string) ([]NegotiationTurn, error) {
 	b := trimSpace([]byte(s))
 	if len(b) == 0 {
 		return nil, errors.New("empty transcript")
 	}
 	var raws []json.RawMessage
-	if b[0] == '[' {
+	if b[0] == '{' && json.Valid(b) {
+		raws = []json.RawMessage{b}
+	} else if b[0] == '[' {
 		if err := json.Unmarshal(b, &raws); err != nil {
 			return nil, fmt.Errorf("not a JSON array of messages: %w", err)
 		}
@@ -461,10 +467,13 @@ func ParseNegotiationTranscript(s string) ([]NegotiationTurn, error) {
 		if err := json.Unmarshal(r, &m); err != nil {
 			return nil, fmt.Errorf("message %d: not an object {role, text, action}: %w", i+1, err)
 		}
-		if m.Role == nil || m.Text == nil {
-			return nil, fmt.Errorf("message %d: role and text must be strings", i+1)
+		if m.Text == nil {
+			return nil, fmt.Errorf("message %d: text must be a string", i+1)
 		}
-		out[i] = NegotiationTurn{Role: *m.Role, Text: *m.Text, Action: m.Action}
+		out[i] = NegotiationTurn{Text: *m.Text, Action: m.Action}
+		if m.Role != nil {
+			out[i].Role = *m.Role
+		}
 	}
 	return out, nil
 }
@@ -658,6 +667,11 @@ func scoreNegotiation(_ context.Context, _ *Scorer, it *Item, d []float64) (floa
 	msgs, err := ParseNegotiationTranscript(it.SolutionStr)
 	if err != nil {
 		return 0, nil
+	}
+	for i := range msgs {
+		if msgs[i].Role == "" {
+			msgs[i].Role = gt.Role
+		}
 	}
 	out, err := gt.Play(msgs)
 	if err != nil {
