@@ -1,0 +1,53 @@
+"""The docs' Python examples run as written, against the real trainers.
+
+A fenced ``python`` block right after the marker
+``<!-- runs in CI: tests/trainers/test_docs.py -->`` in a Markdown file of the
+repository is collected here and executed verbatim in a scratch directory that
+holds the files it names; ``MODEL`` is the only name the text leaves to the
+reader, and it is bound to the tiny model.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import REPO_ROOT
+
+MARKER = "<!-- runs in CI: tests/trainers/test_docs.py -->"
+BLOCK = re.compile(re.escape(MARKER) + r"\s*```python\n(.*?)```", re.S)
+DOCS = [REPO_ROOT / "README.md", REPO_ROOT / "python" / "README.md", *sorted((REPO_ROOT / "examples").glob("*/README.md"))]
+
+
+def examples():
+    out = []
+    for doc in DOCS:
+        text = doc.read_text(encoding="utf-8")
+        assert text.count(MARKER) == len(BLOCK.findall(text)), f"{doc}: a marker not followed by a python block"
+        for i, code in enumerate(BLOCK.findall(text)):
+            out.append(pytest.param(code, id=f"{doc.relative_to(REPO_ROOT)}#{i + 1}"))
+    return out
+
+
+def test_the_docs_have_runnable_examples():
+    assert len(examples()) >= 1
+
+
+@pytest.mark.parametrize("code", examples())
+def test_doc_example_runs_verbatim(code, pairs_split, tiny_model_dir, tmp_path, monkeypatch):
+    # The files the examples name, small enough for one step on a CPU.
+    train = pq.read_table(pairs_split["train"]).slice(0, 8)
+    pq.write_table(train, tmp_path / "tictoc-pairs-train.parquet")
+    pq.write_table(pq.read_table(pairs_split["test"]).slice(0, 8), tmp_path / "tictoc-pairs-test.parquet")
+    monkeypatch.chdir(tmp_path)
+    env = {"MODEL": str(tiny_model_dir), "__name__": "__doc_example__"}
+    exec(compile(code, "<doc example>", "exec"), env)  # noqa: S102 - our own docs
+    trainer = env.get("trainer")
+    if trainer is not None:
+        assert trainer.state.global_step >= 1, "the example trained"
+        final = [h["train_loss"] for h in trainer.state.log_history if "train_loss" in h]
+        assert final and math.isfinite(final[-1]), trainer.state.log_history
