@@ -3,15 +3,18 @@
 GO      ?= go
 VENV    ?= .venv
 PYTHON  ?= $(VENV)/bin/python
+# The trainers tier (tests/trainers): torch, TRL, VeRL, OpenRLHF on CPU.
+TRAINERS_VENV ?= .venv-trainers
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 
-.PHONY: help build demo serve bench-synth test test-go test-python vet bench bench-go bench-pairs bench-splits venv clean
+.PHONY: help build demo serve bench-synth test test-go test-python test-trainers vet bench bench-go bench-pairs bench-splits venv venv-trainers clean
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
 	@echo "make serve        run the verifier service on 127.0.0.1:8080 with built-in defaults"
-	@echo "make test         go vet, go test -race, and the Python interop tests"
+	@echo "make test         go vet, go test -race, the Python interop tests and the trainers tier"
+	@echo "make test-trainers  TRL, VeRL and OpenRLHF on CPU against our outputs and server"
 	@echo "make bench        Go benchmarks and the pairs benchmark against the Python baseline"
 	@echo "make build        build $(BIN)"
 
@@ -41,7 +44,18 @@ venv: $(VENV)/.installed
 test-python: build venv
 	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
 
-test: vet test-go test-python
+$(TRAINERS_VENV)/.installed: tests/trainers/requirements.txt tests/trainers/requirements-nodeps.txt
+	python3 -m venv $(TRAINERS_VENV)
+	$(TRAINERS_VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/trainers/requirements.txt
+	$(TRAINERS_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r tests/trainers/requirements-nodeps.txt
+	touch $@
+
+venv-trainers: $(TRAINERS_VENV)/.installed
+
+test-trainers: build venv-trainers
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/trainers
+
+test: vet test-go test-python test-trainers
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
