@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# GRPO (group_norm) with OpenRLHF 0.11.2 on Time Puzzles, rewards from timeaware serve through
+# OpenRLHF's remote reward protocol. One node with 8 GPUs; see README.md beside this file.
+#
+#   bash examples/openrlhf-grpo/run.sh [extra OpenRLHF arguments ...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+MODEL=${MODEL:-Qwen/Qwen2.5-3B-Instruct}
+DATA=${DATA:-data/openrlhf-grpo/puzzles.parquet}
+OUT=${OUT:-runs/openrlhf-grpo}
+TIMEAWARE_URL=${TIMEAWARE_URL:-http://127.0.0.1:8080}
+TIMEAWARE=${TIMEAWARE:-bin/timeaware}
+
+mkdir -p "$(dirname "$DATA")"
+"$TIMEAWARE" synth puzzles --count 20000 --seed 1 --openrlhf-label --out "$DATA"
+
+"$TIMEAWARE" serve --addr "${TIMEAWARE_URL#http://}" &
+serve=$!
+trap 'kill "$serve" 2>/dev/null' EXIT
+
+args=()
+while IFS= read -r line; do
+    case "$line" in ''|'#'*) continue ;; esac
+    line=${line//'${MODEL}'/$MODEL}
+    line=${line//'${DATA}'/$DATA}
+    line=${line//'${OUT}'/$OUT}
+    line=${line//'${TIMEAWARE_URL}'/$TIMEAWARE_URL}
+    read -r -a words <<< "$line"
+    args+=("${words[@]}")
+done < examples/openrlhf-grpo/grpo.args
+
+ray start --head --num-gpus 8 >/dev/null 2>&1 || true
+python3 -m openrlhf.cli.train_ppo_ray "${args[@]}" "$@"
