@@ -51,3 +51,18 @@ def test_doc_example_runs_verbatim(code, pairs_split, tiny_model_dir, tmp_path, 
         assert trainer.state.global_step >= 1, "the example trained"
         final = [h["train_loss"] for h in trainer.state.log_history if "train_loss" in h]
         assert final and math.isfinite(final[-1]), trainer.state.log_history
+
+
+def test_reward_managers_named_for_verl_091_exist():
+    """python/README's VeRL 0.9.1 row names only managers VeRL 0.9.1's reward
+    loop registers (it once named `batch`, which 0.9.1 rejects)."""
+    from verl.experimental.reward_loop.reward_manager import get_reward_manager_cls
+
+    text = (REPO_ROOT / "python" / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| VeRL 0.9.1"))
+    names = re.findall(r"`([a-z_]+)`", row.split("|")[1])
+    assert set(names) >= {"naive", "dapo"}, row
+    for name in names:
+        assert get_reward_manager_cls(name) is not None, name
+    with pytest.raises(Exception, match="batch"):
+        get_reward_manager_cls("batch")
