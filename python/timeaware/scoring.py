@@ -238,6 +238,7 @@ _lock = threading.RLock()
 _overrides: Dict[str, Any] = {}
 _base: Optional[Settings] = None
 _batchers: Dict[Settings, "Batcher"] = {}
+_first_use: Dict[Settings, threading.Lock] = {}
 _key_caches: Dict[Tuple[str, Optional[str]], "_KeyCache"] = {}
 _pid = os.getpid()
 
@@ -248,6 +249,7 @@ def _check_fork() -> None:
     if os.getpid() != _pid:
         _pid = os.getpid()
         _batchers.clear()
+        _first_use.clear()
         _key_caches.clear()
         _base = None
 
@@ -755,22 +757,35 @@ def check_reachable(s: Settings) -> None:
     raise VerifierUnreachable(s.url, msg + '; on_unreachable="fallback" trains on fallback scores instead.')
 
 
+def ready(s: Settings) -> bool:
+    """Whether the batcher for these settings exists (its first-use check passed)."""
+    with _lock:
+        _check_fork()
+        return s in _batchers
+
+
 def get_batcher(s: Settings) -> Batcher:
     """The batcher for these settings, started on first use after
     `check_reachable` (which may raise `VerifierUnreachable`; the next call
-    checks again)."""
+    checks again). Concurrent first uses share one check."""
     with _lock:
         _check_fork()
         b = _batchers.get(s)
         if b is not None:
             return b
-    check_reachable(s)
-    with _lock:
-        b = _batchers.get(s)
-        if b is None:
-            b = Batcher(s)
-            _batchers[s] = b
-        return b
+        gate = _first_use.setdefault(s, threading.Lock())
+    with gate:
+        with _lock:
+            b = _batchers.get(s)
+            if b is not None:
+                return b
+        check_reachable(s)
+        with _lock:
+            b = _batchers.get(s)
+            if b is None:
+                b = Batcher(s)
+                _batchers[s] = b
+            return b
 
 
 def stats(overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
@@ -786,6 +801,7 @@ def shutdown() -> None:
     with _lock:
         batchers = list(_batchers.values())
         _batchers.clear()
+        _first_use.clear()
         _key_caches.clear()
     for b in batchers:
         try:

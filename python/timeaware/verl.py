@@ -92,6 +92,13 @@ def _wait(fut: "concurrent.futures.Future", data_source: Any, s: scoring.Setting
         return scoring.fallback_result(data_source, s)
 
 
+async def _first_use(kwargs: Dict[str, Any]) -> None:
+    """Run the first-use reachability check off the event loop's thread."""
+    s = scoring.settings(kwargs)
+    if not scoring.ready(s):
+        await asyncio.get_running_loop().run_in_executor(None, scoring.get_batcher, s)
+
+
 async def compute_score(
     data_source: Any,
     solution_str: Any,
@@ -100,6 +107,7 @@ async def compute_score(
     **kwargs: Any,
 ) -> Dict[str, float]:
     """Score one rollout; concurrent awaits are batched. Raises only `VerifierUnreachable`."""
+    await _first_use(kwargs)
     fut, s = _submit(data_source, solution_str, ground_truth, extra_info, kwargs)
     try:
         return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=s.deadline_s)
@@ -206,6 +214,7 @@ async def compute_score_batch_async(
 ) -> List[Dict[str, float]]:
     """Awaitable `compute_score_batch` (VeRL's reward-loop ``batch`` manager
     awaits a coroutine batch function). Raises only `VerifierUnreachable`."""
+    await _first_use(kwargs)
     pending = _submit_all(data_sources, solution_strs, ground_truths, extra_infos, kwargs)
 
     async def one(fut: "concurrent.futures.Future", ds: Any, s: scoring.Settings) -> Dict[str, float]:

@@ -539,3 +539,15 @@ def test_bad_guard_settings_are_rejected(name, value):
     with pytest.raises(ValueError, match=name):
         scoring.configure(**{name: value})
     scoring.configure(reset=True)
+
+
+def test_concurrent_first_uses_share_one_reachability_check(stub):
+    state, _ = stub
+
+    async def many():
+        return await asyncio.gather(*(tv.compute_score("stub/echo", "", None, {"value": i}) for i in range(50)))
+
+    results = asyncio.run(many())
+    assert [r["score"] for r in results] == [float(i) for i in range(50)]
+    # One registry request for the check, at most one more for the key lists.
+    assert 1 <= state.rewards_calls <= 2, state.rewards_calls
