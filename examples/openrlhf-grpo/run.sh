@@ -19,16 +19,9 @@ mkdir -p "$(dirname "$DATA")"
 serve=$!
 trap 'kill "$serve" 2>/dev/null' EXIT
 
-args=()
-while IFS= read -r line; do
-    case "$line" in ''|'#'*) continue ;; esac
-    line=${line//'${MODEL}'/$MODEL}
-    line=${line//'${DATA}'/$DATA}
-    line=${line//'${OUT}'/$OUT}
-    line=${line//'${TIMEAWARE_URL}'/$TIMEAWARE_URL}
-    read -r -a words <<< "$line"
-    args+=("${words[@]}")
-done < examples/openrlhf-grpo/grpo.args
+source examples/args.sh
+args=$(expand_args examples/openrlhf-grpo/grpo.args)
+read -r -a args <<< "$(tr '\n' ' ' <<< "$args")"
 
 ray start --head --num-gpus 8 >/dev/null 2>&1 || true
 python3 -m openrlhf.cli.train_ppo_ray "${args[@]}" "$@"

@@ -25,15 +25,8 @@ export TIMEAWARE_TIMERS_SECRET=${TIMEAWARE_TIMERS_SECRET:-$(head -c 32 /dev/uran
 serve=$!
 trap 'kill "$serve" 2>/dev/null' EXIT
 
-args=()
-while IFS= read -r line; do
-    case "$line" in ''|'#'*) continue ;; esac
-    line=${line//'${MODEL}'/$MODEL}
-    line=${line//'${DATA}'/$DATA}
-    line=${line//'${TOOLS}'/$TOOLS}
-    line=${line//'${TIMEAWARE_URL}'/$TIMEAWARE_URL}
-    line=${line//'${GPUS}'/$GPUS}
-    args+=("$line")
-done < examples/verl-grpo/grpo.args
+source examples/args.sh
+args=$(expand_args examples/verl-grpo/grpo.args)
+mapfile -t args <<< "$args"
 
 python3 -m verl.trainer.main_ppo "${args[@]}" "$@"

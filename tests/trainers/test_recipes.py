@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
+import os
 import shutil
+import subprocess
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,15 +24,15 @@ import pytest
 
 from conftest import REPO_ROOT
 
-VAR = re.compile(r"\$\{(\w+)\}")
-
-
 def recipe_lines(name: str, values: dict) -> list[str]:
-    lines = []
-    for raw in (REPO_ROOT / "examples" / name / "grpo.args").read_text().splitlines():
-        raw = raw.strip()
-        if raw and not raw.startswith("#"):
-            lines.append(VAR.sub(lambda m: values[m.group(1)], raw))
+    """The recipe's argument lines as its run.sh expands them (examples/args.sh)."""
+    res = subprocess.run(
+        ["bash", "-c", f'source examples/args.sh && expand_args examples/{name}/grpo.args'],
+        cwd=REPO_ROOT, env={"PATH": os.environ["PATH"], **values}, capture_output=True, text=True, check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines and not any("${" in line for line in lines), lines
     return lines
 
 
