@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import os
 import threading
 import uuid
 import weakref
@@ -191,7 +192,12 @@ _clients_lock = threading.Lock()
 def _shared_client(
     base_url: Optional[str], token: Optional[str], timeout_s: float, connect_timeout_s: float, retries: int
 ) -> Client:
-    """One Client per distinct configuration, so tool objects share keep-alive connections."""
+    """One Client per distinct configuration, so tool objects share keep-alive
+    connections. The URL and token are resolved from the environment here,
+    when the tool is built, so a tool built before TIMEAWARE_URL was set does
+    not pin the default for the tools built after it."""
+    base_url = base_url or os.environ.get("TIMEAWARE_URL") or None
+    token = token or os.environ.get("TIMEAWARE_SERVE_TOKEN") or None
     key = (base_url, token, timeout_s, connect_timeout_s, retries)
     with _clients_lock:
         c = _clients.get(key)

@@ -534,6 +534,22 @@ def test_get_duration_tool_with_the_server_down_does_not_raise():
     assert reward == 0.0 and metrics == {"error": 1.0} and score == -1.0 and fields == {}
 
 
+def test_get_duration_tool_reads_the_environment_when_it_is_built(shared_server, monkeypatch):
+    # VeRL builds tool objects more than once (its dataset and each agent-loop
+    # worker); one built before TIMEAWARE_URL was set must not pin the
+    # default URL for the tools built after it.
+    monkeypatch.delenv("TIMEAWARE_URL", raising=False)
+    monkeypatch.delenv("TIMEAWARE_SERVE_TOKEN", raising=False)
+    early = GetDurationTool({"retries": 0})
+    monkeypatch.setenv("TIMEAWARE_URL", shared_server.url)
+    monkeypatch.setenv("TIMEAWARE_SERVE_TOKEN", "a-token-set-later")
+    late = GetDurationTool({"retries": 0})
+    assert early._client.base_url == "http://127.0.0.1:8080"
+    assert late._client.base_url == shared_server.url
+    assert late._client.token == "a-token-set-later"
+    assert GetDurationTool({"retries": 0})._client is late._client, "tools with one configuration share a client"
+
+
 # --------------------------------------------------------------------------- timers across processes
 
 

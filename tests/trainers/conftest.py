@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -267,3 +268,59 @@ def adapter(server):
     scoring.shutdown()
     scoring.configure(reset=True)
     os.environ.pop("TIMEAWARE_URL", None)
+
+
+def right_answer(data_source: str, ground_truth: str, extra_info: dict) -> str:
+    """A right answer written from the row's ground truth."""
+    if data_source == "timepuzzles":
+        return f"Checking every candidate date.\nMY ANSWER: {ground_truth}"
+    if data_source.startswith("timely/"):
+        return f"Working it out.\n<answer>{ground_truth}</answer>"
+    if data_source == "traveler":
+        gt = json.loads(ground_truth)
+        if "answer" not in gt:
+            # A vague question: the answer synth found most likely.
+            return f"Weighing how likely each event is.\nANSWER: {extra_info['answer']}"
+        ans = gt["answer"]
+        if isinstance(ans, list):
+            ans = ", ".join(ans) if ans else "nobody"
+        return f"Looking at the events.\nANSWER: {ans}"
+    if data_source == "negotiation":
+        # The reply form the row's prompt asks for: walking away is always
+        # valid and is worth the role's BATNA.
+        return json.dumps({"text": "I will take my outside option.", "action": {"action": "batna"}})
+    raise AssertionError(data_source)
+
+
+def recipe_lines(name: str, values: dict) -> list[str]:
+    """The recipe's argument lines as its run.sh expands them (examples/args.sh)."""
+    res = subprocess.run(
+        ["bash", "-c", f'source examples/args.sh && expand_args examples/{name}/grpo.args'],
+        cwd=REPO_ROOT, env={"PATH": os.environ["PATH"], **values}, capture_output=True, text=True, check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines and not any("${" in line for line in lines), lines
+    return lines
+
+
+@pytest.fixture(scope="session")
+def verl_config(synth_outputs, tiny_model_dir, server, tmp_path_factory):
+    """VeRL's own trainer config composed with every line of examples/verl-grpo/grpo.args,
+    on the tiny model, the budget rows, the example tool config and the session's server."""
+    import verl
+    from hydra import compose, initialize_config_dir
+
+    data = tmp_path_factory.mktemp("verl-grpo")
+    shutil.copy(synth_outputs["budget"], data / "budget-train.parquet")
+    shutil.copy(synth_outputs["budget"], data / "budget-test.parquet")
+    values = {
+        "MODEL": str(tiny_model_dir),
+        "DATA": str(data),
+        "TOOLS": str(REPO_ROOT / "python" / "examples" / "get_duration_tool_config.yaml"),
+        "TIMEAWARE_URL": server.url,
+        "GPUS": "8",
+    }
+    config_dir = Path(verl.__file__).parent / "trainer" / "config"
+    with initialize_config_dir(config_dir=str(config_dir), version_base=None):
+        return compose(config_name="ppo_trainer", overrides=recipe_lines("verl-grpo", values))

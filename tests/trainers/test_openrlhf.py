@@ -21,6 +21,8 @@ from datasets import load_dataset
 from openrlhf.datasets.prompts_dataset import PromptDataset
 from openrlhf.utils.agent import SingleTurnAgentExecutor
 
+from conftest import right_answer
+
 
 class ScriptedEngine:
     """Stands in for OpenRLHF's vLLM engine: answers with fixed token ids."""
@@ -36,25 +38,6 @@ class ScriptedEngine:
 def strategy(label_key="label"):
     data = SimpleNamespace(input_key="prompt", label_key=label_key, apply_chat_template=True, image_key="images")
     return SimpleNamespace(args=SimpleNamespace(data=data), is_rank_0=lambda: True)
-
-
-def right_answer(data_source: str, ground_truth: str, extra_info: dict) -> str:
-    """A right answer written from the row's ground truth."""
-    if data_source == "timepuzzles":
-        return f"Checking every candidate date.\nMY ANSWER: {ground_truth}"
-    if data_source.startswith("timely/"):
-        return f"Working it out.\n<answer>{ground_truth}</answer>"
-    if data_source == "traveler":
-        gt = json.loads(ground_truth)
-        ans = gt["answer"]
-        if isinstance(ans, list):
-            ans = ", ".join(ans) if ans else "nobody"
-        return f"Looking at the events.\nANSWER: {ans}"
-    if data_source == "negotiation":
-        # The reply form the row's prompt asks for: walking away is always
-        # valid and is worth the role's BATNA.
-        return json.dumps({"text": "I will take my outside option.", "action": {"action": "batna"}})
-    raise AssertionError(data_source)
 
 
 def rows(path):

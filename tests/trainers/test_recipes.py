@@ -13,47 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import shutil
-import subprocess
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
-
-from conftest import REPO_ROOT
-
-def recipe_lines(name: str, values: dict) -> list[str]:
-    """The recipe's argument lines as its run.sh expands them (examples/args.sh)."""
-    res = subprocess.run(
-        ["bash", "-c", f'source examples/args.sh && expand_args examples/{name}/grpo.args'],
-        cwd=REPO_ROOT, env={"PATH": os.environ["PATH"], **values}, capture_output=True, text=True, check=False,
-    )
-    assert res.returncode == 0, res.stderr
-    lines = res.stdout.splitlines()
-    assert lines and not any("${" in line for line in lines), lines
-    return lines
-
-
-@pytest.fixture(scope="module")
-def verl_config(synth_outputs, tiny_model_dir, server, tmp_path_factory):
-    import verl
-    from hydra import compose, initialize_config_dir
-
-    data = tmp_path_factory.mktemp("verl-grpo")
-    shutil.copy(synth_outputs["budget"], data / "budget-train.parquet")
-    shutil.copy(synth_outputs["budget"], data / "budget-test.parquet")
-    values = {
-        "MODEL": str(tiny_model_dir),
-        "DATA": str(data),
-        "TOOLS": str(REPO_ROOT / "python" / "examples" / "get_duration_tool_config.yaml"),
-        "TIMEAWARE_URL": server.url,
-        "GPUS": "8",
-    }
-    config_dir = Path(verl.__file__).parent / "trainer" / "config"
-    with initialize_config_dir(config_dir=str(config_dir), version_base=None):
-        return compose(config_name="ppo_trainer", overrides=recipe_lines("verl-grpo", values))
+from conftest import recipe_lines
 
 
 def test_verl_recipe_config_validates(verl_config, server):

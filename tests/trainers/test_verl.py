@@ -1,0 +1,254 @@
+"""VeRL 0.9.1's own rollout and reward path on every synth output, on CPU.
+
+The rows go the way VeRL's trainer sends them: ``RLHFDataset`` and
+``collate_fn``, ``DataProto.from_single_dict`` and the trainer's
+``_get_gen_batch``, then VeRL's ``AgentLoopWorker`` (the single-turn loop,
+or the tool agent loop for budget rows, with the tools of the example tool
+config), whose rewards come from VeRL's ``RewardLoopWorker`` and ``naive``
+reward manager calling ``timeaware.verl.compute_score`` as the recipe
+(examples/verl-grpo) configures it. Two pieces stand in for GPU machinery:
+the LLM server is scripted (it answers a row with a tool call and then with
+a right or a wrong answer), and the reward worker is called in-process
+rather than as a Ray actor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+from types import SimpleNamespace
+
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import right_answer
+
+SOURCES = ["budget", "puzzles", "traveler", "negotiation"]
+GENERATION_S = 0.15  # the scripted server's time per generation turn
+TOOL_CALL = '<tool_call>{"name": "get_duration", "arguments": {}}</tool_call>'
+TOOL_RESPONSE = re.compile(r"<tool_response>(\d+\.\d\d) seconds\.</tool_response>")
+
+
+def wrong_answer(data_source: str) -> str:
+    if data_source == "timepuzzles":
+        return "MY ANSWER: 1999-01-01"
+    if data_source.startswith("timely/"):
+        return "<answer>-1</answer>"
+    if data_source == "traveler":
+        return "ANSWER: no such thing"
+    if data_source == "negotiation":
+        return "I would rather not say."
+    raise AssertionError(data_source)
+
+
+def answers_right(first_row: int) -> bool:
+    """Whether the scripted server answers a prompt right: for the prompts
+    first seen at even rows."""
+    return first_row % 2 == 0
+
+
+def first_row(rows, i: int) -> int:
+    return next(j for j, r in enumerate(rows) if r["prompt"] == rows[i]["prompt"])
+
+
+class ScriptedServer:
+    """Stands in for VeRL's LLM server client. It finds the row a prompt
+    belongs to by the row's user message; for a row that offers the
+    get_duration tool it first calls it, then answers, right or wrong as
+    `answers_right` says, each turn taking GENERATION_S."""
+
+    def __init__(self, tokenizer, rows):
+        self.tokenizer = tokenizer
+        self.rows = rows
+        self.calls = 0
+
+    def row_of(self, text: str) -> int:
+        """The first row whose whole prompt is in text; when the prompts of
+        several rows are (one a later turn of another's dialogue), the
+        longest (rows may also share a prompt)."""
+        hits = [i for i, r in enumerate(self.rows) if all(m["content"] in text for m in r["prompt"])]
+        assert hits, "the prompt matches no row"
+        size = max(sum(len(m["content"]) for m in self.rows[i]["prompt"]) for i in hits)
+        hits = [i for i in hits if sum(len(m["content"]) for m in self.rows[i]["prompt"]) == size]
+        assert all(self.rows[i]["prompt"] == self.rows[hits[0]]["prompt"] for i in hits), f"ambiguous: {hits}"
+        return hits[0]
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.calls += 1
+        await asyncio.sleep(GENERATION_S)
+        text = self.tokenizer.decode(prompt_ids, skip_special_tokens=False)
+        i = self.row_of(text)
+        row = self.rows[i]
+        if row.get("agent_name") == "tool_agent" and "<tool_response>" not in text:
+            reply = TOOL_CALL
+        elif answers_right(i):
+            reply = right_answer(row["data_source"], row["reward_model"]["ground_truth"], row["extra_info"])
+        else:
+            reply = wrong_answer(row["data_source"])
+        ids = self.tokenizer(reply, add_special_tokens=False)["input_ids"] + [self.tokenizer.eos_token_id]
+        return TokenOutput(token_ids=ids, stop_reason="completed", num_preempted=0)
+
+
+class InProcessActor:
+    """What VeRL does with a Ray actor handle, ``handle.method.remote(...)``
+    awaited, done on a local object."""
+
+    def __init__(self, obj):
+        self._obj = obj
+
+    def __getattr__(self, name):
+        return SimpleNamespace(remote=getattr(self._obj, name))
+
+
+@pytest.fixture(scope="module")
+def config(verl_config):
+    """The recipe's config with room for every synth output: TRAVELER
+    prompts run to about 7,000 characters, beyond the recipe's 2048-token
+    limit for budget rows (VeRL would drop those rows while loading)."""
+    from omegaconf import OmegaConf
+
+    return OmegaConf.merge(verl_config, {"data": {"max_prompt_length": 8192, "max_response_length": 512}})
+
+
+def dataset(config, tokenizer, path):
+    from verl.utils.dataset.rl_dataset import RLHFDataset
+
+    return RLHFDataset(data_files=str(path), tokenizer=tokenizer, config=config.data)
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_rlhf_dataset_and_collate_keep_every_field(name, config, tokenizer, synth_outputs):
+    from verl.utils.dataset.rl_dataset import collate_fn
+
+    rows = pq.read_table(synth_outputs[name]).to_pylist()
+    ds = dataset(config, tokenizer, synth_outputs[name])
+    assert len(ds) == len(rows)
+    batch = collate_fn([ds[i] for i in range(len(ds))])
+    for i, row in enumerate(rows):
+        assert batch["data_source"][i] == row["data_source"], f"row {i}"
+        assert batch["reward_model"][i] == row["reward_model"], f"row {i}"
+        assert batch["extra_info"][i] == row["extra_info"], f"row {i}"
+        assert list(batch["raw_prompt"][i]) == row["prompt"], f"row {i}"
+        if name == "budget":
+            assert batch["agent_name"][i] == "tool_agent", f"row {i}"
+            assert batch["tools_kwargs"][i] == row["extra_info"]["tools_kwargs"], f"row {i}"
+            assert batch["tools_kwargs"][i]["get_duration"]["create_kwargs"]["time_limit_s"] > 0
+        else:
+            assert "agent_name" not in row
+    if name == "budget":
+        assert "agent_name" in batch
+    else:
+        assert "agent_name" not in batch, "rows without an agent run VeRL's default single-turn loop"
+
+
+def rollout(config, tokenizer, rows, path):
+    """Rows through VeRL's trainer batching, agent loop and reward loop: the
+    DataProto the trainer gets back."""
+    from verl import DataProto
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+    from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+    from verl.utils.dataset.rl_dataset import collate_fn
+
+    ds = dataset(config, tokenizer, path)
+    batch = DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
+    gen_batch = RayPPOTrainer._get_gen_batch(None, batch)  # the trainer's own split; it uses no state
+    server = ScriptedServer(tokenizer, rows)
+
+    async def run():
+        # Both workers take the running loop at construction, as in their actors.
+        rewards = RewardLoopWorker(config)
+        worker = AgentLoopWorker(config, llm_client=server, reward_loop_worker_handles=[InProcessActor(rewards)])
+        return await worker.generate_sequences(gen_batch)
+
+    return asyncio.run(run()), server
+
+
+def expected_reward(row, right: bool, details: dict) -> float:
+    """The reward each data source must give, written from the papers'
+    formulas, not from our scorer."""
+    source = row["data_source"]
+    gt = row["reward_model"]["ground_truth"]
+    if source.startswith("timely/"):
+        t, limit = details["elapsed_s"], row["extra_info"]["time_limit_s"]
+        assert 0 < t <= limit
+        # Timely-RL: r_f + r + λ·sin(π/2 · t/T) with r_f = 0.1, r = 0.5, λ = 0.4; r_f alone when wrong.
+        return 0.1 + 0.5 + 0.4 * math.sin(math.pi / 2 * t / limit) if right else 0.1
+    if source == "timepuzzles":
+        return 1.0 if right else 0.0
+    if source == "traveler":
+        info = json.loads(gt)
+        if not right:
+            return 0.0
+        # Crisp questions score 1; a vague one its soft accuracy, which synth
+        # wrote down as best_score when it chose the answer.
+        return 1.0 if info["category"] != "vague" else row["extra_info"]["best_score"]
+    if source == "negotiation":
+        if not right:
+            return 0.0  # no readable action
+        # Walking away earns the role's BATNA, normalised by the role's
+        # range over all agreements: payoffs add up over issues.
+        info = json.loads(gt)
+        role = info["role"]
+        (batna,) = [r["batna"] for r in info["scenario"]["roles"] if r["id"] == role]
+        lo = sum(min(issue["points"][role]) for issue in info["scenario"]["issues"])
+        hi = sum(max(issue["points"][role]) for issue in info["scenario"]["issues"])
+        return min(max((batna - lo) / (hi - lo), 0.0), 1.0)
+    raise AssertionError(source)
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_agent_loop_and_reward_loop_score_every_data_source(name, config, tokenizer, synth_outputs, server,
+                                                            adapter):
+    from timeaware.client import Client
+
+    client = Client(server.url)
+    rows = pq.read_table(synth_outputs[name]).to_pylist()
+    out, llm = rollout(config, tokenizer, rows, synth_outputs[name])
+    n = len(rows)
+    assert len(out) == n
+    tools = name == "budget"
+    assert llm.calls == (2 if tools else 1) * n
+
+    # Every detail key our service lists for the data source reaches VeRL's batch, for every row.
+    (listing,) = [r for r in client.rewards() if r["data_source"] == rows[0]["data_source"]]
+    keys = set(listing["keys"])
+    assert set(out.meta_info["reward_extra_keys"]) == keys | {"score"}
+
+    verdicts = [answers_right(first_row(rows, i)) for i in range(n)]
+    assert any(verdicts) and not all(verdicts), "both right and wrong answers are scored"
+    prompt_len = out.batch["prompts"].shape[1]
+    for i, row in enumerate(rows):
+        details = {k: float(out.non_tensor_batch[k][i]) for k in keys | {"score"}}
+        valid = int(out.batch["attention_mask"][i, prompt_len:].sum())
+        reward = float(out.batch["rm_scores"][i, valid - 1])
+        assert reward == pytest.approx(details["score"]), f"row {i}: rm_scores holds the score at the last token"
+        right = verdicts[i]
+        assert reward == pytest.approx(expected_reward(row, right, details), abs=1e-6), f"row {i}: {details}"
+        if name == "negotiation":
+            assert details["parsed"] == (1.0 if right else 0.0), f"row {i}: {details}"
+            if right:
+                gt = json.loads(row["reward_model"]["ground_truth"])
+                roles = {r["id"]: r for r in gt["scenario"]["roles"]}
+                assert details["points_self"] == roles[gt["role"]]["batna"]
+                assert 0.0 < reward < 1.0
+        if tools:
+            response = tokenizer.decode(out.batch["responses"][i, :valid], skip_special_tokens=False)
+            shown = TOOL_RESPONSE.findall(response)
+            assert len(shown) == 1, f"row {i}: one get_duration answer in the response: {response!r}"
+            assert float(shown[0]) > 0, f"row {i}: the model was shown the time of its first turn"
+            assert out.non_tensor_batch["__num_turns__"][i] == 4  # user, call, tool answer, answer
+            assert details["acc"] == (1.0 if right else 0.0)
+            assert details["time_limit_s"] == row["extra_info"]["time_limit_s"]
+            timer = out.non_tensor_batch["timeaware_timer"][i]
+            assert isinstance(timer, str) and timer, f"row {i}: the tool left its timer in the extra fields"
+            # The reward read the rollout's own timer: no less than the two
+            # scripted generations at the row's speed factor, no more than
+            # the timer reads now.
+            speed = row["extra_info"]["tools_kwargs"]["get_duration"]["create_kwargs"]["speed_factor"]
+            now = client.read_timer(timer)["elapsed_s"]
+            assert 2 * GENERATION_S * speed * 0.99 <= details["elapsed_s"] <= now, f"row {i}: {details}, now {now}"
