@@ -13,7 +13,11 @@
 // stop) returns a new token, and the caller keeps the newest.
 //
 // A Store also remembers the newest token of each rollout it has seen, so a
-// client on the same replica may name a timer by its rollout id alone.
+// client on the same replica may read a timer by its rollout id alone.
+// Changing a timer (a span, a stop) needs its token, and a rollout id stays
+// bound to its timer while that timer runs, so a client that knows only
+// another rollout's id can neither stop that timer nor re-bind the id to a
+// timer of its own.
 package timers
 
 import (
@@ -45,7 +49,29 @@ var (
 	ErrNotFound = errors.New("no timer for this rollout id on this replica")
 	// ErrBadSpec means a create or span request has an invalid field.
 	ErrBadSpec = errors.New("invalid timer request")
+	// ErrTokenRequired means an operation that changes a timer named it by
+	// rollout id: only the holder of a timer's token may add spans to it or
+	// stop it.
+	ErrTokenRequired = errors.New("changing a timer needs its token, not its rollout id")
+	// ErrConflict means a create named a rollout id that a running timer on
+	// this replica already has.
+	ErrConflict = errors.New("a running timer already has this rollout id")
 )
+
+// SpecError is an ErrBadSpec naming the request field at fault.
+type SpecError struct {
+	Field string
+	msg   string
+}
+
+func (e *SpecError) Error() string { return ErrBadSpec.Error() + ": " + e.Field + ": " + e.msg }
+
+// Unwrap makes a SpecError match ErrBadSpec.
+func (e *SpecError) Unwrap() error { return ErrBadSpec }
+
+func specErrorf(field, format string, args ...any) error {
+	return &SpecError{Field: field, msg: fmt.Sprintf(format, args...)}
+}
 
 // Options configures a Store.
 type Options struct {
@@ -120,6 +146,14 @@ type state struct {
 	rollout        string
 }
 
+// MaxToolSeconds bounds a timer's total tool time, measured and simulated
+// spans together (about 31.7 years). Spans that would pass it are refused,
+// so the nanosecond sums in a token can never overflow and a reading can
+// never wrap below zero.
+const MaxToolSeconds = 1e9
+
+const maxToolNS = int64(MaxToolSeconds * 1e9)
+
 const (
 	tokenVersion = 1
 	fixedLen     = 1 + 10*8
@@ -177,26 +211,26 @@ func (s *Store) Create(spec Spec) (Reading, error) {
 		spec.RolloutID = "r-" + hex.EncodeToString(b[:])
 	}
 	if len(spec.RolloutID) > maxRolloutID {
-		return Reading{}, fmt.Errorf("%w: rollout_id: longer than %d bytes", ErrBadSpec, maxRolloutID)
+		return Reading{}, specErrorf("rollout_id", "longer than %d bytes", maxRolloutID)
 	}
 	if spec.SpeedFactor == 0 {
 		spec.SpeedFactor = 1
 	}
 	switch {
 	case !(spec.SpeedFactor > 0 && spec.SpeedFactor <= 1e6):
-		return Reading{}, fmt.Errorf("%w: speed_factor: %v is not in (0, 1e6]", ErrBadSpec, spec.SpeedFactor)
+		return Reading{}, specErrorf("speed_factor", "%v is not in (0, 1e6]", spec.SpeedFactor)
 	case !(spec.Jitter >= 0 && spec.Jitter <= 1):
-		return Reading{}, fmt.Errorf("%w: jitter: %v is not in [0, 1]", ErrBadSpec, spec.Jitter)
+		return Reading{}, specErrorf("jitter", "%v is not in [0, 1]", spec.Jitter)
 	case !(spec.TimeLimitS >= 0 && spec.TimeLimitS < math.Inf(1)):
-		return Reading{}, fmt.Errorf("%w: time_limit_s: %v is not a non-negative number", ErrBadSpec, spec.TimeLimitS)
+		return Reading{}, specErrorf("time_limit_s", "%v is not a non-negative number", spec.TimeLimitS)
 	case spec.TTL < 0:
-		return Reading{}, fmt.Errorf("%w: ttl_s: must not be negative", ErrBadSpec)
+		return Reading{}, specErrorf("ttl_s", "must not be negative")
 	}
 	if spec.TTL == 0 {
 		spec.TTL = s.opts.DefaultTTL
 	}
 	if spec.TTL > s.opts.MaxTTL {
-		return Reading{}, fmt.Errorf("%w: ttl_s: %v exceeds the maximum %v", ErrBadSpec, spec.TTL.Seconds(), s.opts.MaxTTL.Seconds())
+		return Reading{}, specErrorf("ttl_s", "%v exceeds the maximum %v", spec.TTL.Seconds(), s.opts.MaxTTL.Seconds())
 	}
 	now := s.opts.Now().UnixNano()
 	var seed [8]byte
@@ -207,7 +241,11 @@ func (s *Store) Create(spec Spec) (Reading, error) {
 		alpha: spec.SpeedFactor, jitter: spec.Jitter, limit: spec.TimeLimitS,
 		rollout: spec.RolloutID,
 	}
-	return s.issue(st, now), nil
+	tok := s.encode(st)
+	if !s.index.claim(st.rollout, tok, st.expires, now) {
+		return Reading{}, fmt.Errorf("%w: rollout_id %q: stop it with its token first, or use another id", ErrConflict, st.rollout)
+	}
+	return s.reading(st, tok, now), nil
 }
 
 // Read returns the timer's reading now. id is a token, or a rollout id
@@ -231,20 +269,24 @@ func (s *Store) Elapsed(_ context.Context, id string) (elapsedS, limitS float64,
 }
 
 // AddSpan records tool time and returns the reading with the new token.
-func (s *Store) AddSpan(id string, sp Span) (Reading, error) {
-	st, now, err := s.load(id)
+// tok must be a token (ErrTokenRequired for a rollout id).
+func (s *Store) AddSpan(tok string, sp Span) (Reading, error) {
+	st, now, err := s.loadForChange(tok)
 	if err != nil {
 		return Reading{}, err
 	}
 	if st.stopped != 0 {
-		return Reading{}, fmt.Errorf("%w: the timer is stopped", ErrBadSpec)
+		return Reading{}, specErrorf("timer", "the timer is stopped")
 	}
 	switch sp.Action {
 	case "":
-		if !(sp.Seconds >= 0 && sp.Seconds <= 1e9) {
-			return Reading{}, fmt.Errorf("%w: seconds: %v is not in [0, 1e9]", ErrBadSpec, sp.Seconds)
+		if !(sp.Seconds >= 0 && sp.Seconds <= MaxToolSeconds) {
+			return Reading{}, specErrorf("seconds", "%v is not in [0, %g]", sp.Seconds, MaxToolSeconds)
 		}
 		d := int64(sp.Seconds * 1e9)
+		if d > maxToolNS-st.measured-st.simulated {
+			return Reading{}, specErrorf("seconds", "the timer's tool time would pass %g s", MaxToolSeconds)
+		}
 		if sp.Simulated {
 			st.simulated += d
 		} else {
@@ -252,17 +294,17 @@ func (s *Store) AddSpan(id string, sp Span) (Reading, error) {
 		}
 	case "start":
 		if st.open != 0 {
-			return Reading{}, fmt.Errorf("%w: action: a span is already open", ErrBadSpec)
+			return Reading{}, specErrorf("action", "a span is already open")
 		}
 		st.open = now
 	case "end":
 		if st.open == 0 {
-			return Reading{}, fmt.Errorf("%w: action: no span is open", ErrBadSpec)
+			return Reading{}, specErrorf("action", "no span is open")
 		}
-		st.measured += max(0, now-st.open)
+		st.measured = st.addTool(now - st.open)
 		st.open = 0
 	default:
-		return Reading{}, fmt.Errorf("%w: action: %q is not start or end", ErrBadSpec, sp.Action)
+		return Reading{}, specErrorf("action", "%q is not start or end", sp.Action)
 	}
 	return s.issue(st, now), nil
 }
@@ -271,14 +313,16 @@ func (s *Store) AddSpan(id string, sp Span) (Reading, error) {
 // with the frozen token. Stopping a stopped timer returns it unchanged.
 // Earlier tokens stay readable until they expire: timers cannot be revoked
 // without shared state.
-func (s *Store) Stop(id string) (Reading, error) {
-	st, now, err := s.load(id)
+//
+// tok must be a token (ErrTokenRequired for a rollout id).
+func (s *Store) Stop(tok string) (Reading, error) {
+	st, now, err := s.loadForChange(tok)
 	if err != nil {
 		return Reading{}, err
 	}
 	if st.stopped == 0 {
 		if st.open != 0 {
-			st.measured += max(0, now-st.open)
+			st.measured = st.addTool(now - st.open)
 			st.open = 0
 		}
 		st.stopped = max(now, st.start)
@@ -289,8 +333,19 @@ func (s *Store) Stop(id string) (Reading, error) {
 
 func (s *Store) issue(st state, now int64) Reading {
 	tok := s.encode(st)
-	s.index.put(st.rollout, tok, st.expires, now)
+	s.index.put(st.rollout, tok, st.expires, st.stopped != 0, now)
 	return s.reading(st, tok, now)
+}
+
+// loadForChange loads a timer named by its token for an operation that
+// changes it.
+func (s *Store) loadForChange(tok string) (state, int64, error) {
+	if !strings.Contains(tok, ".") {
+		if _, ok := s.index.get(tok); ok {
+			return state{}, 0, ErrTokenRequired
+		}
+	}
+	return s.load(tok)
 }
 
 func (s *Store) load(id string) (state, int64, error) {
@@ -315,6 +370,25 @@ func (s *Store) loadToken(id string) (state, string, int64, error) {
 		return state{}, "", 0, ErrExpired
 	}
 	return st, id, now, nil
+}
+
+// addTool returns the measured tool time with d more of it, saturating so
+// that measured and simulated time together stay within maxToolNS.
+func (st *state) addTool(d int64) int64 {
+	room := maxToolNS - st.measured - st.simulated
+	return st.measured + min(max(0, d), room)
+}
+
+// valid reports whether a state's fields are within the bounds every
+// operation keeps. A token signed by this code always is; one that is not
+// (written before the bounds existed, or by a bug) is refused rather than
+// read as a wrapped-around time.
+func (st *state) valid() bool {
+	return st.measured >= 0 && st.simulated >= 0 && st.measured <= maxToolNS-st.simulated &&
+		st.expires > st.start && (st.open == 0 || st.open >= st.start) &&
+		(st.stopped == 0 || st.stopped >= st.start) &&
+		st.alpha > 0 && st.alpha <= 1e6 && st.jitter >= 0 && st.jitter <= 1 &&
+		st.limit >= 0 && !math.IsInf(st.limit, 1) && len(st.rollout) <= maxRolloutID
 }
 
 // elapsed is α·generation + measured + simulated tool time at now.
@@ -434,12 +508,16 @@ func (s *Store) decode(tok string) (state, error) {
 	}
 	le := binary.LittleEndian
 	u := func(i int) uint64 { return le.Uint64(payload[1+8*i:]) }
-	return state{
+	st := state{
 		start: int64(u(0)), expires: int64(u(1)), measured: int64(u(2)), simulated: int64(u(3)),
 		open: int64(u(4)), stopped: int64(u(5)), seed: u(6),
 		alpha: math.Float64frombits(u(7)), jitter: math.Float64frombits(u(8)), limit: math.Float64frombits(u(9)),
 		rollout: string(payload[fixedLen:]),
-	}, nil
+	}
+	if !st.valid() {
+		return state{}, ErrInvalid
+	}
+	return st, nil
 }
 
 // rolloutIndex maps rollout ids to their newest token, in shards to keep
@@ -458,6 +536,7 @@ type indexShard struct {
 type indexEntry struct {
 	token   string
 	expires int64
+	stopped bool
 }
 
 func (x *rolloutIndex) init(limit int) {
@@ -486,10 +565,30 @@ func (x *rolloutIndex) get(id string) (string, bool) {
 	return e.token, ok
 }
 
-func (x *rolloutIndex) put(id, tok string, expires, now int64) {
+// put records tok as the newest token of rollout id.
+func (x *rolloutIndex) put(id, tok string, expires int64, stopped bool, now int64) {
 	sh := x.shard(id)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	x.store(sh, id, indexEntry{token: tok, expires: expires, stopped: stopped}, now)
+}
+
+// claim binds rollout id to a new timer's token, unless a running timer
+// that has not expired holds it; it reports whether it did.
+func (x *rolloutIndex) claim(id, tok string, expires, now int64) bool {
+	sh := x.shard(id)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if e, ok := sh.m[id]; ok && !e.stopped && e.expires >= now {
+		return false
+	}
+	x.store(sh, id, indexEntry{token: tok, expires: expires}, now)
+	return true
+}
+
+// store sets an entry of sh, whose lock the caller holds, making room when
+// the shard is full.
+func (x *rolloutIndex) store(sh *indexShard, id string, e indexEntry, now int64) {
 	if _, ok := sh.m[id]; !ok && len(sh.m) >= x.per {
 		for k, e := range sh.m {
 			if e.expires < now {
@@ -503,5 +602,5 @@ func (x *rolloutIndex) put(id, tok string, expires, now int64) {
 			delete(sh.m, k)
 		}
 	}
-	sh.m[id] = indexEntry{token: tok, expires: expires}
+	sh.m[id] = e
 }

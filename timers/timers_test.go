@@ -2,6 +2,7 @@ package timers
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -138,12 +139,162 @@ func TestRolloutIDFollowsNewestToken(t *testing.T) {
 	_, err := s.Create(Spec{RolloutID: "r"})
 	require.NoError(t, err)
 	clk.Advance(2 * time.Second)
-	_, err = s.AddSpan("r", Span{Seconds: 30, Simulated: true})
+	first, err := s.Read("r")
+	require.NoError(t, err)
+	_, err = s.AddSpan(first.Timer, Span{Seconds: 30, Simulated: true})
 	require.NoError(t, err)
 	got, err := s.Read("r")
 	require.NoError(t, err)
 	assert.InDelta(t, 32.0, got.ElapsedS, 1e-9)
 	assert.InDelta(t, 30.0, got.ToolS, 1e-9)
+}
+
+func TestRolloutIDCannotChangeOrRebindATimer(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s := newStore(t, clk, secret)
+	own, err := s.Create(Spec{RolloutID: "victim", TTL: time.Minute})
+	require.NoError(t, err)
+	clk.Advance(3 * time.Second)
+
+	_, err = s.AddSpan("victim", Span{Seconds: 100, Simulated: true})
+	require.ErrorIs(t, err, ErrTokenRequired)
+	_, err = s.Stop("victim")
+	require.ErrorIs(t, err, ErrTokenRequired)
+	_, err = s.Create(Spec{RolloutID: "victim"})
+	require.ErrorIs(t, err, ErrConflict)
+	assert.ErrorContains(t, err, `"victim"`)
+
+	got, err := s.Read("victim")
+	require.NoError(t, err, "reading by rollout id stays open")
+	assert.Equal(t, own.Timer, got.Timer, "the id still names the first timer")
+	assert.InDelta(t, 3.0, got.ElapsedS, 1e-9)
+	assert.False(t, got.Stopped)
+
+	// An unknown rollout id is still not found, not a token error.
+	_, err = s.Stop("nobody")
+	require.ErrorIs(t, err, ErrNotFound)
+
+	// Once its owner stops it, or it expires, the id may start a new timer.
+	_, err = s.Stop(own.Timer)
+	require.NoError(t, err)
+	again, err := s.Create(Spec{RolloutID: "victim", TTL: time.Minute})
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute)
+	_, err = s.Create(Spec{RolloutID: "victim"})
+	require.NoError(t, err, "the timer of %s expired", again.RolloutID)
+}
+
+func TestToolTimeIsBoundedAndNeverWraps(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s := newStore(t, clk, secret)
+	r, err := s.Create(Spec{TimeLimitS: 10})
+	require.NoError(t, err)
+	tok := r.Timer
+	var refused int
+	for range 10 {
+		rd, err := s.AddSpan(tok, Span{Seconds: 1e9})
+		if err != nil {
+			require.ErrorIs(t, err, ErrBadSpec)
+			assert.ErrorContains(t, err, "seconds")
+			refused++
+			continue
+		}
+		tok = rd.Timer
+	}
+	assert.Equal(t, 9, refused, "the first span reaches the bound; the rest would pass it")
+	rd, err := s.Read(tok)
+	require.NoError(t, err)
+	assert.InDelta(t, MaxToolSeconds, rd.ElapsedS, 1)
+	el, limit, err := s.Elapsed(context.Background(), tok)
+	require.NoError(t, err)
+	assert.Greater(t, el, limit, "a timer full of tool time is late, never on time")
+
+	// An open span closed past the bound saturates instead of wrapping.
+	open, err := s.AddSpan(tok, Span{Action: "start"})
+	require.NoError(t, err)
+	clk.Advance(time.Minute)
+	closed, err := s.AddSpan(open.Timer, Span{Action: "end"})
+	require.NoError(t, err)
+	assert.InDelta(t, MaxToolSeconds, closed.ToolS, 1)
+	assert.GreaterOrEqual(t, closed.ElapsedS, rd.ElapsedS)
+	_, err = s.AddSpan(closed.Timer, Span{Seconds: 1, Simulated: true})
+	require.ErrorIs(t, err, ErrBadSpec)
+}
+
+// TestReadingNeverGoesBack drives random spans, stops and clock steps at
+// speed factors up to 1 (where a tool span only ever adds time) and checks
+// that no reading is below the one before or below zero.
+func TestReadingNeverGoesBack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, alpha := range []float64{0.25, 0.5, 1} {
+		clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+		s := newStore(t, clk, secret)
+		r, err := s.Create(Spec{SpeedFactor: alpha})
+		require.NoError(t, err)
+		tok, last := r.Timer, 0.0
+		for step := range 2000 {
+			var rd Reading
+			var err error
+			switch rng.IntN(6) {
+			case 0:
+				clk.Advance(time.Duration(rng.Int64N(int64(2 * time.Second))))
+				rd, err = s.Read(tok)
+			case 1:
+				secs := []float64{0, 1e-9, 0.5, 3600, 1e9, 5e8}[rng.IntN(6)]
+				rd, err = s.AddSpan(tok, Span{Seconds: secs, Simulated: rng.IntN(2) == 0})
+			case 2:
+				rd, err = s.AddSpan(tok, Span{Action: "start"})
+			case 3:
+				rd, err = s.AddSpan(tok, Span{Action: "end"})
+			case 4:
+				clk.Advance(time.Duration(rng.Int64N(int64(time.Second))))
+				rd, err = s.Read(tok)
+			default:
+				rd, err = s.Read(tok)
+			}
+			if err != nil {
+				require.ErrorIs(t, err, ErrBadSpec, "step %d", step)
+				continue
+			}
+			tok = rd.Timer
+			// Readings are float64 seconds: allow the rounding of one ulp or so.
+			require.GreaterOrEqual(t, rd.ElapsedS, last*(1-1e-12), "alpha %v step %d", alpha, step)
+			require.GreaterOrEqual(t, rd.ElapsedS, 0.0)
+			require.LessOrEqual(t, rd.ToolS, MaxToolSeconds+120, "alpha %v step %d", alpha, step)
+			last = rd.ElapsedS
+		}
+	}
+}
+
+func TestOutOfBoundsTokensAreInvalid(t *testing.T) {
+	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+	s := newStore(t, clk, secret)
+	now := clk.Now().UnixNano()
+	good := state{start: now, expires: now + int64(time.Hour), alpha: 1, rollout: "r"}
+	tests := []struct {
+		name string
+		edit func(st *state)
+	}{
+		{"wrapped measured", func(st *state) { st.measured = -6_400_000_000_000_000_000 }},
+		{"negative simulated", func(st *state) { st.simulated = -1 }},
+		{"sum past the bound", func(st *state) { st.measured, st.simulated = maxToolNS, 1 }},
+		{"open before start", func(st *state) { st.open = st.start - 1 }},
+		{"stopped before start", func(st *state) { st.stopped = st.start - 1 }},
+		{"expires before start", func(st *state) { st.expires = st.start - 1 }},
+		{"zero speed factor", func(st *state) { st.alpha = 0 }},
+		{"jitter above 1", func(st *state) { st.jitter = 2 }},
+		{"negative limit", func(st *state) { st.limit = -1 }},
+	}
+	_, err := s.Read(s.encode(good))
+	require.NoError(t, err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := good
+			tc.edit(&st)
+			_, err := s.Read(s.encode(st))
+			assert.ErrorIs(t, err, ErrInvalid)
+		})
+	}
 }
 
 func TestErrors(t *testing.T) {

@@ -41,6 +41,7 @@ func BenchmarkScoreBatch(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest("POST", "/v1/score/batch", bytes.NewReader(payload))
+		req.Header.Set("Content-Type", "application/json")
 		h.ServeHTTP(rec, req)
 		if rec.Code != 200 {
 			b.Fatalf("status %d: %s", rec.Code, rec.Body)

@@ -2,7 +2,9 @@ package verifier
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/bits"
+	"net/http"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -21,12 +23,16 @@ import (
 // Every string and raw value is copied into one arena per batch, so the
 // items do not refer to body (a pooled buffer) and cost one allocation
 // instead of one per string.
-func decodeBatchFast(body []byte) (items []rewards.Item, ok bool) {
-	d := fastDecoder{b: body, arena: make([]byte, 0, len(body))}
+//
+// It stops as soon as the body passes a limit: limitErr is then the 4xx to
+// answer (too many items; a string or nesting past its bound makes ok false,
+// and checkJSON words it).
+func decodeBatchFast(body []byte, lim limits) (items []rewards.Item, ok bool, limitErr error) {
+	d := fastDecoder{b: body, arena: make([]byte, 0, len(body)), maxDepth: lim.maxDepth, maxStr: lim.maxString}
 	seen := false
 	ok = d.members(func(key string) bool {
 		if key != "items" {
-			return !foldsTo(key, "items") && d.skip(0)
+			return !foldsTo(key, "items") && d.skip(1)
 		}
 		d.ws()
 		if !d.eat('[') {
@@ -38,6 +44,10 @@ func decodeBatchFast(body []byte) (items []rewards.Item, ok bool) {
 			return true
 		}
 		for {
+			if len(items) == lim.maxItems {
+				limitErr = tooManyItems("items", lim.maxItems)
+				return false
+			}
 			items = append(items, rewards.Item{})
 			if !d.item(&items[len(items)-1]) {
 				return false
@@ -52,10 +62,13 @@ func decodeBatchFast(body []byte) (items []rewards.Item, ok bool) {
 		}
 	})
 	d.ws()
-	if !ok || d.i != len(d.b) || !seen {
-		return nil, false
+	if limitErr != nil {
+		return nil, false, limitErr
 	}
-	return items, true
+	if !ok || d.i != len(d.b) || !seen {
+		return nil, false, nil
+	}
+	return items, true, nil
 }
 
 type fastDecoder struct {
@@ -63,6 +76,10 @@ type fastDecoder struct {
 	i     int
 	arena []byte
 	nums  []float64 // slab for the extra_info numbers, one allocation per 128
+	// maxDepth and maxStr bound nesting and a string's decoded bytes (0:
+	// defaults); tooDeep and tooLong record which one stopped the decoder.
+	maxDepth, maxStr int
+	tooDeep, tooLong bool
 }
 
 func (d *fastDecoder) ws() {
@@ -112,10 +129,18 @@ func (d *fastDecoder) str() (string, bool) {
 		return "", false
 	}
 	start := len(d.arena)
+	maxStr := d.maxStr
+	if maxStr <= 0 {
+		maxStr = defaultMaxString
+	}
 	for {
 		run := d.i
 		d.i += plainRun(d.b[d.i:])
 		d.arena = append(d.arena, d.b[run:d.i]...)
+		if len(d.arena)-start > maxStr {
+			d.tooLong = true
+			return "", false
+		}
 		if d.i >= len(d.b) {
 			return "", false
 		}
@@ -298,7 +323,12 @@ func (d *fastDecoder) optNumber(dst **float64) bool {
 
 // skip consumes any JSON value, checking its grammar.
 func (d *fastDecoder) skip(depth int) bool {
-	if depth > 64 {
+	maxDepth := d.maxDepth
+	if maxDepth <= 0 {
+		maxDepth = defaultMaxDepth
+	}
+	if depth > maxDepth {
+		d.tooDeep = true
 		return false
 	}
 	d.ws()
@@ -395,7 +425,7 @@ func (d *fastDecoder) item(it *rewards.Item) bool {
 		case "ground_truth":
 			d.ws()
 			start := d.i
-			if !d.skip(0) {
+			if !d.skip(3) { // body, items, item
 				return false
 			}
 			mark := len(d.arena)
@@ -405,7 +435,7 @@ func (d *fastDecoder) item(it *rewards.Item) bool {
 		case "extra_info":
 			return d.extraInfo(&it.ExtraInfo)
 		}
-		return !foldsTo(key, itemKeys...) && d.skip(0)
+		return !foldsTo(key, itemKeys...) && d.skip(3)
 	})
 }
 
@@ -472,7 +502,7 @@ func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
 			d.ws()
 			if d.i < len(d.b) && d.b[d.i] == '{' {
 				ei.Timer = "" // timer settings, not a token
-				return d.skip(0)
+				return d.skip(4)
 			}
 			var tok string
 			ok := d.optString(&tok)
@@ -481,6 +511,99 @@ func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
 			}
 			return ok
 		}
-		return !foldsTo(key, extraInfoKeys...) && d.skip(0)
+		return !foldsTo(key, extraInfoKeys...) && d.skip(4)
 	})
+}
+
+// Default decoder limits (Options.MaxJSONDepth, Options.MaxStringBytes).
+const (
+	defaultMaxDepth  = 64
+	defaultMaxString = 8 << 20
+)
+
+// limits bound what a body can make the decoders do: the elements of its
+// list members (items, query, ...), its nesting and the decoded length of
+// any one string.
+type limits struct {
+	maxItems, maxDepth, maxString int
+}
+
+// checkJSON walks a body once, without building anything, and returns a 4xx
+// naming the field when the body passes a limit: a list member in lists
+// with more than maxItems elements, nesting deeper than maxDepth, or a
+// string longer than maxString. It runs before the general decoder, which
+// has no such bounds; it stops at the first element past a limit, so a
+// hostile body costs one partial pass. A body that is merely malformed is
+// left to the general decoder to word (everything before the syntax error
+// is within the limits, which bounds what that decoder does).
+func checkJSON(body []byte, lim limits, lists ...string) error {
+	d := fastDecoder{b: body, maxDepth: lim.maxDepth, maxStr: lim.maxString}
+	field := "body"
+	over := func() error {
+		switch {
+		case d.tooDeep:
+			return badRequest("json_too_deep", field, fmt.Sprintf("%s: JSON nested deeper than %d levels (byte %d)", field, max(lim.maxDepth, 1), d.i))
+		case d.tooLong:
+			return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "string_too_long", Field: field,
+				Message: fmt.Sprintf("%s: a string longer than %d bytes (byte %d)", field, lim.maxString, d.i)}
+		}
+		return nil
+	}
+	d.ws()
+	if !d.eat('{') {
+		d.skip(0)
+		return over()
+	}
+	for first := true; ; first = false {
+		d.ws()
+		if d.eat('}') {
+			return nil
+		}
+		if !first && !d.eat(',') {
+			return over()
+		}
+		d.ws()
+		// Keys may be escaped ("it\u0065ms" is items to the general
+		// decoder), so read them as strings.
+		d.arena = d.arena[:0]
+		key, ok := d.str()
+		d.ws()
+		if !ok || !d.eat(':') {
+			return over()
+		}
+		field = strings.Clone(key)
+		d.ws()
+		isList := false
+		for _, l := range lists {
+			isList = isList || foldsTo(field, l)
+		}
+		if !isList || d.i >= len(d.b) || d.b[d.i] != '[' {
+			if !d.skip(1) {
+				return over()
+			}
+			continue
+		}
+		d.i++
+		name := field
+		for n := 0; ; n++ {
+			d.ws()
+			if n == 0 && d.eat(']') {
+				break
+			}
+			if n == lim.maxItems {
+				return tooManyItems(name, lim.maxItems)
+			}
+			field = name + "[" + strconv.Itoa(n) + "]"
+			if !d.skip(2) {
+				return over()
+			}
+			d.ws()
+			if d.eat(']') {
+				break
+			}
+			if !d.eat(',') {
+				return over()
+			}
+		}
+	}
 }

@@ -39,7 +39,7 @@ func FuzzDecodeBatchFast(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fast, ok := decodeBatchFast(body)
+		fast, ok, _ := decodeBatchFast(body, testLimits)
 		if !ok {
 			return
 		}
@@ -79,7 +79,7 @@ func TestDecodeBatchFast(t *testing.T) {
 	accepted := 0
 	for _, s := range decodeSeeds {
 		t.Run(s, func(t *testing.T) {
-			fast, ok := decodeBatchFast([]byte(s))
+			fast, ok, _ := decodeBatchFast([]byte(s), testLimits)
 			var want batchRequest
 			err := json.Unmarshal([]byte(s), &want)
 			if ok {
@@ -92,7 +92,7 @@ func TestDecodeBatchFast(t *testing.T) {
 	assert.GreaterOrEqual(t, accepted, 6, "the common shapes take the fast path")
 	// The items do not alias the body, which is a pooled buffer.
 	body := []byte(`{"items":[{"data_source":"timely/general","solution_str":"abc","ground_truth":"1"}]}`)
-	items, ok := decodeBatchFast(body)
+	items, ok, _ := decodeBatchFast(body, testLimits)
 	require.True(t, ok)
 	for i := range body {
 		body[i] = 'x'
@@ -121,3 +121,5 @@ func FuzzPlainRun(f *testing.F) {
 		}
 	})
 }
+
+var testLimits = limits{maxItems: 1 << 20, maxDepth: defaultMaxDepth, maxString: defaultMaxString}

@@ -46,9 +46,10 @@ func toAPIError(err error) *apiError {
 	}
 	var mbe *http.MaxBytesError
 	var fe *rewards.FieldError
+	var se *timers.SpecError
 	switch {
 	case errors.As(err, &mbe):
-		return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "request body exceeds " + strconv.FormatInt(mbe.Limit, 10) + " bytes"}
+		return bodyTooLarge(mbe.Limit)
 	case errors.Is(err, context.DeadlineExceeded):
 		return &apiError{Status: http.StatusServiceUnavailable, Code: "timeout", Message: "the request took longer than the server's request timeout; retry, or send smaller batches", RetryAfter: 1}
 	case errors.Is(err, context.Canceled):
@@ -59,12 +60,19 @@ func toAPIError(err error) *apiError {
 		return badRequest("unknown_data_source", "data_source", err.Error()+"; see GET /v1/rewards")
 	case errors.Is(err, rewards.ErrInvalidItem):
 		return badRequest("invalid_item", "", err.Error())
+	case errors.As(err, &se):
+		return badRequest("invalid_timer_request", se.Field, err.Error())
 	case errors.Is(err, timers.ErrBadSpec):
 		return badRequest("invalid_timer_request", "", err.Error())
 	case errors.Is(err, timers.ErrInvalid):
 		return badRequest("invalid_timer", "timer", "the timer token is malformed or was signed with another secret")
 	case errors.Is(err, timers.ErrExpired):
 		return &apiError{Status: http.StatusGone, Code: "timer_expired", Field: "timer", Message: "the timer's ttl has passed"}
+	case errors.Is(err, timers.ErrTokenRequired):
+		return &apiError{Status: http.StatusForbidden, Code: "timer_token_required", Field: "timer",
+			Message: "changing a timer (a span, a stop) needs its token; a rollout id only reads it"}
+	case errors.Is(err, timers.ErrConflict):
+		return &apiError{Status: http.StatusConflict, Code: "rollout_id_in_use", Field: "rollout_id", Message: err.Error()}
 	case errors.Is(err, timers.ErrNotFound):
 		return &apiError{Status: http.StatusNotFound, Code: "timer_not_found", Field: "timer", Message: err.Error() + "; pass the timer token to read it on any replica"}
 	}

@@ -26,6 +26,9 @@ type metrics struct {
 	// fallback score because they got no answer (header
 	// Timeaware-Client-Fallbacks on their next batch request).
 	clientFallbacks prometheus.Counter
+	// shed counts requests refused with 429 before their handler ran, by
+	// the bound they hit: memory (the body budget) or inflight (the slots).
+	shed *prometheus.CounterVec
 }
 
 // clientFallbacksHeader carries, on a batch request, how many items the
@@ -64,7 +67,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Items clients scored with their fallback because no answer reached them, as they report on later requests.",
 		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks)
+	m.shed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "timeaware_shed_requests_total", Help: "Requests refused with 429 before scoring, by the bound they hit (memory or inflight).",
+	}, []string{"reason"})
+	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks, m.shed)
 	for _, r := range rewards.All {
 		m.bySource[r.DataSource] = [2]prometheus.Counter{
 			m.items.WithLabelValues(r.DataSource, "ok"), m.items.WithLabelValues(r.DataSource, "error"),

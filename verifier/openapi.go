@@ -15,4 +15,4 @@ type rawJSON []byte
 
 func (b rawJSON) AppendJSON(buf []byte) []byte { return append(buf, b...) }
 
-func (s *Server) openAPI(*http.Request) (any, error) { return rawJSON(openAPIDoc), nil }
+func (s *Server) openAPI(*http.Request, []byte) (any, error) { return rawJSON(openAPIDoc), nil }

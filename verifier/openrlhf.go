@@ -35,7 +35,7 @@ type openRLHFResponse struct {
 // item: a JSON object with a ground_truth member, or a string holding one
 // (a text column), with optional data_source and extra_info, so that Timely
 // rows reach the reward with their time limit and measured time.
-func (s *Server) openRLHF(r *http.Request) (any, error) {
+func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 	ds := r.URL.Query().Get("data_source")
 	if ds == "" {
 		ds = s.opts.OpenRLHFDataSource
@@ -45,11 +45,9 @@ func (s *Server) openRLHF(r *http.Request) (any, error) {
 		return nil, &apiError{Status: http.StatusBadRequest, Code: "unknown_data_source", Field: "data_source",
 			Message: fmt.Sprintf("data_source: %q is not a registered reward; see GET /v1/rewards", ds)}
 	}
-	body, release, err := readBody(r)
-	if err != nil {
+	if err := checkJSON(body, s.lim, "query", "prompts", "labels"); err != nil {
 		return nil, err
 	}
-	defer release()
 	var req openRLHFRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, decodeError("", err)
@@ -63,9 +61,6 @@ func (s *Server) openRLHF(r *http.Request) (any, error) {
 	}
 	if req.Labels != nil && len(req.Labels) != n {
 		return nil, badRequest("invalid_request", "labels", fmt.Sprintf("labels: %d entries for %d queries", len(req.Labels), n))
-	}
-	if n > s.opts.MaxBatchItems {
-		return nil, tooManyItems(n, s.opts.MaxBatchItems)
 	}
 	items := make([]rewards.Item, n)
 	var itemErrs []error

@@ -1,13 +1,13 @@
 package verifier
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 
 	json "github.com/goccy/go-json"
@@ -18,34 +18,6 @@ import (
 // parallelBatch is the batch size from which one request's items are
 // scored on several cores.
 const parallelBatch = 512
-
-// bodyPool recycles request-body buffers: batch bodies are large, and
-// nothing decoded from a body refers to its bytes afterwards.
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// readBody reads the whole body into a pooled buffer; call release when
-// done with the bytes.
-func readBody(r *http.Request) (body []byte, release func(), err error) {
-	buf := bodyPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	release = func() {
-		if buf.Cap() <= 64<<20 {
-			bodyPool.Put(buf)
-		}
-	}
-	if r.ContentLength > 0 {
-		buf.Grow(int(min(r.ContentLength, 64<<20)) + 1)
-	}
-	if _, err := buf.ReadFrom(r.Body); err != nil {
-		release()
-		return nil, nil, err
-	}
-	if buf.Len() == 0 {
-		release()
-		return nil, nil, badRequest("empty_body", "", "the request body is empty; send a JSON object")
-	}
-	return buf.Bytes(), release, nil
-}
 
 // decodeError turns a JSON decoding error into a 400 that names the
 // problem and, for a wrong type, the field.
@@ -67,10 +39,15 @@ func decodeError(prefix string, err error) error {
 	if errors.As(err, &se) {
 		return badRequest("malformed_json", prefix, fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
 	}
-	return badRequest("malformed_json", prefix, "malformed JSON: "+err.Error())
+	field := prefix
+	if _, name, ok := strings.Cut(err.Error(), `unknown field "`); ok {
+		name, _, _ = strings.Cut(name, `"`)
+		field = strings.TrimPrefix(prefix+"."+name, ".")
+	}
+	return badRequest("malformed_json", field, "malformed JSON: "+err.Error())
 }
 
-func (s *Server) listRewards(*http.Request) (any, error) {
+func (s *Server) listRewards(*http.Request, []byte) (any, error) {
 	type entry struct {
 		DataSource  string   `json:"data_source"`
 		Summary     string   `json:"summary"`
@@ -86,12 +63,10 @@ func (s *Server) listRewards(*http.Request) (any, error) {
 
 // scoreOne scores a single item. Unlike a batch, an item that cannot be
 // scored is a 400 naming the field: there is no other row to keep.
-func (s *Server) scoreOne(r *http.Request) (any, error) {
-	body, release, err := readBody(r)
-	if err != nil {
+func (s *Server) scoreOne(r *http.Request, body []byte) (any, error) {
+	if err := checkJSON(body, s.lim); err != nil {
 		return nil, err
 	}
-	defer release()
 	var it rewards.Item
 	if err := json.Unmarshal(body, &it); err != nil {
 		return nil, decodeError("", err)
@@ -122,12 +97,7 @@ type rawBatchRequest struct {
 // scoreBatch scores items in order. A malformed body is a 400; an item that
 // cannot be decoded or scored gets the fallback score, zero details and an
 // error, and the others score.
-func (s *Server) scoreBatch(r *http.Request) (any, error) {
-	body, release, err := readBody(r)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+func (s *Server) scoreBatch(r *http.Request, body []byte) (any, error) {
 	items, itemErrs, err := s.decodeBatch(body)
 	if err != nil {
 		return nil, err
@@ -141,20 +111,22 @@ func (s *Server) scoreBatch(r *http.Request) (any, error) {
 // formed) takes one pass; otherwise each item is decoded on its own so that
 // one bad item does not sink the batch.
 func (s *Server) decodeBatch(body []byte) ([]rewards.Item, []error, error) {
-	if items, ok := decodeBatchFast(body); ok {
-		if len(items) > s.opts.MaxBatchItems {
-			return nil, nil, tooManyItems(len(items), s.opts.MaxBatchItems)
-		}
+	items, ok, err := decodeBatchFast(body, s.lim)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok {
 		return items, nil, nil
 	}
+	// The general decoders have no limits of their own: check them first.
+	if err := checkJSON(body, s.lim, "items"); err != nil {
+		return nil, nil, err
+	}
 	var req batchRequest
-	err := json.Unmarshal(body, &req)
+	err = json.Unmarshal(body, &req)
 	if err == nil {
 		if req.Items == nil {
 			return nil, nil, badRequest("invalid_request", "items", "items: missing; send {\"items\": [...]}")
-		}
-		if len(req.Items) > s.opts.MaxBatchItems {
-			return nil, nil, tooManyItems(len(req.Items), s.opts.MaxBatchItems)
 		}
 		return req.Items, nil, nil
 	}
@@ -165,10 +137,7 @@ func (s *Server) decodeBatch(body []byte) ([]rewards.Item, []error, error) {
 	if raw.Items == nil {
 		return nil, nil, badRequest("invalid_request", "items", "items: missing; send {\"items\": [...]}")
 	}
-	if len(raw.Items) > s.opts.MaxBatchItems {
-		return nil, nil, tooManyItems(len(raw.Items), s.opts.MaxBatchItems)
-	}
-	items := make([]rewards.Item, len(raw.Items))
+	items = make([]rewards.Item, len(raw.Items))
 	errs := make([]error, len(raw.Items))
 	for i, b := range raw.Items {
 		if err := json.Unmarshal(b, &items[i]); err != nil {
@@ -185,9 +154,9 @@ func (s *Server) decodeBatch(body []byte) ([]rewards.Item, []error, error) {
 	return items, errs, nil
 }
 
-func tooManyItems(n, limit int) error {
-	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "too_many_items", Field: "items",
-		Message: fmt.Sprintf("items: %d items exceed the limit of %d per batch; split the batch", n, limit)}
+func tooManyItems(field string, limit int) error {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "too_many_items", Field: field,
+		Message: fmt.Sprintf("%s: more than %d entries, the limit per request; split the batch", field, limit)}
 }
 
 func (s *Server) scoreItems(ctx context.Context, items []rewards.Item, itemErrs []error) *batchResults {

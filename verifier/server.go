@@ -19,6 +19,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,10 +38,25 @@ type Options struct {
 	Timers *timers.Store
 	// Token, when set, is the bearer token every /v1 request must carry.
 	Token string
-	// MaxBodyBytes limits a request body (default 32 MiB).
+	// MaxBodyBytes limits a request body (default 32 MiB). A larger
+	// Content-Length is refused before the body is read.
 	MaxBodyBytes int64
-	// MaxBatchItems limits the items of one batch (default 8192).
+	// BodyTimeout bounds the time from the end of the headers to the end of
+	// the body (default 10 s), so a client that stalls mid-body frees its
+	// connection; it answers 408.
+	BodyTimeout time.Duration
+	// MemoryBudget bounds the memory that the bodies being read and decoded
+	// hold at once, counted as they grow (default 1 GiB). A request that
+	// does not fit gets 429 at once; set it below the process's memory
+	// limit so requests are shed before that limit is reached.
+	MemoryBudget int64
+	// MaxBatchItems limits the items of one batch, and the entries of each
+	// list of an OpenRLHF request (default 8192).
 	MaxBatchItems int
+	// MaxJSONDepth limits the nesting of a body (default 64); MaxStringBytes
+	// limits any one string in it (default 8 MiB).
+	MaxJSONDepth   int
+	MaxStringBytes int
 	// RequestTimeout bounds the work on one request (default 30 s).
 	RequestTimeout time.Duration
 	// MaxInflight bounds concurrent /v1 requests; more get 429 (default 512).
@@ -48,6 +64,11 @@ type Options struct {
 	// OpenRLHFDataSource is the data source of OpenRLHF requests that do not
 	// name one in the data_source query parameter (default timely/general).
 	OpenRLHFDataSource string
+	// ShutdownGrace is how long the service keeps answering after it is
+	// told to stop, with /readyz failing and keep-alives off, so a load
+	// balancer sees it leave and clients move their connections before the
+	// listener closes (default 0: none).
+	ShutdownGrace time.Duration
 	// ShutdownTimeout bounds the drain of in-flight requests (default 30 s).
 	ShutdownTimeout time.Duration
 	// Logger receives start, stop and handler-failure messages (default: discard).
@@ -58,10 +79,13 @@ type Options struct {
 
 // Server is the verifier service.
 type Server struct {
-	opts    Options
-	mux     *http.ServeMux
-	metrics *metrics
-	sem     chan struct{}
+	opts     Options
+	mux      *http.ServeMux
+	metrics  *metrics
+	sem      chan struct{}
+	mem      memBudget
+	lim      limits
+	stopping atomic.Bool // set when shutdown begins; /readyz fails from then on
 }
 
 // New checks opts and builds the service's routes.
@@ -72,8 +96,20 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = 32 << 20
 	}
+	if opts.BodyTimeout <= 0 {
+		opts.BodyTimeout = 10 * time.Second
+	}
+	if opts.MemoryBudget <= 0 {
+		opts.MemoryBudget = 1 << 30
+	}
 	if opts.MaxBatchItems <= 0 {
 		opts.MaxBatchItems = 8192
+	}
+	if opts.MaxJSONDepth <= 0 {
+		opts.MaxJSONDepth = defaultMaxDepth
+	}
+	if opts.MaxStringBytes <= 0 {
+		opts.MaxStringBytes = defaultMaxString
 	}
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = 30 * time.Second
@@ -93,34 +129,42 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, mux: http.NewServeMux(), sem: make(chan struct{}, opts.MaxInflight)}
+	s := &Server{opts: opts, mux: http.NewServeMux(), sem: make(chan struct{}, opts.MaxInflight),
+		lim: limits{maxItems: opts.MaxBatchItems, maxDepth: opts.MaxJSONDepth, maxString: opts.MaxStringBytes}}
+	s.mem.limit = opts.MemoryBudget
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "timeaware_request_memory_bytes", Help: "Memory reserved for request bodies being read and decoded (bounded by the memory budget).",
+	}, func() float64 { return float64(s.mem.used.Load()) }))
 
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
 	}
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	s.mux.Handle("/", s.wrap(route{pattern: "/", name: "other", open: true, h: func(r *http.Request) (any, error) {
+	s.mux.Handle("/", s.wrap(route{pattern: "/", name: "other", open: true, h: func(r *http.Request, _ []byte) (any, error) {
 		return nil, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no route for " + r.Method + " " + r.URL.Path + "; see GET /openapi.json"}
 	}}))
 	return s, nil
 }
 
 // route is one endpoint: its Go 1.22 pattern, a metrics label, whether it
-// is open without a token, and its handler.
+// is open without a token, and its handler. Routes whose pattern starts
+// with POST get their JSON body, read within the body limits; the others
+// get nil.
 type route struct {
 	pattern string
 	name    string
 	open    bool
 	status  int // success status (default 200)
-	h       func(*http.Request) (any, error)
+	h       func(r *http.Request, body []byte) (any, error)
 }
 
 func (s *Server) routes() []route {
 	return []route{
 		{pattern: "GET /healthz", name: "/healthz", open: true, h: s.health},
+		{pattern: "GET /readyz", name: "/readyz", open: true, h: s.ready},
 		{pattern: "GET /openapi.json", name: "/openapi.json", open: true, h: s.openAPI},
 		{pattern: "GET /v1/rewards", name: "/v1/rewards", h: s.listRewards},
 		{pattern: "POST /v1/score", name: "/v1/score", h: s.scoreOne},
@@ -155,6 +199,22 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Leave as load balancers expect: fail readiness and stop keep-alives
+	// (each response now closes its connection, so clients reconnect
+	// elsewhere), keep answering for the grace period, then close the
+	// listener and drain what is in flight.
+	// Keep-alives stop by answering with Connection: close (see wrap), not
+	// with SetKeepAlivesEnabled, which would also close idle connections at
+	// once, under a client that may be sending on one.
+	s.stopping.Store(true)
+	if s.opts.ShutdownGrace > 0 {
+		s.opts.Logger.Info("shutting down: readiness failing, still serving", "grace", s.opts.ShutdownGrace)
+		select {
+		case <-time.After(s.opts.ShutdownGrace):
+		case err := <-errc:
+			return err
+		}
+	}
 	s.opts.Logger.Info("shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
@@ -179,6 +239,9 @@ func (s *Server) wrap(rt route) http.Handler {
 	obs := s.metrics.route(rt.name)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if s.stopping.Load() {
+			w.Header().Set("Connection", "close")
+		}
 		s.metrics.inflight.Inc()
 		defer s.metrics.inflight.Dec()
 		status := s.serveRoute(rt, ok, w, r)
@@ -197,18 +260,32 @@ func (s *Server) serveRoute(rt route, ok int, w http.ResponseWriter, r *http.Req
 		w.Header().Set("WWW-Authenticate", `Bearer realm="timeaware"`)
 		return writeError(w, errUnauthorized)
 	}
+	var body []byte
+	if strings.HasPrefix(rt.pattern, "POST ") {
+		if err := checkContentType(r); err != nil {
+			return writeError(w, err)
+		}
+		// The body is read before a slot is taken: a slow client holds its
+		// connection and the memory its bytes take, never a slot.
+		b, err := s.readBody(w, r)
+		if err != nil {
+			return writeError(w, err)
+		}
+		defer b.release()
+		body = b.buf.Bytes()
+	}
 	if !rt.open {
 		select {
 		case s.sem <- struct{}{}:
 			defer func() { <-s.sem }()
 		default:
+			s.metrics.shed.WithLabelValues("inflight").Inc()
 			return writeError(w, errOverloaded)
 		}
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.RequestTimeout)
 	defer cancel()
-	v, err := rt.h(r.WithContext(ctx))
+	v, err := rt.h(r.WithContext(ctx), body)
 	if err == nil && ctx.Err() != nil {
 		err = ctx.Err()
 	}
@@ -224,6 +301,16 @@ func (s *Server) authorized(r *http.Request) bool {
 	return found && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
 }
 
-func (s *Server) health(*http.Request) (any, error) {
+// health is liveness: the process answers.
+func (s *Server) health(*http.Request, []byte) (any, error) {
 	return map[string]string{"status": "ok", "version": s.opts.Version}, nil
+}
+
+// ready is readiness: 503 from the moment shutdown begins, so a load
+// balancer stops sending new requests during the grace period.
+func (s *Server) ready(*http.Request, []byte) (any, error) {
+	if s.stopping.Load() {
+		return nil, &apiError{Status: http.StatusServiceUnavailable, Code: "shutting_down", Message: "the service is shutting down"}
+	}
+	return map[string]string{"status": "ready"}, nil
 }

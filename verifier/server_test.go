@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,6 +72,9 @@ func (f *fixture) do(t *testing.T, method, path, body string, hdr ...string) (in
 	t.Helper()
 	req, err := http.NewRequest(method, f.ts.URL+path, strings.NewReader(body))
 	require.NoError(t, err)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -174,37 +179,60 @@ func b2f(b bool) float64 {
 }
 
 func TestRequestErrors(t *testing.T) {
-	f := newFixture(t, func(o *Options) { o.MaxBodyBytes = 4096; o.MaxBatchItems = 3 })
+	f := newFixture(t, func(o *Options) {
+		o.MaxBodyBytes, o.MaxBatchItems, o.MaxJSONDepth, o.MaxStringBytes = 4096, 3, 8, 256
+	})
 	big := `{"items":[` + strings.Repeat(general("42", 1, 2)+",", 40) + general("42", 1, 2) + `]}`
 	four := `{"items":[` + strings.Repeat(general("42", 1, 2)+",", 3) + general("42", 1, 2) + `]}`
+	deep := strings.Repeat("[", 12) + strings.Repeat("]", 12)
+	long := `"` + strings.Repeat("x", 300) + `"`
+	code, owned := f.do(t, "POST", "/v1/timers", `{"rollout_id":"owned"}`)
+	require.Equal(t, http.StatusCreated, code, "%v", owned)
 	tests := []struct {
 		name, method, path, body string
 		status                   int
 		code, field, msg         string
+		hdr                      []string
 	}{
-		{"malformed json", "POST", "/v1/score/batch", `{"items":[{"data_source": }]}`, 400, "malformed_json", "", "malformed JSON at byte"},
-		{"items missing", "POST", "/v1/score/batch", `{"itemz":[]}`, 400, "invalid_request", "items", "items: missing"},
-		{"items wrong type", "POST", "/v1/score/batch", `{"items":{}}`, 400, "invalid_json", "items", "items"},
-		{"empty body", "POST", "/v1/score/batch", ``, 400, "empty_body", "", "empty"},
-		{"body over limit", "POST", "/v1/score/batch", big, 413, "body_too_large", "", "4096 bytes"},
-		{"too many items", "POST", "/v1/score/batch", four, 413, "too_many_items", "items", "limit of 3"},
-		{"single: field error", "POST", "/v1/score", `{"data_source":"timely/ml","extra_info":{"accuracy":1.5}}`, 400, "invalid_item", "extra_info.accuracy", "not in [0, 1]"},
-		{"single: no data source", "POST", "/v1/score", `{"solution_str":"x"}`, 400, "invalid_item", "data_source", "missing"},
-		{"single: unknown data source", "POST", "/v1/score", `{"data_source":"gsm8k"}`, 400, "unknown_data_source", "data_source", "gsm8k"},
-		{"unknown route", "GET", "/v2/nothing", ``, 404, "not_found", "", "/v2/nothing"},
-		{"wrong method", "GET", "/v1/score/batch", ``, 404, "not_found", "", "GET /v1/score/batch"},
-		{"timer: unknown field", "POST", "/v1/timers", `{"speedfactor":2}`, 400, "malformed_json", "", "speedfactor"},
-		{"timer: bad speed", "POST", "/v1/timers", `{"speed_factor":-1}`, 400, "invalid_timer_request", "", "speed_factor"},
-		{"timer: forged", "GET", "/v1/timers/AAAA.BBBB", ``, 400, "invalid_timer", "timer", "signed with another secret"},
-		{"timer: unknown rollout", "GET", "/v1/timers/nobody", ``, 404, "timer_not_found", "timer", "rollout id"},
-		{"get_duration: nothing named", "POST", "/v1/tools/get_duration", `{}`, 400, "invalid_timer_request", "timer", "rollout id"},
-		{"span: neither", "POST", "/v1/timers/x/spans", `{"simulated":true}`, 400, "invalid_timer_request", "seconds", "either"},
-		{"openrlhf: lengths", "POST", "/v1/openrlhf", `{"query":["a","b"],"labels":["1"]}`, 400, "invalid_request", "labels", "1 entries for 2 queries"},
-		{"openrlhf: source", "POST", "/v1/openrlhf?data_source=nope", `{"query":[]}`, 400, "unknown_data_source", "data_source", "nope"},
+		{"no content type", "POST", "/v1/score", general("42", 1, 2), 415, "unsupported_media_type", "Content-Type", "got none", []string{"Content-Type", ""}},
+		{"form content type", "POST", "/v1/score/batch", four, 415, "unsupported_media_type", "Content-Type", "application/x-www-form-urlencoded", []string{"Content-Type", "application/x-www-form-urlencoded"}},
+		{"text content type", "POST", "/v1/openrlhf", `{"query":[]}`, 415, "unsupported_media_type", "Content-Type", "text/plain", []string{"Content-Type", "text/plain;charset=UTF-8"}},
+		{"deep ground truth", "POST", "/v1/score/batch", `{"items":[{"data_source":"timepuzzles","ground_truth":` + deep + `}]}`, 400, "json_too_deep", "items[0]", "deeper than 8", nil},
+		{"deep single item", "POST", "/v1/score", `{"data_source":"timepuzzles","ground_truth":` + deep + `}`, 400, "json_too_deep", "ground_truth", "deeper than 8", nil},
+		{"deep top level", "POST", "/v1/score/batch", deep, 400, "json_too_deep", "body", "deeper than 8", nil},
+		{"deep timer request", "POST", "/v1/timers", `{"rollout_id":` + deep + `}`, 400, "json_too_deep", "rollout_id", "deeper than 8", nil},
+		{"long string", "POST", "/v1/score/batch", `{"items":[{"data_source":"timepuzzles","solution_str":` + long + `}]}`, 413, "string_too_long", "items[0]", "longer than 256 bytes", nil},
+		{"long string single", "POST", "/v1/score", `{"data_source":"timepuzzles","solution_str":` + long + `}`, 413, "string_too_long", "solution_str", "longer than 256 bytes", nil},
+		{"too many, then malformed", "POST", "/v1/score/batch", `{"items":[{},{},{},{},}`, 413, "too_many_items", "items", "more than 3", nil},
+		{"too many under an escaped key", "POST", "/v1/score/batch", `{"it\u0065ms":[{},{},{},{"data_source":1}]}`, 413, "too_many_items", "it\u0065ms", "more than 3", nil},
+		{"openrlhf: too many labels", "POST", "/v1/openrlhf", `{"query":["a"],"labels":["1","2","3","4"]}`, 413, "too_many_items", "labels", "more than 3", nil},
+		{"span by rollout id", "POST", "/v1/timers/owned/spans", `{"seconds":100,"simulated":true}`, 403, "timer_token_required", "timer", "needs its token", nil},
+		{"stop by rollout id", "DELETE", "/v1/timers/owned", ``, 403, "timer_token_required", "timer", "needs its token", nil},
+		{"rebind a running rollout id", "POST", "/v1/timers", `{"rollout_id":"owned"}`, 409, "rollout_id_in_use", "rollout_id", `"owned"`, nil},
+		{"span past the tool-time bound", "POST", "/v1/timers/" + owned["timer"].(string) + "/spans", `{"seconds":2e9}`, 400, "invalid_timer_request", "seconds", "not in [0, 1e+09]", nil},
+		{"malformed json", "POST", "/v1/score/batch", `{"items":[{"data_source": }]}`, 400, "malformed_json", "", "malformed JSON at byte", nil},
+		{"items missing", "POST", "/v1/score/batch", `{"itemz":[]}`, 400, "invalid_request", "items", "items: missing", nil},
+		{"items wrong type", "POST", "/v1/score/batch", `{"items":{}}`, 400, "invalid_json", "items", "items", nil},
+		{"empty body", "POST", "/v1/score/batch", ``, 400, "empty_body", "body", "empty", nil},
+		{"body over limit", "POST", "/v1/score/batch", big, 413, "body_too_large", "body", "4096 bytes", nil},
+		{"too many items", "POST", "/v1/score/batch", four, 413, "too_many_items", "items", "more than 3 entries", nil},
+		{"single: field error", "POST", "/v1/score", `{"data_source":"timely/ml","extra_info":{"accuracy":1.5}}`, 400, "invalid_item", "extra_info.accuracy", "not in [0, 1]", nil},
+		{"single: no data source", "POST", "/v1/score", `{"solution_str":"x"}`, 400, "invalid_item", "data_source", "missing", nil},
+		{"single: unknown data source", "POST", "/v1/score", `{"data_source":"gsm8k"}`, 400, "unknown_data_source", "data_source", "gsm8k", nil},
+		{"unknown route", "GET", "/v2/nothing", ``, 404, "not_found", "", "/v2/nothing", nil},
+		{"wrong method", "GET", "/v1/score/batch", ``, 404, "not_found", "", "GET /v1/score/batch", nil},
+		{"timer: unknown field", "POST", "/v1/timers", `{"speedfactor":2}`, 400, "malformed_json", "speedfactor", "speedfactor", nil},
+		{"timer: bad speed", "POST", "/v1/timers", `{"speed_factor":-1}`, 400, "invalid_timer_request", "speed_factor", "speed_factor", nil},
+		{"timer: forged", "GET", "/v1/timers/AAAA.BBBB", ``, 400, "invalid_timer", "timer", "signed with another secret", nil},
+		{"timer: unknown rollout", "GET", "/v1/timers/nobody", ``, 404, "timer_not_found", "timer", "rollout id", nil},
+		{"get_duration: nothing named", "POST", "/v1/tools/get_duration", `{}`, 400, "invalid_timer_request", "timer", "rollout id", nil},
+		{"span: neither", "POST", "/v1/timers/x/spans", `{"simulated":true}`, 400, "invalid_timer_request", "seconds", "either", nil},
+		{"openrlhf: lengths", "POST", "/v1/openrlhf", `{"query":["a","b"],"labels":["1"]}`, 400, "invalid_request", "labels", "1 entries for 2 queries", nil},
+		{"openrlhf: source", "POST", "/v1/openrlhf?data_source=nope", `{"query":[]}`, 400, "unknown_data_source", "data_source", "nope", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body := f.do(t, tc.method, tc.path, tc.body)
+			code, body := f.do(t, tc.method, tc.path, tc.body, tc.hdr...)
 			require.Equal(t, tc.status, code, "%v", body)
 			e := errorOf(t, body)
 			assert.Equal(t, tc.code, e["code"])
@@ -243,7 +271,22 @@ func TestBearerToken(t *testing.T) {
 
 func TestOverloadedIs429WithRetryAfter(t *testing.T) {
 	f := newFixture(t, func(o *Options) { o.MaxInflight = 1 })
-	// Hold the only slot with a request whose body has not finished arriving.
+	f.srv.sem <- struct{}{} // a request being scored holds the only slot
+
+	resp, err := http.Post(f.ts.URL+"/v1/score", "application/json", strings.NewReader(general("42", 1, 2)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+
+	<-f.srv.sem
+	code, _ := f.do(t, "POST", "/v1/score", general("42", 1, 2))
+	assert.Equal(t, http.StatusOK, code)
+}
+
+func TestSlowBodiesHoldNoSlot(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MaxInflight = 1 })
+	// A body that has not finished arriving is being read, not scored.
 	pr, pw := io.Pipe()
 	done := make(chan int)
 	go func() {
@@ -257,18 +300,16 @@ func TestOverloadedIs429WithRetryAfter(t *testing.T) {
 	}()
 	_, err := pw.Write([]byte(`{"items":[`))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(f.srv.sem) == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.srv.mem.used.Load() > 0 }, 5*time.Second, time.Millisecond)
 
-	resp, err := http.Post(f.ts.URL+"/v1/score", "application/json", strings.NewReader(general("42", 1, 2)))
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	code, _ := f.do(t, "POST", "/v1/score", general("42", 1, 2))
+	assert.Equal(t, http.StatusOK, code, "the only slot is free while the other body arrives")
 
 	_, err = pw.Write([]byte(general("42", 1, 2) + `]}`))
 	require.NoError(t, err)
 	require.NoError(t, pw.Close())
 	assert.Equal(t, http.StatusOK, <-done)
+	assert.Zero(t, f.srv.mem.used.Load(), "the memory reserved for bodies is given back")
 }
 
 func TestTimersOverHTTP(t *testing.T) {
@@ -414,6 +455,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req, err := http.NewRequest(tc.method, f.ts.URL+tc.path, strings.NewReader(tc.body))
 			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()
@@ -506,6 +548,7 @@ func FuzzScoreBatchRequest(f *testing.F) {
 		for _, path := range []string{"/v1/score/batch", "/v1/score", "/v1/openrlhf"} {
 			rec := httptest.NewRecorder()
 			req := httptest.NewRequest("POST", path, bytes.NewReader(body)).WithContext(context.Background())
+			req.Header.Set("Content-Type", "application/json")
 			h.ServeHTTP(rec, req)
 			var out map[string]any
 			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
@@ -539,4 +582,87 @@ func TestRequestTimeoutIs503WithRetryAfter(t *testing.T) {
 	var body map[string]any
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&body))
 	assert.Equal(t, "timeout", errorOf(t, body)["code"])
+}
+
+// rawExchange writes raw bytes to the fixture's server and reads one
+// response, as a client that does not follow the protocol would.
+func rawExchange(t *testing.T, f *fixture, raw string, within time.Duration) (int, map[string]any) {
+	t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(f.ts.URL, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte(raw))
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(within)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	assert.True(t, resp.Close, "a bad body closes its connection")
+	return resp.StatusCode, out
+}
+
+func TestBadBodiesOnTheWire(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.BodyTimeout = 300 * time.Millisecond; o.MaxBodyBytes = 1 << 20 })
+	head := "POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+	tests := []struct {
+		name, raw   string
+		status      int
+		code, field string
+	}{
+		{"malformed chunk size", head + "Transfer-Encoding: chunked\r\n\r\nZZ\r\n{}\r\n0\r\n\r\n", 400, "malformed_body", "body"},
+		{"stalled body", head + "Content-Length: 100\r\n\r\n{\"items\":", 408, "body_timeout", "body"},
+		{"announced over the limit", head + "Content-Length: 67108864\r\n\r\n", 413, "body_too_large", "body"},
+		{"chunked over the limit", head + "Transfer-Encoding: chunked\r\n\r\n100001\r\n" + strings.Repeat("x", 1<<20+1) + "\r\n0\r\n\r\n", 413, "body_too_large", "body"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, body := rawExchange(t, f, tc.raw, 5*time.Second)
+			assert.Equal(t, tc.status, code, "%v", body)
+			e := errorOf(t, body)
+			assert.Equal(t, tc.code, e["code"])
+			assert.Equal(t, tc.field, e["field"])
+			assert.Less(t, time.Since(start), 2*time.Second)
+		})
+	}
+	assert.Zero(t, f.srv.mem.used.Load(), "every reservation was given back")
+}
+
+func TestMemoryBudgetShedsWith429(t *testing.T) {
+	f := newFixture(t, func(o *Options) { o.MemoryBudget = 100 << 10 })
+	// A 60 KB batch needs its bytes plus twice them for decoding: 180 KB.
+	big := `{"items":[` + strings.Repeat(general("42", 1, 2)+",", 400) + general("42", 1, 2) + `]}`
+	require.Greater(t, len(big), 50<<10)
+	code, body := f.do(t, "POST", "/v1/score/batch", big)
+	require.Equal(t, http.StatusTooManyRequests, code, "%v", body)
+	assert.Equal(t, "overloaded", errorOf(t, body)["code"])
+	assert.Contains(t, errorOf(t, body)["message"], "memory")
+	code, _ = f.do(t, "POST", "/v1/score/batch", `{"items":[`+general("42", 1, 2)+`]}`)
+	assert.Equal(t, http.StatusOK, code, "a request that fits is served")
+	assert.Zero(t, f.srv.mem.used.Load())
+
+	resp, err := http.Get(f.ts.URL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	metrics, _ := io.ReadAll(resp.Body)
+	assert.Contains(t, string(metrics), `timeaware_shed_requests_total{reason="memory"} 1`)
+}
+
+func TestReadinessFailsFirstOnShutdown(t *testing.T) {
+	f := newFixture(t, nil)
+	code, body := f.do(t, "GET", "/readyz", "")
+	require.Equal(t, http.StatusOK, code, "%v", body)
+	f.srv.stopping.Store(true) // what Serve does first when its context ends
+	code, body = f.do(t, "GET", "/readyz", "")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, "shutting_down", errorOf(t, body)["code"])
+	code, _ = f.do(t, "GET", "/healthz", "")
+	assert.Equal(t, http.StatusOK, code, "liveness holds while draining")
+	resp, err := http.Post(f.ts.URL+"/v1/score", "application/json", strings.NewReader(general("42", 1, 2)))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "requests are still served")
+	assert.True(t, resp.Close, "with Connection: close, so clients move their connections")
 }

@@ -14,12 +14,10 @@ import (
 
 // decodeStrict decodes a small request object, rejecting unknown fields so
 // that a misspelt option is an error rather than a silent default.
-func decodeStrict(r *http.Request, v any) error {
-	body, release, err := readBody(r)
-	if err != nil {
+func (s *Server) decodeStrict(body []byte, v any) error {
+	if err := checkJSON(body, s.lim); err != nil {
 		return err
 	}
-	defer release()
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -36,9 +34,9 @@ type createTimerRequest struct {
 	TimeLimitS  float64 `json:"time_limit_s"`
 }
 
-func (s *Server) createTimer(r *http.Request) (any, error) {
+func (s *Server) createTimer(r *http.Request, body []byte) (any, error) {
 	var req createTimerRequest
-	if err := decodeStrict(r, &req); err != nil {
+	if err := s.decodeStrict(body, &req); err != nil {
 		return nil, err
 	}
 	if req.TTLS < 0 || req.TTLS > 1e7 || math.IsNaN(req.TTLS) {
@@ -55,7 +53,7 @@ func (s *Server) createTimer(r *http.Request) (any, error) {
 	return rd, nil
 }
 
-func (s *Server) readTimer(r *http.Request) (any, error) {
+func (s *Server) readTimer(r *http.Request, _ []byte) (any, error) {
 	rd, err := s.opts.Timers.Read(r.PathValue("id"))
 	s.metrics.timerOp("read", err)
 	if err != nil {
@@ -64,7 +62,7 @@ func (s *Server) readTimer(r *http.Request) (any, error) {
 	return rd, nil
 }
 
-func (s *Server) stopTimer(r *http.Request) (any, error) {
+func (s *Server) stopTimer(r *http.Request, _ []byte) (any, error) {
 	rd, err := s.opts.Timers.Stop(r.PathValue("id"))
 	s.metrics.timerOp("stop", err)
 	if err != nil {
@@ -79,9 +77,9 @@ type spanRequest struct {
 	Action    string   `json:"action"`
 }
 
-func (s *Server) addSpan(r *http.Request) (any, error) {
+func (s *Server) addSpan(r *http.Request, body []byte) (any, error) {
 	var req spanRequest
-	if err := decodeStrict(r, &req); err != nil {
+	if err := s.decodeStrict(body, &req); err != nil {
 		return nil, err
 	}
 	if (req.Seconds == nil) == (req.Action == "") {
@@ -114,9 +112,9 @@ type getDurationResponse struct {
 // getDuration is the get_duration tool: the text the model is shown for
 // the rollout's timer, named by its token (any replica) or its rollout id
 // (the replica that created it).
-func (s *Server) getDuration(r *http.Request) (any, error) {
+func (s *Server) getDuration(r *http.Request, body []byte) (any, error) {
 	var req getDurationRequest
-	if err := decodeStrict(r, &req); err != nil {
+	if err := s.decodeStrict(body, &req); err != nil {
 		return nil, err
 	}
 	id := req.Timer

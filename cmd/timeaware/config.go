@@ -156,6 +156,13 @@ var defaults = map[string]any{
 	"serve.max_inflight":         512,
 	"serve.request_timeout":      "30s",
 	"serve.shutdown_timeout":     "30s",
+	"serve.shutdown_grace":       "1s",
+	"serve.body_timeout":         "10s",
+	"serve.memory_limit":         0,
+	"serve.memory_budget":        0,
+	"serve.max_json_depth":       64,
+	"serve.max_string_bytes":     8388608,
+	"serve.allow_no_token":       false,
 	"serve.openrlhf_data_source": "timely/general",
 
 	"timers.secret":       "",

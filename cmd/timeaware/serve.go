@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/memlimit"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/verifier"
 )
@@ -28,13 +31,17 @@ It starts on built-in defaults with no config file, on 127.0.0.1:8080:
 Set timers.secret (TIMEAWARE_TIMERS_SECRET) to the same value on every replica
 so that timers survive restarts and work behind a load balancer, and
 serve.token (TIMEAWARE_SERVE_TOKEN) to require a bearer token. SIGINT or
-SIGTERM stops accepting connections and drains requests in flight.`,
+SIGTERM fails /readyz and stops keep-alives, keeps serving for
+serve.shutdown_grace, then stops accepting connections and drains requests
+in flight. Listening beyond loopback needs serve.token, or --allow-no-token.`,
 		Args: cobra.NoArgs,
 		RunE: a.runServe,
 	}
 	fs := cmd.Flags()
 	fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	bindKey(fs, "addr", "serve.addr")
+	fs.Bool("allow-no-token", false, "listen beyond loopback without serve.token (anyone who reaches the port may call every route)")
+	bindKey(fs, "allow-no-token", "serve.allow_no_token")
 	return cmd
 }
 
@@ -56,23 +63,34 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	reqTimeout, err := duration(v, "serve.request_timeout")
-	if err != nil {
-		return err
+	durations := map[string]time.Duration{}
+	for _, k := range []string{"serve.request_timeout", "serve.shutdown_timeout", "serve.shutdown_grace", "serve.body_timeout"} {
+		if durations[k], err = duration(v, k); err != nil {
+			return err
+		}
 	}
-	shutdown, err := duration(v, "serve.shutdown_timeout")
-	if err != nil {
-		return err
-	}
-	for _, k := range []string{"serve.max_body_bytes", "serve.max_batch_items", "serve.max_inflight"} {
+	for _, k := range []string{"serve.max_body_bytes", "serve.max_batch_items", "serve.max_inflight", "serve.max_json_depth", "serve.max_string_bytes"} {
 		if v.GetInt(k) <= 0 {
 			return usagef("%s: %d must be positive", k, v.GetInt(k))
 		}
 	}
+	for _, k := range []string{"serve.memory_limit", "serve.memory_budget"} {
+		if v.GetInt64(k) < 0 {
+			return usagef("%s: %d must not be negative (0 chooses it)", k, v.GetInt64(k))
+		}
+	}
+	memLimit, budget, err := serveMemory(v.GetInt64("serve.memory_limit"), v.GetInt64("serve.memory_budget"))
+	if err != nil {
+		return err
+	}
+	token := v.GetString("serve.token")
 	srv, err := verifier.New(verifier.Options{
-		Scorer: scorer, Timers: store, Token: v.GetString("serve.token"),
+		Scorer: scorer, Timers: store, Token: token,
 		MaxBodyBytes: int64(v.GetInt("serve.max_body_bytes")), MaxBatchItems: v.GetInt("serve.max_batch_items"),
-		MaxInflight: v.GetInt("serve.max_inflight"), RequestTimeout: reqTimeout, ShutdownTimeout: shutdown,
+		MaxJSONDepth: v.GetInt("serve.max_json_depth"), MaxStringBytes: v.GetInt("serve.max_string_bytes"),
+		MaxInflight: v.GetInt("serve.max_inflight"), MemoryBudget: budget,
+		RequestTimeout: durations["serve.request_timeout"], BodyTimeout: durations["serve.body_timeout"],
+		ShutdownGrace: durations["serve.shutdown_grace"], ShutdownTimeout: durations["serve.shutdown_timeout"],
 		OpenRLHFDataSource: v.GetString("serve.openrlhf_data_source"),
 		Logger:             log, Version: buildVersion(),
 	})
@@ -84,7 +102,13 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usagef("--addr %s: %v", addr, err)
 	}
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() && token == "" && !v.GetBool("serve.allow_no_token") {
+		ln.Close()
+		return usagef("--addr %s: listening beyond loopback needs serve.token (TIMEAWARE_SERVE_TOKEN); pass --allow-no-token to let anyone who reaches the port call every route", addr)
+	}
 	tuneGCForServing()
+	debug.SetMemoryLimit(memLimit)
+	log.Info("memory", "limit_bytes", memLimit, "request_budget_bytes", budget)
 	start := time.Now()
 	err = srv.Serve(cmd.Context(), ln)
 	if err != nil {
@@ -92,4 +116,31 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	}
 	log.Info("served", "uptime", time.Since(start).Round(time.Second).String())
 	return nil
+}
+
+// serveMemory resolves the service's soft memory limit and its request
+// memory budget. A limit of 0 is 90% of the cgroup's limit, else half the
+// machine's memory; GOMEMLIMIT in the environment wins over both. A budget
+// of 0 is half the limit: requests are shed well before the limit, which
+// leaves room for the scorer's work and the garbage collector's lag.
+func serveMemory(limit, budget int64) (int64, int64, error) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		limit = debug.SetMemoryLimit(-1) // the runtime parsed it at start
+	} else if limit == 0 {
+		c, err := memlimit.Find()
+		if err != nil {
+			return 0, 0, fmt.Errorf("serve.memory_limit: 0 asks for the cgroup or machine limit: %w", err)
+		}
+		limit = c.Bytes / 2
+		if c.Source != memlimit.Machine {
+			limit = c.Bytes / 10 * 9
+		}
+	}
+	if budget == 0 {
+		budget = limit / 2
+	}
+	if budget > limit {
+		return 0, 0, usagef("serve.memory_budget: %d exceeds the memory limit %d", budget, limit)
+	}
+	return limit, budget, nil
 }

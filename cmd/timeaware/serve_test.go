@@ -161,6 +161,9 @@ func doJSON(t *testing.T, method, url, body string) (int, map[string]any) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -231,7 +234,8 @@ func TestServeTimersAcrossProcesses(t *testing.T) {
 }
 
 // TestServeDrainsInFlightRequestOnShutdown: SIGTERM while a request's body
-// is still arriving; the request completes and the process exits 0.
+// is still arriving; readiness fails, the listener closes after the grace
+// period, the request completes and the process exits 0.
 func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process")
@@ -242,6 +246,7 @@ func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
 	req, err := http.NewRequest("POST", p.url+"/v1/score/batch", pr)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
 	type reply struct {
 		code int
 		body []byte
@@ -270,7 +275,12 @@ func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
 		t.Fatalf("server exited with a request in flight: %v", err)
 	default:
 	}
-	// New connections are refused while draining.
+	// During the grace period (1 s by default) readiness fails and
+	// requests are still answered; after it, new connections are refused
+	// while the request in flight drains.
+	code, _ := getJSON(t, p.url+"/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	time.Sleep(time.Second)
 	_, err = http.Get(p.url + "/healthz")
 	assert.Error(t, err)
 
@@ -333,6 +343,49 @@ func TestServeUsageErrors(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.args...)
 			assert.Equal(t, exitUsage, code, stderr)
 			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// TestServeBeyondLoopbackNeedsAToken: binding every interface without a
+// token is refused, naming the flag and the way out; with a token, or the
+// explicit opt-out, the service starts.
+func TestServeBeyondLoopbackNeedsAToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	port := strings.TrimPrefix(freePort(t), "127.0.0.1:")
+	out, err := exec.Command(serverBinary(t), "serve", "--addr", "0.0.0.0:"+port).CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.Contains(t, string(out), "--addr 0.0.0.0:"+port+": listening beyond loopback needs serve.token")
+	assert.Contains(t, string(out), "--allow-no-token")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  []string
+	}{
+		{"token", nil, []string{"TIMEAWARE_SERVE_TOKEN=tok"}},
+		{"opt-out flag", []string{"--allow-no-token"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr := freePort(t)
+			cmd := exec.Command(serverBinary(t), append([]string{"serve", "--addr", "0.0.0.0:" + strings.TrimPrefix(addr, "127.0.0.1:")}, tc.args...)...)
+			cmd.Env = append(os.Environ(), tc.env...)
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			require.NoError(t, cmd.Start())
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			require.Eventually(t, func() bool {
+				resp, err := http.Get("http://" + addr + "/healthz")
+				if err != nil {
+					return false
+				}
+				resp.Body.Close()
+				return resp.StatusCode == http.StatusOK
+			}, 20*time.Second, 20*time.Millisecond, "%s", stderr)
 		})
 	}
 }

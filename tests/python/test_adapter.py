@@ -608,14 +608,15 @@ def test_expired_timer_is_410_and_its_item_falls_back(shared_server, adapter):
 
 
 def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter):
-    """A request whose body trickles in holds the server's only in-flight
-    slot; the adapter's batch meanwhile gets 429 + Retry-After and must come
-    back later instead of falling back."""
-    server = make_server({"TIMEAWARE_SERVE_MAX_INFLIGHT": "1"})
+    """A request whose 60 kB body trickles in holds nearly all of the
+    server's request memory (a 60.5 kB budget); the adapter's batch
+    meanwhile gets 429 + Retry-After and must come back later instead of
+    falling back."""
+    server = make_server({"TIMEAWARE_SERVE_MEMORY_BUDGET": "60500"})
     adapter(server.url, retries=4)
     args, want = timely_item(5)
     assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)  # first use: the registry check
-    body = b'{"items": []}'
+    body = b'{"items": []}'.ljust(60000)
     slow = socket.create_connection(("127.0.0.1", server.port))
     slow.sendall(
         b"POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -640,7 +641,7 @@ def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter
     assert tv.stats()["fallbacks"] == 0
     m = server.metrics()
     assert metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="429") >= 1
-    assert waited >= 0.3  # it waited for the slot instead of giving up
+    assert waited >= 0.3  # it waited for the memory instead of giving up
 
 
 def test_server_down_raises_at_first_use_or_logs_counts_and_reports(make_server, adapter, caplog):

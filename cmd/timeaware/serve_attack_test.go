@@ -1,0 +1,291 @@
+package main
+
+// The attack suite: the real `timeaware serve` binary over loopback, probed
+// the way a hostile or broken client would, each case bounded to a few
+// seconds. Memory is the server process's resident set (VmRSS), read from
+// /proc, so the bounds hold for what the kernel sees, not for Go's view of
+// its heap.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// attackMemoryBound is the resident memory the server must stay under
+// through every attack below: its memory limit is set to it, and its
+// request budget to half of it (the default ratio).
+const attackMemoryBound = 256 << 20
+
+func attackServer(t *testing.T, env ...string) *serverProc {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the server's memory from /proc")
+	}
+	base := []string{
+		"TIMEAWARE_SERVE_MEMORY_LIMIT=" + strconv.Itoa(attackMemoryBound),
+		"TIMEAWARE_SERVE_MEMORY_BUDGET=" + strconv.Itoa(attackMemoryBound/2),
+		"TIMEAWARE_TIMERS_SECRET=attack-suite-secret-0123456789",
+	}
+	return startServer(t, freePort(t), append(base, env...)...)
+}
+
+// rss is the server process's resident memory in bytes.
+func (p *serverProc) rss(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			require.NoError(t, err)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS in /proc status")
+	return 0
+}
+
+// rawRequest opens a connection and writes a request head (and an optional
+// start of body) as given; the caller owns the connection.
+func rawRequest(t *testing.T, addr, head string, body []byte) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	_, err = c.Write(append([]byte(head), body...))
+	require.NoError(t, err)
+	return c
+}
+
+// status reads the status code of the response on c (0 on a read error).
+func status(c net.Conn, within time.Duration) int {
+	_ = c.SetReadDeadline(time.Now().Add(within))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func postHead(path string, contentLength int64) string {
+	return fmt.Sprintf("POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, contentLength)
+}
+
+func TestAttackAnnouncedBodiesTakeNoMemory(t *testing.T) {
+	p := attackServer(t)
+	addr := strings.TrimPrefix(p.url, "http://")
+	before := p.rss(t)
+	// 64 connections announce more than the body limit, 64 announce just
+	// under it; none sends a byte of body.
+	var conns []net.Conn
+	for i := range 128 {
+		cl := int64(67108864)
+		if i%2 == 1 {
+			cl = 32<<20 - 1
+		}
+		conns = append(conns, rawRequest(t, addr, postHead("/v1/score/batch", cl), nil))
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := 0; i < len(conns); i += 2 {
+		assert.Equal(t, http.StatusRequestEntityTooLarge, status(conns[i], 2*time.Second), "conn %d: refused before reading", i)
+	}
+	time.Sleep(300 * time.Millisecond) // the others are being read
+	after := p.rss(t)
+	t.Logf("server RSS: %d MiB before, %d MiB with 64 announced-but-unsent 32 MiB bodies", before>>20, after>>20)
+	assert.Less(t, after, before+64<<20, "memory follows the bytes that arrived, not the bytes announced")
+	assert.Less(t, after, int64(attackMemoryBound))
+	// A normal request is served meanwhile.
+	code, _ := doJSON(t, "POST", p.url+"/v1/score", `{"data_source":"timepuzzles","solution_str":"MY ANSWER: 2023-08-15","ground_truth":"2023-08-15"}`)
+	assert.Equal(t, http.StatusOK, code)
+}
+
+func TestAttackTenMillionItemsAreRefusedInUnderASecond(t *testing.T) {
+	p := attackServer(t)
+	body := append(append([]byte(`{"items":[`), bytes.Repeat([]byte(`{},`), 10_000_000)...), `{}]}`...)
+	require.Less(t, len(body), 32<<20, "within the body limit: only the item limit refuses it")
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"well formed", body},
+		{"malformed after the items", append(body[:len(body)-2:len(body)-2], `,}`...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			resp, err := http.Post(p.url+"/v1/score/batch", "application/json", bytes.NewReader(tc.body))
+			require.NoError(t, err)
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			t.Logf("%d-byte body refused in %v: %s", len(tc.body), took, bytes.TrimSpace(raw))
+			assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode)
+			assert.Contains(t, string(raw), `"too_many_items"`)
+			assert.Less(t, took, time.Second)
+			assert.Less(t, p.rss(t), int64(attackMemoryBound))
+		})
+	}
+}
+
+func TestAttackStalledBodiesLockNobodyOut(t *testing.T) {
+	const stalled = 600
+	p := attackServer(t, "TIMEAWARE_SERVE_BODY_TIMEOUT=3s")
+	addr := strings.TrimPrefix(p.url, "http://")
+	conns := make([]net.Conn, stalled)
+	for i := range conns {
+		conns[i] = rawRequest(t, addr, postHead("/v1/score/batch", 1000), []byte("{"))
+	}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	time.Sleep(200 * time.Millisecond) // all 600 are in their body reads
+
+	start := time.Now()
+	code, out := doJSON(t, "POST", p.url+"/v1/score/batch",
+		`{"items":[{"data_source":"timepuzzles","solution_str":"MY ANSWER: 2023-08-15","ground_truth":"2023-08-15"}]}`)
+	took := time.Since(start)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	t.Logf("a normal request with %d stalled bodies connected: %v", stalled, took)
+	assert.Less(t, took, 3*time.Second, "served within the body deadline")
+
+	// The stalled clients are cut off at the deadline with 408.
+	var timedOut atomic.Int64
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if status(c, 6*time.Second) == http.StatusRequestTimeout {
+				timedOut.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.EqualValues(t, stalled, timedOut.Load())
+	assert.Less(t, p.rss(t), int64(attackMemoryBound))
+}
+
+func TestAttackTimerOverflowCannotBendAReward(t *testing.T) {
+	p := attackServer(t)
+	code, created := doJSON(t, "POST", p.url+"/v1/timers", `{"time_limit_s":10}`)
+	require.Equal(t, http.StatusCreated, code)
+	tok := created["timer"].(string)
+	last := 0.0
+	for i := range 10 {
+		code, rd := doJSON(t, "POST", p.url+"/v1/timers/"+tok+"/spans", `{"seconds":1e9}`)
+		if code == http.StatusOK {
+			tok = rd["timer"].(string)
+		} else {
+			require.Equal(t, http.StatusBadRequest, code, "span %d: %v", i, rd)
+		}
+		_, now := doJSON(t, "GET", p.url+"/v1/timers/"+tok, "")
+		el := now["elapsed_s"].(float64)
+		assert.GreaterOrEqual(t, el, last, "span %d: the reading went back", i)
+		last = el
+	}
+	code, res := doJSON(t, "POST", p.url+"/v1/score", `{"data_source":"timely/general","solution_str":"<answer>21</answer>","ground_truth":"21","extra_info":{"timer":"`+tok+`"}}`)
+	require.Equal(t, http.StatusOK, code, "%v", res)
+	assert.Equal(t, 0.0, res["score"], "a right answer far past its limit earns nothing")
+	assert.Equal(t, 0.0, res["on_time"])
+}
+
+func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
+	const clients = 32
+	p := attackServer(t, "TIMEAWARE_SERVE_SHUTDOWN_GRACE=1s")
+	item := `{"data_source":"timepuzzles","solution_str":"MY ANSWER: 2023-08-15","ground_truth":"2023-08-15"}`
+	body := `{"items":[` + strings.Repeat(item+",", 255) + item + `]}`
+	var served, failed, left atomic.Int64
+	var errs sync.Map
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// One keep-alive client each, as trainers' reward workers are.
+			hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}, Timeout: 30 * time.Second}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := hc.Post(p.url+"/v1/score/batch", "application/json", strings.NewReader(body))
+				if err != nil {
+					if errorsIsRefused(err) {
+						left.Add(1) // the listener had closed: the request never reached the server
+						return
+					}
+					failed.Add(1)
+					errs.Store(c, err.Error())
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					failed.Add(1)
+					errs.Store(c, resp.Status)
+					return
+				}
+				served.Add(1)
+				if resp.Close {
+					// The server asked for the connection back: as a load
+					// balancer would, look at readiness before sending more.
+					r, err := hc.Get(p.url + "/readyz")
+					if err == nil {
+						r.Body.Close()
+						if r.StatusCode == http.StatusServiceUnavailable {
+							left.Add(1)
+							return
+						}
+					}
+				}
+			}
+		}()
+	}
+	time.Sleep(500 * time.Millisecond)
+	before := served.Load()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	exited := make(chan error, 1)
+	go func() { exited <- <-p.done }()
+	var exitErr error
+	select {
+	case exitErr = <-exited:
+		p.done <- exitErr
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not stop")
+	}
+	close(stop)
+	wg.Wait()
+	errs.Range(func(k, v any) bool { t.Errorf("client %v: %v", k, v); return true })
+	t.Logf("%d requests before SIGTERM, %d in all; %d clients left on readiness or a closed listener", before, served.Load(), left.Load())
+	assert.Zero(t, failed.Load(), "no request that reached the server was reset or refused")
+	assert.Greater(t, served.Load(), before, "requests were served during the grace period")
+	assert.NoError(t, exitErr, "a clean drain exits 0")
+	assert.Contains(t, p.stderr.String(), "readiness failing")
+}
+
+func errorsIsRefused(err error) bool {
+	return strings.Contains(err.Error(), "connection refused")
+}

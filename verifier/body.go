@@ -1,0 +1,203 @@
+package verifier
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A request body is read before the request takes one of the MaxInflight
+// slots, under three bounds, so that a hostile client can hold neither the
+// slots nor the memory of others:
+//
+//   - its length: a Content-Length above MaxBodyBytes is refused before a
+//     byte is read, and a chunked body is cut at MaxBodyBytes;
+//   - its time: the whole body must arrive within BodyTimeout of the
+//     headers, so a client that stalls mid-body frees its connection;
+//   - memory: the buffer grows only as bytes arrive, and every growth, and
+//     the decoding that follows, is reserved from a budget shared by all
+//     requests (MemoryBudget); a request that does not fit gets 429 at once.
+//
+// Buffers come from a pool; large ones are not kept, so memory taken by one
+// burst of large bodies is given back.
+
+const (
+	// minBodyBuf is a body buffer's first size when the length is unknown;
+	// firstBodyBuf caps the first size when it is announced.
+	minBodyBuf   = 4 << 10
+	firstBodyBuf = 64 << 10
+	// maxPooledBody is the largest buffer the pool keeps.
+	maxPooledBody = 4 << 20
+	// decodeFactor is the memory reserved for decoding a body, as a multiple
+	// of its length (the items' arena and structs, then the results).
+	decodeFactor = 2
+)
+
+var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// memBudget is a non-blocking counting semaphore of bytes.
+type memBudget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// take reserves n bytes, reporting whether they fit.
+func (b *memBudget) take(n int64) bool {
+	for {
+		u := b.used.Load()
+		if u+n > b.limit {
+			return false
+		}
+		if b.used.CompareAndSwap(u, u+n) {
+			return true
+		}
+	}
+}
+
+func (b *memBudget) give(n int64) { b.used.Add(-n) }
+
+var errMemory = &apiError{Status: http.StatusTooManyRequests, Code: "overloaded",
+	Message: "the server's request memory is in use; retry shortly", RetryAfter: 1}
+
+// requestBody is a body read into a pooled buffer, with the memory reserved
+// for it; release gives both back.
+type requestBody struct {
+	s        *Server
+	buf      *bytes.Buffer
+	reserved int64
+}
+
+func (b *requestBody) reserve(n int64) error {
+	if !b.s.mem.take(n) {
+		b.s.metrics.shed.WithLabelValues("memory").Inc()
+		return errMemory
+	}
+	b.reserved += n
+	return nil
+}
+
+func (b *requestBody) release() {
+	if b.buf != nil {
+		if b.buf.Cap() <= maxPooledBody {
+			b.buf.Reset()
+			bodyPool.Put(b.buf)
+		}
+		b.buf = nil
+	}
+	b.s.mem.give(b.reserved)
+	b.reserved = 0
+}
+
+// checkContentType accepts JSON bodies only (application/json or
+// application/*+json), so that a web page cannot make a browser post to the
+// service: the forms and plain text a page may send without a preflight
+// are refused.
+func checkContentType(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err == nil && (mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
+		return nil
+	}
+	got := "none"
+	if ct != "" {
+		got = strconv.Quote(ct)
+	}
+	return &apiError{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type", Field: "Content-Type",
+		Message: "Content-Type: send application/json (got " + got + ")"}
+}
+
+// readBody reads r's body within the limits above. The caller releases the
+// result after the handler is done with the bytes.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*requestBody, error) {
+	if r.ContentLength > s.opts.MaxBodyBytes {
+		w.Header().Set("Connection", "close") // do not read what is refused
+		return nil, bodyTooLarge(s.opts.MaxBodyBytes)
+	}
+	rc := http.NewResponseController(w)
+	// Errors here mean the connection cannot take deadlines (a test
+	// recorder); the body is then read without one.
+	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
+
+	// The buffer starts small and doubles as bytes arrive, whatever length
+	// was announced: a client that announces much and sends little holds
+	// little.
+	b := &requestBody{s: s}
+	first := int64(minBodyBuf)
+	if r.ContentLength >= 0 {
+		first = min(r.ContentLength+1, firstBodyBuf) // +1: room to see EOF
+	}
+	if err := b.reserve(first); err != nil {
+		return nil, err
+	}
+	b.buf = bodyPool.Get().(*bytes.Buffer)
+	b.buf.Reset()
+	b.buf.Grow(int(first))
+	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
+	for {
+		if b.buf.Available() == 0 {
+			grow := int64(b.buf.Cap())
+			if err := b.reserve(grow); err != nil {
+				b.release()
+				return nil, err
+			}
+			b.buf.Grow(int(grow))
+		}
+		n, err := body.Read(b.buf.AvailableBuffer()[:b.buf.Available()])
+		b.buf.Write(b.buf.AvailableBuffer()[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			// Close the connection after the answer: the rest of a bad
+			// body is not worth reading, and net/http would otherwise try
+			// to drain it, past any deadline.
+			w.Header().Set("Connection", "close")
+			b.release()
+			return nil, bodyReadError(err, s.opts)
+		}
+	}
+	// The whole body is in; lift the deadline so that scoring, however
+	// long, does not trip it (net/http watches the idle connection).
+	_ = rc.SetReadDeadline(time.Time{})
+	if b.buf.Len() == 0 {
+		b.release()
+		return nil, badRequest("empty_body", "body", "the request body is empty; send a JSON object")
+	}
+	// Decoding holds the items (their strings copied into one arena) and
+	// then the results: reserve that too, so that the budget bounds what the
+	// request costs, not only its bytes.
+	if err := b.reserve(int64(b.buf.Len()) * decodeFactor); err != nil {
+		b.release()
+		return nil, err
+	}
+	return b, nil
+}
+
+func bodyTooLarge(limit int64) *apiError {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Field: "body",
+		Message: "request body exceeds " + strconv.FormatInt(limit, 10) + " bytes"}
+}
+
+// bodyReadError maps a failure to read a body: too long (413), too slow
+// (408), or malformed on the wire, e.g. a bad chunked encoding (400).
+func bodyReadError(err error, opts Options) error {
+	var mbe *http.MaxBytesError
+	var ne net.Error
+	switch {
+	case errors.As(err, &mbe):
+		return bodyTooLarge(mbe.Limit)
+	case errors.As(err, &ne) && ne.Timeout():
+		return &apiError{Status: http.StatusRequestTimeout, Code: "body_timeout", Field: "body",
+			Message: fmt.Sprintf("the request body did not arrive within %v", opts.BodyTimeout)}
+	}
+	return badRequest("malformed_body", "body", "the request body could not be read: "+err.Error())
+}
