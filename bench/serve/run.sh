@@ -13,6 +13,10 @@
 #       items, 2 s warm-up + 15 s measured (after a pass that checks every
 #       score of the corpus against the in-process Go scorer);
 #   (d) POST /v1/tools/get_duration over 256 timers, 64 clients, 2 s + 8 s;
+#   (e) run (a) again with hostile clients beside it (loadgen -mode attack:
+#       stalled bodies, announced-but-unsent bodies, ten-million-item
+#       floods, deep nesting), reporting its throughput and p99 next to (a)'s
+#       and the server's peak resident memory;
 # stop the server with SIGTERM; then
 #   (b) the Python baseline: reference.compute_score over the same corpus in
 #       one process, 7 passes, run once before the server starts and once
@@ -31,6 +35,7 @@
 #   TIMEAWARE_BENCH_GD_SECONDS measured seconds of the get_duration run (default 8)
 #   TIMEAWARE_BENCH_CLIENTS    batch clients (default 32); TIMEAWARE_BENCH_BATCH items per request (default 64)
 #   TIMEAWARE_BENCH_GD_CLIENTS get_duration clients (default 64)
+#   TIMEAWARE_BENCH_ATTACK_STALL, _ANNOUNCE, _FLOOD  hostile clients of run (e) (default 600, 64, 2)
 #   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
 #   TIMEAWARE_BENCH_DIR        keep the corpus, logs and JSON results here (default: a temp dir removed at exit)
 set -euo pipefail
@@ -50,6 +55,9 @@ gd_seconds="${TIMEAWARE_BENCH_GD_SECONDS:-8}"
 clients="${TIMEAWARE_BENCH_CLIENTS:-32}"
 batch="${TIMEAWARE_BENCH_BATCH:-64}"
 gd_clients="${TIMEAWARE_BENCH_GD_CLIENTS:-64}"
+attack_stall="${TIMEAWARE_BENCH_ATTACK_STALL:-600}"
+attack_announce="${TIMEAWARE_BENCH_ATTACK_ANNOUNCE:-64}"
+attack_flood="${TIMEAWARE_BENCH_ATTACK_FLOOD:-2}"
 corpus_items=8192
 
 if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
@@ -97,7 +105,9 @@ if [ -n "${TIMEAWARE_BENCH_CPUPROFILE:-}" ]; then
     profile_flag=(--cpuprofile "$TIMEAWARE_BENCH_CPUPROFILE")
 fi
 # Port 0: the kernel picks a free port, which the server logs.
-TIMEAWARE_TIMERS_SECRET="bench-serve-secret-$$-0123456789abcdef" \
+# A 512 MiB memory limit (request budget 256 MiB): run (e) shows that the
+# service stays within it under attack.
+TIMEAWARE_TIMERS_SECRET="bench-serve-secret-$$-0123456789abcdef" TIMEAWARE_SERVE_MEMORY_LIMIT=536870912 \
     "$repo/bin/timeaware" "${profile_flag[@]}" serve --addr 127.0.0.1:0 2>"$work/server.log" &
 server_pid=$!
 addr=""
@@ -121,6 +131,15 @@ echo "== (a, c) POST /v1/score/batch: $clients clients x $batch items, ${seconds
 echo "== (d) POST /v1/tools/get_duration: $gd_clients clients, ${gd_seconds}s measured" >&2
 "$loadgen" -mode get_duration -url "$url" -server-pid "$server_pid" -clients "$gd_clients" -timers 256 \
     -warmup 2s -duration "${gd_seconds}s" -json >"$work/get_duration.json"
+
+echo "== (e) POST /v1/score/batch again, with hostile clients beside it: ${attack_stall} stalled bodies, ${attack_announce} announced 32 MiB bodies, ${attack_flood} ten-million-item floods, deep nesting" >&2
+"$loadgen" -mode attack -url "$url" -server-pid "$server_pid" -stall "$attack_stall" -announce "$attack_announce" \
+    -flood "$attack_flood" -duration "$((seconds + 4))s" -json >"$work/attack.json" &
+attack_pid=$!
+sleep 1
+"$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
+    -corpus "$corpus_items" -warmup 2s -duration "${seconds}s" -json >"$work/batch-attack.json"
+wait "$attack_pid"
 
 echo "== stopping the server (SIGTERM)" >&2
 kill -TERM "$server_pid"
@@ -146,6 +165,8 @@ work, load, ncpu = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 dump = json.loads((work / "dump.json").read_text())
 b = json.loads((work / "batch.json").read_text())
 g = json.loads((work / "get_duration.json").read_text())
+ba = json.loads((work / "batch-attack.json").read_text())
+at = json.loads((work / "attack.json").read_text())
 runs = [json.loads((work / f"python-{i}.json").read_text()) for i in (1, 2)]
 p = max(runs, key=lambda r: r["items_per_s"])
 py_cpu = min(r["cpu_us_per_item"] for r in runs)
@@ -181,7 +202,16 @@ if gd_cpu:
     extra = (f"; server {gd_cpu:.0f} us CPU per call, {g['server_cpu_s'] / g['seconds']:.2f} cores, "
              f"load generator {g['loadgen_cpu_s'] / g['seconds']:.2f}")
 print(f"{'get_duration latency p50 / p99 (ms)':{w}} {g['p50_ms']:>7.2f} / {g['p99_ms']:<5.2f} (max {g['max_ms']:.1f}){extra}")
+print(f"{'under attack: batch items/s':{w}} {ba['items_per_s']:>14,.0f}  "
+      f"{ba['items_per_s'] / b['items_per_s']:.2f}x of (a) in the same run; {at['stalled_connections']} stalled bodies, "
+      f"{at['announced_connections']} announced 32 MiB bodies, {at['flood_clients']} 10M-item floods, 1 deep-nesting client")
+print(f"{'under attack: batch latency p50 / p99 (ms)':{w}} {ba['p50_ms']:>7.1f} / {ba['p99_ms']:<5.1f} "
+      f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}); legitimate errors {ba['errors']}")
+print(f"{'attackers got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(at['statuses'].items()))}; "
+      f"server peak RSS {at.get('server_peak_rss_mb', 0):.0f} MB (memory limit 512 MiB)")
 print(f"checks: {dump['corpus_items']:,} server scores equal the in-process Go scorer; Python score sum "
       f"{p['score_sum']:.6f} = server {b['server_score_sum']:.6f}; errors {b['errors'] + g['errors']}, "
-      f"mismatches {b['mismatches'] + g['mismatches']}")
+      f"mismatches {b['mismatches'] + g['mismatches'] + ba['mismatches']}")
+if ba["errors"]:
+    sys.exit(f"FAIL: {ba['errors']} legitimate requests failed under attack")
 PY

@@ -4,6 +4,7 @@
 //	loadgen -dump-corpus FILE [-corpus N] [-seed S]
 //	loadgen -mode batch -url URL [-clients 32] [-batch 64] [-duration 15s | -items N]
 //	loadgen -mode get_duration -url URL [-clients 64] [-timers 256] [-duration 8s]
+//	loadgen -mode attack -url URL [-stall 600] [-announce 64] [-flood 2] [-duration 15s]
 //	loadgen -mode wait -url URL [-timeout 30s]
 //
 // batch sends POST /v1/score/batch with B timely/general items per request
@@ -17,6 +18,10 @@
 //
 // get_duration creates M timers (POST /v1/timers) and then has N clients
 // call POST /v1/tools/get_duration {"timer": token} round-robin.
+//
+// attack runs hostile clients (attack.go) for -duration, beside a batch
+// run, so that the benchmark can compare what legitimate clients get with
+// and without them.
 //
 // -dump-corpus writes the corpus as JSONL, so that the Python baseline
 // scores the very same items, and prints its statistics, among them the
@@ -65,11 +70,14 @@ type config struct {
 	dump       string
 	client     string
 	serverPID  int
+	stall      int
+	announce   int
+	flood      int
 }
 
 func main() {
 	var c config
-	flag.StringVar(&c.mode, "mode", "batch", "batch, get_duration or wait (poll /healthz until the server answers)")
+	flag.StringVar(&c.mode, "mode", "batch", "batch, get_duration, attack (hostile clients, see attack.go) or wait (poll /healthz until the server answers)")
 	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the service")
 	flag.StringVar(&c.token, "token", os.Getenv("TIMEAWARE_SERVE_TOKEN"), "bearer token, when the service requires one")
 	flag.IntVar(&c.clients, "clients", 0, "concurrent clients (default 32 for batch, 64 for get_duration)")
@@ -86,6 +94,9 @@ func main() {
 	flag.StringVar(&c.dump, "dump-corpus", "", "write the corpus as JSONL to this file and exit")
 	flag.StringVar(&c.client, "client", "raw", "raw (pre-built HTTP/1.1 requests on keep-alive connections) or std (net/http)")
 	flag.IntVar(&c.serverPID, "server-pid", 0, "the server's pid, to report its CPU time in the measured window (Linux)")
+	flag.IntVar(&c.stall, "stall", 600, "attack mode: connections that stall mid-body")
+	flag.IntVar(&c.announce, "announce", 64, "attack mode: connections that announce a 32 MiB body and send none")
+	flag.IntVar(&c.flood, "flood", 2, "attack mode: clients sending ten-million-item bodies back to back")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail("unexpected arguments %q", flag.Args())
@@ -109,8 +120,10 @@ func main() {
 		err = runGetDuration(c)
 	case c.mode == "wait":
 		err = waitHealthy(c)
+	case c.mode == "attack":
+		err = runAttack(c)
 	default:
-		fail("-mode %q: want batch, get_duration or wait", c.mode)
+		fail("-mode %q: want batch, get_duration, attack or wait", c.mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
