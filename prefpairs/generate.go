@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/timeaware/timeaware/atomicfile"
 	"github.com/timeaware/timeaware/conversation"
 )
 
@@ -572,36 +573,11 @@ func readCache(path string) (string, bool) {
 	return e.Content, true
 }
 
-// writeCache stores a reply atomically: a temporary file in the same
-// directory renamed over the target.
+// writeCache stores a reply atomically.
 func writeCache(path, text string) error {
 	data, err := json.Marshal(cacheEntry{Content: text})
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, werr := f.Write(append(data, '\n'))
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, 0o644)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return werr
-	}
-	return nil
+	return atomicfile.WriteFile(path, append(data, '\n'))
 }

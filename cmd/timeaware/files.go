@@ -4,40 +4,29 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"hash"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/timeaware/timeaware/atomicfile"
 )
 
-// atomicFile is an output written to a temporary file beside its final path
-// and renamed into place by Commit, so that readers never see a partial file
-// and a failed run leaves nothing behind.
+// atomicFile is an output written through atomicfile (whole or not at
+// all, nothing left behind by a failed or killed run), counting and hashing
+// its bytes for the manifest.
 type atomicFile struct {
 	path string
-	f    *os.File
+	f    *atomicfile.File
 	h    hash.Hash
 	n    int64
-	done bool
 }
 
 func createAtomic(path string) (*atomicFile, error) {
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("output directory %s does not exist", dir)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
-		return nil, err
-	}
-	// CreateTemp makes the file 0600; a dataset is read by other users and
-	// jobs, so give it the mode os.Create would (as the reply cache does).
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
 		return nil, err
 	}
 	return &atomicFile{path: path, f: f, h: sha256.New()}, nil
@@ -50,52 +39,16 @@ func (a *atomicFile) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Commit flushes the data to disk and renames it into place.
-func (a *atomicFile) Commit() error {
-	if a.done {
-		return nil
-	}
-	a.done = true
-	if err := a.f.Sync(); err != nil {
-		a.f.Close()
-		os.Remove(a.f.Name())
-		return err
-	}
-	if err := a.f.Close(); err != nil {
-		os.Remove(a.f.Name())
-		return err
-	}
-	if err := os.Rename(a.f.Name(), a.path); err != nil {
-		os.Remove(a.f.Name())
-		return err
-	}
-	return nil
-}
+// Commit flushes the data to disk and puts the file in place.
+func (a *atomicFile) Commit() error { return a.f.Commit() }
 
-// Abort discards the temporary file; it is a no-op after Commit.
-func (a *atomicFile) Abort() {
-	if a.done {
-		return
-	}
-	a.done = true
-	a.f.Close()
-	os.Remove(a.f.Name())
-}
+// Abort discards the file; it is a no-op after Commit.
+func (a *atomicFile) Abort() { a.f.Abort() }
 
 func (a *atomicFile) SHA256() string { return hex.EncodeToString(a.h.Sum(nil)) }
 
 // writeFileAtomic writes a small file atomically.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := createAtomic(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Abort()
-		return err
-	}
-	return f.Commit()
-}
+func writeFileAtomic(path string, data []byte) error { return atomicfile.WriteFile(path, data) }
 
 // inputFile opens a file on first read, hashes what it reads, and closes it
 // at end of file, so that many inputs cost one descriptor at a time.

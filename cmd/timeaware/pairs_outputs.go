@@ -24,7 +24,7 @@ const outputBatchRows = 8192
 func newPairsOutput(path string, format *dataset.Format, opt dataset.Options) (*pairsOutput, error) {
 	f, err := createAtomic(path)
 	if err != nil {
-		return nil, usagef("--out %s: %v", path, err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
 	fw, err := format.NewWriter(f, prefpairs.Schema, opt)
 	if err != nil {

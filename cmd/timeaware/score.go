@@ -102,7 +102,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	var af *atomicFile
 	if out != "" {
 		if af, err = createAtomic(out); err != nil {
-			return usagef("--out %s: %v", out, err)
+			return fmt.Errorf("--out: %w", err)
 		}
 		defer af.Abort()
 		w = af
@@ -164,7 +164,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	}
 	if af != nil {
 		if err := af.Commit(); err != nil {
-			return fmt.Errorf("--out %s: %w", out, err)
+			return fmt.Errorf("--out: %w", err)
 		}
 	}
 	mean := 0.0

@@ -31,7 +31,7 @@ func newRecordSink(path string, format *dataset.Format, schema *arrow.Schema, ro
 	}
 	f, err := createAtomic(path)
 	if err != nil {
-		return nil, usagef("--out %s: %v", path, err)
+		return nil, fmt.Errorf("--out: %w", err)
 	}
 	fw, err := format.NewWriter(f, schema, dataset.Options{})
 	if err != nil {

@@ -265,7 +265,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	)
 	if p.teacher != nil {
 		if teacherFile, err = createAtomic(p.f.teacher); err != nil {
-			return nil, usagef("--teacher-requests %s: %v", p.f.teacher, err)
+			return nil, fmt.Errorf("--teacher-requests: %w", err)
 		}
 		defer teacherFile.Abort()
 		teacherBuf = bufio.NewWriterSize(teacherFile, 1<<20)

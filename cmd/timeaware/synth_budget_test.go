@@ -288,7 +288,6 @@ func TestSynthBudgetUsageErrors(t *testing.T) {
 		{"bad seed", append(without("--seed"), "--seed", "-3"), nil, "--seed"},
 		{"bad format", with("--format", "xml"), nil, "--format: unknown format"},
 		{"bad shard", with("--shard", "3/2"), nil, "--shard"},
-		{"output directory missing", append(without("--out"), "--out", filepath.Join(dir, "no", "rl.parquet")), nil, "--out"},
 		{"teacher without model", with("--teacher-requests", filepath.Join(dir, "t.jsonl")), nil, "--teacher-requests needs --teacher-model"},
 		{"teacher file is out", with("--teacher-requests", out, "--teacher-model", "m"), nil, "name the same file"},
 		{"multipliers not numbers", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_MULTIPLIERS": "1,x"}, `synth.budget.multipliers: entry 2 "x" is not a number`},

@@ -139,7 +139,6 @@ func TestSynthNegotiationUsageErrors(t *testing.T) {
 		{"format", nil, []string{"--seed", "1", "--count", "3", "--format", "csv", "--out", out}, "--format"},
 		{"missing scenario", nil, []string{"--seed", "1", "--count", "3", "--scenario", filepath.Join(dir, "nope.yaml"), "--out", out}, "--scenario " + filepath.Join(dir, "nope.yaml") + ": no such file"},
 		{"bad scenario", nil, []string{"--seed", "1", "--count", "3", "--scenario", badScen, "--out", out}, "--scenario " + badScen + ": scenarios[0].roles: has 0 roles"},
-		{"out dir", nil, []string{"--seed", "1", "--count", "3", "--out", filepath.Join(dir, "no", "x.parquet")}, "--out"},
 		{"wpm", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_WPM": "-1"}, []string{"--seed", "1", "--count", "3", "--out", out}, "synth.negotiation.wpm: -1 is not from 1 to 10000 words per minute"},
 		{"deadlines", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S": "300,x"}, []string{"--seed", "1", "--count", "3", "--out", out}, `synth.negotiation.deadlines_s: entry 2 "x" is not a number`},
 		{"turn limits", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_TURN_LIMITS": "5.5"}, []string{"--seed", "1", "--count", "3", "--out", out}, "synth.negotiation.turn_limits: entry 1 (5.5) is not a whole number"},

@@ -249,7 +249,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	tuneGCForStreaming()
 	out, err := createAtomic(p.out)
 	if err != nil {
-		return usagef("--out %s: %v", p.out, err)
+		return fmt.Errorf("--out: %w", err)
 	}
 	defer out.Abort()
 	inputs := make([]synth.StampInput, len(p.files))
