@@ -208,10 +208,12 @@ print(f"{'under attack: batch items/s':{w}} {ba['items_per_s']:>14,.0f}  "
 print(f"{'under attack: batch latency p50 / p99 (ms)':{w}} {ba['p50_ms']:>7.1f} / {ba['p99_ms']:<5.1f} "
       f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}); legitimate errors {ba['errors']}")
 print(f"{'attackers got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(at['statuses'].items()))}; "
-      f"server peak RSS {at.get('server_peak_rss_mb', 0):.0f} MB (memory limit 512 MiB)")
+      f"server peak RSS {at.get('server_peak_rss_mb', 0):.0f} MiB (memory limit 512 MiB)")
 print(f"checks: {dump['corpus_items']:,} server scores equal the in-process Go scorer; Python score sum "
       f"{p['score_sum']:.6f} = server {b['server_score_sum']:.6f}; errors {b['errors'] + g['errors']}, "
       f"mismatches {b['mismatches'] + g['mismatches'] + ba['mismatches']}")
 if ba["errors"]:
     sys.exit(f"FAIL: {ba['errors']} legitimate requests failed under attack")
+if at.get("server_peak_rss_mb", 0) > 512:
+    sys.exit(f"FAIL: the server's peak resident memory {at['server_peak_rss_mb']:.0f} MiB exceeds its 512 MiB memory limit")
 PY
