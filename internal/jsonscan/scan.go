@@ -1,0 +1,405 @@
+// Package jsonscan is the project's one JSON tokenizer: a strict (RFC 8259)
+// scanner over a byte slice that reads strings, numbers and literals in
+// place and skips values without building them. The decoders that need more
+// speed than encoding/json's reflection (JSONL datasets, the leakage gate's
+// column paths) drive it with their own logic for what a value means.
+package jsonscan
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// End is what Peek returns at the end of the input.
+const End = -1
+
+// MaxDepth bounds the nesting that SkipValue accepts, as encoding/json's
+// does.
+const MaxDepth = 10000
+
+// ErrEndOfInput is wrapped by the errors for input that stops inside a
+// value.
+var ErrEndOfInput = errors.New("unexpected end of input")
+
+// ErrEndOfLine is ErrEndOfInput (errors.Is says so) as a scanner reset by
+// ResetLine words it: a JSONL line that stops inside a value.
+var ErrEndOfLine error = endOfLine{}
+
+type endOfLine struct{}
+
+func (endOfLine) Error() string        { return "unexpected end of line" }
+func (endOfLine) Is(target error) bool { return target == ErrEndOfInput }
+
+// SyntaxError marks errors of JSON syntax, as opposed to values a caller
+// does not accept.
+type SyntaxError struct{ Err error }
+
+func (e SyntaxError) Error() string { return e.Err.Error() }
+func (e SyntaxError) Unwrap() error { return e.Err }
+
+// Scanner reads one JSON text held in memory. The zero value is ready after
+// Reset.
+type Scanner struct {
+	b   []byte
+	pos int
+	str []byte // unescaped strings
+	end error  // ErrEndOfInput or ErrEndOfLine
+}
+
+// Reset starts reading b from its first byte.
+func (s *Scanner) Reset(b []byte) { s.b, s.pos, s.end = b, 0, ErrEndOfInput }
+
+// ResetLine is Reset for one line of JSONL: input that stops inside a value
+// is reported as ErrEndOfLine.
+func (s *Scanner) ResetLine(b []byte) { s.b, s.pos, s.end = b, 0, ErrEndOfLine }
+
+func (s *Scanner) endErr() error {
+	if s.end == nil {
+		return ErrEndOfInput
+	}
+	return s.end
+}
+
+// Pos is the offset of the next byte to read.
+func (s *Scanner) Pos() int { return s.pos }
+
+// Skip consumes n bytes; callers use it after Peek has shown them.
+func (s *Scanner) Skip(n int) { s.pos += n }
+
+// Peek skips white space and returns the next byte, or End.
+func (s *Scanner) Peek() int {
+	for s.pos < len(s.b) {
+		switch c := s.b[s.pos]; c {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return int(c)
+		}
+	}
+	return End
+}
+
+// SyntaxError reports the byte at the current position, found where context
+// says ("after object key").
+func (s *Scanner) SyntaxError(context string) error {
+	if s.pos >= len(s.b) {
+		return SyntaxError{s.endErr()}
+	}
+	r, _ := utf8.DecodeRune(s.b[s.pos:])
+	if s.b[s.pos] < utf8.RuneSelf {
+		r = rune(s.b[s.pos])
+	}
+	return SyntaxError{fmt.Errorf("invalid character %s %s at byte %d", strconv.QuoteRune(r), context, s.pos+1)}
+}
+
+// Expect consumes c after white space, or reports a syntax error.
+func (s *Scanner) Expect(c byte, context string) error {
+	if s.Peek() != int(c) {
+		return s.SyntaxError(context)
+	}
+	s.pos++
+	return nil
+}
+
+// Literal consumes word (true, false or null) at the current position.
+func (s *Scanner) Literal(word string) error {
+	for i := 0; i < len(word); i++ {
+		if s.pos >= len(s.b) || s.b[s.pos] != word[i] {
+			return s.SyntaxError("in literal " + word)
+		}
+		s.pos++
+	}
+	return nil
+}
+
+// ReadString reads the string at the current position (a '"'), unescaped
+// as encoding/json does (invalid UTF-8 and lone surrogates become U+FFFD).
+// The result aliases the input or the scanner's buffer: it is valid until
+// the next string is read.
+func (s *Scanner) ReadString() ([]byte, error) {
+	s.pos++
+	start := s.pos
+	for s.pos < len(s.b) {
+		c := s.b[s.pos]
+		if c == '"' {
+			s.pos++
+			return s.b[start : s.pos-1], nil
+		}
+		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+		s.pos++
+	}
+	s.str = append(s.str[:0], s.b[start:s.pos]...)
+	for s.pos < len(s.b) {
+		c := s.b[s.pos]
+		switch {
+		case c == '"':
+			s.pos++
+			return s.str, nil
+		case c == '\\':
+			if s.pos+1 >= len(s.b) {
+				return nil, SyntaxError{s.endErr()}
+			}
+			s.pos++
+			switch e := s.b[s.pos]; e {
+			case '"', '\\', '/':
+				s.str = append(s.str, e)
+			case 'b':
+				s.str = append(s.str, '\b')
+			case 'f':
+				s.str = append(s.str, '\f')
+			case 'n':
+				s.str = append(s.str, '\n')
+			case 'r':
+				s.str = append(s.str, '\r')
+			case 't':
+				s.str = append(s.str, '\t')
+			case 'u':
+				r, bad := hex4(s.b, s.pos+1)
+				if bad >= 0 {
+					s.pos = bad
+					if bad >= len(s.b) {
+						return nil, SyntaxError{s.endErr()}
+					}
+					return nil, s.SyntaxError("in \\u hexadecimal character escape")
+				}
+				s.pos += 4
+				if utf16.IsSurrogate(r) {
+					// Only a valid pair makes a character; encoding/json
+					// replaces anything else, and so does this.
+					r2 := rune(-1)
+					if s.pos+6 < len(s.b) && s.b[s.pos+1] == '\\' && s.b[s.pos+2] == 'u' {
+						if v, bad := hex4(s.b, s.pos+3); bad < 0 {
+							r2 = v
+						}
+					}
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						r = d
+						s.pos += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				s.str = utf8.AppendRune(s.str, r)
+			default:
+				return nil, s.SyntaxError("in string escape code")
+			}
+			s.pos++
+		case c < 0x20:
+			return nil, s.SyntaxError("in string literal")
+		case c < utf8.RuneSelf:
+			s.str = append(s.str, c)
+			s.pos++
+		default:
+			r, size := utf8.DecodeRune(s.b[s.pos:])
+			if r == utf8.RuneError && size == 1 {
+				s.str = utf8.AppendRune(s.str, utf8.RuneError)
+			} else {
+				s.str = append(s.str, s.b[s.pos:s.pos+size]...)
+			}
+			s.pos += size
+		}
+	}
+	return nil, SyntaxError{s.endErr()}
+}
+
+// hex4 decodes the four hexadecimal digits at b[i:], or returns the index
+// of the first byte that is not one.
+func hex4(b []byte, i int) (r rune, bad int) {
+	for k := i; k < i+4; k++ {
+		if k >= len(b) {
+			return 0, k
+		}
+		c := b[k]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, k
+		}
+		r = r*16 + rune(c)
+	}
+	return r, -1
+}
+
+// IsNumberStart reports whether c, as Peek returns it, starts a number.
+func IsNumberStart(c int) bool { return c == '-' || '0' <= c && c <= '9' }
+
+// ReadNumber reads the number at the current position and returns its
+// text.
+func (s *Scanner) ReadNumber() ([]byte, error) {
+	start := s.pos
+	digits := func() int {
+		n := 0
+		for s.pos < len(s.b) && '0' <= s.b[s.pos] && s.b[s.pos] <= '9' {
+			s.pos++
+			n++
+		}
+		return n
+	}
+	if s.b[s.pos] == '-' {
+		s.pos++
+	}
+	switch {
+	case s.pos >= len(s.b):
+		return nil, SyntaxError{s.endErr()}
+	case s.b[s.pos] == '0':
+		s.pos++
+	case '1' <= s.b[s.pos] && s.b[s.pos] <= '9':
+		digits()
+	default:
+		return nil, s.SyntaxError("in numeric literal")
+	}
+	if s.pos < len(s.b) && s.b[s.pos] == '.' {
+		s.pos++
+		if digits() == 0 {
+			return nil, s.SyntaxError("after decimal point in numeric literal")
+		}
+	}
+	if s.pos < len(s.b) && (s.b[s.pos] == 'e' || s.b[s.pos] == 'E') {
+		s.pos++
+		if s.pos < len(s.b) && (s.b[s.pos] == '+' || s.b[s.pos] == '-') {
+			s.pos++
+		}
+		if digits() == 0 {
+			return nil, s.SyntaxError("in exponent of numeric literal")
+		}
+	}
+	return s.b[start:s.pos], nil
+}
+
+// SkipValue reads and checks the value at the current position; depth is
+// its nesting, for MaxDepth.
+func (s *Scanner) SkipValue(depth int) error {
+	if depth > MaxDepth {
+		return SyntaxError{errors.New("exceeded max depth")}
+	}
+	switch c := s.Peek(); {
+	case c == '{':
+		s.pos++
+		if s.Peek() == '}' {
+			s.pos++
+			return nil
+		}
+		for {
+			if s.Peek() != '"' {
+				return s.SyntaxError("looking for beginning of object key string")
+			}
+			if _, err := s.ReadString(); err != nil {
+				return err
+			}
+			if err := s.Expect(':', "after object key"); err != nil {
+				return err
+			}
+			if err := s.SkipValue(depth + 1); err != nil {
+				return err
+			}
+			if more, err := s.More('}', "after object key:value pair"); !more {
+				return err
+			}
+		}
+	case c == '[':
+		s.pos++
+		if s.Peek() == ']' {
+			s.pos++
+			return nil
+		}
+		for {
+			if err := s.SkipValue(depth + 1); err != nil {
+				return err
+			}
+			if more, err := s.More(']', "after array element"); !more {
+				return err
+			}
+		}
+	case c == '"':
+		_, err := s.ReadString()
+		return err
+	case c == 't':
+		return s.Literal("true")
+	case c == 'f':
+		return s.Literal("false")
+	case c == 'n':
+		return s.Literal("null")
+	case IsNumberStart(c):
+		_, err := s.ReadNumber()
+		return err
+	}
+	return s.SyntaxError("looking for beginning of value")
+}
+
+// More consumes the separator after an object member or array element: it
+// reports true after a ',' and false after closer (with a nil error), and
+// false with a syntax error, found where context says, after anything else.
+func (s *Scanner) More(closer byte, context string) (bool, error) {
+	switch s.Peek() {
+	case ',':
+		s.pos++
+		return true, nil
+	case int(closer):
+		s.pos++
+		return false, nil
+	}
+	return false, s.SyntaxError(context)
+}
+
+// Describe reads the value at the current position and describes it for an
+// error message: "object", "string \"abc\"", "number 12", …
+func (s *Scanner) Describe() (string, error) {
+	switch c := s.Peek(); {
+	case c == '{':
+		return "object", nil
+	case c == '[':
+		return "array", nil
+	case c == '"':
+		v, err := s.ReadString()
+		if err != nil {
+			return "", err
+		}
+		return "string " + strconv.Quote(Shorten(string(v))), nil
+	case c == 't':
+		return "boolean true", s.Literal("true")
+	case c == 'f':
+		return "boolean false", s.Literal("false")
+	case c == 'n':
+		return "null", s.Literal("null")
+	case IsNumberStart(c):
+		v, err := s.ReadNumber()
+		if err != nil {
+			return "", err
+		}
+		return "number " + Shorten(string(v)), nil
+	}
+	return "", s.SyntaxError("looking for beginning of value")
+}
+
+// TypeError reports the value at the current position as not what the
+// caller wanted: "want string, got number 12".
+func (s *Scanner) TypeError(want string) error {
+	got, err := s.Describe()
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("want %s, got %s", want, got)
+}
+
+// Shorten cuts s to about 40 bytes, on a character boundary, for messages.
+func Shorten(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
