@@ -15,6 +15,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
@@ -830,4 +831,37 @@ func TestReadParquetWithoutStoredSchema(t *testing.T) {
 	res, err = readAll(t, readBytes(Parquet, buf.Bytes()), ReadOptions{Columns: []string{"prompt", "id"}})
 	require.NoError(t, err)
 	assert.Equal(t, project(want, "prompt", "id"), res.rows)
+}
+
+// TestReadArrowStream reads the IPC stream format, as Hugging Face datasets'
+// save_to_disk writes its .arrow shards, through the same reader as files.
+func TestReadArrowStream(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(readSchema), ipc.WithAllocator(mem))
+	var want []map[string]any
+	for _, rows := range readBatches {
+		rec := buildIDRecord(t, mem, rows, len(want))
+		for _, v := range rowValues(rows) {
+			v["id"] = fmt.Sprintf("row-%d", len(want))
+			want = append(want, v)
+		}
+		require.NoError(t, w.Write(rec))
+		rec.Release()
+	}
+	require.NoError(t, w.Close())
+	mem.AssertSize(t, 0)
+	data := buf.Bytes()
+
+	res, err := readAll(t, openBytes("data-00000-of-00001.arrow", data), ReadOptions{BatchRows: 2})
+	require.NoError(t, err)
+	assert.Equal(t, want, res.rows)
+	res, err = readAll(t, openBytes("x.arrow", data), ReadOptions{Schema: readSchema, Columns: []string{"id", "prompt"}})
+	require.NoError(t, err)
+	assert.Equal(t, project(want, "id", "prompt"), res.rows)
+
+	// A stream cut inside a message is an error naming the file.
+	_, err = readAll(t, openBytes("cut.arrow", data[:len(data)/2]), ReadOptions{Allocator: memory.NewGoAllocator()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "dataset: cut.arrow: ")
 }
