@@ -33,8 +33,7 @@ import (
 // decode as encoding/json decodes them (invalid UTF-8 and lone surrogates
 // become U+FFFD).
 type jsonlReader struct {
-	br     *bufio.Reader
-	long   []byte // a line longer than br's buffer
+	lines  *LineReader
 	line   int
 	scan   jsonscan.Scanner
 	fields []arrow.Field        // Schema's fields
@@ -47,6 +46,50 @@ type jsonlReader struct {
 }
 
 var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
+// LineReader reads the lines of a JSONL file: a UTF-8 byte order mark at
+// its start is skipped, lines may be of any length, and the last may lack
+// its newline.
+type LineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than br's buffer
+	line int
+	bom  bool
+}
+
+// NewLineReader reads lines from r.
+func NewLineReader(r io.Reader) *LineReader {
+	return &LineReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// Next returns the next line, with its newline, valid until the next call,
+// and its 1-based number (on an error, the number of the line it stopped
+// in); io.EOF after the last.
+func (l *LineReader) Next() ([]byte, int, error) {
+	if !l.bom {
+		l.bom = true
+		if b, _ := l.br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+			l.br.Discard(len(utf8BOM))
+		}
+	}
+	b, err := l.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.long = append(l.long[:0], b...)
+		for err == bufio.ErrBufferFull {
+			b, err = l.br.ReadSlice('\n')
+			l.long = append(l.long, b...)
+		}
+		b = l.long
+	}
+	if len(b) > 0 && (err == nil || err == io.EOF) {
+		l.line++
+		return b, l.line, nil // io.EOF: a last line without a newline
+	}
+	if err == io.EOF {
+		return nil, l.line, io.EOF
+	}
+	return nil, l.line + 1, err
+}
 
 func newJSONLReader(f File, opt ReadOptions) (RecordReader, error) {
 	opt = opt.withDefaults(f, "jsonl")
@@ -73,7 +116,7 @@ func newJSONLReader(f File, opt ReadOptions) (RecordReader, error) {
 		schema = arrow.NewSchema(fields, opt.schemaMetadata())
 	}
 	r := &jsonlReader{
-		br:     bufio.NewReaderSize(f, 64<<10),
+		lines:  NewLineReader(f),
 		fields: opt.Schema.Fields(),
 		top:    make([]array.Builder, opt.Schema.NumFields()),
 		rb:     array.NewRecordBuilder(opt.Allocator, schema),
@@ -83,9 +126,6 @@ func newJSONLReader(f File, opt ReadOptions) (RecordReader, error) {
 	}
 	for k, n := range names {
 		r.top[opt.Schema.FieldIndices(n)[0]] = r.rb.Field(k)
-	}
-	if b, _ := r.br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-		r.br.Discard(len(utf8BOM))
 	}
 	return r, nil
 }
@@ -98,14 +138,15 @@ func (r *jsonlReader) Next() (arrow.Record, error) {
 	}
 	rows := 0
 	for rows < r.batch {
-		line, err := r.readLine()
+		line, n, err := r.lines.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			r.err = fmt.Errorf("dataset: %s: line %d: %w", r.name, r.line+1, err)
+			r.err = fmt.Errorf("dataset: %s: line %d: %w", r.name, n, err)
 			return nil, r.err
 		}
+		r.line = n
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -137,24 +178,6 @@ func (r *jsonlReader) Close() error {
 		r.err = errClosed
 	}
 	return nil
-}
-
-// readLine returns the next line, valid until the next call.
-func (r *jsonlReader) readLine() ([]byte, error) {
-	b, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		r.long = append(r.long[:0], b...)
-		for err == bufio.ErrBufferFull {
-			b, err = r.br.ReadSlice('\n')
-			r.long = append(r.long, b...)
-		}
-		b = r.long
-	}
-	if len(b) > 0 && (err == nil || err == io.EOF) {
-		r.line++
-		err = nil // io.EOF: a last line without a newline
-	}
-	return b, err
 }
 
 func (r *jsonlReader) decodeLine(line []byte) error {

@@ -15,13 +15,22 @@ import (
 
 // Names of the leakage gate's checks, in report order.
 const (
-	CheckScenarioDisjoint    = "scenario_disjoint"
+	CheckSplitLabel          = "split_label"
+	CheckGroupDisjoint       = "group_disjoint"
+	CheckDuplicateIDs        = "duplicate_ids"
+	CheckDuplicateTexts      = "duplicate_texts"
 	CheckExactDuplicates     = "exact_duplicates"
 	CheckNearDuplicates      = "near_duplicates"
+	CheckContamination       = "contamination"
 	CheckTestFraction        = "test_fraction"
 	CheckSensitivityCoverage = "sensitivity_coverage"
 	CheckLabelBalance        = "label_balance"
 )
+
+// Checks lists the gate's checks in report order.
+var Checks = []string{CheckSplitLabel, CheckGroupDisjoint, CheckDuplicateIDs, CheckDuplicateTexts,
+	CheckExactDuplicates, CheckNearDuplicates, CheckContamination, CheckTestFraction,
+	CheckSensitivityCoverage, CheckLabelBalance}
 
 // Values of CheckResult.Status.
 const (
@@ -31,6 +40,10 @@ const (
 	StatusInfo    = "info" // label_balance: reported, never fails
 )
 
+// Against is the side of a row of an outside evaluation set: the gate
+// reports training rows that duplicate one (the contamination check).
+const Against = "against"
+
 // Defaults of GateOptions, applied by Check to zero fields.
 const (
 	DefaultNearDuplicateThreshold = 0.8
@@ -38,22 +51,35 @@ const (
 	DefaultPermutations           = 128
 	DefaultTolerance              = 0.05
 	DefaultMaxFindings            = 20
+	DefaultGroupName              = "group"
 )
 
 // unknownKey stands for an empty sensitivity or label in SplitStats.
 const unknownKey = "unknown"
 
-// Row is one conversation of a split file, reduced to what the gate needs.
+// Row is one row of a dataset, reduced to what the gate needs.
 type Row struct {
-	File        string // input name, for messages
-	Index       int    // 1-based row number within File
-	ID          string
-	Scenario    string
+	File  string // input name, for messages
+	Index int    // 1-based row number within File
+	// Side is where the row is: Train or Test, or Against for a row of an
+	// outside evaluation set. It comes from the row's file (its name, or
+	// how the caller was told), never from the row itself.
+	Side string
+	// SplitLabel is the row's own split column ("" when it has none): the
+	// split_label check fails a row whose label names another side.
+	SplitLabel string
+	// ID identifies the row: two rows with one ID are the same row twice.
+	// Source is the record the row was made from (its first id column; ID
+	// when empty): rows of one source may share a text, as a trajectory's
+	// elapse levels do. Both may be empty.
+	ID, Source string
+	// Group is the unit that must not straddle the split (a scenario, a
+	// task); "" when the row has none (GateOptions.GroupFromID may derive
+	// one). Groups compare case-insensitively.
+	Group       string
 	Sensitivity string // low|medium|high or "" when unknown
 	Label       string // e.g. tool|direct
-	Split       string // train|test
-	// Text is the conversation text compared for duplicates (the prompt
-	// messages' contents joined with "\n"); Normalize removes its time
+	// Text is the text compared for duplicates; Normalize removes its time
 	// stamps. An empty text matches nothing.
 	Text string
 }
@@ -102,6 +128,16 @@ type GateOptions struct {
 	MaxFindings int `json:"max_findings"`
 	// Seed seeds the MinHash permutations; 0 means DefaultMinHashSeed.
 	Seed uint64 `json:"seed"`
+	// GroupName is what the rows' groups are called in messages ("scenario",
+	// "task"); default "group".
+	GroupName string `json:"group_name"`
+	// GroupFromID gives a row without a group one from its Source (pairs:
+	// the scenario of the trajectory id's alias); nil leaves it without.
+	GroupFromID func(source string) string `json:"-"`
+	// Skip names checks that cannot run on the input, with the reason
+	// (the dataset has no sensitivity column, say): they are reported as
+	// skipped.
+	Skip map[string]string `json:"skip,omitempty"`
 }
 
 // DefaultGateOptions returns the gate's defaults: near-duplicates at
@@ -118,22 +154,28 @@ func DefaultGateOptions() GateOptions {
 		Sensitivities:          slices.Clone(Sensitivities),
 		MaxFindings:            DefaultMaxFindings,
 		Seed:                   DefaultMinHashSeed,
+		GroupName:              DefaultGroupName,
 	}
 }
 
 // Report is the gate's verdict.
 type Report struct {
-	Passed  bool                   `json:"passed"`
-	Checks  []CheckResult          `json:"checks"`
-	Splits  map[string]*SplitStats `json:"splits"`  // Train, Test
-	Options GateOptions            `json:"options"` // as applied, defaults filled in
+	Passed bool          `json:"passed"`
+	Checks []CheckResult `json:"checks"`
+	// Splits describes Train and Test, and Against when there is an
+	// outside evaluation set.
+	Splits  map[string]*SplitStats `json:"splits"`
+	Options GateOptions            `json:"options"` // as applied, defaults filled in (GroupFromID left out)
+	// Columns are the dataset columns the rows came from, when the caller
+	// says (Check leaves it nil).
+	Columns *Columns `json:"columns,omitempty"`
 }
 
 // SplitStats describes one side. Empty sensitivities and labels count as
 // "unknown"; BySensitivity lists every required level, with 0 when absent.
 type SplitStats struct {
 	Rows          int                `json:"rows"`
-	Scenarios     int                `json:"scenarios"`
+	Groups        int                `json:"groups"`
 	BySensitivity map[string]int     `json:"by_sensitivity"`
 	ByLabel       map[string]int     `json:"by_label"`
 	LabelShare    map[string]float64 `json:"label_share"`
@@ -148,8 +190,8 @@ type CheckResult struct {
 	Findings []Finding `json:"findings,omitempty"`
 }
 
-// Finding is one offending item. For duplicates, an item is a train/test
-// pair and File and Row locate the train row.
+// Finding is one offending item. For train/test pairs File and Row locate
+// the train row; for repeats, the later row.
 type Finding struct {
 	Message string   `json:"message"` // names the offending ids
 	IDs     []string `json:"ids"`
@@ -161,18 +203,22 @@ type Finding struct {
 
 // Check runs the leakage gate over the rows of src in two passes.
 //
-// Pass 1 collects per-split statistics, the sides each scenario is on, and
-// for test rows the fingerprint of the normalised text, its MinHash
-// signature and its LSH band buckets (memory grows with the test side
-// only). Pass 2 looks every train row up: exact duplicates by fingerprint,
-// near-duplicates among the test rows that share an LSH band, kept when
-// the signatures' estimated Jaccard similarity reaches the threshold (pairs
-// that are exact duplicates are not reported again). Pass 2 is skipped when
-// no test row has text. Texts are hashed by GOMAXPROCS workers; the report
-// does not depend on their number or timing.
+// Pass 1 collects per-side statistics and split-label disagreements; for
+// every row a compact key (64-bit hashes of its id, source, group and
+// normalised text, 40 bytes a row), sorted afterwards to find repeated ids,
+// repeated texts within a side and groups on both sides; and for test and
+// outside rows with text, the MinHash signature and LSH band buckets of
+// each distinct text (memory that grows with the test side only). Pass 2
+// looks every train row up: exact duplicates by fingerprint,
+// near-duplicates among the indexed texts that share an LSH band, kept
+// when the signatures' estimated Jaccard similarity reaches the threshold
+// (pairs that are exact duplicates are not reported again); it also reads
+// back the file, row and id of the rows the findings of pass 1 name. Texts
+// are hashed by GOMAXPROCS workers; the report does not depend on their
+// number or timing.
 //
-// A row whose Split is not "train" or "test" is an error naming its file,
-// row and id, as is any error of src.
+// A row whose Side is not Train, Test or Against is an error naming its
+// file, row and id, as is any error of src.
 func Check(ctx context.Context, src RowSource, opt GateOptions) (*Report, error) {
 	opt, err := resolveGateOptions(opt)
 	if err != nil {
@@ -192,7 +238,8 @@ func Check(ctx context.Context, src RowSource, opt GateOptions) (*Report, error)
 	if err := g.pass(ctx, src, workers, g.read1, g.work1, g.merge1); err != nil {
 		return nil, err
 	}
-	if len(g.groupFirst) > 0 {
+	g.analyse()
+	if len(g.groupFirst) > 0 || len(g.wanted) > 0 {
 		if err := g.pass(ctx, src, workers, g.read2, g.work2, g.merge2); err != nil {
 			return nil, err
 		}
@@ -262,16 +309,42 @@ func resolveGateOptions(opt GateOptions) (GateOptions, error) {
 	if opt.Seed == 0 {
 		opt.Seed = DefaultMinHashSeed
 	}
+	if opt.GroupName == "" {
+		opt.GroupName = DefaultGroupName
+	}
+	for name, reason := range opt.Skip {
+		if !slices.Contains(Checks, name) {
+			return bad("skip: no check %q", name)
+		}
+		if strings.TrimSpace(reason) == "" {
+			return bad("skip: check %s needs a reason", name)
+		}
+	}
 	return opt, nil
 }
 
-// Split indexes.
+// Side indexes.
 const (
-	sideTrain = 0
-	sideTest  = 1
+	sideTrain   = 0
+	sideTest    = 1
+	sideAgainst = 2
 )
 
-var sideNames = [2]string{Train, Test}
+var sideNames = [3]string{Train, Test, Against}
+
+// SideOf reads a split label: train and training are Train; test,
+// testing, validation, valid, val, dev, eval and evaluation are Test (a
+// held-out set, whatever its name). Case and surrounding space do not
+// matter.
+func SideOf(label string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(label)) {
+	case "train", "training":
+		return Train, true
+	case "test", "testing", "validation", "valid", "val", "dev", "eval", "evaluation":
+		return Test, true
+	}
+	return "", false
+}
 
 // gateRef locates a row.
 type gateRef struct {
@@ -297,27 +370,50 @@ func (r gateRef) place() string {
 	return fmt.Sprintf("%s row %d", r.file, r.row)
 }
 
-// gateScenario records where a scenario was seen: one example row per side
-// and the input position of each.
-type gateScenario struct {
-	name string
-	on   [2]bool
-	ex   [2]gateRef
-	seq  [2]int
+// bracketed renders a row as "id (file row 7)".
+func (r gateRef) bracketed() string {
+	return fmt.Sprintf("%s (%s)", r.displayID(), r.place())
 }
+
+// gateKey is the compact record of one train or test row, sorted after
+// pass 1 by each of its hashes in turn.
+type gateKey struct {
+	id, source, group, text uint64
+	seq                     uint32 // the row's position in the input
+	side                    uint8
+	flags                   uint8 // keyHas*
+}
+
+const (
+	keyHasID = 1 << iota
+	keyHasGroup
+	keyHasText
+)
 
 // gateSideStats accumulates SplitStats for one side.
 type gateSideStats struct {
 	rows          int
+	groups        int
 	bySensitivity map[string]int
 	byLabel       map[string]int
 }
 
-// gatePair is a train/test duplicate pair; agree is the number of
-// signature positions in which they agree (near-duplicates only).
+// gatePair is a pair of rows that a check reports: train and test (or
+// outside) rows for duplicates, first and later rows for repeats; agree
+// is the number of signature positions in which they agree (near pairs
+// only), exact marks an exact duplicate among contamination pairs.
 type gatePair struct {
-	train, test gateRef
-	agree       int
+	a, b  gateRef
+	agree int
+	exact bool
+	note  string // split_label: the side of the row's file
+}
+
+// gateSeqPair is a pair of rows found in pass 1, named by their input
+// positions until pass 2 reads their file, row and id.
+type gateSeqPair struct {
+	check string
+	a, b  uint32
 }
 
 // gateNear is a near-duplicate candidate that passed verification.
@@ -328,13 +424,14 @@ type gateNear struct {
 
 // gateBatch is a run of rows hashed by one worker.
 type gateBatch struct {
-	seq   int
+	seq   int // batch number
+	first uint32
 	rows  []Row
 	fps   []uint64
 	empty []bool
-	sigs  []uint32 // len(rows)·Permutations, pass 1 only
+	sigs  []uint32 // len(rows)·Permutations, pass 1 only, test and outside rows
 
-	exact      []int32      // pass 2: test group with the same text, or -1
+	exact      []int32      // pass 2: text group with the same text, or -1
 	near       [][]gateNear // pass 2: verified near-duplicate groups
 	candidates int          // pass 2: candidate pairs verified
 }
@@ -361,61 +458,83 @@ type gate struct {
 	rowsPerBand int
 
 	// pass 1, reader
-	rows1     int
-	sides     [2]gateSideStats
-	scenarios map[string]*gateScenario
-	files     map[string]string // interned file names
+	rows1      int
+	sides      [3]gateSideStats
+	files      map[string]string // interned file names
+	labelCount int
+	labelTop   gateTop[gatePair]
 
-	// pass 1, merger: test rows with text, grouped by fingerprint
+	// pass 1, merger
+	keys []gateKey
+	// indexed texts of test and outside rows, grouped by fingerprint
 	fpGroup    map[uint64]int32
-	groupFirst []int32 // group → first test row
+	groupFirst []int32 // text group → first indexed row
 	groupLast  []int32
-	testRows   []gateRef
-	rowNext    []int32  // test row → next test row of its group, or -1
-	sigs       []uint32 // group → signature, flat
+	indexed    []gateRef
+	indexSide  []uint8
+	rowNext    []int32  // indexed row → next indexed row of its group, or -1
+	sigs       []uint32 // text group → signature, flat
 	bucketHead map[uint64]int32
 	bucketNext []int32 // group·bands+band → next entry of the bucket, or -1
 
+	// after pass 1: pairs to name in pass 2, and complete counts
+	seqPairs   []gateSeqPair
+	wanted     map[uint32]*gateRef
+	groupNames map[uint32]string // the group of each wanted row
+	groupCount int
+	idCount    int
+	textCount  int
+
 	// pass 2
-	rows2      int
-	exactCount int
-	nearCount  int
-	candidates int
-	exactTop   gateTop[gatePair]
-	nearTop    gateTop[gatePair]
+	rows2       int
+	exactCount  int
+	nearCount   int
+	contamCount int
+	candidates  int
+	exactTop    gateTop[gatePair]
+	nearTop     gateTop[gatePair]
+	contamTop   gateTop[gatePair]
 }
 
 func (g *gate) init() {
-	g.scenarios = map[string]*gateScenario{}
 	g.files = map[string]string{}
 	for i := range g.sides {
 		g.sides[i] = gateSideStats{bySensitivity: map[string]int{}, byLabel: map[string]int{}}
+		if i == sideAgainst {
+			continue
+		}
 		for _, l := range g.opt.Sensitivities {
 			g.sides[i].bySensitivity[l] = 0
 		}
 	}
 	g.fpGroup = map[uint64]int32{}
 	g.bucketHead = map[uint64]int32{}
+	g.wanted = map[uint32]*gateRef{}
+	g.groupNames = map[uint32]string{}
+	g.labelTop = gateTop[gatePair]{max: g.opt.MaxFindings, cmp: comparePairs}
 	g.exactTop = gateTop[gatePair]{max: g.opt.MaxFindings, cmp: comparePairs}
 	g.nearTop = gateTop[gatePair]{max: g.opt.MaxFindings, cmp: comparePairs}
+	g.contamTop = gateTop[gatePair]{max: g.opt.MaxFindings, cmp: comparePairs}
 }
 
 func comparePairs(a, b gatePair) int {
 	return cmp.Or(
-		strings.Compare(a.train.file, b.train.file), cmp.Compare(a.train.row, b.train.row),
-		strings.Compare(a.test.file, b.test.file), cmp.Compare(a.test.row, b.test.row),
-		strings.Compare(a.train.id, b.train.id), strings.Compare(a.test.id, b.test.id))
+		strings.Compare(a.a.file, b.a.file), cmp.Compare(a.a.row, b.a.row),
+		strings.Compare(a.b.file, b.b.file), cmp.Compare(a.b.row, b.b.row),
+		strings.Compare(a.a.id, b.a.id), strings.Compare(a.b.id, b.b.id))
 }
 
-// side validates a row's split.
+// side validates a row's side.
 func (g *gate) side(r Row) (int, error) {
-	switch r.Split {
+	switch r.Side {
 	case Train:
 		return sideTrain, nil
 	case Test:
 		return sideTest, nil
+	case Against:
+		return sideAgainst, nil
 	}
-	return 0, fmt.Errorf("splits: %s: row %d (id %s): split %q is not %s or %s", r.File, r.Index, r.ID, r.Split, Train, Test)
+	return 0, fmt.Errorf("splits: %s: row %d (id %s): side %q is not %s, %s or %s", r.File, r.Index, r.ID, r.Side, Train, Test, Against)
 }
 
 func (g *gate) intern(file string) string {
@@ -545,14 +664,30 @@ func gatePipeline(ctx context.Context, workers int, work func(*gateWorker, *gate
 	return err
 }
 
-// scenarioKey returns a row's scenario (or, without one, its id's alias)
-// and the case-insensitive key it is compared by.
-func scenarioKey(r Row) (name, key string) {
-	name = strings.TrimSpace(r.Scenario)
-	if name == "" {
-		name = AliasOf(strings.TrimSpace(r.ID))
+// hashString is the 64-bit FNV-1a hash of s, mixed.
+func hashString(s string) uint64 {
+	h := uint64(fnvOffset64)
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime64
+	}
+	return mix64(h)
+}
+
+// groupOf returns a row's group and the case-insensitive key it is
+// compared by ("" when it has none).
+func (g *gate) groupOf(r *Row) (name, key string) {
+	name = strings.TrimSpace(r.Group)
+	if name == "" && g.opt.GroupFromID != nil {
+		name = strings.TrimSpace(g.opt.GroupFromID(strings.TrimSpace(sourceOf(r))))
 	}
 	return name, strings.ToLower(name)
+}
+
+func sourceOf(r *Row) string {
+	if r.Source != "" {
+		return r.Source
+	}
+	return r.ID
 }
 
 func statsKey(s string) string {
@@ -563,44 +698,40 @@ func statsKey(s string) string {
 	return s
 }
 
-// read1 records a row's statistics and scenario; test rows with text go
-// on to be hashed.
+// read1 records a row's statistics and checks its split label; every row
+// goes on to be hashed.
 func (g *gate) read1(r Row, side int, add func(Row) error) error {
-	seq := g.rows1
 	g.rows1++
+	if g.rows1 > math.MaxUint32 {
+		return fmt.Errorf("splits: more than %d rows", uint32(math.MaxUint32))
+	}
 	r.File = g.intern(r.File)
 	st := &g.sides[side]
 	st.rows++
-	st.bySensitivity[statsKey(r.Sensitivity)]++
-	st.byLabel[statsKey(r.Label)]++
-	if name, key := scenarioKey(r); key != "" {
-		sc := g.scenarios[key]
-		if sc == nil {
-			sc = &gateScenario{name: strings.Clone(name)}
-			g.scenarios[key] = sc
-		}
-		if !sc.on[side] {
-			sc.on[side] = true
-			sc.ex[side] = gateRef{id: strings.Clone(r.ID), file: r.File, row: r.Index}
-			sc.seq[side] = seq
+	if side != sideAgainst {
+		st.bySensitivity[statsKey(r.Sensitivity)]++
+		st.byLabel[statsKey(r.Label)]++
+		if r.SplitLabel != "" {
+			if got, ok := SideOf(r.SplitLabel); !ok || got != sideNames[side] {
+				g.labelCount++
+				g.labelTop.add(gatePair{a: gateRef{id: strings.Clone(r.ID), file: r.File, row: r.Index},
+					b: gateRef{id: strings.Clone(r.SplitLabel)}, note: sideNames[side]})
+			}
 		}
 	}
-	if side == sideTest && r.Text != "" {
-		r.Scenario, r.Sensitivity, r.Label = "", "", ""
-		return add(r)
-	}
-	return nil
+	r.Sensitivity, r.Label, r.SplitLabel = "", "", ""
+	return add(r)
 }
 
 // hash normalises a text and fills the worker's word and shingle hashes.
 // It reports false for a text that normalises to nothing.
-func (g *gate) hash(w *gateWorker, text string) (fp uint64, ok bool) {
+func (g *gate) hash(w *gateWorker, text string, shingles bool) (fp uint64, ok bool) {
 	w.norm = appendNormalized(w.norm[:0], text)
 	if len(w.norm) == 0 {
 		return 0, false
 	}
 	fp, w.words = hashWords(w.norm, w.words[:0])
-	if g.near {
+	if shingles {
 		w.shingles = appendShingles(w.shingles[:0], w.words, g.opt.ShingleWords)
 	}
 	return fp, true
@@ -610,32 +741,56 @@ func (g *gate) work1(w *gateWorker, b *gateBatch) {
 	n, p := len(b.rows), g.opt.Permutations
 	b.fps = make([]uint64, n)
 	b.empty = make([]bool, n)
-	if g.near {
-		b.sigs = make([]uint32, n*p)
-	}
 	for i, r := range b.rows {
-		fp, ok := g.hash(w, r.Text)
+		indexed := r.Side != Train && g.near
+		fp, ok := g.hash(w, r.Text, indexed)
 		if !ok {
 			b.empty[i] = true
 			continue
 		}
 		b.fps[i] = fp
-		if g.near {
+		if indexed {
+			if b.sigs == nil {
+				b.sigs = make([]uint32, n*p)
+			}
 			g.mh.Signature(w.shingles, b.sigs[i*p:(i+1)*p:(i+1)*p])
 		}
 	}
 }
 
-// merge1 adds a batch of hashed test rows to the fingerprint groups and,
-// for each new text, its signature to the LSH buckets.
+// merge1 records each row's key and adds the texts of test and outside
+// rows to the fingerprint groups and, for each new text, its signature to
+// the LSH buckets.
 func (g *gate) merge1(b *gateBatch) {
 	p, bands := g.opt.Permutations, g.opt.Bands
-	for i, r := range b.rows {
-		if b.empty[i] {
+	for i := range b.rows {
+		r := &b.rows[i]
+		seq := uint32(len(g.keys))
+		side := sideTrain
+		switch r.Side {
+		case Test:
+			side = sideTest
+		case Against:
+			side = sideAgainst
+		}
+		k := gateKey{seq: seq, side: uint8(side)}
+		if r.ID != "" {
+			k.id, k.flags = hashString(r.ID), k.flags|keyHasID
+			k.source = hashString(sourceOf(r))
+		}
+		if _, key := g.groupOf(r); key != "" {
+			k.group, k.flags = hashString(key), k.flags|keyHasGroup
+		}
+		if !b.empty[i] {
+			k.text, k.flags = b.fps[i], k.flags|keyHasText
+		}
+		g.keys = append(g.keys, k)
+		if side == sideTrain || b.empty[i] {
 			continue
 		}
-		t := int32(len(g.testRows))
-		g.testRows = append(g.testRows, gateRef{id: strings.Clone(r.ID), file: r.File, row: r.Index})
+		t := int32(len(g.indexed))
+		g.indexed = append(g.indexed, gateRef{id: strings.Clone(r.ID), file: r.File, row: r.Index})
+		g.indexSide = append(g.indexSide, uint8(side))
 		g.rowNext = append(g.rowNext, -1)
 		grp, ok := g.fpGroup[b.fps[i]]
 		if ok {
@@ -665,19 +820,137 @@ func (g *gate) merge1(b *gateBatch) {
 	}
 }
 
-// read2 passes train rows with text on to be looked up.
+// analyse sorts the keys of pass 1 to find groups on both sides, repeated
+// ids and texts repeated within a side under other sources. Counts are
+// complete; the pairs it keeps to name (the first MaxFindings of each
+// check in input order, and a few more: pass 2 drops hash collisions) are
+// read back in pass 2.
+func (g *gate) analyse() {
+	keys := g.keys
+	keep := func(check string, a, b uint32) {
+		g.seqPairs = append(g.seqPairs, gateSeqPair{check: check, a: a, b: b})
+	}
+	trainTest := func(k gateKey) bool { return k.side != sideAgainst }
+
+	// Groups: the first row of each side, per group.
+	slices.SortFunc(keys, func(a, b gateKey) int {
+		return cmp.Or(cmp.Compare(a.flags&keyHasGroup, b.flags&keyHasGroup), cmp.Compare(a.group, b.group), cmp.Compare(a.seq, b.seq))
+	})
+	for i := 0; i < len(keys); {
+		j := i
+		for j < len(keys) && keys[j].flags&keyHasGroup == keys[i].flags&keyHasGroup && keys[j].group == keys[i].group {
+			j++
+		}
+		if keys[i].flags&keyHasGroup != 0 {
+			first := [2]int{-1, -1}
+			for _, k := range keys[i:j] {
+				if trainTest(k) && first[k.side] < 0 {
+					first[k.side] = int(k.seq)
+				}
+			}
+			for s := range first {
+				if first[s] >= 0 {
+					g.sides[s].groups++
+				}
+			}
+			if first[sideTrain] >= 0 && first[sideTest] >= 0 {
+				g.groupCount++
+				keep(CheckGroupDisjoint, uint32(first[sideTrain]), uint32(first[sideTest]))
+			}
+		}
+		i = j
+	}
+
+	// Ids: every row after the first with the same id.
+	slices.SortFunc(keys, func(a, b gateKey) int {
+		return cmp.Or(cmp.Compare(a.flags&keyHasID, b.flags&keyHasID), cmp.Compare(a.id, b.id), cmp.Compare(a.seq, b.seq))
+	})
+	for i := 0; i < len(keys); {
+		j := i
+		for j < len(keys) && keys[j].flags&keyHasID == keys[i].flags&keyHasID && keys[j].id == keys[i].id {
+			j++
+		}
+		if keys[i].flags&keyHasID != 0 {
+			first := -1
+			for _, k := range keys[i:j] {
+				if !trainTest(k) {
+					continue
+				}
+				if first < 0 {
+					first = int(k.seq)
+					continue
+				}
+				g.idCount++
+				keep(CheckDuplicateIDs, uint32(first), k.seq)
+			}
+		}
+		i = j
+	}
+
+	// Texts within a side: every row whose source differs from the first
+	// row's with that text on that side.
+	slices.SortFunc(keys, func(a, b gateKey) int {
+		return cmp.Or(cmp.Compare(a.flags&keyHasText, b.flags&keyHasText), cmp.Compare(a.side, b.side), cmp.Compare(a.text, b.text), cmp.Compare(a.seq, b.seq))
+	})
+	for i := 0; i < len(keys); {
+		j := i
+		for j < len(keys) && keys[j].flags&keyHasText == keys[i].flags&keyHasText && keys[j].side == keys[i].side && keys[j].text == keys[i].text {
+			j++
+		}
+		if keys[i].flags&keyHasText != 0 && trainTest(keys[i]) {
+			first := keys[i]
+			for _, k := range keys[i+1 : j] {
+				if k.flags&keyHasID != 0 && first.flags&keyHasID != 0 && k.source == first.source {
+					continue
+				}
+				g.textCount++
+				keep(CheckDuplicateTexts, first.seq, k.seq)
+			}
+		}
+		i = j
+	}
+	g.keys = nil // no longer needed
+
+	// Name the first findings of each check in input order, with spare
+	// ones for pairs that pass 2 finds to be hash collisions.
+	slices.SortStableFunc(g.seqPairs, func(a, b gateSeqPair) int {
+		return cmp.Or(strings.Compare(a.check, b.check), cmp.Compare(max(a.a, a.b), max(b.a, b.b)), cmp.Compare(a.a, b.a))
+	})
+	limit := g.opt.MaxFindings + 8
+	kept := g.seqPairs[:0]
+	per := map[string]int{}
+	for _, p := range g.seqPairs {
+		if g.opt.MaxFindings >= 0 && per[p.check] >= limit {
+			continue
+		}
+		per[p.check]++
+		kept = append(kept, p)
+		g.wanted[p.a] = nil
+		g.wanted[p.b] = nil
+	}
+	g.seqPairs = kept
+}
+
+// read2 passes train rows with text on to be looked up, and keeps the
+// rows that findings of pass 1 name.
 func (g *gate) read2(r Row, side int, add func(Row) error) error {
+	seq := uint32(g.rows2)
 	g.rows2++
-	if side == sideTrain && r.Text != "" {
+	if ref, ok := g.wanted[seq]; ok && ref == nil {
+		name, _ := g.groupOf(&r)
+		g.wanted[seq] = &gateRef{id: strings.Clone(r.ID), file: g.intern(r.File), row: r.Index}
+		g.groupNames[seq] = strings.Clone(name)
+	}
+	if side == sideTrain && r.Text != "" && len(g.groupFirst) > 0 {
 		r.File = g.intern(r.File)
-		r.Scenario, r.Sensitivity, r.Label = "", "", ""
+		r.Sensitivity, r.Label, r.SplitLabel, r.Group = "", "", "", ""
 		return add(r)
 	}
 	return nil
 }
 
-// work2 looks train rows up: the test group with the same fingerprint, and
-// the test groups sharing an LSH band whose signatures agree in enough
+// work2 looks train rows up: the text group with the same fingerprint, and
+// the text groups sharing an LSH band whose signatures agree in enough
 // positions.
 func (g *gate) work2(w *gateWorker, b *gateBatch) {
 	n, p, bands := len(b.rows), g.opt.Permutations, g.opt.Bands
@@ -689,7 +962,7 @@ func (g *gate) work2(w *gateWorker, b *gateBatch) {
 	}
 	for i, r := range b.rows {
 		b.exact[i] = -1
-		fp, ok := g.hash(w, r.Text)
+		fp, ok := g.hash(w, r.Text, g.near)
 		if !ok {
 			continue
 		}
@@ -738,14 +1011,24 @@ func (g *gate) merge2(b *gateBatch) {
 		train := gateRef{id: strings.Clone(r.ID), file: r.File, row: r.Index}
 		if grp := b.exact[i]; grp >= 0 {
 			for t := g.groupFirst[grp]; t >= 0; t = g.rowNext[t] {
+				if g.indexSide[t] == sideAgainst {
+					g.contamCount++
+					g.contamTop.add(gatePair{a: train, b: g.indexed[t], exact: true})
+					continue
+				}
 				g.exactCount++
-				g.exactTop.add(gatePair{train: train, test: g.testRows[t]})
+				g.exactTop.add(gatePair{a: train, b: g.indexed[t]})
 			}
 		}
 		for _, nd := range b.near[i] {
 			for t := g.groupFirst[nd.group]; t >= 0; t = g.rowNext[t] {
+				if g.indexSide[t] == sideAgainst {
+					g.contamCount++
+					g.contamTop.add(gatePair{a: train, b: g.indexed[t], agree: int(nd.agree)})
+					continue
+				}
 				g.nearCount++
-				g.nearTop.add(gatePair{train: train, test: g.testRows[t], agree: int(nd.agree)})
+				g.nearTop.add(gatePair{a: train, b: g.indexed[t], agree: int(nd.agree)})
 			}
 		}
 	}
@@ -797,9 +1080,14 @@ func plural(n int, one, many string) string {
 
 func (g *gate) report() *Report {
 	rep := &Report{Splits: map[string]*SplitStats{}, Options: g.opt}
+	rep.Options.GroupFromID = nil // a report is data
 	for side, st := range g.sides {
+		if side == sideAgainst && st.rows == 0 {
+			continue
+		}
 		ss := &SplitStats{
 			Rows:          st.rows,
+			Groups:        st.groups,
 			BySensitivity: st.bySensitivity,
 			ByLabel:       st.byLabel,
 			LabelShare:    map[string]float64{},
@@ -807,57 +1095,146 @@ func (g *gate) report() *Report {
 		for l, n := range st.byLabel {
 			ss.LabelShare[l] = float64(n) / float64(st.rows)
 		}
-		for _, sc := range g.scenarios {
-			if sc.on[side] {
-				ss.Scenarios++
-			}
-		}
 		rep.Splits[sideNames[side]] = ss
 	}
-	rep.Checks = []CheckResult{
-		g.checkScenarios(rep),
-		g.checkDuplicates(CheckExactDuplicates),
-		g.checkDuplicates(CheckNearDuplicates),
-		g.checkTestFraction(),
-		g.checkSensitivities(),
-		g.checkLabels(rep),
+	byCheck := map[string]CheckResult{
+		CheckSplitLabel:          g.checkSplitLabels(),
+		CheckGroupDisjoint:       g.checkGroups(rep),
+		CheckDuplicateIDs:        g.checkRepeats(CheckDuplicateIDs, g.idCount),
+		CheckDuplicateTexts:      g.checkRepeats(CheckDuplicateTexts, g.textCount),
+		CheckExactDuplicates:     g.checkDuplicates(CheckExactDuplicates),
+		CheckNearDuplicates:      g.checkDuplicates(CheckNearDuplicates),
+		CheckContamination:       g.checkContamination(),
+		CheckTestFraction:        g.checkTestFraction(),
+		CheckSensitivityCoverage: g.checkSensitivities(),
+		CheckLabelBalance:        g.checkLabels(rep),
 	}
 	rep.Passed = true
-	for _, c := range rep.Checks {
+	for _, name := range Checks {
+		c := byCheck[name]
+		if reason, ok := g.opt.Skip[name]; ok {
+			c = CheckResult{Name: name, Status: StatusSkipped, Summary: reason}
+		}
 		if c.Status == StatusFail {
 			rep.Passed = false
 		}
+		rep.Checks = append(rep.Checks, c)
 	}
 	return rep
 }
 
-func (g *gate) checkScenarios(rep *Report) CheckResult {
-	c := CheckResult{Name: CheckScenarioDisjoint}
-	for _, sc := range g.scenarios {
-		if !sc.on[sideTrain] || !sc.on[sideTest] {
-			continue
-		}
-		c.Count++
-		first := sc.ex[sideTrain]
-		if sc.seq[sideTest] < sc.seq[sideTrain] {
-			first = sc.ex[sideTest]
-		}
+func (g *gate) checkSplitLabels() CheckResult {
+	c := CheckResult{Name: CheckSplitLabel, Count: g.labelCount}
+	for _, p := range g.labelTop.trim() {
 		c.Findings = append(c.Findings, Finding{
-			Message: fmt.Sprintf("scenario %q is in %s (%s) and %s (%s)", sc.name,
-				Train, sc.ex[sideTrain].location(), Test, sc.ex[sideTest].location()),
-			IDs:  []string{sc.ex[sideTrain].id, sc.ex[sideTest].id},
-			File: first.file,
-			Row:  first.row,
+			Message: fmt.Sprintf("%s says split %q, but its file is on the %s side", p.a.bracketed(), p.b.id, p.note),
+			IDs:     []string{p.a.id}, File: p.a.file, Row: p.a.row,
 		})
 	}
-	c.Findings = truncateFindings(c.Findings, g.opt.MaxFindings)
 	if c.Count > 0 {
 		c.Status = StatusFail
-		c.Summary = plural(c.Count, "scenario appears", "scenarios appear") + " in both splits"
+		c.Summary = plural(c.Count, "row has a split label", "rows have a split label") + " that disagrees with the side of its file"
 	} else {
 		c.Status = StatusPass
-		c.Summary = fmt.Sprintf("no scenario appears in both splits (%d train, %d test scenarios)",
-			rep.Splits[Train].Scenarios, rep.Splits[Test].Scenarios)
+		c.Summary = "every split label agrees with the side of its row's file"
+	}
+	return c
+}
+
+// named reports whether the pairs kept by analyse for a check of count
+// pairs are all of them, so that dropping a hash collision among them can
+// correct the count.
+func (g *gate) named(count int) bool {
+	return g.opt.MaxFindings < 0 || count <= g.opt.MaxFindings+8
+}
+
+// seqFindings turns the named pairs of a pass-1 check into findings,
+// dropping the pairs whose rows turn out not to repeat (a hash collision),
+// and returns the check's count, corrected for the dropped pairs when
+// every pair was named.
+func (g *gate) seqFindings(check string, count int, message func(p gateSeqPair, a, b gateRef) (Finding, bool)) ([]Finding, int) {
+	var fs []Finding
+	dropped := 0
+	for _, p := range g.seqPairs {
+		if p.check != check {
+			continue
+		}
+		a, b := g.wanted[p.a], g.wanted[p.b]
+		if a == nil || b == nil {
+			continue
+		}
+		f, ok := message(p, *a, *b)
+		if !ok {
+			dropped++
+			continue
+		}
+		fs = append(fs, f)
+	}
+	if g.named(count) {
+		count -= dropped
+	}
+	return truncateFindings(fs, g.opt.MaxFindings), count
+}
+
+func (g *gate) checkGroups(rep *Report) CheckResult {
+	c := CheckResult{Name: CheckGroupDisjoint}
+	name := g.opt.GroupName
+	c.Findings, c.Count = g.seqFindings(CheckGroupDisjoint, g.groupCount, func(p gateSeqPair, a, b gateRef) (Finding, bool) {
+		ga, gb := g.groupNames[p.a], g.groupNames[p.b]
+		if !strings.EqualFold(ga, gb) {
+			return Finding{}, false
+		}
+		first := a
+		if p.b < p.a {
+			first = b
+		}
+		return Finding{
+			Message: fmt.Sprintf("%s %q is in %s (%s) and %s (%s)", name, ga, Train, a.location(), Test, b.location()),
+			IDs:     []string{a.id, b.id},
+			File:    first.file,
+			Row:     first.row,
+		}, true
+	})
+	if c.Count > 0 {
+		c.Status = StatusFail
+		c.Summary = plural(c.Count, name+" appears", name+"s appear") + " in both splits"
+	} else {
+		c.Status = StatusPass
+		c.Summary = fmt.Sprintf("no %s appears in both splits (%d train, %d test %ss)", name,
+			rep.Splits[Train].Groups, rep.Splits[Test].Groups, name)
+	}
+	return c
+}
+
+func (g *gate) checkRepeats(check string, count int) CheckResult {
+	c := CheckResult{Name: check}
+	if check == CheckDuplicateIDs {
+		c.Findings, c.Count = g.seqFindings(check, count, func(_ gateSeqPair, a, b gateRef) (Finding, bool) {
+			if a.id != b.id {
+				return Finding{}, false
+			}
+			return Finding{Message: fmt.Sprintf("id %s is at %s and again at %s", a.id, a.place(), b.place()),
+				IDs: []string{a.id}, File: b.file, Row: b.row}, true
+		})
+	} else {
+		c.Findings, c.Count = g.seqFindings(check, count, func(_ gateSeqPair, a, b gateRef) (Finding, bool) {
+			return Finding{Message: fmt.Sprintf("%s has the text of %s after normalisation", b.bracketed(), a.bracketed()),
+				IDs: []string{a.id, b.id}, File: b.file, Row: b.row}, true
+		})
+	}
+	switch {
+	case c.Count > 0 && check == CheckDuplicateIDs:
+		c.Status = StatusFail
+		c.Summary = plural(c.Count, "row repeats the id", "rows repeat the id") + " of an earlier row"
+	case c.Count > 0:
+		c.Status = StatusFail
+		c.Summary = plural(c.Count, "row repeats the text", "rows repeat the text") + " of an earlier row of its side under another id, after normalisation"
+	case check == CheckDuplicateIDs:
+		c.Status = StatusPass
+		c.Summary = "no id appears twice"
+	default:
+		c.Status = StatusPass
+		c.Summary = "no text appears twice on one side under different ids"
 	}
 	return c
 }
@@ -875,13 +1252,13 @@ func (g *gate) checkDuplicates(name string) CheckResult {
 	}
 	c.Count = count
 	for _, p := range top.trim() {
-		f := Finding{IDs: []string{p.train.id, p.test.id}, File: p.train.file, Row: p.train.row}
+		f := Finding{IDs: []string{p.a.id, p.b.id}, File: p.a.file, Row: p.a.row}
 		if name == CheckNearDuplicates {
 			f.Similarity = float64(p.agree) / float64(g.opt.Permutations)
 			f.Message = fmt.Sprintf("train %s is a near-duplicate of test %s (estimated Jaccard %.2f)",
-				bracketed(p.train), bracketed(p.test), f.Similarity)
+				p.a.bracketed(), p.b.bracketed(), f.Similarity)
 		} else {
-			f.Message = fmt.Sprintf("train %s duplicates test %s after normalisation", bracketed(p.train), bracketed(p.test))
+			f.Message = fmt.Sprintf("train %s duplicates test %s after normalisation", p.a.bracketed(), p.b.bracketed())
 		}
 		c.Findings = append(c.Findings, f)
 	}
@@ -905,9 +1282,38 @@ func (g *gate) checkDuplicates(name string) CheckResult {
 	return c
 }
 
-// bracketed renders a row as "id (file row 7)".
-func bracketed(r gateRef) string {
-	return fmt.Sprintf("%s (%s)", r.displayID(), r.place())
+func (g *gate) checkContamination() CheckResult {
+	c := CheckResult{Name: CheckContamination, Count: g.contamCount}
+	if g.sides[sideAgainst].rows == 0 {
+		c.Status = StatusSkipped
+		c.Summary = "no outside evaluation set given (--against)"
+		return c
+	}
+	for _, p := range g.contamTop.trim() {
+		f := Finding{IDs: []string{p.a.id, p.b.id}, File: p.a.file, Row: p.a.row}
+		if p.exact {
+			f.Message = fmt.Sprintf("train %s duplicates evaluation row %s after normalisation", p.a.bracketed(), p.b.bracketed())
+		} else {
+			f.Similarity = float64(p.agree) / float64(g.opt.Permutations)
+			f.Message = fmt.Sprintf("train %s is a near-duplicate of evaluation row %s (estimated Jaccard %.2f)",
+				p.a.bracketed(), p.b.bracketed(), f.Similarity)
+		}
+		c.Findings = append(c.Findings, f)
+	}
+	n := g.sides[sideAgainst].rows
+	if c.Count > 0 {
+		c.Status = StatusFail
+		c.Summary = plural(c.Count, "train row duplicates or nearly duplicates", "train/evaluation pairs are duplicates or near-duplicates") +
+			fmt.Sprintf(" a row of the %s of the outside evaluation set", plural(n, "row", "rows"))
+	} else {
+		c.Status = StatusPass
+		what := "exact duplicate"
+		if g.near {
+			what = fmt.Sprintf("duplicate or near-duplicate (estimated Jaccard ≥ %.2f)", g.opt.NearDuplicateThreshold)
+		}
+		c.Summary = fmt.Sprintf("no train row is a %s of the %s of the outside evaluation set", what, plural(n, "row", "rows"))
+	}
+	return c
 }
 
 func (g *gate) checkTestFraction() CheckResult {
@@ -917,6 +1323,14 @@ func (g *gate) checkTestFraction() CheckResult {
 	achieved := 0.0
 	if total > 0 {
 		achieved = float64(g.sides[sideTest].rows) / float64(total)
+	}
+	for side, st := range g.sides[:sideAgainst] {
+		if st.rows == 0 {
+			c.Status, c.Count = StatusFail, 1
+			c.Summary = fmt.Sprintf("the %s side has no rows", sideNames[side])
+			c.Findings = []Finding{{Message: c.Summary + ": a split needs rows on both sides", IDs: []string{}}}
+			return c
+		}
 	}
 	if target == 0 {
 		c.Status = StatusSkipped
@@ -944,7 +1358,7 @@ func (g *gate) checkSensitivities() CheckResult {
 		return c
 	}
 	var missing []string
-	for side, st := range g.sides {
+	for side, st := range g.sides[:sideAgainst] {
 		for _, l := range levels {
 			if st.bySensitivity[l] > 0 {
 				continue
@@ -974,7 +1388,7 @@ func (g *gate) checkSensitivities() CheckResult {
 func (g *gate) checkLabels(rep *Report) CheckResult {
 	c := CheckResult{Name: CheckLabelBalance, Status: StatusInfo}
 	var parts []string
-	for _, side := range sideNames {
+	for _, side := range []string{Train, Test} {
 		ss := rep.Splits[side]
 		labels := make([]string, 0, len(ss.LabelShare))
 		for l := range ss.LabelShare {

@@ -133,10 +133,10 @@ func gtClean(seed uint64, wordsPerText int) gtRows {
 				File:        file,
 				Index:       index[file],
 				ID:          fmt.Sprintf("%s_sc%d_%d", split, sc, k),
-				Scenario:    name,
+				Group:    name,
 				Sensitivity: levels[sc%3],
 				Label:       []string{"tool", "direct"}[k%2],
-				Split:       split,
+				Side:      split,
 				Text:        gtText(rng, vocab, wordsPerText),
 			})
 		}
@@ -196,6 +196,8 @@ func gtCheck(rep *Report, name string) CheckResult {
 func gtOptions() GateOptions {
 	opt := DefaultGateOptions()
 	opt.TestFraction = 0.3
+	opt.GroupName = "scenario"
+	opt.GroupFromID = AliasOf
 	return opt
 }
 
@@ -205,9 +207,13 @@ func TestCheckCleanSplitPasses(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.Passed)
 	assert.Equal(t, map[string]string{
-		CheckScenarioDisjoint:    StatusPass,
+		CheckSplitLabel:          StatusPass,
+		CheckGroupDisjoint:       StatusPass,
+		CheckDuplicateIDs:        StatusPass,
+		CheckDuplicateTexts:      StatusPass,
 		CheckExactDuplicates:     StatusPass,
 		CheckNearDuplicates:      StatusPass,
+		CheckContamination:       StatusSkipped,
 		CheckTestFraction:        StatusPass,
 		CheckSensitivityCoverage: StatusPass,
 		CheckLabelBalance:        StatusInfo,
@@ -221,18 +227,20 @@ func TestCheckCleanSplitPasses(t *testing.T) {
 	for i, c := range rep.Checks {
 		names[i] = c.Name
 	}
-	assert.Equal(t, []string{CheckScenarioDisjoint, CheckExactDuplicates, CheckNearDuplicates,
-		CheckTestFraction, CheckSensitivityCoverage, CheckLabelBalance}, names)
+	assert.Equal(t, []string{CheckSplitLabel, CheckGroupDisjoint, CheckDuplicateIDs, CheckDuplicateTexts,
+		CheckExactDuplicates, CheckNearDuplicates, CheckContamination, CheckTestFraction,
+		CheckSensitivityCoverage, CheckLabelBalance}, names)
+	assert.Equal(t, Checks, names)
 
 	assert.Equal(t, &SplitStats{
-		Rows: 70, Scenarios: 7,
+		Rows: 70, Groups: 7,
 		BySensitivity: map[string]int{"low": 30, "medium": 20, "high": 20},
 		ByLabel:       map[string]int{"tool": 35, "direct": 35},
 		LabelShare:    map[string]float64{"tool": 0.5, "direct": 0.5},
 	}, rep.Splits[Train])
 	assert.Equal(t, 30, rep.Splits[Test].Rows)
-	assert.Equal(t, 3, rep.Splits[Test].Scenarios)
-	assert.Equal(t, "no scenario appears in both splits (7 train, 3 test scenarios)", gtCheck(rep, CheckScenarioDisjoint).Summary)
+	assert.Equal(t, 3, rep.Splits[Test].Groups)
+	assert.Equal(t, "no scenario appears in both splits (7 train, 3 test scenarios)", gtCheck(rep, CheckGroupDisjoint).Summary)
 	assert.Equal(t, "test fraction 0.300 (30 of 100 rows), target 0.300 ± 0.050", gtCheck(rep, CheckTestFraction).Summary)
 	assert.Equal(t, "train: direct 50.0%, tool 50.0%; test: direct 50.0%, tool 50.0%", gtCheck(rep, CheckLabelBalance).Summary)
 
@@ -260,15 +268,16 @@ func TestCheckPlantedLeaks(t *testing.T) {
 		ids      []string // ids of the first finding
 		file     string
 		row      int
+		alsoFail []string // other checks the leak fails
 	}{
 		{
 			name: "scenario on both sides",
 			plant: func(t *testing.T, rows gtRows) gtRows {
-				gtFind(t, rows, "train_sc2_7").Scenario = "Tide Height Tracker"
-				gtFind(t, rows, "test_sc1_1").Scenario = "Tide Height Tracker"
+				gtFind(t, rows, "train_sc2_7").Group = "Tide Height Tracker"
+				gtFind(t, rows, "test_sc1_1").Group = "Tide Height Tracker"
 				return rows
 			},
-			check: CheckScenarioDisjoint,
+			check: CheckGroupDisjoint,
 			count: 1,
 			messages: []string{`scenario "Tide Height Tracker" is in train (train_sc2_7, pairs-train.parquet row 28) ` +
 				`and test (test_sc1_1, pairs-test.parquet row 12)`},
@@ -279,11 +288,11 @@ func TestCheckPlantedLeaks(t *testing.T) {
 			name: "scenario from id aliases",
 			plant: func(t *testing.T, rows gtRows) gtRows {
 				tr, te := gtFind(t, rows, "train_sc3_0"), gtFind(t, rows, "test_sc2_4")
-				tr.Scenario, tr.ID = "", "tide_height_3"
-				te.Scenario, te.ID = "", "tide_height_9"
+				tr.Group, tr.ID = "", "tide_height_3"
+				te.Group, te.ID = "", "tide_height_9"
 				return rows
 			},
-			check:    CheckScenarioDisjoint,
+			check:    CheckGroupDisjoint,
 			count:    1,
 			messages: []string{`scenario "tide_height" is in train (tide_height_3, pairs-train.parquet row 31) and test (tide_height_9, pairs-test.parquet row 25)`},
 			ids:      []string{"tide_height_3", "tide_height_9"},
@@ -293,13 +302,13 @@ func TestCheckPlantedLeaks(t *testing.T) {
 			name: "scenario names differ in case only",
 			plant: func(t *testing.T, rows gtRows) gtRows {
 				for i := range rows {
-					if rows[i].Scenario == "test scenario 0" {
-						rows[i].Scenario = "TRAIN Scenario 5"
+					if rows[i].Group == "test scenario 0" {
+						rows[i].Group = "TRAIN Scenario 5"
 					}
 				}
 				return rows
 			},
-			check:    CheckScenarioDisjoint,
+			check:    CheckGroupDisjoint,
 			count:    1,
 			messages: []string{`scenario "train scenario 5" is in train (train_sc5_0, pairs-train.parquet row 51) and test (test_sc0_0, pairs-test.parquet row 1)`},
 			ids:      []string{"train_sc5_0", "test_sc0_0"},
@@ -338,6 +347,8 @@ func TestCheckPlantedLeaks(t *testing.T) {
 			},
 			ids:  []string{"train_sc0_0", "test_sc2_2"},
 			file: gtTrainFile, row: 1,
+			// The two test rows are one text under two ids.
+			alsoFail: []string{CheckDuplicateTexts},
 		},
 		{
 			name: "near-duplicate with three words changed",
@@ -361,7 +372,7 @@ func TestCheckPlantedLeaks(t *testing.T) {
 			name: "missing sensitivity level",
 			plant: func(t *testing.T, rows gtRows) gtRows {
 				for i := range rows {
-					if rows[i].Split == Test && rows[i].Sensitivity == SensitivityHigh {
+					if rows[i].Side == Test && rows[i].Sensitivity == SensitivityHigh {
 						rows[i].Sensitivity = SensitivityMedium
 					}
 				}
@@ -406,6 +417,10 @@ func TestCheckPlantedLeaks(t *testing.T) {
 					t.Logf("%s: %s", c.Name, c.Summary)
 					continue
 				}
+				if slices.Contains(tt.alsoFail, c.Name) {
+					assert.Equal(t, StatusFail, c.Status, "%s: %s", c.Name, c.Summary)
+					continue
+				}
 				assert.NotEqual(t, StatusFail, c.Status, "%s: %s", c.Name, c.Summary)
 			}
 		})
@@ -414,16 +429,16 @@ func TestCheckPlantedLeaks(t *testing.T) {
 
 func TestCheckSummaries(t *testing.T) {
 	rows := gtClean(3, 100)
-	gtFind(t, rows, "train_sc1_1").Scenario = "test scenario 1"
-	gtFind(t, rows, "train_sc1_2").Scenario = "test scenario 2"
+	gtFind(t, rows, "train_sc1_1").Group = "test scenario 1"
+	gtFind(t, rows, "train_sc1_2").Group = "test scenario 2"
 	for i := range rows {
-		if rows[i].Split == Train && rows[i].Sensitivity == SensitivityLow {
+		if rows[i].Side == Train && rows[i].Sensitivity == SensitivityLow {
 			rows[i].Sensitivity = ""
 		}
 	}
 	rep, err := Check(context.Background(), rows.source(), gtOptions())
 	require.NoError(t, err)
-	assert.Equal(t, "2 scenarios appear in both splits", gtCheck(rep, CheckScenarioDisjoint).Summary)
+	assert.Equal(t, "2 scenarios appear in both splits", gtCheck(rep, CheckGroupDisjoint).Summary)
 	sens := gtCheck(rep, CheckSensitivityCoverage)
 	assert.Equal(t, `1 sensitivity level is missing: train lacks low`, sens.Summary)
 	assert.Equal(t, `split "train" has no rows with sensitivity "low"`, sens.Findings[0].Message)
@@ -453,7 +468,7 @@ func TestCheckDisabledChecks(t *testing.T) {
 	te := gtFind(t, rows, "test_sc0_0")
 	gtFind(t, rows, "train_sc0_0").Text = gtChangeWords(rand.New(rand.NewPCG(1, 1)), te.Text, 1, 5)
 	for i := range rows {
-		if rows[i].Split == Test {
+		if rows[i].Side == Test {
 			rows[i].Sensitivity = SensitivityLow
 		}
 	}
@@ -491,7 +506,7 @@ func TestCheckEmptyTexts(t *testing.T) {
 
 	// No test text at all: the second pass is not needed.
 	for i := range rows {
-		if rows[i].Split == Test {
+		if rows[i].Side == Test {
 			rows[i].Text = ""
 		}
 	}
@@ -507,13 +522,13 @@ func TestCheckMaxFindings(t *testing.T) {
 	rows := gtClean(7, 60)
 	te := gtFind(t, rows, "test_sc2_9")
 	for i := range rows {
-		if rows[i].Split == Train {
+		if rows[i].Side == Train {
 			rows[i].Text = te.Text
 		}
 	}
 	// Put three train scenarios on the test side too, in reverse order.
 	for sc := range 3 {
-		gtFind(t, rows, fmt.Sprintf("test_sc%d_0", sc)).Scenario = fmt.Sprintf("train scenario %d", 6-sc)
+		gtFind(t, rows, fmt.Sprintf("test_sc%d_0", sc)).Group = fmt.Sprintf("train scenario %d", 6-sc)
 	}
 	opt := gtOptions()
 	opt.MaxFindings = 3
@@ -527,7 +542,7 @@ func TestCheckMaxFindings(t *testing.T) {
 		assert.Equal(t, []string{fmt.Sprintf("train_sc0_%d", i), "test_sc2_9"}, f.IDs)
 	}
 	assert.Equal(t, StatusPass, gtCheck(rep, CheckNearDuplicates).Status, "exact pairs are not near-duplicates too")
-	sc := gtCheck(rep, CheckScenarioDisjoint)
+	sc := gtCheck(rep, CheckGroupDisjoint)
 	assert.Equal(t, 3, sc.Count)
 	require.Len(t, sc.Findings, 3)
 	// Located at the train rows, read first; sorted by file, then row.
@@ -556,7 +571,7 @@ func TestCheckDeterministic(t *testing.T) {
 			tr.Text = strings.ToUpper(te.Text)
 		}
 	}
-	gtFind(t, rows, "train_sc1_1").Scenario = "test scenario 1"
+	gtFind(t, rows, "train_sc1_1").Group = "test scenario 1"
 	opt := gtOptions()
 	opt.MaxFindings = 5
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
@@ -582,7 +597,7 @@ func TestCheckDeterministic(t *testing.T) {
 }
 
 func TestCheckRowErrors(t *testing.T) {
-	bad := Row{File: gtTrainFile, Index: 12, ID: "x_1", Split: "dev", Text: "x"}
+	bad := Row{File: gtTrainFile, Index: 12, ID: "x_1", Side: "dev", Text: "x"}
 	boom := errors.New("disk on fire")
 	tests := []struct {
 		name string
@@ -591,14 +606,14 @@ func TestCheckRowErrors(t *testing.T) {
 		is   error
 	}{
 		{
-			name: "bad split",
-			src:  gtRows{{File: gtTrainFile, Index: 11, ID: "x_0", Split: Train}, bad}.source(),
-			want: `splits: pairs-train.parquet: row 12 (id x_1): split "dev" is not train or test`,
+			name: "bad side",
+			src:  gtRows{{File: gtTrainFile, Index: 11, ID: "x_0", Side: Train}, bad}.source(),
+			want: `splits: pairs-train.parquet: row 12 (id x_1): side "dev" is not train, test or against`,
 		},
 		{
-			name: "empty split",
+			name: "no side",
 			src:  gtRows{{File: gtTestFile, Index: 3, ID: "y_2"}}.source(),
-			want: `splits: pairs-test.parquet: row 3 (id y_2): split "" is not train or test`,
+			want: `splits: pairs-test.parquet: row 3 (id y_2): side "" is not train, test or against`,
 		},
 		{
 			name: "open error",
@@ -609,7 +624,7 @@ func TestCheckRowErrors(t *testing.T) {
 		{
 			name: "read error",
 			src: func() (RowIterator, error) {
-				return &gtIter{rows: []Row{{Split: Test, Text: "a"}}, err: boom}, nil
+				return &gtIter{rows: []Row{{Side: Test, Text: "a"}}, err: boom}, nil
 			},
 			want: "splits: read rows: disk on fire",
 			is:   boom,
@@ -620,9 +635,9 @@ func TestCheckRowErrors(t *testing.T) {
 				n := 0
 				return func() (RowIterator, error) {
 					n++
-					rows := []Row{{Split: Test, Text: "a b c"}, {Split: Train, Text: "d e f"}}
+					rows := []Row{{Side: Test, Text: "a b c"}, {Side: Train, Text: "d e f"}}
 					if n > 1 {
-						rows = append(rows, Row{Split: Train})
+						rows = append(rows, Row{Side: Train})
 					}
 					return &gtIter{rows: rows}, nil
 				}
@@ -687,7 +702,7 @@ func TestCheckLSHRecall(t *testing.T) {
 		if split == Test {
 			file = gtTestFile
 		}
-		rows = append(rows, Row{File: file, Index: len(rows) + 1, ID: id, Scenario: id, Split: split, Text: text})
+		rows = append(rows, Row{File: file, Index: len(rows) + 1, ID: id, Group: id, Side: split, Text: text})
 	}
 	minJ := 1.0
 	for i := range 200 {
@@ -743,7 +758,7 @@ func gtBenchRows(train, test int) gtRows {
 			ID:          fmt.Sprintf("scenario%d_%d", sc, i%50),
 			Sensitivity: levels[sc%3],
 			Label:       []string{"tool", "direct"}[i%2],
-			Split:       split,
+			Side:      split,
 			Text:        gtText(rng, vocab, 280+rng.IntN(41)),
 		})
 	}

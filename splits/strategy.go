@@ -217,3 +217,103 @@ func (a *Assignment) Measure(scenarios []ScenarioSamples) (Fractions, error) {
 	slices.Sort(fr.TestScenarios)
 	return fr, nil
 }
+
+// Strategies of UnitSplit, for synthetic data: whole units (a task, a
+// puzzle's answer set, a negotiation scenario) go to one side.
+const (
+	// StrategyHash puts a unit on the test side when a seeded hash of its
+	// name falls below the target fraction: every unit is decided alone, so
+	// shards and streams agree, and the test share is binomial around the
+	// target.
+	StrategyHash = "hash"
+	// StrategyExact puts the round(target·n) units of lowest seeded hash on
+	// the test side (at least one on each), for a known, small set of units.
+	StrategyExact = "exact"
+)
+
+// UnitSplit assigns units to sides by StrategyHash or StrategyExact.
+type UnitSplit struct {
+	strategy string
+	seed     uint64
+	fraction float64
+	test     map[string]bool // StrategyExact
+}
+
+// NewHashSplit returns a StrategyHash split with the target test fraction,
+// in (0, 1).
+func NewHashSplit(seed uint64, fraction float64) (*UnitSplit, error) {
+	if !(fraction > 0 && fraction < 1) {
+		return nil, fmt.Errorf("splits: test fraction %g is not between 0 and 1", fraction)
+	}
+	return &UnitSplit{strategy: StrategyHash, seed: seed, fraction: fraction}, nil
+}
+
+// NewExactSplit returns a StrategyExact split of the units (at least two,
+// distinct) with the target test fraction, in (0, 1).
+func NewExactSplit(seed uint64, fraction float64, units []string) (*UnitSplit, error) {
+	if !(fraction > 0 && fraction < 1) {
+		return nil, fmt.Errorf("splits: test fraction %g is not between 0 and 1", fraction)
+	}
+	if len(units) < 2 {
+		return nil, fmt.Errorf("splits: a split needs at least two units, got %d", len(units))
+	}
+	u := &UnitSplit{strategy: StrategyExact, seed: seed, fraction: fraction, test: map[string]bool{}}
+	sorted := slices.Clone(units)
+	slices.SortFunc(sorted, func(a, b string) int { return cmp.Or(cmp.Compare(u.hash(a), u.hash(b)), cmp.Compare(a, b)) })
+	if len(slices.Compact(slices.Sorted(slices.Values(units)))) != len(units) {
+		return nil, fmt.Errorf("splits: the units are not distinct")
+	}
+	k := int(math.Round(fraction * float64(len(units))))
+	k = min(max(k, 1), len(units)-1)
+	for _, name := range sorted[:k] {
+		u.test[name] = true
+	}
+	return u, nil
+}
+
+// hash is the unit's seeded 64-bit hash.
+func (u *UnitSplit) hash(unit string) uint64 {
+	h := uint64(fnvOffset64)
+	for i := range 8 {
+		h = (h ^ uint64(byte(u.seed>>(8*i)))) * fnvPrime64
+	}
+	for i := 0; i < len(unit); i++ {
+		h = (h ^ uint64(unit[i])) * fnvPrime64
+	}
+	return mix64(h)
+}
+
+// Side returns Train or Test for a unit.
+func (u *UnitSplit) Side(unit string) string {
+	if u.strategy == StrategyExact {
+		if u.test[unit] {
+			return Test
+		}
+		return Train
+	}
+	if float64(u.hash(unit)>>11)/(1<<53) < u.fraction {
+		return Test
+	}
+	return Train
+}
+
+// Strategy is StrategyHash or StrategyExact.
+func (u *UnitSplit) Strategy() string { return u.strategy }
+
+// TestFraction is the target.
+func (u *UnitSplit) TestFraction() float64 { return u.fraction }
+
+// UnitTolerance is how far a split's test share of units may fall from its
+// target by construction: three standard deviations of the binomial share
+// for StrategyHash, 1/units (rounding to whole units, one on each side at
+// least) for StrategyExact. The gate widens its tolerance to it for a
+// split whose manifest says so.
+func UnitTolerance(strategy string, target float64, units int) float64 {
+	if units <= 0 {
+		return 0
+	}
+	if strategy == StrategyExact {
+		return 1 / float64(units)
+	}
+	return 3 * math.Sqrt(target*(1-target)/float64(units))
+}

@@ -343,6 +343,8 @@ type NegotiationRow struct {
 	// later turn it hands the agent ({seconds}: the time left, whole
 	// seconds rounded down); empty under control and turn_limit.
 	TurnPrefix string
+	// ID names the row uniquely across sets: negotiation-s<seed>-<index>.
+	ID string
 }
 
 // negotiationRand is the random stream of row index: PCG seeded from
@@ -440,6 +442,7 @@ func (n *Negotiator) Row(index int64) (*NegotiationRow, error) {
 	row := &NegotiationRow{
 		Split:        o.Split,
 		Index:        index,
+		ID:           "negotiation-s" + strconv.FormatUint(o.Seed, 10) + "-" + strconv.FormatInt(index, 10),
 		ScenarioID:   s.ID,
 		Role:         self.ID,
 		OtherRole:    other.ID,

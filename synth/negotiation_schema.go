@@ -18,6 +18,7 @@ var negotiationExtraInfoType = arrow.StructOf(
 	arrow.Field{Name: "turn_limit", Type: arrow.PrimitiveTypes.Int64},
 	arrow.Field{Name: "wpm", Type: budgetFloat},
 	arrow.Field{Name: "turn_prefix", Type: budgetString},
+	arrow.Field{Name: "id", Type: budgetString},
 )
 
 // NegotiationSchema is the schema of a negotiation prompt set, in the row
@@ -37,7 +38,8 @@ var negotiationExtraInfoType = arrow.StructOf(
 //	              first_speaker, deadline_s (0 under turn_limit), turn_limit
 //	              (0 under the clock conditions), wpm, turn_prefix (the
 //	              template the environment puts before each later turn;
-//	              "" under control and turn_limit)
+//	              "" under control and turn_limit), id (unique:
+//	              negotiation-s<seed>-<index>)
 //
 // Every row has every key, because VeRL reads a missing nested key as None.
 var NegotiationSchema = verlSchema(negotiationExtraInfoType)
@@ -52,6 +54,7 @@ type NegotiationRecordBuilder struct {
 	turns    *array.Int64Builder
 	wpm      *array.Float64Builder
 	prefix   *array.StringBuilder
+	id       *array.StringBuilder
 }
 
 // NewNegotiationRecordBuilder returns an empty builder; mem may be nil.
@@ -66,6 +69,7 @@ func NewNegotiationRecordBuilder(mem memory.Allocator) *NegotiationRecordBuilder
 	r.turns = r.ei.FieldBuilder(8).(*array.Int64Builder)
 	r.wpm = r.ei.FieldBuilder(9).(*array.Float64Builder)
 	r.prefix = r.ei.FieldBuilder(10).(*array.StringBuilder)
+	r.id = r.ei.FieldBuilder(11).(*array.StringBuilder)
 	return r
 }
 
@@ -82,4 +86,5 @@ func (r *NegotiationRecordBuilder) Append(row *NegotiationRow) {
 	r.turns.Append(int64(row.TurnLimit))
 	r.wpm.Append(row.WPM)
 	r.prefix.Append(row.TurnPrefix)
+	r.id.Append(row.ID)
 }

@@ -2,6 +2,8 @@ package synth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -297,6 +299,24 @@ type Puzzle struct {
 	Split, Ability      string
 	// Variant is "implicit" or "explicit": the rendering in the prompt.
 	Variant string
+	// ID names the puzzle uniquely across sets: puzzles-s<seed>-<index>.
+	ID string
+	// Group is the unit a train/test split keeps on one side: the answer
+	// set (the solutions joined by commas), or for a puzzle without one
+	// "no answer: " and a hash of its fact set. Puzzles that share either
+	// share it, since the facts decide the answers.
+	Group string
+}
+
+// puzzleGroup computes Puzzle.Group.
+func puzzleGroup(p *Puzzle) string {
+	if len(p.Solutions) > 0 {
+		return strings.Join(p.Solutions, ",")
+	}
+	facts := slices.Clone(p.Explicit)
+	slices.Sort(facts)
+	h := sha256.Sum256([]byte(strings.Join(facts, "\n")))
+	return "no answer: " + hex.EncodeToString(h[:8])
 }
 
 // GroundTruth is the reward's ground truth: the solutions joined by
@@ -659,6 +679,7 @@ func (g *PuzzleGenerator) finish(rng *rand.Rand, index int64, target, attempts i
 		Index: index, Target: target, Attempts: attempts, Facts: facts,
 		FirstDate: u.firstDate(), LastDate: u.lastDate(),
 		Split: sh.opt.Split, Ability: sh.opt.Ability, Variant: "implicit",
+		ID: "puzzles-s" + strconv.FormatUint(sh.opt.Seed, 10) + "-" + strconv.FormatInt(index, 10),
 	}
 	p.Solutions = make([]string, 0, target)
 	g.a.members(func(i int) { p.Solutions = append(p.Solutions, puzzleFormatDate(u.first+i)) })
@@ -668,6 +689,7 @@ func (g *PuzzleGenerator) finish(rng *rand.Rand, index int64, target, attempts i
 		p.Explicit = append(p.Explicit, u.explicit(&facts[i]))
 		season = season || facts[i].Kind == PuzzleKindSeason
 	}
+	p.Group = puzzleGroup(p)
 	shown := p.Constraints
 	if sh.opt.Explicit {
 		shown, p.Variant = p.Explicit, "explicit"

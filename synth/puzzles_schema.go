@@ -49,6 +49,8 @@ var (
 		arrow.Field{Name: "target_solutions", Type: puzzleInt},
 		arrow.Field{Name: "first_date", Type: budgetString},
 		arrow.Field{Name: "last_date", Type: budgetString},
+		arrow.Field{Name: "id", Type: budgetString},
+		arrow.Field{Name: "group", Type: budgetString},
 	)
 )
 
@@ -62,7 +64,10 @@ var (
 //	                      by commas, or "None"
 //	extra_info            split, index, variant (the rendering in the prompt:
 //	                      implicit or explicit), target_solutions, first_date
-//	                      and last_date (the dates that count)
+//	                      and last_date (the dates that count), id (unique:
+//	                      puzzles-s<seed>-<index>) and group (the unit kept
+//	                      on one side of a split: the answer set, or for a
+//	                      puzzle without one its fact set's hash)
 //	constraints           the implicit rendering of each fact
 //	explicit_constraints  the explicit rendering of each fact
 //	constraints_meta      each fact as PuzzleFact: kind, level and the fields
@@ -82,19 +87,19 @@ var PuzzleSchema = verlSchema(puzzleExtraType,
 // PuzzleSchema.
 type PuzzleRecordBuilder struct {
 	verlRows
-	split, variant, first, last     *array.StringBuilder
-	index, target                   *array.Int64Builder
-	cons, expl, sols                *array.ListBuilder
-	consV, explV, solsV             *array.StringBuilder
-	meta                            *array.ListBuilder
-	fact                            *array.StructBuilder
-	kind, level                     *array.StringBuilder
-	year, month, day, weekday, n    *array.Int64Builder
-	leap                            *array.BooleanBuilder
-	animal, season                  *array.StringBuilder
-	months, weekdays                *array.ListBuilder
-	monthsV, weekdaysV              *array.Int64Builder
-	op, event, relation, start, end *array.StringBuilder
+	split, variant, first, last, id, group *array.StringBuilder
+	index, target                          *array.Int64Builder
+	cons, expl, sols                       *array.ListBuilder
+	consV, explV, solsV                    *array.StringBuilder
+	meta                                   *array.ListBuilder
+	fact                                   *array.StructBuilder
+	kind, level                            *array.StringBuilder
+	year, month, day, weekday, n           *array.Int64Builder
+	leap                                   *array.BooleanBuilder
+	animal, season                         *array.StringBuilder
+	months, weekdays                       *array.ListBuilder
+	monthsV, weekdaysV                     *array.Int64Builder
+	op, event, relation, start, end        *array.StringBuilder
 }
 
 // NewPuzzleRecordBuilder returns an empty builder; mem may be nil.
@@ -107,6 +112,8 @@ func NewPuzzleRecordBuilder(mem memory.Allocator) *PuzzleRecordBuilder {
 	r.target = r.ei.FieldBuilder(3).(*array.Int64Builder)
 	r.first = r.ei.FieldBuilder(4).(*array.StringBuilder)
 	r.last = r.ei.FieldBuilder(5).(*array.StringBuilder)
+	r.id = r.ei.FieldBuilder(6).(*array.StringBuilder)
+	r.group = r.ei.FieldBuilder(7).(*array.StringBuilder)
 	r.cons = b.Field(5).(*array.ListBuilder)
 	r.consV = r.cons.ValueBuilder().(*array.StringBuilder)
 	r.expl = b.Field(6).(*array.ListBuilder)
@@ -214,6 +221,8 @@ func (r *PuzzleRecordBuilder) Append(p *Puzzle) {
 	r.target.Append(int64(p.Target))
 	r.first.Append(p.FirstDate)
 	r.last.Append(p.LastDate)
+	r.id.Append(p.ID)
+	r.group.Append(p.Group)
 	strs := func(b *array.ListBuilder, v *array.StringBuilder, xs []string) {
 		b.Append(true)
 		for _, x := range xs {

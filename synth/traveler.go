@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -194,6 +195,27 @@ type TravelerRow struct {
 	// questions, max over answers of the soft accuracy for vague ones.
 	BestScore float64
 	Split     string
+	// ID names the row uniquely across sets: traveler-s<seed>-<index>.
+	ID string
+}
+
+// Group is the unit a train/test split keeps on one side: the speech time
+// and the event set the question is asked over, as a hash ("events-" and
+// 16 hexadecimal digits), so that two questions over one household's
+// events never straddle the split.
+func (row *TravelerRow) Group() string {
+	events := make([]string, len(row.Events))
+	for i, e := range row.Events {
+		events[i] = e.Subject + "|" + e.Activity.Name + "|" + e.Location + "|" + e.Time.Format(time.RFC3339)
+	}
+	slices.Sort(events)
+	h := sha256.New()
+	h.Write([]byte(row.SpeechTime.Format(time.RFC3339)))
+	for _, e := range events {
+		h.Write([]byte{'\n'})
+		h.Write([]byte(e))
+	}
+	return "events-" + hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 // TravelerGenerator makes TRAVELER rows. It is safe for concurrent use.
@@ -313,6 +335,7 @@ func (g *TravelerGenerator) Row(index int64) (*TravelerRow, error) {
 	}
 
 	row := &TravelerRow{Index: index, SpeechTime: now, Events: events, Split: o.Split, System: g.system,
+		ID:       "traveler-s" + strconv.FormatUint(o.Seed, 10) + "-" + strconv.FormatInt(index, 10),
 		Category: o.Categories[int(index%int64(len(o.Categories)))]}
 	var fits []string
 	for _, t := range o.Templates {

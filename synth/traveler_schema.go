@@ -16,6 +16,8 @@ var travelerExtraInfoType = arrow.StructOf(
 	arrow.Field{Name: "n_events", Type: arrow.PrimitiveTypes.Int64},
 	arrow.Field{Name: "answer", Type: budgetString},
 	arrow.Field{Name: "best_score", Type: budgetFloat},
+	arrow.Field{Name: "id", Type: budgetString},
+	arrow.Field{Name: "group", Type: budgetString},
 )
 
 // TravelerSchema is the schema of TRAVELER rows, the row layout of VeRL's RL
@@ -33,7 +35,9 @@ var travelerExtraInfoType = arrow.StructOf(
 //	              ("YYYY-MM-DD HH:MM"), n_events, answer (the gold answer as
 //	              the model should write it; for vague questions one that no
 //	              other answer beats), best_score (1 for crisp questions, the
-//	              highest soft accuracy for vague ones)
+//	              highest soft accuracy for vague ones), id (unique:
+//	              traveler-s<seed>-<index>), group (the unit a split keeps
+//	              on one side: a hash of the speech time and event set)
 //
 // Every row has every key and no field is null.
 var TravelerSchema = verlSchema(travelerExtraInfoType)
@@ -43,6 +47,7 @@ var TravelerSchema = verlSchema(travelerExtraInfoType)
 type TravelerRecordBuilder struct {
 	verlRows
 	split, category, template, expr, speech, answer *array.StringBuilder
+	id, group                                       *array.StringBuilder
 	index, nEvents                                  *array.Int64Builder
 	best                                            *array.Float64Builder
 }
@@ -59,6 +64,8 @@ func NewTravelerRecordBuilder(mem memory.Allocator) *TravelerRecordBuilder {
 	r.nEvents = r.ei.FieldBuilder(6).(*array.Int64Builder)
 	r.answer = r.ei.FieldBuilder(7).(*array.StringBuilder)
 	r.best = r.ei.FieldBuilder(8).(*array.Float64Builder)
+	r.id = r.ei.FieldBuilder(9).(*array.StringBuilder)
+	r.group = r.ei.FieldBuilder(10).(*array.StringBuilder)
 	return r
 }
 
@@ -76,4 +83,6 @@ func (r *TravelerRecordBuilder) Append(row *TravelerRow) {
 	r.nEvents.Append(int64(len(row.Events)))
 	r.answer.Append(row.Answer)
 	r.best.Append(row.BestScore)
+	r.id.Append(row.ID)
+	r.group.Append(row.Group())
 }

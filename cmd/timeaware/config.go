@@ -49,6 +49,14 @@ var defaults = map[string]any{
 	"splits.bands":                    0,
 	"splits.sensitivities":            "low,medium,high",
 	"splits.max_findings":             20,
+	"splits.preset":                   "auto",
+	"splits.text":                     "",
+	"splits.group":                    "",
+	"splits.id":                       "",
+	"splits.split_column":             "",
+	"splits.sensitivity_column":       "",
+	"splits.label_column":             "",
+	"splits.against_text":             "",
 
 	// synth timestamps keys (synth_timestamps.go)
 	"synth.timestamps.start":            "",

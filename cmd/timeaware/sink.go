@@ -92,19 +92,11 @@ func (s *recordSink) drain(rb rowBuilder) error {
 	return s.finish()
 }
 
-// commit renames the file into place and writes the manifest m beside it,
-// returning the manifest's path; if the manifest cannot be written, the
-// output is removed again, so the two never disagree.
+// commit puts the file in place and writes the manifest m beside it,
+// returning the manifest's path.
 func (s *recordSink) commit(m *manifest) (string, error) {
-	if err := s.file.Commit(); err != nil {
-		return "", fmt.Errorf("writing %s: %w", s.path, err)
-	}
 	mp := manifestPath(s.path)
-	if err := writeManifest(mp, m); err != nil {
-		os.Remove(s.path)
-		return "", fmt.Errorf("writing %s: %w", mp, err)
-	}
-	return mp, nil
+	return mp, commitOutputs(mp, m, s.file)
 }
 
 // abort discards the file; after a commit it leaves it alone.
@@ -116,4 +108,25 @@ func (s *recordSink) abort() {
 func (s *recordSink) record(format string) manifestFile {
 	rows := s.rows
 	return manifestFile{Path: s.path, Role: s.role, Format: format, SHA256: s.file.SHA256(), Bytes: s.file.n, Rows: &rows}
+}
+
+// commitOutputs puts the files in place and writes the manifest m at mp.
+// If a file or the manifest cannot be written, the files already put in
+// place are removed again, so that outputs and manifest never disagree.
+func commitOutputs(mp string, m *manifest, files ...*atomicFile) error {
+	for i, f := range files {
+		if err := f.Commit(); err != nil {
+			for _, done := range files[:i] {
+				os.Remove(done.path)
+			}
+			return fmt.Errorf("writing %s: %w", f.path, err)
+		}
+	}
+	if err := writeManifest(mp, m); err != nil {
+		for _, f := range files {
+			os.Remove(f.path)
+		}
+		return fmt.Errorf("writing %s: %w", mp, err)
+	}
+	return nil
 }

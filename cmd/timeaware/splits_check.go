@@ -8,45 +8,81 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 )
 
-func (a *app) splitsCheckCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "check FILE [FILE ...]",
-		Short: "Check train/test split files for leakage (for CI)",
-		Long: `Check reads split files (Parquet, Arrow IPC or JSONL pairs datasets, or the
-manifest of a split build) and runs the leakage gate:
+type splitsCheckFlags struct {
+	asJSON               bool
+	train, test, against []string
+}
 
-  scenario_disjoint     no scenario has rows on both sides
-  exact_duplicates      no test conversation appears in train after normalising
-                        case, whitespace and time stamps
+func (a *app) splitsCheckCmd() *cobra.Command {
+	var f splitsCheckFlags
+	cmd := &cobra.Command{
+		Use:   "check [FILE|DIR|MANIFEST ...] [--train PATH ...] [--test PATH ...]",
+		Short: "Check train/test splits of any dataset for leakage (for CI)",
+		Long: `Check reads the two sides of a split (Parquet, Arrow IPC or JSONL files, directories
+of them as sharded datasets, or the manifest of a timeaware build) and runs the leakage
+gate:
+
+  split_label           a row's split column agrees with its file's side
+  group_disjoint        no group (scenario, task, answer set, ...) has rows on both sides
+  duplicate_ids         no id appears twice, on one side or across sides
+  duplicate_texts       no text appears twice on one side under different ids
+  exact_duplicates      no test text appears in train after normalising case,
+                        whitespace and time stamps
   near_duplicates       no train/test pair reaches the Jaccard threshold over word
                         shingles (MinHash with LSH banding, not all pairs)
+  contamination         with --against, no train row duplicates or nearly duplicates a
+                        row of an outside evaluation set
   test_fraction         the test side's share of rows is within tolerance of the target
   sensitivity_coverage  every required sensitivity level has rows on both sides
   label_balance         the share of each label per side (reported, never fails)
 
-A row's side comes from its split column, else from its file name (-train,
--test). The exit code is 1 when a check fails, 2 on bad usage. With
-GITHUB_ACTIONS=true every finding is also printed as an ::error annotation.`,
+Files decide the side: a file (or a directory, or a directory on the way down to a
+file) whose name is train or ends in -train/_train or starts with train-/train_ is
+train, likewise test (or validation, eval, dev); --train and --test say it outright.
+Only a file whose name says neither lets each row's split column decide.
+
+The columns come from a preset for timeaware's own outputs (pairs, budget, puzzles,
+traveler, negotiation: chosen from the manifest or the file's columns), or from
+--text, --group, --id and the *-column flags, which also override a preset's ("none"
+drops one). A column is a path: a.b.c into structs, a list goes on in each element, a
+list of messages gives their contents, prompt:user only the user's. A check whose
+column the dataset lacks is skipped, with the reason.
+
+The exit code is 1 when a check fails, 2 on bad usage. With GITHUB_ACTIONS=true every
+finding is also printed as an ::error annotation.`,
 		Example: `  timeaware splits check pairs-train.parquet pairs-test.parquet
-  timeaware splits check pairs.parquet.manifest.json --json > gate.json`,
+  timeaware splits check pairs.parquet.manifest.json --json > gate.json
+  timeaware splits check --train data/train --test data/test --text question --group topic --id id
+  timeaware splits check puzzles-train.parquet puzzles-test.parquet --against published.jsonl --against-text question`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runSplitsCheck(cmd.Context(), cmd, args, asJSON)
+			return a.runSplitsCheck(cmd.Context(), cmd, args, &f)
 		},
 	}
 	fs := cmd.Flags()
-	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fs.StringArrayVar(&f.train, "train", nil, "a train-side file or directory (repeatable)")
+	fs.StringArrayVar(&f.test, "test", nil, "a test-side file or directory (repeatable)")
+	fs.StringArrayVar(&f.against, "against", nil, "a file or directory of an outside evaluation set to check train rows against (repeatable)")
+	fs.String("preset", "auto", "columns of a timeaware output: auto, none, "+presetNames())
+	fs.String("text", "", "columns whose text is compared, comma-separated paths (default: the preset's)")
+	fs.String("group", "", "column of the unit that must not straddle the split (default: the preset's; none drops it)")
+	fs.String("id", "", "columns that identify a row together, comma-separated (default: the preset's; none drops them)")
+	fs.String("split-column", "", "column of a row's own split label (default: the preset's; none drops it)")
+	fs.String("sensitivity-column", "", "column of the sensitivity level (default: the preset's; none drops it)")
+	fs.String("label-column", "", "column of the label whose balance is reported (default: the preset's; none drops it)")
+	fs.String("against-text", "", "text columns of the --against files (default: their preset's, else --text)")
 	fs.Float64("test-fraction", splits.DefaultTestFraction, "target share of rows on the test side (default: the manifest's target, else 0.35; 0 skips the check)")
 	fs.Float64("tolerance", splits.DefaultTolerance, "allowed difference between the achieved and the target test fraction")
 	fs.Float64("near-duplicate-threshold", splits.DefaultNearDuplicateThreshold, "Jaccard similarity from which a train/test pair is a near-duplicate (negative disables)")
@@ -55,76 +91,143 @@ GITHUB_ACTIONS=true every finding is also printed as an ::error annotation.`,
 	fs.Int("bands", 0, "LSH bands (0: chosen from the permutations and the threshold)")
 	fs.String("sensitivities", "low,medium,high", "levels that must have rows on both sides (comma-separated; empty disables)")
 	fs.Int("max-findings", splits.DefaultMaxFindings, "findings listed per check, -1 for all (counts are always complete)")
-	bindKey(fs, "test-fraction", "splits.test_fraction")
-	bindKey(fs, "tolerance", "splits.tolerance")
-	bindKey(fs, "near-duplicate-threshold", "splits.near_duplicate_threshold")
-	bindKey(fs, "shingle-words", "splits.shingle_words")
-	bindKey(fs, "permutations", "splits.permutations")
-	bindKey(fs, "bands", "splits.bands")
-	bindKey(fs, "sensitivities", "splits.sensitivities")
-	bindKey(fs, "max-findings", "splits.max_findings")
+	for flag, key := range map[string]string{
+		"preset": "splits.preset", "text": "splits.text", "group": "splits.group", "id": "splits.id",
+		"split-column": "splits.split_column", "sensitivity-column": "splits.sensitivity_column",
+		"label-column": "splits.label_column", "against-text": "splits.against_text",
+		"test-fraction": "splits.test_fraction", "tolerance": "splits.tolerance",
+		"near-duplicate-threshold": "splits.near_duplicate_threshold", "shingle-words": "splits.shingle_words",
+		"permutations": "splits.permutations", "bands": "splits.bands", "sensitivities": "splits.sensitivities",
+		"max-findings": "splits.max_findings",
+	} {
+		bindKey(fs, flag, key)
+	}
 	return cmd
+}
+
+func presetNames() string {
+	var names []string
+	for _, p := range splits.Presets {
+		names = append(names, p.Name)
+	}
+	return strings.Join(names, ", ")
 }
 
 // errGateFailed is returned when a check fails: the report has been printed,
 // so the command exits 1 with a one-line reason.
 var errGateFailed = errors.New("splits check failed")
 
-func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []string, asJSON bool) error {
-	if len(args) == 0 {
-		return usagef("splits check needs split files or a split manifest")
-	}
-	files, manifestTarget, err := expandSplitInputs(args)
-	if err != nil {
-		return err
+// gateInput is one dataset file found from the command line.
+type gateInput struct {
+	path, side string
+	// from is the argument it was found under, for messages.
+	from string
+	// preset is the preset a manifest names, if it came from one.
+	preset *splits.Preset
+}
+
+// manifestSplit is what a manifest says about its split.
+type manifestSplit struct {
+	Strategy string  `json:"strategy"`
+	Target   float64 `json:"target_test_fraction"`
+	// Units counts the units a hash split assigned, for the tolerance its
+	// randomness allows.
+	Units map[string]int `json:"units"`
+}
+
+func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []string, f *splitsCheckFlags) error {
+	if len(args)+len(f.train)+len(f.test) == 0 {
+		return usagef("splits check needs split files, directories or a split manifest (or --train and --test)")
 	}
 	v := a.v
-	opt := splits.DefaultGateOptions()
-	opt.NearDuplicateThreshold = v.GetFloat64("splits.near_duplicate_threshold")
-	opt.ShingleWords = v.GetInt("splits.shingle_words")
-	opt.Permutations = v.GetInt("splits.permutations")
-	opt.Bands = v.GetInt("splits.bands")
-	opt.Tolerance = v.GetFloat64("splits.tolerance")
-	opt.MaxFindings = v.GetInt("splits.max_findings")
-	opt.TestFraction = v.GetFloat64("splits.test_fraction")
-	// A split manifest knows its own target: a group split's, or none for
-	// the paper split, whose test share is whatever its scenarios hold. An
-	// explicit setting (flag, environment or config file) still wins.
-	explicit := cmd.Flags().Changed("test-fraction") || os.Getenv("TIMEAWARE_SPLITS_TEST_FRACTION") != "" || v.InConfig("splits.test_fraction")
-	if manifestTarget != nil && !explicit {
-		opt.TestFraction = *manifestTarget
-	}
-	opt.Sensitivities = []string{}
-	for _, s := range strings.Split(v.GetString("splits.sensitivities"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			opt.Sensitivities = append(opt.Sensitivities, s)
-		}
-	}
-	switch {
-	case opt.ShingleWords < 1:
-		return usagef("--shingle-words %d: want at least 1", opt.ShingleWords)
-	case opt.Permutations < 1:
-		return usagef("--permutations %d: want at least 1", opt.Permutations)
-	case opt.Bands < 0 || (opt.Bands > 0 && opt.Permutations%opt.Bands != 0):
-		return usagef("--bands %d: want a divisor of --permutations %d", opt.Bands, opt.Permutations)
-	case opt.TestFraction < 0 || opt.TestFraction >= 1:
-		return usagef("--test-fraction %g: want 0 (skip) or a share between 0 and 1", opt.TestFraction)
-	case opt.Tolerance < 0:
-		return usagef("--tolerance %g: want 0 or more", opt.Tolerance)
-	case opt.NearDuplicateThreshold > 1 || opt.NearDuplicateThreshold == 0:
-		return usagef("--near-duplicate-threshold %g: want a similarity in (0, 1], or a negative value to disable the check", opt.NearDuplicateThreshold)
-	case opt.MaxFindings < -1:
-		return usagef("--max-findings %d: want -1 (all) or more", opt.MaxFindings)
-	}
-	if opt.Bands == 0 {
-		opt.Bands = splits.DefaultBands(opt.Permutations, opt.NearDuplicateThreshold)
-	}
-	report, err := splits.Check(ctx, splitRowSource(files), opt)
+	opt, err := gateOptions(v)
 	if err != nil {
 		return err
 	}
+	var inputs []gateInput
+	var msplit *manifestSplit
+	for _, arg := range args {
+		in, sp, err := expandSplitArg(arg, "")
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in...)
+		if sp != nil {
+			msplit = sp
+		}
+	}
+	for _, side := range []struct {
+		name  string
+		paths []string
+	}{{splits.Train, f.train}, {splits.Test, f.test}, {splits.Against, f.against}} {
+		for _, p := range side.paths {
+			in, _, err := expandSplitArg(p, side.name)
+			if err != nil {
+				return err
+			}
+			inputs = append(inputs, in...)
+		}
+	}
+	var sides, against []gateInput
+	for _, in := range inputs {
+		if in.side == splits.Against {
+			against = append(against, in)
+		} else {
+			sides = append(sides, in)
+		}
+	}
+	if len(sides) == 0 {
+		return usagef("splits check needs train and test files besides --against")
+	}
+	cols, err := gateColumns(v, sides)
+	if err != nil {
+		return err
+	}
+	var againstCols *splits.Columns
+	if len(against) > 0 {
+		if againstCols, err = againstColumns(v, against, cols); err != nil {
+			return err
+		}
+	}
+	opt.GroupName = cols.GroupName
+	opt.GroupFromID = cols.GroupFromID
+	opt.Skip = cols.Skips()
+	if cols.Sensitivity == "" {
+		opt.Sensitivities = []string{}
+		delete(opt.Skip, splits.CheckSensitivityCoverage)
+		opt.Skip[splits.CheckSensitivityCoverage] = "the dataset has no sensitivity column (--sensitivity-column)"
+	}
+	// A manifest knows its own target: a group split's, a synth hash split's
+	// (with the tolerance its randomness needs), or none for the paper
+	// split, whose test share is whatever its scenarios hold. An explicit
+	// setting (flag, environment or config file) still wins.
+	explicit := cmd.Flags().Changed("test-fraction") || os.Getenv("TIMEAWARE_SPLITS_TEST_FRACTION") != "" || v.InConfig("splits.test_fraction")
+	if !explicit {
+		switch {
+		case msplit != nil:
+			opt.TestFraction = msplit.Target
+			if units := msplit.Units[splits.Train] + msplit.Units[splits.Test]; units > 0 {
+				opt.Tolerance = max(opt.Tolerance, splits.UnitTolerance(msplit.Strategy, msplit.Target, units))
+			}
+		case cols.Preset != splits.PairsPreset.Name:
+			// Only pairs have a conventional split (the TicToc paper's 65:35).
+			opt.TestFraction = 0
+		}
+	}
+	var ins []splits.Input
+	for _, in := range sides {
+		ins = append(ins, splits.Input{Path: in.path, Side: in.side, Columns: cols})
+	}
+	for _, in := range against {
+		ins = append(ins, splits.Input{Path: in.path, Side: splits.Against, Columns: againstCols})
+	}
+	report, err := splits.Check(ctx, splits.Source(ins), opt)
+	if err != nil {
+		return err
+	}
+	report.Columns = cols
 	annotations := a.stdout
-	if asJSON {
+	if f.asJSON {
 		annotations = a.stderr
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -132,7 +235,7 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 			return err
 		}
 	} else {
-		printGateReport(a.stdout, report, files)
+		printGateReport(a.stdout, report, ins)
 	}
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
 		printGitHubAnnotations(annotations, report)
@@ -143,153 +246,298 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 	return nil
 }
 
-// expandSplitInputs turns the arguments into dataset files. A manifest
+// gateOptions reads the gate's tuning keys.
+func gateOptions(v *viper.Viper) (splits.GateOptions, error) {
+	opt := splits.DefaultGateOptions()
+	opt.NearDuplicateThreshold = v.GetFloat64("splits.near_duplicate_threshold")
+	opt.ShingleWords = v.GetInt("splits.shingle_words")
+	opt.Permutations = v.GetInt("splits.permutations")
+	opt.Bands = v.GetInt("splits.bands")
+	opt.Tolerance = v.GetFloat64("splits.tolerance")
+	opt.MaxFindings = v.GetInt("splits.max_findings")
+	opt.TestFraction = v.GetFloat64("splits.test_fraction")
+	opt.Sensitivities = []string{}
+	for _, s := range strings.Split(v.GetString("splits.sensitivities"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			opt.Sensitivities = append(opt.Sensitivities, s)
+		}
+	}
+	switch {
+	case opt.ShingleWords < 1:
+		return opt, usagef("--shingle-words %d: want at least 1", opt.ShingleWords)
+	case opt.Permutations < 1:
+		return opt, usagef("--permutations %d: want at least 1", opt.Permutations)
+	case opt.Bands < 0 || (opt.Bands > 0 && opt.Permutations%opt.Bands != 0):
+		return opt, usagef("--bands %d: want a divisor of --permutations %d", opt.Bands, opt.Permutations)
+	case opt.TestFraction < 0 || opt.TestFraction >= 1:
+		return opt, usagef("--test-fraction %g: want 0 (skip) or a share between 0 and 1", opt.TestFraction)
+	case opt.Tolerance < 0:
+		return opt, usagef("--tolerance %g: want 0 or more", opt.Tolerance)
+	case opt.NearDuplicateThreshold > 1 || opt.NearDuplicateThreshold == 0:
+		return opt, usagef("--near-duplicate-threshold %g: want a similarity in (0, 1], or a negative value to disable the check", opt.NearDuplicateThreshold)
+	case opt.MaxFindings < -1:
+		return opt, usagef("--max-findings %d: want -1 (all) or more", opt.MaxFindings)
+	}
+	if opt.Bands == 0 {
+		opt.Bands = splits.DefaultBands(opt.Permutations, opt.NearDuplicateThreshold)
+	}
+	return opt, nil
+}
+
+// expandSplitArg turns an argument into dataset files: a manifest
 // (*.manifest.json) stands for the outputs it lists, each checked against
-// the SHA-256 the manifest recorded, and supplies its split's target test
-// fraction: a group split's target, or 0 (no target) for the paper split.
-func expandSplitInputs(args []string) ([]string, *float64, error) {
-	var files []string
-	var target *float64
-	for _, arg := range args {
-		if !strings.HasSuffix(arg, ".manifest.json") {
-			if _, err := os.Stat(arg); err != nil {
-				return nil, nil, usagef("%s: %v", arg, unwrapPathError(err))
-			}
-			if _, ok := dataset.ForPath(arg); !ok {
-				return nil, nil, usagef("%s: unknown dataset format (want a .parquet, .arrow or .jsonl file, or a .manifest.json)", arg)
-			}
-			files = append(files, arg)
-			continue
-		}
-		b, err := os.ReadFile(arg)
+// the SHA-256 the manifest recorded, and tells its split; a directory
+// stands for the dataset files under it. side, when set, is every file's
+// side; otherwise each file's name (or a manifest output's role) says it,
+// or its rows' split column will.
+func expandSplitArg(arg, side string) ([]gateInput, *manifestSplit, error) {
+	st, err := os.Stat(arg)
+	if err != nil {
+		return nil, nil, usagef("%s: %v", arg, unwrapPathError(err))
+	}
+	if st.IsDir() {
+		files, err := splits.ExpandDir(arg)
 		if err != nil {
-			return nil, nil, usagef("%s: %v", arg, unwrapPathError(err))
+			return nil, nil, usageError{err}
 		}
-		var m struct {
-			Outputs []manifestFile `json:"outputs"`
-			Summary struct {
-				Split *struct {
-					Strategy string  `json:"strategy"`
-					Target   float64 `json:"target_test_fraction"`
-				} `json:"split"`
-			} `json:"summary"`
+		var out []gateInput
+		for _, f := range files {
+			s := side
+			if s == "" {
+				s = splits.SideFromPath(arg, f)
+			}
+			out = append(out, gateInput{path: f, side: s, from: arg})
 		}
-		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, nil, usagef("%s: not a timeaware manifest: %v", arg, err)
+		return out, nil, nil
+	}
+	if !strings.HasSuffix(arg, ".manifest.json") {
+		if _, ok := dataset.ForPath(arg); !ok {
+			return nil, nil, usagef("%s: unknown dataset format (want a .parquet, .arrow or .jsonl file, a directory of them, or a .manifest.json)", arg)
 		}
-		if len(m.Outputs) == 0 {
-			return nil, nil, usagef("%s: the manifest lists no outputs", arg)
+		if side == "" {
+			side = splits.SideFromPath(arg, arg)
 		}
-		for _, o := range m.Outputs {
-			path := o.Path
+		return []gateInput{{path: arg, side: side, from: arg}}, nil, nil
+	}
+	b, err := os.ReadFile(arg)
+	if err != nil {
+		return nil, nil, usagef("%s: %v", arg, unwrapPathError(err))
+	}
+	var m struct {
+		Command string         `json:"command"`
+		Outputs []manifestFile `json:"outputs"`
+		Summary struct {
+			Split *manifestSplit `json:"split"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, nil, usagef("%s: not a timeaware manifest: %v", arg, err)
+	}
+	var outs []manifestFile
+	for _, o := range m.Outputs {
+		if _, ok := dataset.ForPath(o.Path); ok {
+			outs = append(outs, o)
+		}
+	}
+	if len(outs) == 0 {
+		return nil, nil, usagef("%s: the manifest lists no dataset outputs", arg)
+	}
+	preset, _ := splits.PresetForCommand(m.Command)
+	var out []gateInput
+	for _, o := range outs {
+		path := o.Path
+		if _, err := os.Stat(path); err != nil {
+			// Paths are recorded as given at build time; fall back to
+			// the manifest's own directory.
+			path = filepath.Join(filepath.Dir(arg), filepath.Base(o.Path))
 			if _, err := os.Stat(path); err != nil {
-				// Paths are recorded as given at build time; fall back to
-				// the manifest's own directory.
-				path = filepath.Join(filepath.Dir(arg), filepath.Base(o.Path))
-				if _, err := os.Stat(path); err != nil {
-					return nil, nil, usagef("%s: output %s: %v", arg, o.Path, unwrapPathError(err))
-				}
+				return nil, nil, usagef("%s: output %s: %v", arg, o.Path, unwrapPathError(err))
 			}
-			if o.SHA256 != "" {
-				got, err := hashFile(path, "")
+		}
+		if o.SHA256 != "" {
+			got, err := hashFile(path, "")
+			if err != nil {
+				return nil, nil, err
+			}
+			if got.SHA256 != o.SHA256 {
+				return nil, nil, fmt.Errorf("%s: %s has changed since the build (sha256 %s, manifest says %s)", arg, path, got.SHA256, o.SHA256)
+			}
+		}
+		s := side
+		if s == "" {
+			if rs, ok := splits.SideOf(o.Role); ok {
+				s = rs
+			} else {
+				s = splits.SideFromPath(path, path)
+			}
+		}
+		out = append(out, gateInput{path: path, side: s, from: arg, preset: preset})
+	}
+	return out, m.Summary.Split, nil
+}
+
+// columnKey reads a column setting: ok is false when it is not set (the
+// preset's applies); "none" drops the column.
+func columnKey(v *viper.Viper, key string) (val string, ok bool) {
+	raw := strings.TrimSpace(v.GetString(key))
+	if raw == "" {
+		return "", false
+	}
+	if strings.EqualFold(raw, "none") {
+		return "", true
+	}
+	return raw, true
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// gateColumns decides the columns of the train and test files: the preset
+// (named, from their manifest, or recognised from each file's columns, all
+// of which must agree), then the column flags over it; every named column
+// must be in every file.
+func gateColumns(v *viper.Viper, ins []gateInput) (*splits.Columns, error) {
+	var cols splits.Columns
+	presetName := strings.TrimSpace(v.GetString("splits.preset"))
+	var preset *splits.Preset
+	fields := map[string]*splits.FieldSet{}
+	fieldsOf := func(path string) (*splits.FieldSet, error) {
+		if fs, ok := fields[path]; ok {
+			return fs, nil
+		}
+		fs, err := splits.Fields(path)
+		if err != nil {
+			return nil, err
+		}
+		fields[path] = fs
+		return fs, nil
+	}
+	switch presetName {
+	case "none":
+	case "auto", "":
+		var from string
+		for _, in := range ins {
+			p := in.preset
+			if p == nil {
+				fs, err := fieldsOf(in.path)
 				if err != nil {
-					return nil, nil, err
+					return nil, err
 				}
-				if got.SHA256 != o.SHA256 {
-					return nil, nil, fmt.Errorf("%s: %s has changed since the build (sha256 %s, manifest says %s)", arg, path, got.SHA256, o.SHA256)
+				p, _ = splits.DetectPreset(fs.Has)
+			}
+			if p == nil {
+				continue
+			}
+			if preset != nil && p != preset {
+				return nil, usagef("%s looks like %s output and %s like %s output: check one kind at a time, or name the columns with --preset none --text ...", from, preset.Name, in.path, p.Name)
+			}
+			preset, from = p, in.path
+		}
+	default:
+		p, ok := splits.PresetByName(presetName)
+		if !ok {
+			return nil, usagef("--preset %s: want auto, none or one of %s", presetName, presetNames())
+		}
+		preset = p
+	}
+	if preset != nil {
+		cols = preset.Columns
+		cols.ID = slices.Clone(cols.ID)
+		cols.Text = slices.Clone(cols.Text)
+	}
+	if s, ok := columnKey(v, "splits.text"); ok {
+		cols.Text = splitList(s)
+	}
+	if s, ok := columnKey(v, "splits.group"); ok {
+		cols.Group, cols.GroupName, cols.GroupFromID = s, "", nil
+	}
+	if s, ok := columnKey(v, "splits.id"); ok {
+		cols.ID, cols.Source = splitList(s), ""
+	}
+	for key, dst := range map[string]*string{"splits.split_column": &cols.Split, "splits.sensitivity_column": &cols.Sensitivity, "splits.label_column": &cols.Label} {
+		if s, ok := columnKey(v, key); ok {
+			*dst = s
+		}
+	}
+	if cols.Group == "" {
+		cols.GroupFromID = nil
+	}
+	if cols.GroupName == "" && cols.Group != "" {
+		name := cols.Group
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		cols.GroupName = name
+	}
+	if len(cols.Text) == 0 {
+		fs, err := fieldsOf(ins[0].path)
+		if err != nil {
+			return nil, err
+		}
+		return nil, usagef("%s is not a timeaware output the gate knows (%s): name its columns with --text (and --group, --id); its columns are %s",
+			ins[0].path, presetNames(), strings.Join(fs.Top(), ", "))
+	}
+	named := map[string][]string{"--text": cols.Text, "--id": cols.ID,
+		"--group": {cols.Group}, "--split-column": {cols.Split}, "--sensitivity-column": {cols.Sensitivity}, "--label-column": {cols.Label}}
+	if cols.Source != "" {
+		named["the preset's source column"] = []string{cols.Source}
+	}
+	for _, in := range ins {
+		fs, err := fieldsOf(in.path)
+		if err != nil {
+			return nil, err
+		}
+		for flag, paths := range named {
+			for _, p := range paths {
+				if p != "" && !fs.Has(p) {
+					return nil, usagef("%s: %s %s: no such column (its columns are %s)", in.path, flag, p, strings.Join(fs.Top(), ", "))
 				}
 			}
-			files = append(files, path)
-		}
-		if sp := m.Summary.Split; sp != nil {
-			t := sp.Target
-			target = &t
 		}
 	}
-	return files, target, nil
+	return &cols, nil
 }
 
-// splitRowSource reads the files in order, as many times as the gate asks.
-func splitRowSource(files []string) splits.RowSource {
-	return func() (splits.RowIterator, error) {
-		return &splitRows{files: files}, nil
+// againstColumns decides the text columns of the outside evaluation set:
+// --against-text, else its own preset's, else the gate's.
+func againstColumns(v *viper.Viper, ins []gateInput, gate *splits.Columns) (*splits.Columns, error) {
+	var text []string
+	if s, ok := columnKey(v, "splits.against_text"); ok && s != "" {
+		text = splitList(s)
 	}
-}
-
-type splitRows struct {
-	files []string
-	next  int // index of the next file to open
-	f     *os.File
-	rr    dataset.RecordReader
-	name  string
-	side  string
-	rows  []splits.Row
-	seen  int
-}
-
-func (s *splitRows) Next() (splits.Row, error) {
-	for len(s.rows) == 0 {
-		if s.rr == nil {
-			if s.next == len(s.files) {
-				return splits.Row{}, io.EOF
-			}
-			if err := s.open(s.files[s.next]); err != nil {
-				return splits.Row{}, err
-			}
-			s.next++
-		}
-		rec, err := s.rr.Next()
-		if err == io.EOF {
-			s.closeFile()
-			continue
-		}
+	for _, in := range ins {
+		fs, err := splits.Fields(in.path)
 		if err != nil {
-			return splits.Row{}, err
+			return nil, err
 		}
-		rows, err := splits.RecordRows(rec, s.name, s.seen+1, s.side)
-		s.seen += int(rec.NumRows())
-		rec.Release()
-		if err != nil {
-			return splits.Row{}, err
+		t := text
+		if t == nil {
+			if p, ok := splits.DetectPreset(fs.Has); ok {
+				t = p.Columns.Text
+			} else {
+				t = gate.Text
+			}
 		}
-		s.rows = rows
+		for _, p := range t {
+			if !fs.Has(p) {
+				return nil, usagef("--against %s: no text column %s (its columns are %s); name it with --against-text", in.path, p, strings.Join(fs.Top(), ", "))
+			}
+		}
+		if text == nil {
+			text = t
+		}
 	}
-	r := s.rows[0]
-	s.rows = s.rows[1:]
-	return r, nil
+	return &splits.Columns{Text: text}, nil
 }
 
-func (s *splitRows) open(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	rr, err := dataset.Open(f, path, nil, dataset.ReadOptions{Schema: prefpairs.Schema, Columns: splits.RowColumns})
-	if err != nil {
-		f.Close()
-		return err
-	}
-	s.f, s.rr, s.name, s.side, s.seen = f, rr, path, splits.SplitFromName(path), 0
-	return nil
-}
-
-func (s *splitRows) closeFile() {
-	if s.rr != nil {
-		s.rr.Close()
-		s.rr = nil
-	}
-	if s.f != nil {
-		s.f.Close()
-		s.f = nil
-	}
-}
-
-func (s *splitRows) Close() error {
-	s.closeFile()
-	return nil
-}
-
-func printGateReport(w io.Writer, r *splits.Report, files []string) {
+func printGateReport(w io.Writer, r *splits.Report, ins []splits.Input) {
 	failed := 0
 	for _, c := range r.Checks {
 		if c.Status == splits.StatusFail {
@@ -300,13 +548,34 @@ func printGateReport(w io.Writer, r *splits.Report, files []string) {
 	if !r.Passed {
 		verdict = fmt.Sprintf("FAILED (%d of %d checks)", failed, len(r.Checks))
 	}
-	fmt.Fprintf(w, "splits check: %s — %d files\n", verdict, len(files))
-	for _, side := range []string{splits.Train, splits.Test} {
+	fmt.Fprintf(w, "splits check: %s — %d files\n", verdict, len(ins))
+	if c := r.Columns; c != nil {
+		preset := c.Preset
+		if preset == "" {
+			preset = "none"
+		}
+		fmt.Fprintf(w, "  columns: preset %s; text %s; group %s; id %s\n", preset, strings.Join(c.Text, ","), orDash(c.Group), orDash(strings.Join(c.ID, ",")))
+	}
+	for _, side := range []string{splits.Train, splits.Test, splits.Against} {
 		st := r.Splits[side]
 		if st == nil {
 			continue
 		}
-		fmt.Fprintf(w, "  %-6s %d rows, %d scenarios; sensitivity %s; labels %s\n", side+":", st.Rows, st.Scenarios, countList(st.BySensitivity), shareList(st.LabelShare))
+		if side == splits.Against {
+			fmt.Fprintf(w, "  %-8s %d rows\n", side+":", st.Rows)
+			continue
+		}
+		line := fmt.Sprintf("%d rows", st.Rows)
+		if r.Columns == nil || r.Columns.Group != "" {
+			line += ", " + counted(st.Groups, r.Options.GroupName)
+		}
+		if r.Columns == nil || r.Columns.Sensitivity != "" {
+			line += "; sensitivity " + countList(st.BySensitivity)
+		}
+		if r.Columns == nil || r.Columns.Label != "" {
+			line += "; labels " + shareList(st.LabelShare)
+		}
+		fmt.Fprintf(w, "  %-8s %s\n", side+":", line)
 	}
 	for _, c := range r.Checks {
 		fmt.Fprintf(w, "  %-7s %-21s %s\n", strings.ToUpper(c.Status), c.Name, c.Summary)
@@ -317,6 +586,13 @@ func printGateReport(w io.Writer, r *splits.Report, files []string) {
 			fmt.Fprintf(w, "            ... and %d more (see --json, --max-findings)\n", c.Count-len(c.Findings))
 		}
 	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func shareList(m map[string]float64) string {

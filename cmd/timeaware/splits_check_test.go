@@ -158,7 +158,8 @@ func findingsOf(rep gateReport, name string) string {
 }
 
 var allPass = map[string]string{
-	"scenario_disjoint": "pass", "exact_duplicates": "pass", "near_duplicates": "pass",
+	"split_label": "pass", "group_disjoint": "pass", "duplicate_ids": "pass", "duplicate_texts": "pass",
+	"exact_duplicates": "pass", "near_duplicates": "pass", "contamination": "skipped",
 	"test_fraction": "pass", "sensitivity_coverage": "pass", "label_balance": "info",
 }
 
@@ -195,7 +196,7 @@ func TestSplitsCheckCatchesPlantedLeaks(t *testing.T) {
 				setPrompt(r, longText(1), longText(2)) // new text: only the scenario leaks
 				return append(train, r), test
 			},
-			check: "scenario_disjoint",
+			check: "group_disjoint",
 			ids:   []string{"planted_scenario_leak_1"},
 		},
 		{
@@ -284,7 +285,7 @@ func TestSplitsCheckTestFractionAndAnnotations(t *testing.T) {
 	b := writeRows(t, filepath.Join(dir, "pairs-test.jsonl"), test)
 	code, stdout, _ := runCLI(t, "splits", "check", a, b, "--test-fraction", "0.6")
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stdout, "splits check: FAILED (1 of 6 checks)")
+	assert.Contains(t, stdout, "splits check: FAILED (1 of 10 checks)")
 	assert.Contains(t, stdout, "FAIL    test_fraction")
 	assert.Contains(t, stdout, "::error ")
 }

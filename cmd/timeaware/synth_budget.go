@@ -18,6 +18,7 @@ import (
 
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -25,6 +26,7 @@ type synthBudgetFlags struct {
 	input, family, out, teacher, shard string
 	seed                               uint64
 	labels                             bool
+	testFraction                       float64
 }
 
 func (a *app) synthBudgetCmd() *cobra.Command {
@@ -49,7 +51,15 @@ gets the same rows whatever its position or shard.
 
 Each task gives one row with a multiplier drawn from the set, or one row per
 multiplier with --every-multiplier. Outputs are written atomically, with a
-manifest beside --out.`,
+manifest beside --out.
+
+--test-fraction X writes <out>-train and <out>-test instead: the round(X·n)
+tasks of lowest hash with --seed (at least one on each side) go, with all
+their rows, to the test side, so no task straddles the split and "timeaware
+splits check" passes the two files.
+A task's own split field is then replaced by its side, and teacher requests
+are written for the train side only (distilling on test tasks would leak
+them).`,
 		Example: `  timeaware synth budget --input tasks.jsonl --family general --seed 1 \
     --teacher-requests teacher.jsonl --teacher-model Qwen/Qwen3-235B-A22B-Instruct-2507 --out rl.parquet`,
 		Args: cobra.NoArgs,
@@ -66,6 +76,7 @@ manifest beside --out.`,
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the budget draws (required)")
 	fs.StringVar(&f.out, "out", "", "RL rows; the extension picks the format unless --format is given")
 	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
+	testFractionFlag(fs, &f.testFraction, "task")
 	fs.StringVar(&f.teacher, "teacher-requests", "", "also write OpenAI batch-API requests for a teacher model to this JSONL file")
 	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the tasks (by id hash), e.g. 0/4")
 	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
@@ -80,6 +91,7 @@ manifest beside --out.`,
 // budgetPlan is a validated budget build.
 type budgetPlan struct {
 	f       *synthBudgetFlags
+	split   *splits.UnitSplit
 	format  *dataset.Format
 	opt     synth.BudgetOptions
 	teacher *synth.TeacherOptions
@@ -122,6 +134,14 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 	if err := p.opt.Validate(); err != nil {
 		return nil, budgetOptionError(err, family)
 	}
+	if err := checkTestFraction(f.testFraction); err != nil {
+		return nil, err
+	}
+	if f.testFraction > 0 {
+		if p.split, err = budgetSplit(f, family); err != nil {
+			return nil, err
+		}
+	}
 	if f.teacher != "" {
 		if f.teacher == f.out {
 			return nil, usagef("--teacher-requests and --out name the same file %s", f.out)
@@ -143,10 +163,41 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 	p.config = typedConfig(v, "synth.budget.")
 	p.config["family"] = string(family)
 	p.config["seed"] = f.seed
+	p.config["test_fraction"] = f.testFraction
 	if f.shard != "" {
 		p.config["shard"] = f.shard
 	}
 	return p, nil
+}
+
+// budgetSplit reads the task ids of the whole input (every shard reads
+// them all, so shards agree) and splits them exactly.
+func budgetSplit(f *synthBudgetFlags, family synth.Family) (*splits.UnitSplit, error) {
+	in, err := os.Open(f.input)
+	if err != nil {
+		return nil, usagef("--input %s: %v", f.input, unwrapPathError(err))
+	}
+	defer in.Close()
+	tr := synth.NewTaskReader(in, f.input, family)
+	seen := map[string]bool{}
+	var ids []string
+	for {
+		t, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !seen[t.ID] {
+			seen[t.ID] = true
+			ids = append(ids, t.ID)
+		}
+	}
+	if len(ids) < 2 {
+		return nil, fmt.Errorf("--test-fraction: %s has %d task(s); tasks go whole to one side, so a split needs two or more", f.input, len(ids))
+	}
+	return splits.NewExactSplit(f.seed, f.testFraction, ids)
 }
 
 // budgetOptionError names a bad option by its config key (or flag).
@@ -243,19 +294,23 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 // budgetResult is what a finished budget build reports.
 type budgetResult struct {
 	summary  *synth.BudgetSummary
-	outputs  []manifestFile
+	split    *splitSummary
+	rows     []manifestFile // the rows, or the train and test rows
+	teacher  *manifestFile
 	model    string
 	manifest string
 }
 
 func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
-	rows, err := newRecordSink(p.f.out, p.format, synth.BudgetSchema, "rl_rows", sinkLabels(p.f.labels))
+	unit := splitUnit[*synth.BudgetRow]{name: "task", of: func(r *synth.BudgetRow) string { return r.TaskID },
+		setSplit: func(r *synth.BudgetRow, s string) { r.Split = s }}
+	sinks, err := newSplitSinks(p.f.out, p.format, synth.BudgetSchema, "rl_rows", sinkLabels(p.f.labels), p.split, unit,
+		func() rowAppender[*synth.BudgetRow] { return synth.NewBudgetRecordBuilder(nil) })
 	if err != nil {
 		return nil, err
 	}
-	defer rows.abort()
-	rb := synth.NewBudgetRecordBuilder(nil)
-	defer rb.Release()
+	defer sinks.abort()
+	defer sinks.release()
 
 	var (
 		teacherFile *atomicFile
@@ -279,11 +334,10 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	prog := newProgress(progress, "rows")
 	sum, err := synth.BuildBudget(ctx, in, p.f.input, p.opt, func(row *synth.BudgetRow) error {
 		prog.add(1)
-		rb.Append(row)
-		if err := rows.flushFull(rb); err != nil {
+		if err := sinks.add(row); err != nil {
 			return err
 		}
-		if enc == nil {
+		if enc == nil || row.Split == splits.Test && p.split != nil {
 			return nil
 		}
 		requests++
@@ -296,47 +350,45 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	if err != nil {
 		return nil, streamError(err)
 	}
-	if err := rows.drain(rb); err != nil {
+	if err := sinks.finish(); err != nil {
 		return nil, err
 	}
-	res := &budgetResult{summary: sum, outputs: []manifestFile{rows.record(p.format.Name)}, manifest: manifestPath(p.f.out)}
+	res := &budgetResult{summary: sum, split: sinks.summary(), rows: sinks.records(p.format.Name), manifest: manifestPath(p.f.out)}
+	outputs := slices.Clone(res.rows)
+	files := []*atomicFile{}
+	for _, s := range sinks.sinks {
+		files = append(files, s.file)
+	}
 	if teacherFile != nil {
 		if err := teacherBuf.Flush(); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", p.f.teacher, err)
 		}
 		res.model = p.teacher.Model
-		res.outputs = append(res.outputs, manifestFile{Path: p.f.teacher, Role: "teacher_requests", Format: "jsonl",
-			SHA256: teacherFile.SHA256(), Bytes: teacherFile.n, Rows: &requests})
+		res.teacher = &manifestFile{Path: p.f.teacher, Role: "teacher_requests", Format: "jsonl",
+			SHA256: teacherFile.SHA256(), Bytes: teacherFile.n, Rows: &requests}
+		outputs = append(outputs, *res.teacher)
+		files = append(files, teacherFile)
 	}
 	input := in.record()
 	input.Role = "tasks"
+	summary := struct {
+		*synth.BudgetSummary
+		Split *splitSummary `json:"split,omitempty"`
+	}{sum, res.split}
 	m := &manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth budget",
-		Outputs: res.outputs, Inputs: []manifestFile{input}, Config: p.config, Summary: sum,
+		Outputs: outputs, Inputs: []manifestFile{input}, Config: p.config, Summary: summary,
 	}
-	if err := rows.file.Commit(); err != nil {
-		return nil, fmt.Errorf("writing %s: %w", p.f.out, err)
-	}
-	if teacherFile != nil {
-		if err := teacherFile.Commit(); err != nil {
-			os.Remove(p.f.out)
-			return nil, fmt.Errorf("writing %s: %w", p.f.teacher, err)
-		}
-	}
-	if err := writeManifest(res.manifest, m); err != nil {
-		os.Remove(p.f.out)
-		if teacherFile != nil {
-			os.Remove(p.f.teacher)
-		}
-		return nil, fmt.Errorf("writing %s: %w", res.manifest, err)
+	if err := commitOutputs(res.manifest, m, files...); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
 
 func printBudgetSummary(w io.Writer, r *budgetResult) {
 	s := r.summary
-	o := r.outputs[0]
-	fmt.Fprintf(w, "synth budget: %d rows written to %s (%s, %s)\n", *o.Rows, o.Path, o.Format, humanBytes(o.Bytes))
+	fmt.Fprintf(w, "synth budget: %s\n", writtenTo(r.rows, "rows"))
+	printSplit(w, r.split, r.rows)
 	fmt.Fprintf(w, "  tasks:       %d read", s.Tasks)
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, ", %d left to other shards", s.Skipped)
@@ -354,8 +406,7 @@ func printBudgetSummary(w io.Writer, r *budgetResult) {
 		keys := slices.Sorted(maps.Keys(s.BySpeedFactor))
 		fmt.Fprintf(w, "  speed:       %d values from %s to %s (counts in the manifest)\n", len(keys), keys[0], keys[len(keys)-1])
 	}
-	if len(r.outputs) > 1 {
-		t := r.outputs[1]
+	if t := r.teacher; t != nil {
 		fmt.Fprintf(w, "  teacher:     %d requests for %s written to %s\n", *t.Rows, r.model, t.Path)
 	}
 	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)

@@ -13,14 +13,16 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )
 
 type synthNegotiationFlags struct {
-	out    string
-	count  int
-	seed   uint64
-	labels bool
+	out          string
+	count        int
+	seed         uint64
+	labels       bool
+	testFraction float64
 }
 
 func (a *app) synthNegotiationCmd() *cobra.Command {
@@ -45,7 +47,13 @@ synth.negotiation.wpm words per minute (150) of the deadline.
 The default scenario is New Recruit; --scenario reads others from a YAML or
 JSON file (format in the README). Each row draws its scenario, role, first
 speaker and budget from --seed and its index: the same seed gives
-byte-identical output. Output is written atomically, with a manifest beside it.`,
+byte-identical output. Output is written atomically, with a manifest beside it.
+
+--test-fraction X writes <out>-train and <out>-test instead, splitting the
+scenarios whole: the round(X·n) scenarios of lowest hash with --seed (at least
+one on each side) are the test side's, so no scenario's payoffs straddle the
+split and "timeaware splits check" passes the two files. It needs two
+scenarios or more (--scenario).`,
 		Example: `  timeaware synth negotiation --count 400 --seed 1 --out negotiation.parquet
   timeaware synth negotiation --count 100 --seed 2 --condition turn_limit --scenario rubbermind.yaml --out tl.jsonl`,
 		Args: cobra.NoArgs,
@@ -60,6 +68,7 @@ byte-identical output. Output is written atomically, with a manifest beside it.`
 	fs.IntVar(&f.count, "count", 0, "number of rows (required)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the per-row draws (required)")
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
+	testFractionFlag(fs, &f.testFraction, "scenario")
 	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.String("condition", "", "all, or a comma-separated list of control, time_aware, urgency, turn_limit (default all)")
 	fs.String("scenario", "", "YAML or JSON file of scenarios (default: the built-in New Recruit)")
@@ -73,6 +82,7 @@ byte-identical output. Output is written atomically, with a manifest beside it.`
 // negotiationPlan is a validated negotiation build.
 type negotiationPlan struct {
 	out      string
+	split    *splits.UnitSplit
 	labels   sinkLabels
 	format   *dataset.Format
 	opt      synth.NegotiationOptions
@@ -114,9 +124,25 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 	if err := p.opt.Validate(); err != nil {
 		return nil, negotiationOptionError(err)
 	}
+	if err := checkTestFraction(f.testFraction); err != nil {
+		return nil, err
+	}
+	if f.testFraction > 0 {
+		var ids []string
+		for _, s := range p.opt.Scenarios {
+			ids = append(ids, s.ID)
+		}
+		if len(ids) < 2 {
+			return nil, usagef("--test-fraction: scenarios go whole to one side, and there is only one (%s); give more with --scenario FILE", strings.Join(ids, ""))
+		}
+		if p.split, err = splits.NewExactSplit(f.seed, f.testFraction, ids); err != nil {
+			return nil, usageError{err}
+		}
+	}
 	p.config = typedConfig(v, "synth.negotiation.")
 	p.config["seed"] = f.seed
 	p.config["count"] = f.count
+	p.config["test_fraction"] = f.testFraction
 	return p, nil
 }
 
@@ -179,12 +205,13 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 	if err != nil {
 		return err
 	}
-	sum, out, err := p.execute(ctx, a.stderr)
+	sum, outs, split, err := p.execute(ctx, a.stderr)
 	if err != nil {
 		return err
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "synth negotiation: %d rows written to %s (%s, %s)\n", *out.Rows, out.Path, out.Format, humanBytes(out.Bytes))
+	fmt.Fprintf(w, "synth negotiation: %s\n", writtenTo(outs, "rows"))
+	printSplit(w, split, outs)
 	fmt.Fprintf(w, "  conditions:  %s\n", countList(sum.ByCondition))
 	fmt.Fprintf(w, "  scenarios:   %s\n", countList(sum.ByScenario))
 	fmt.Fprintf(w, "  roles:       %s\n", countList(sum.ByRole))
@@ -194,37 +221,42 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 	return nil
 }
 
-func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*synth.NegotiationSummary, manifestFile, error) {
-	sink, err := newRecordSink(p.out, p.format, synth.NegotiationSchema, "rl_rows", p.labels)
+func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*synth.NegotiationSummary, []manifestFile, *splitSummary, error) {
+	unit := splitUnit[*synth.NegotiationRow]{name: "scenario", of: func(r *synth.NegotiationRow) string { return r.ScenarioID },
+		setSplit: func(r *synth.NegotiationRow, s string) { r.Split = s }}
+	sinks, err := newSplitSinks(p.out, p.format, synth.NegotiationSchema, "rl_rows", p.labels, p.split, unit,
+		func() rowAppender[*synth.NegotiationRow] { return synth.NewNegotiationRecordBuilder(nil) })
 	if err != nil {
-		return nil, manifestFile{}, err
+		return nil, nil, nil, err
 	}
-	defer sink.abort()
-	rb := synth.NewNegotiationRecordBuilder(nil)
-	defer rb.Release()
+	defer sinks.abort()
+	defer sinks.release()
 	prog := newProgress(progress, "rows")
 	sum, err := synth.BuildNegotiation(ctx, p.opt, func(row *synth.NegotiationRow) error {
 		prog.add(1)
-		rb.Append(row)
-		return sink.flushFull(rb)
+		return sinks.add(row)
 	})
 	prog.done()
 	if err != nil {
-		return nil, manifestFile{}, streamError(err)
+		return nil, nil, nil, streamError(err)
 	}
-	if err := sink.drain(rb); err != nil {
-		return nil, manifestFile{}, err
+	if err := sinks.finish(); err != nil {
+		return nil, nil, nil, err
 	}
-	out := sink.record(p.format.Name)
+	outs := sinks.records(p.format.Name)
+	summary := struct {
+		*synth.NegotiationSummary
+		Split *splitSummary `json:"split,omitempty"`
+	}{sum, sinks.summary()}
 	m := &manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth negotiation",
-		Outputs: []manifestFile{out}, Inputs: []manifestFile{}, Config: p.config, Summary: sum,
+		Outputs: outs, Inputs: []manifestFile{}, Config: p.config, Summary: summary,
 	}
 	if p.scenario != nil {
 		m.Inputs = append(m.Inputs, *p.scenario)
 	}
-	if _, err := sink.commit(m); err != nil {
-		return nil, manifestFile{}, err
+	if _, err := sinks.commit(m); err != nil {
+		return nil, nil, nil, err
 	}
-	return sum, out, nil
+	return sum, outs, summary.Split, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -22,6 +23,7 @@ type synthPuzzlesFlags struct {
 	count, start      int64
 	seed              uint64
 	labels            bool
+	testFraction      float64
 }
 
 func (a *app) synthPuzzlesCmd() *cobra.Command {
@@ -52,6 +54,11 @@ output, and --start and --shard split a set without changing its puzzles.
 --kb reads events from a CSV with columns event,start,end (see the README).
 Output is written atomically, with a manifest beside it.
 
+--test-fraction X writes <out>-train and <out>-test instead: a puzzle's answer
+set (extra_info.group; for a puzzle without one, its fact set) goes to the test
+side when a hash of it and --seed falls below X, so no answer set straddles the
+split and "timeaware splits check" passes the two files.
+
 --solve FILE solves every puzzle of a file again from its constraints_meta
 (puzzles without a solution included), prints each whose stored answer
 (solutions or ground_truth) differs, and exits 1 if any does.`,
@@ -61,7 +68,7 @@ Output is written atomically, with a manifest beside it.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.solve != "" {
-				for _, name := range []string{"count", "seed", "out", "start", "shard"} {
+				for _, name := range []string{"count", "seed", "out", "start", "shard", "test-fraction"} {
 					if cmd.Flags().Changed(name) {
 						return usagef("--solve checks a file; it takes no --%s", name)
 					}
@@ -78,6 +85,7 @@ Output is written atomically, with a manifest beside it.
 	fs.Int64Var(&f.count, "count", 0, "number of puzzles (required)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the puzzles (required)")
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
+	testFractionFlag(fs, &f.testFraction, "answer set")
 	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.StringVar(&f.solve, "solve", "", "solve the puzzles of this file again and report those whose stored answer differs")
 	fs.Int64Var(&f.start, "start", 0, "index of the first puzzle")
@@ -232,6 +240,15 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		return err
 	}
 	opt.Seed = f.seed
+	if err := checkTestFraction(f.testFraction); err != nil {
+		return err
+	}
+	var split *splits.UnitSplit
+	if f.testFraction > 0 {
+		if split, err = splits.NewHashSplit(f.seed, f.testFraction); err != nil {
+			return usageError{err}
+		}
+	}
 	r := synth.PuzzleRange{Start: f.start, Count: f.count}
 	if f.shard != "" {
 		sh, err := parseShardFlag(f.shard)
@@ -248,50 +265,57 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	config["seed"] = f.seed
 	config["count"] = f.count
 	config["start"] = f.start
+	config["test_fraction"] = f.testFraction
 	if f.shard != "" {
 		config["shard"] = f.shard
 	}
 
 	tuneGCForStreaming()
-	sink, err := newRecordSink(f.out, format, synth.PuzzleSchema, "puzzles", sinkLabels(f.labels))
+	unit := splitUnit[*synth.Puzzle]{name: "answer set", of: func(p *synth.Puzzle) string { return p.Group },
+		setSplit: func(p *synth.Puzzle, s string) { p.Split = s }}
+	sinks, err := newSplitSinks(f.out, format, synth.PuzzleSchema, "puzzles", sinkLabels(f.labels), split, unit,
+		func() rowAppender[*synth.Puzzle] { return synth.NewPuzzleRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}
-	defer sink.abort()
-	rb := synth.NewPuzzleRecordBuilder(nil)
-	defer rb.Release()
+	defer sinks.abort()
+	defer sinks.release()
 	prog := newProgress(a.stderr, "puzzles")
 	sum, err := synth.GeneratePuzzles(ctx, opt, r, workers, func(p *synth.Puzzle) error {
 		prog.add(1)
-		rb.Append(p)
-		return sink.flushFull(rb)
+		return sinks.add(p)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(err)
 	}
-	if err := sink.drain(rb); err != nil {
+	if err := sinks.finish(); err != nil {
 		return err
 	}
-	out := sink.record(format.Name)
+	outs := sinks.records(format.Name)
 	var inputs []manifestFile
 	if kb != nil {
 		inputs = append(inputs, *kb)
 	}
+	summary := struct {
+		*synth.PuzzleSummary
+		Split *splitSummary `json:"split,omitempty"`
+	}{sum, sinks.summary()}
 	m := &manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles",
-		Outputs: []manifestFile{out}, Inputs: inputs, Config: config, Summary: sum,
+		Outputs: outs, Inputs: inputs, Config: config, Summary: summary,
 	}
-	mp, err := sink.commit(m)
+	mp, err := sinks.commit(m)
 	if err != nil {
 		return err
 	}
-	printPuzzleSummary(a.stdout, out, sum, mp)
+	printPuzzleSummary(a.stdout, outs, sum, summary.Split, mp)
 	return nil
 }
 
-func printPuzzleSummary(w io.Writer, o manifestFile, s *synth.PuzzleSummary, mp string) {
-	fmt.Fprintf(w, "synth puzzles: %d puzzles written to %s (%s, %s)\n", *o.Rows, o.Path, o.Format, humanBytes(o.Bytes))
+func printPuzzleSummary(w io.Writer, outs []manifestFile, s *synth.PuzzleSummary, split *splitSummary, mp string) {
+	fmt.Fprintf(w, "synth puzzles: %s\n", writtenTo(outs, "puzzles"))
+	printSplit(w, split, outs)
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, "  shard:       %d puzzles left to other shards\n", s.Skipped)
 	}

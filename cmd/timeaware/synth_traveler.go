@@ -12,14 +12,16 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )
 
 type synthTravelerFlags struct {
-	out    string
-	count  int
-	seed   uint64
-	labels bool
+	out          string
+	count        int
+	seed         uint64
+	labels       bool
+	testFraction float64
 }
 
 func (a *app) synthTravelerCmd() *cobra.Command {
@@ -44,7 +46,12 @@ Rows are VeRL RL rows (data_source "traveler"). Row i has category i mod the
 number of categories; everything else is drawn from --seed and i alone, so the
 same seed gives byte-identical output and the first rows of a longer run are
 the rows of a shorter one. Output is written atomically, with a manifest
-beside --out.`,
+beside --out.
+
+--test-fraction X writes <out>-train and <out>-test instead: each question's
+event set (its speech time and events, extra_info.group) goes to the test
+side when a hash of it and --seed falls below X, so no event set straddles the
+split and "timeaware splits check" passes the two files.`,
 		Example: `  timeaware synth traveler --count 3300 --seed 1 --out traveler.parquet
   timeaware synth traveler --count 100 --seed 2 --events 50-50 --categories vague --format jsonl --out vague.jsonl`,
 		Args: cobra.NoArgs,
@@ -62,6 +69,7 @@ beside --out.`,
 	fs.IntVar(&f.count, "count", 0, "number of questions (rows) to write (required)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of every draw (required)")
 	fs.StringVar(&f.out, "out", "", "output file; the extension picks the format unless --format is given")
+	testFractionFlag(fs, &f.testFraction, "event set")
 	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.String("events", "", `events per event set, "A-B" drawn uniformly or one number (default 5-100)`)
 	fs.String("categories", "", "comma-separated categories: explicit, implicit, vague (default all)")
@@ -138,45 +146,61 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	if err := opt.Validate(); err != nil {
 		return travelerOptionError(err)
 	}
+	if err := checkTestFraction(f.testFraction); err != nil {
+		return err
+	}
+	var split *splits.UnitSplit
+	if f.testFraction > 0 {
+		if split, err = splits.NewHashSplit(f.seed, f.testFraction); err != nil {
+			return usageError{err}
+		}
+	}
 	tuneGCForStreaming()
-	sink, err := newRecordSink(f.out, format, synth.TravelerSchema, "traveler_rows", sinkLabels(f.labels))
+	unit := splitUnit[*synth.TravelerRow]{name: "event set", of: (*synth.TravelerRow).Group,
+		setSplit: func(r *synth.TravelerRow, s string) { r.Split = s }}
+	sinks, err := newSplitSinks(f.out, format, synth.TravelerSchema, "traveler_rows", sinkLabels(f.labels), split, unit,
+		func() rowAppender[*synth.TravelerRow] { return synth.NewTravelerRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}
-	defer sink.abort()
-	rb := synth.NewTravelerRecordBuilder(nil)
-	defer rb.Release()
+	defer sinks.abort()
+	defer sinks.release()
 	prog := newProgress(a.stderr, "rows")
 	sum, err := synth.BuildTraveler(ctx, opt, f.count, func(row *synth.TravelerRow) error {
 		prog.add(1)
-		rb.Append(row)
-		return sink.flushFull(rb)
+		return sinks.add(row)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(travelerOptionError(err))
 	}
-	if err := sink.drain(rb); err != nil {
+	if err := sinks.finish(); err != nil {
 		return err
 	}
-	out := sink.record(format.Name)
+	outs := sinks.records(format.Name)
 	config := typedConfig(a.v, "synth.traveler.")
 	config["count"] = f.count
 	config["seed"] = f.seed
+	config["test_fraction"] = f.testFraction
+	summary := struct {
+		*synth.TravelerSummary
+		Split *splitSummary `json:"split,omitempty"`
+	}{sum, sinks.summary()}
 	m := &manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth traveler",
-		Outputs: []manifestFile{out}, Inputs: []manifestFile{}, Config: config, Summary: sum,
+		Outputs: outs, Inputs: []manifestFile{}, Config: config, Summary: summary,
 	}
-	mp, err := sink.commit(m)
+	mp, err := sinks.commit(m)
 	if err != nil {
 		return err
 	}
-	printTravelerSummary(a.stdout, out, sum, mp)
+	printTravelerSummary(a.stdout, outs, sum, summary.Split, mp)
 	return nil
 }
 
-func printTravelerSummary(w io.Writer, out manifestFile, s *synth.TravelerSummary, mp string) {
-	fmt.Fprintf(w, "synth traveler: %d rows written to %s (%s, %s)\n", *out.Rows, out.Path, out.Format, humanBytes(out.Bytes))
+func printTravelerSummary(w io.Writer, outs []manifestFile, s *synth.TravelerSummary, split *splitSummary, mp string) {
+	fmt.Fprintf(w, "synth traveler: %s\n", writtenTo(outs, "rows"))
+	printSplit(w, split, outs)
 	fmt.Fprintf(w, "  categories:  %s\n", countList(s.ByCategory))
 	fmt.Fprintf(w, "  templates:   %s\n", countList(s.ByTemplate))
 	fmt.Fprintf(w, "  events:      min %d, mean %s, max %d per row\n", s.EventsMin, strconv.FormatFloat(s.EventsMean, 'f', 1, 64), s.EventsMax)

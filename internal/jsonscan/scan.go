@@ -66,6 +66,10 @@ func (s *Scanner) endErr() error {
 // Pos is the offset of the next byte to read.
 func (s *Scanner) Pos() int { return s.pos }
 
+// Bytes returns the input from offset start to end, as Pos gave them: the
+// raw text of a value read in between.
+func (s *Scanner) Bytes(start, end int) []byte { return s.b[start:end] }
+
 // Skip consumes n bytes; callers use it after Peek has shown them.
 func (s *Scanner) Skip(n int) { s.pos += n }
 
