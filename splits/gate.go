@@ -386,6 +386,7 @@ type gateKey struct {
 
 const (
 	keyHasID = 1 << iota
+	keyHasSource
 	keyHasGroup
 	keyHasText
 )
@@ -776,7 +777,9 @@ func (g *gate) merge1(b *gateBatch) {
 		k := gateKey{seq: seq, side: uint8(side)}
 		if r.ID != "" {
 			k.id, k.flags = hashString(r.ID), k.flags|keyHasID
-			k.source = hashString(sourceOf(r))
+		}
+		if src := sourceOf(r); src != "" {
+			k.source, k.flags = hashString(src), k.flags|keyHasSource
 		}
 		if _, key := g.groupOf(r); key != "" {
 			k.group, k.flags = hashString(key), k.flags|keyHasGroup
@@ -900,7 +903,7 @@ func (g *gate) analyse() {
 		if keys[i].flags&keyHasText != 0 && trainTest(keys[i]) {
 			first := keys[i]
 			for _, k := range keys[i+1 : j] {
-				if k.flags&keyHasID != 0 && first.flags&keyHasID != 0 && k.source == first.source {
+				if k.flags&keyHasSource != 0 && first.flags&keyHasSource != 0 && k.source == first.source {
 					continue
 				}
 				g.textCount++

@@ -459,7 +459,7 @@ func gateColumns(v *viper.Viper, ins []gateInput) (*splits.Columns, error) {
 		cols.Group, cols.GroupName, cols.GroupFromID = s, "", nil
 	}
 	if s, ok := columnKey(v, "splits.id"); ok {
-		cols.ID, cols.Source = splitList(s), ""
+		cols.ID = splitList(s)
 	}
 	for key, dst := range map[string]*string{"splits.split_column": &cols.Split, "splits.sensitivity_column": &cols.Sensitivity, "splits.label_column": &cols.Label} {
 		if s, ok := columnKey(v, key); ok {

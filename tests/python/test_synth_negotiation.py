@@ -77,6 +77,7 @@ def test_rows_have_the_verl_layout(negotiation):
         assert [m["role"] for m in row["prompt"]] == ["system", "user"]
         ei = row["extra_info"]
         assert ei["index"] == i and ei["split"] == "train"
+        assert ei["id"] == f"negotiation-s{SEED}-{i}"
         assert ei["condition"] == CONDITIONS[i % 4]
         assert ei["scenario_id"] == "new_recruit"
         assert {ei["role"], ei["other_role"]} == {"hr_manager", "candidate"}

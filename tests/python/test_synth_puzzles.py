@@ -75,8 +75,16 @@ def test_parquet_layout(puzzles):
         assert row["data_source"] == "timepuzzles"
         assert row["ability"] == "temporal_reasoning"
         assert row["reward_model"]["style"] == "rule"
-        assert set(row["extra_info"]) == {"split", "index", "variant", "target_solutions", "first_date", "last_date"}
+        assert set(row["extra_info"]) == {"split", "index", "variant", "target_solutions", "first_date", "last_date",
+                                          "id", "group"}
         assert row["extra_info"]["index"] == i
+        assert row["extra_info"]["id"] == f"puzzles-s{SEED}-{i}"
+        # The unit a split keeps on one side: the answer set, else the facts.
+        group = row["extra_info"]["group"]
+        if row["solutions"]:
+            assert group == ",".join(row["solutions"])
+        else:
+            assert group.startswith("no answer: ") and len(group) == len("no answer: ") + 16
         assert [m["role"] for m in row["prompt"]] == ["user"]
         assert all(set(m) == {"role", "content"} for m in row["prompt"])
         for fact in row["constraints_meta"]:

@@ -51,7 +51,8 @@ def test_schema_and_rows(traveler):
         ("role", pa.string()), ("content", pa.string())]
     ei_type = schema.field("extra_info").type
     assert [ei_type.field(i).name for i in range(ei_type.num_fields)] == [
-        "split", "index", "category", "template", "expression", "speech_time", "n_events", "answer", "best_score"]
+        "split", "index", "category", "template", "expression", "speech_time", "n_events", "answer", "best_score",
+        "id", "group"]
     rows = traveler["rows"]
     assert len(rows) == N_ROWS
     for i, row in enumerate(rows):
@@ -60,6 +61,8 @@ def test_schema_and_rows(traveler):
         assert row["reward_model"]["style"] == "rule"
         ei = row["extra_info"]
         assert ei["index"] == i and ei["split"] == "train"
+        assert ei["id"] == f"traveler-s{SEED}-{i}"
+        assert ei["group"].startswith("events-") and len(ei["group"]) == len("events-") + 16
         assert ei["category"] == ("explicit", "implicit", "vague")[i % 3]
         gt = json.loads(row["reward_model"]["ground_truth"])
         assert gt["category"] == ei["category"] and gt["template"] == ei["template"]

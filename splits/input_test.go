@@ -1,0 +1,386 @@
+package splits
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/dataset"
+)
+
+// itRows are the rows of a small VeRL-like dataset, as JSON lines.
+const itRows = `{"uid":"q1","n":3,"topic":"tides","split":"train","prompt":[{"role":"system","content":"Be brief."},{"role":"user","content":"When is high tide?"}],"meta":{"tags":["sea","time"],"source":{"name":"almanac"}},"answer":"at noon"}
+{"uid":"q2","n":4,"topic":"trains","split":"test","prompt":[{"role":"user","content":"Which train is first?"}],"meta":{"tags":[],"source":{"name":"timetable"}},"answer":null}
+
+{"uid":"q3","n":5,"topic":null,"split":"train","prompt":[],"meta":null,"answer":"none"}
+`
+
+var itSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "uid", Type: arrow.BinaryTypes.String},
+	{Name: "n", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "topic", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "split", Type: arrow.BinaryTypes.String},
+	{Name: "prompt", Type: arrow.ListOf(arrow.StructOf(
+		arrow.Field{Name: "role", Type: arrow.BinaryTypes.String},
+		arrow.Field{Name: "content", Type: arrow.BinaryTypes.String},
+	))},
+	{Name: "meta", Type: arrow.StructOf(
+		arrow.Field{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String)},
+		arrow.Field{Name: "source", Type: arrow.StructOf(arrow.Field{Name: "name", Type: arrow.BinaryTypes.String})},
+	), Nullable: true},
+	{Name: "answer", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+// itWrite writes itRows in the format of path's extension: JSONL as it is
+// (blank line included), Parquet and Arrow through the dataset writers.
+func itWrite(t *testing.T, path string) string {
+	t.Helper()
+	format, ok := dataset.ForPath(path)
+	require.True(t, ok)
+	if format == dataset.JSONL {
+		require.NoError(t, os.WriteFile(path, []byte(itRows), 0o644))
+		return path
+	}
+	jr, err := dataset.JSONL.NewReader(strings.NewReader(itRows), dataset.ReadOptions{Schema: itSchema})
+	require.NoError(t, err)
+	defer jr.Close()
+	var buf bytes.Buffer
+	w, err := format.NewWriter(&buf, itSchema, dataset.Options{RowGroupRows: 2})
+	require.NoError(t, err)
+	for {
+		rec, err := jr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		require.NoError(t, w.Write(rec))
+		rec.Release()
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	return path
+}
+
+// itRead reads every row of the inputs.
+func itRead(t *testing.T, ins []Input) ([]Row, error) {
+	t.Helper()
+	it, err := Source(ins)()
+	require.NoError(t, err)
+	defer it.Close()
+	var rows []Row
+	for {
+		r, err := it.Next()
+		if err == io.EOF {
+			return rows, nil
+		}
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, r)
+	}
+}
+
+func TestInputColumnsInEveryFormat(t *testing.T) {
+	cols := &Columns{
+		Text:  []string{"prompt:user", "meta.tags", "meta.source.name", "n"},
+		Group: "topic", ID: []string{"uid", "n"}, Split: "split", Label: "answer",
+	}
+	dir := t.TempDir()
+	var want []Row
+	for _, name := range []string{"d.jsonl", "d.parquet", "d.arrow"} {
+		path := itWrite(t, filepath.Join(dir, name))
+		rows, err := itRead(t, []Input{{Path: path, Columns: cols}})
+		require.NoError(t, err, name)
+		for i := range rows {
+			rows[i].File = ""
+			if name == "d.jsonl" && rows[i].Index == 4 {
+				rows[i].Index = 3 // the blank line: JSONL rows are numbered by line
+			}
+		}
+		if want == nil {
+			want = rows
+			continue
+		}
+		assert.Equal(t, want, rows, "%s reads as JSONL does", name)
+	}
+	assert.Equal(t, []Row{
+		{Index: 1, Side: Train, ID: "q1 (n 3)", Source: "q1", Group: "tides", Label: "at noon",
+			Text: "When is high tide?\nsea\ntime\nalmanac\n3"},
+		{Index: 2, Side: Test, ID: "q2 (n 4)", Source: "q2", Group: "trains",
+			Text: "Which train is first?\ntimetable\n4"},
+		{Index: 3, Side: Train, ID: "q3 (n 5)", Source: "q3", Label: "none", Text: "5"},
+	}, want, "a file whose name says no side takes each row's split column")
+
+	// A file with a side: the row's split is kept to be checked against it.
+	path := itWrite(t, filepath.Join(dir, "x.jsonl"))
+	rows, err := itRead(t, []Input{{Path: path, Side: Test, Columns: cols}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{Test, Test, Test}, []string{rows[0].Side, rows[1].Side, rows[2].Side})
+	assert.Equal(t, []string{"train", "test", "train"}, []string{rows[0].SplitLabel, rows[1].SplitLabel, rows[2].SplitLabel})
+	// An outside evaluation set keeps none.
+	rows, err = itRead(t, []Input{{Path: path, Side: Against, Columns: cols}})
+	require.NoError(t, err)
+	assert.Equal(t, "", rows[0].SplitLabel)
+
+	// The whole prompt, system turn included.
+	rows, err = itRead(t, []Input{{Path: path, Side: Train, Columns: &Columns{Text: []string{"prompt"}}}})
+	require.NoError(t, err)
+	assert.Equal(t, "Be brief.\nWhen is high tide?", rows[0].Text)
+	rows, err = itRead(t, []Input{{Path: path, Side: Train, Columns: &Columns{Text: []string{"prompt.content"}}}})
+	require.NoError(t, err)
+	assert.Equal(t, "Be brief.\nWhen is high tide?", rows[0].Text)
+}
+
+func TestInputErrors(t *testing.T) {
+	dir := t.TempDir()
+	jsonl := itWrite(t, filepath.Join(dir, "d.jsonl"))
+	pq := itWrite(t, filepath.Join(dir, "d.parquet"))
+	for _, tc := range []struct {
+		name string
+		path string
+		cols Columns
+		side string
+		want string
+	}{
+		{"missing column", pq, Columns{Text: []string{"question"}}, Train, `column "question" not found (columns: uid, n, topic, split, prompt, meta, answer)`},
+		{"missing field", pq, Columns{Text: []string{"meta.nope"}}, Train, `meta has no field "nope" (fields: tags, source)`},
+		{"field of a string", pq, Columns{Text: []string{"uid.x"}}, Train, "uid is utf8: it has no field \"x\""},
+		{"struct without content", pq, Columns{Text: []string{"meta"}}, Train, "meta is a struct without a content field (fields: tags, source): name one of its fields"},
+		{"json object without content", jsonl, Columns{Text: []string{"meta"}}, Train, "line 1: meta: an object without content: name one of its fields"},
+		{"list as an id", pq, Columns{Text: []string{"uid"}, ID: []string{"meta.tags"}}, Train, "row 1: column meta.tags holds 2 values; want one"},
+		{"list as an id (json)", jsonl, Columns{Text: []string{"uid"}, ID: []string{"meta.tags"}}, Train, "d.jsonl: row 1: column meta.tags holds 2 values; want one"},
+		{"no side, no split column", pq, Columns{Text: []string{"uid"}, ID: []string{"uid"}}, "", "d.parquet: row 1 (id q1): the file's name does not say train or test, and it has no split column"},
+		{"no side, odd split", pq, Columns{Text: []string{"uid"}, Split: "answer"}, "", `row 1 (id ): the file's name does not say train or test, and its split column answer says "at noon"`},
+		{"empty path", pq, Columns{Text: []string{"a..b"}}, Train, `text column "a..b": empty field name`},
+		{"role on an id", pq, Columns{Text: []string{"uid"}, ID: []string{"prompt:user"}}, Train, "a role filter needs a text column"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cols := tc.cols
+			_, err := itRead(t, []Input{{Path: tc.path, Side: tc.side, Columns: &cols}})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Contains(t, err.Error(), tc.path)
+		})
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"uid":"a","prompt":[]}`+"\n"+`{"uid": "b", "prompt": [}`+"\n"), 0o644))
+	_, err := itRead(t, []Input{{Path: bad, Side: Train, Columns: &Columns{Text: []string{"prompt"}}}})
+	assert.ErrorContains(t, err, "bad.jsonl: line 2: invalid character '}' looking for beginning of value at byte 25")
+	require.NoError(t, os.WriteFile(bad, []byte(`["not", "an object"]`+"\n"), 0o644))
+	_, err = itRead(t, []Input{{Path: bad, Side: Train, Columns: &Columns{Text: []string{"prompt"}}}})
+	assert.ErrorContains(t, err, "bad.jsonl: line 1: want a JSON object, got array")
+}
+
+func TestFieldsAndPresets(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"d.jsonl", "d.parquet", "d.arrow"} {
+		fs, err := Fields(itWrite(t, filepath.Join(dir, name)))
+		require.NoError(t, err)
+		for _, p := range []string{"uid", "prompt", "prompt.content", "prompt:user", "meta.source.name", "meta.tags"} {
+			assert.True(t, fs.Has(p), "%s has %s", name, p)
+		}
+		for _, p := range []string{"question", "meta.name", "prompt.name"} {
+			assert.False(t, fs.Has(p), "%s lacks %s", name, p)
+		}
+		assert.ElementsMatch(t, []string{"uid", "n", "topic", "split", "prompt", "meta", "answer"}, fs.Top())
+		_, ok := DetectPreset(fs.Has)
+		assert.False(t, ok)
+	}
+	empty := filepath.Join(dir, "e.jsonl")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	fs, err := Fields(empty)
+	require.NoError(t, err)
+	assert.Empty(t, fs.Top())
+
+	// Each preset is recognised from its own columns and no other's.
+	for _, p := range Presets {
+		has := func(path string) bool { return slices.Contains(p.Requires, path) }
+		got, ok := DetectPreset(has)
+		require.True(t, ok, p.Name)
+		assert.Equal(t, p.Name, got.Name)
+		byName, ok := PresetByName(p.Name)
+		assert.True(t, ok)
+		assert.Same(t, p, byName)
+		for _, c := range p.Commands {
+			byCmd, ok := PresetForCommand(c)
+			assert.True(t, ok)
+			assert.Same(t, p, byCmd)
+		}
+		// Every column a preset reads is one it requires, or the role,
+		// sensitivity and label columns only pairs have.
+		cc, err := p.Columns.compile()
+		require.NoError(t, err, p.Name)
+		for _, path := range cc.paths() {
+			assert.True(t, slices.Contains(p.Requires, path.segs[0]) || slices.ContainsFunc(p.Requires, func(r string) bool {
+				return strings.HasPrefix(r, strings.Join(path.segs, "."))
+			}) || slices.Contains([]string{"sensitivity", "label", "split"}, path.raw), "%s reads %s", p.Name, path.raw)
+		}
+	}
+}
+
+func TestExpandDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"b/part-1.parquet", "a.jsonl", "b/part-0.parquet", ".hidden.parquet", ".cache/x.parquet", "notes.txt", "m.manifest.json", "c.arrow"} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+	}
+	files, err := ExpandDir(dir)
+	require.NoError(t, err)
+	var rel []string
+	for _, f := range files {
+		r, _ := filepath.Rel(dir, f)
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	assert.Equal(t, []string{"a.jsonl", "b/part-0.parquet", "b/part-1.parquet", "c.arrow"}, rel)
+	_, err = ExpandDir(filepath.Join(dir, "b", ".."+string(filepath.Separator)+".cache"))
+	assert.NoError(t, err, "a hidden directory named outright is read")
+	empty := t.TempDir()
+	_, err = ExpandDir(empty)
+	assert.ErrorContains(t, err, "holds no dataset files")
+}
+
+// TestInputArrowTypes reads the string, number and dictionary types other
+// writers use for text columns.
+func TestInputArrowTypes(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	ls := array.NewLargeStringBuilder(mem)
+	ls.AppendValues([]string{"large one", "large two"}, nil)
+	sv := array.NewStringViewBuilder(mem)
+	sv.AppendValues([]string{"view one", "view two"}, nil)
+	db := array.NewDictionaryBuilder(mem, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}).(*array.BinaryDictionaryBuilder)
+	require.NoError(t, db.AppendString("topic a"))
+	require.NoError(t, db.AppendString("topic a"))
+	fl := array.NewFloat64Builder(mem)
+	fl.AppendValues([]float64{1.5, 2}, nil)
+	bl := array.NewBooleanBuilder(mem)
+	bl.AppendValues([]bool{true, false}, nil)
+	for _, tc := range []struct {
+		arr  arrow.Array
+		want []string
+	}{
+		{ls.NewArray(), []string{"large one", "large two"}},
+		{sv.NewArray(), []string{"view one", "view two"}},
+		{db.NewArray(), []string{"topic a", "topic a"}},
+		{fl.NewArray(), []string{"1.5", "2"}},
+		{bl.NewArray(), []string{"true", "false"}},
+	} {
+		g, err := compileArrow(tc.arr, nil, "", "c")
+		require.NoError(t, err, tc.arr.DataType().String())
+		assert.Equal(t, tc.want[:1], g(0, nil))
+		assert.Equal(t, tc.want[1:], g(1, nil))
+	}
+	bin := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	bin.Append([]byte{1})
+	_, err := compileArrow(bin.NewArray(), nil, "", "blob")
+	assert.EqualError(t, err, "blob is binary, which has no text")
+}
+
+// jsonReference extracts a path from a decoded JSON value the plain way:
+// the oracle of FuzzJSONWalker.
+func jsonReference(v any, segs []string, role string) []string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, jsonReference(e, segs, role)...)
+		}
+		return out
+	case map[string]any:
+		if len(segs) > 0 {
+			return jsonReference(x[segs[0]], segs[1:], role)
+		}
+		content, ok := x["content"]
+		if !ok {
+			content, ok = x["text"]
+		}
+		if !ok {
+			return []string{"<error>"}
+		}
+		if r, _ := x["role"].(string); role != "" && r != role {
+			return nil
+		}
+		return jsonReference(content, nil, "")
+	}
+	if len(segs) > 0 {
+		return nil
+	}
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case bool:
+		if x {
+			return []string{"true"}
+		}
+		return []string{"false"}
+	case json.Number:
+		return []string{x.String()}
+	}
+	return nil
+}
+
+// FuzzJSONWalker checks the JSONL path extraction against a plain
+// encoding/json decoding: the same values for every path of a few shapes,
+// and an error exactly when the line is not a JSON object (or a message
+// lacks content).
+func FuzzJSONWalker(f *testing.F) {
+	for _, line := range strings.Split(itRows, "\n") {
+		f.Add([]byte(line))
+	}
+	f.Add([]byte(`{"prompt":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"a":{"b":[{"c":1},{"c":"x"},null]}}`))
+	f.Add([]byte(`{"prompt":"plain","a":[[1,2],[true]]}`))
+	f.Add([]byte(`{"prompt":{"role":"user"}}`))
+	f.Add([]byte(`{"a":{"b":{"c":{}}}}`))
+	paths := []colPath{}
+	for _, raw := range []string{"prompt", "prompt:user", "prompt.content", "a.b.c", "a", "uid", "meta.source.name"} {
+		p, err := parsePath(raw)
+		require.NoError(f, err)
+		paths = append(paths, p)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var w jsonWalker
+		got, err := w.extract(line, paths)
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.UseNumber()
+		var v any
+		derr := dec.Decode(&v)
+		obj, isObj := v.(map[string]any)
+		if derr != nil || !isObj || dec.More() || !json.Valid(line) {
+			require.Error(t, err, "%q is not one JSON object", line)
+			return
+		}
+		var want [][]string
+		failed := false
+		for _, p := range paths {
+			vals := jsonReference(obj, p.segs, p.role)
+			if slices.Contains(vals, "<error>") {
+				failed = true
+			}
+			want = append(want, vals)
+		}
+		if failed {
+			require.Error(t, err, "%q has a message without content", line)
+			return
+		}
+		require.NoError(t, err, "%q", line)
+		for i := range paths {
+			assert.Equal(t, len(want[i]), len(got[i]), "%s of %q", paths[i].raw, line)
+			if len(want[i]) > 0 {
+				assert.Equal(t, want[i], got[i], "%s of %q", paths[i].raw, line)
+			}
+		}
+	})
+}
