@@ -65,8 +65,9 @@ bench-pairs: build venv
 	PYTHON=$(PYTHON) bash bench/pairs/run.sh $(SAMPLES)
 
 # TRAIN=20000 TEST=5000 make bench-splits for a quicker run.
-bench-splits:
-	bash bench/splits/run.sh $(TRAIN) $(TEST)
+bench-splits: venv
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/splits/requirements.txt
+	PYTHON=$(PYTHON) bash bench/splits/run.sh $(TRAIN) $(TEST)
 
 # The verifier service on loopback against the in-process Python reward;
 # TIMEAWARE_BENCH_SECONDS=5 make bench-serve for a quicker run.
