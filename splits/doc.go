@@ -1,7 +1,7 @@
-// Package splits divides TicToc trajectories into train and test sets by
-// scenario.
+// Package splits divides data into train and test sets by the unit that
+// would leak, and checks any split for leakage.
 //
-// It holds three parts:
+// It holds four parts:
 //
 //   - the scenario catalog: every scenario of the TicToc benchmark with its
 //     time sensitivity, read-only or read+write I/O, the paper's train/test
@@ -9,9 +9,16 @@
 //     (see [LoadCatalog], [DefaultCatalog] and [Catalog.Resolve]);
 //   - the split strategies: the paper's fixed scenario split and a seeded,
 //     sensitivity-stratified group split aiming at a target test fraction,
-//     both of which keep every scenario, and every trajectory's elapse levels,
-//     on one side only;
-//   - the leakage gate: checks over finished split files for scenario
-//     overlap, exact and near duplicates across splits, the test fraction,
-//     sensitivity coverage and label balance.
+//     both of which keep every scenario, and every trajectory's elapse
+//     levels, on one side only; and [UnitSplit] for synthetic data, which
+//     puts whole units (tasks, answer sets, scenarios) on one side by a
+//     seeded hash;
+//   - the dataset reader: [Input] files of any layout (Parquet, Arrow IPC,
+//     JSONL) whose rows are made by [Columns] (paths into structs and
+//     message lists), with a [Preset] for each of the toolkit's outputs;
+//   - the leakage gate ([Check]): split labels against files, groups on both
+//     sides, repeated ids and texts, exact and near duplicates across
+//     splits (MinHash with LSH banding), contamination against an outside
+//     evaluation set, the test fraction, sensitivity coverage and label
+//     balance.
 package splits
