@@ -836,82 +836,53 @@ func (g *gate) analyse() {
 	trainTest := func(k gateKey) bool { return k.side != sideAgainst }
 
 	// Groups: the first row of each side, per group.
-	slices.SortFunc(keys, func(a, b gateKey) int {
-		return cmp.Or(cmp.Compare(a.flags&keyHasGroup, b.flags&keyHasGroup), cmp.Compare(a.group, b.group), cmp.Compare(a.seq, b.seq))
+	eachRun(keys, keyHasGroup, func(k gateKey) [2]uint64 { return [2]uint64{k.group} }, func(run []gateKey) {
+		first := [2]int{-1, -1}
+		for _, k := range run {
+			if trainTest(k) && first[k.side] < 0 {
+				first[k.side] = int(k.seq)
+			}
+		}
+		for s := range first {
+			if first[s] >= 0 {
+				g.sides[s].groups++
+			}
+		}
+		if first[sideTrain] >= 0 && first[sideTest] >= 0 {
+			g.groupCount++
+			keep(CheckGroupDisjoint, uint32(first[sideTrain]), uint32(first[sideTest]))
+		}
 	})
-	for i := 0; i < len(keys); {
-		j := i
-		for j < len(keys) && keys[j].flags&keyHasGroup == keys[i].flags&keyHasGroup && keys[j].group == keys[i].group {
-			j++
-		}
-		if keys[i].flags&keyHasGroup != 0 {
-			first := [2]int{-1, -1}
-			for _, k := range keys[i:j] {
-				if trainTest(k) && first[k.side] < 0 {
-					first[k.side] = int(k.seq)
-				}
-			}
-			for s := range first {
-				if first[s] >= 0 {
-					g.sides[s].groups++
-				}
-			}
-			if first[sideTrain] >= 0 && first[sideTest] >= 0 {
-				g.groupCount++
-				keep(CheckGroupDisjoint, uint32(first[sideTrain]), uint32(first[sideTest]))
-			}
-		}
-		i = j
-	}
-
 	// Ids: every row after the first with the same id.
-	slices.SortFunc(keys, func(a, b gateKey) int {
-		return cmp.Or(cmp.Compare(a.flags&keyHasID, b.flags&keyHasID), cmp.Compare(a.id, b.id), cmp.Compare(a.seq, b.seq))
-	})
-	for i := 0; i < len(keys); {
-		j := i
-		for j < len(keys) && keys[j].flags&keyHasID == keys[i].flags&keyHasID && keys[j].id == keys[i].id {
-			j++
-		}
-		if keys[i].flags&keyHasID != 0 {
-			first := -1
-			for _, k := range keys[i:j] {
-				if !trainTest(k) {
-					continue
-				}
-				if first < 0 {
-					first = int(k.seq)
-					continue
-				}
-				g.idCount++
-				keep(CheckDuplicateIDs, uint32(first), k.seq)
+	eachRun(keys, keyHasID, func(k gateKey) [2]uint64 { return [2]uint64{k.id} }, func(run []gateKey) {
+		first := -1
+		for _, k := range run {
+			if !trainTest(k) {
+				continue
 			}
+			if first < 0 {
+				first = int(k.seq)
+				continue
+			}
+			g.idCount++
+			keep(CheckDuplicateIDs, uint32(first), k.seq)
 		}
-		i = j
-	}
-
+	})
 	// Texts within a side: every row whose source differs from the first
 	// row's with that text on that side.
-	slices.SortFunc(keys, func(a, b gateKey) int {
-		return cmp.Or(cmp.Compare(a.flags&keyHasText, b.flags&keyHasText), cmp.Compare(a.side, b.side), cmp.Compare(a.text, b.text), cmp.Compare(a.seq, b.seq))
-	})
-	for i := 0; i < len(keys); {
-		j := i
-		for j < len(keys) && keys[j].flags&keyHasText == keys[i].flags&keyHasText && keys[j].side == keys[i].side && keys[j].text == keys[i].text {
-			j++
+	eachRun(keys, keyHasText, func(k gateKey) [2]uint64 { return [2]uint64{uint64(k.side), k.text} }, func(run []gateKey) {
+		if !trainTest(run[0]) {
+			return
 		}
-		if keys[i].flags&keyHasText != 0 && trainTest(keys[i]) {
-			first := keys[i]
-			for _, k := range keys[i+1 : j] {
-				if k.flags&keyHasSource != 0 && first.flags&keyHasSource != 0 && k.source == first.source {
-					continue
-				}
-				g.textCount++
-				keep(CheckDuplicateTexts, first.seq, k.seq)
+		first := run[0]
+		for _, k := range run[1:] {
+			if k.flags&keyHasSource != 0 && first.flags&keyHasSource != 0 && k.source == first.source {
+				continue
 			}
+			g.textCount++
+			keep(CheckDuplicateTexts, first.seq, k.seq)
 		}
-		i = j
-	}
+	})
 	g.keys = nil // no longer needed
 
 	// Name the first findings of each check in input order, with spare
@@ -932,6 +903,26 @@ func (g *gate) analyse() {
 		g.wanted[p.b] = nil
 	}
 	g.seqPairs = kept
+}
+
+// eachRun sorts keys by the value by gives them (keys without flag
+// first), then input order, and calls f with each run of keys that have
+// flag and one value.
+func eachRun(keys []gateKey, flag uint8, by func(gateKey) [2]uint64, f func(run []gateKey)) {
+	slices.SortFunc(keys, func(a, b gateKey) int {
+		va, vb := by(a), by(b)
+		return cmp.Or(cmp.Compare(a.flags&flag, b.flags&flag), cmp.Compare(va[0], vb[0]), cmp.Compare(va[1], vb[1]), cmp.Compare(a.seq, b.seq))
+	})
+	for i := 0; i < len(keys); {
+		j := i + 1
+		for j < len(keys) && keys[j].flags&flag == keys[i].flags&flag && by(keys[j]) == by(keys[i]) {
+			j++
+		}
+		if keys[i].flags&flag != 0 {
+			f(keys[i:j])
+		}
+		i = j
+	}
 }
 
 // read2 passes train rows with text on to be looked up, and keeps the

@@ -32,19 +32,8 @@ func gateRun(t *testing.T, args ...string) (int, fullReport, string) {
 }
 
 type fullReport struct {
-	Passed bool `json:"passed"`
-	Checks []struct {
-		Name     string `json:"name"`
-		Status   string `json:"status"`
-		Summary  string `json:"summary"`
-		Count    int    `json:"count"`
-		Findings []struct {
-			Message string   `json:"message"`
-			IDs     []string `json:"ids"`
-			File    string   `json:"file"`
-			Row     int      `json:"row"`
-		} `json:"findings"`
-	} `json:"checks"`
+	Passed bool          `json:"passed"`
+	Checks []checkResult `json:"checks"`
 	Splits map[string]struct {
 		Rows   int `json:"rows"`
 		Groups int `json:"groups"`
@@ -54,6 +43,19 @@ type fullReport struct {
 		Text   []string `json:"text"`
 		Group  string   `json:"group"`
 	} `json:"columns"`
+}
+
+type checkResult struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	Summary  string `json:"summary"`
+	Count    int    `json:"count"`
+	Findings []struct {
+		Message string   `json:"message"`
+		IDs     []string `json:"ids"`
+		File    string   `json:"file"`
+		Row     int      `json:"row"`
+	} `json:"findings"`
 }
 
 // failing lists the checks that failed.
@@ -67,24 +69,13 @@ func (r fullReport) failing() []string {
 	return out
 }
 
-func (r fullReport) check(name string) (c struct {
-	Name     string `json:"name"`
-	Status   string `json:"status"`
-	Summary  string `json:"summary"`
-	Count    int    `json:"count"`
-	Findings []struct {
-		Message string   `json:"message"`
-		IDs     []string `json:"ids"`
-		File    string   `json:"file"`
-		Row     int      `json:"row"`
-	} `json:"findings"`
-}) {
-	for _, x := range r.Checks {
-		if x.Name == name {
-			return x
+func (r fullReport) check(name string) checkResult {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
 		}
 	}
-	return c
+	return checkResult{}
 }
 
 // readJSONL reads the rows of a JSONL file as maps.
