@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // RecordError reports a malformed record with enough context to find it: the
@@ -515,14 +517,14 @@ func unmarshalString(raw []byte, s *string) error {
 }
 
 func unmarshalStrings(raw []byte, ss *[]string) error {
-	l := &lexer{b: raw}
+	l := newLexer(raw)
 	var out []string
 	_, err := l.array(func() error {
 		s, err := l.str()
 		out = append(out, s)
 		return err
 	})
-	if err == nil && l.peek() == 0 && l.i == len(l.b) {
+	if err == nil && l.Peek() == jsonscan.End {
 		*ss = out
 		return nil
 	}

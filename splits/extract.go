@@ -219,7 +219,7 @@ func (w *jsonWalker) extract(line []byte, paths []colPath) ([][]string, error) {
 // text for the paths that end at n.
 func (w *jsonWalker) walk(n *jsonNode, depth int, ends bool) error {
 	if depth > jsonscan.MaxDepth {
-		return jsonscan.SyntaxError{Err: errors.New("exceeded max depth")}
+		return jsonscan.SyntaxError{Err: jsonscan.ErrTooDeep}
 	}
 	c := w.s.Peek()
 	start := w.s.Pos()
@@ -303,7 +303,7 @@ func jsonText(raw []byte, role string, out []string) ([]string, error) {
 
 func textValue(s *jsonscan.Scanner, role string, out []string, depth int) ([]string, error) {
 	if depth > jsonscan.MaxDepth {
-		return out, jsonscan.SyntaxError{Err: errors.New("exceeded max depth")}
+		return out, jsonscan.SyntaxError{Err: jsonscan.ErrTooDeep}
 	}
 	switch c := s.Peek(); {
 	case c == '"':

@@ -102,24 +102,4 @@ func TestDecodeBatchFast(t *testing.T) {
 	assert.Equal(t, `"1"`, string(items[0].GroundTruth))
 }
 
-// FuzzPlainRun checks the eight-bytes-at-a-time scan against the plain loop.
-func FuzzPlainRun(f *testing.F) {
-	f.Add([]byte(`plain text, then a "quote`))
-	f.Add([]byte("0123456789abcdef\x1f"))
-	f.Add([]byte("long plain run of ascii text \\ backslash é"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		want := 0
-		for want < len(b) {
-			c := b[want]
-			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
-				break
-			}
-			want++
-		}
-		if got := plainRun(b); got != want {
-			t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
-		}
-	})
-}
-
 var testLimits = limits{maxItems: 1 << 20, maxDepth: defaultMaxDepth, maxString: defaultMaxString}

@@ -6,9 +6,12 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -40,13 +43,38 @@ type SyntaxError struct{ Err error }
 func (e SyntaxError) Error() string { return e.Err.Error() }
 func (e SyntaxError) Unwrap() error { return e.Err }
 
+// ErrTooDeep and ErrTooLong are wrapped by the errors of input past the
+// scanner's limits (Scanner.MaxDepth, Scanner.MaxString).
+var (
+	ErrTooDeep = errors.New("exceeded max depth")
+	ErrTooLong = errors.New("string too long")
+)
+
+// ErrInvalidUTF8 and ErrLoneSurrogate are the errors of strings that a
+// strict scanner refuses (Scanner.StrictUTF8, Scanner.StrictSurrogates)
+// instead of replacing with U+FFFD as encoding/json does.
+var (
+	ErrInvalidUTF8   = errors.New("invalid UTF-8 in string")
+	ErrLoneSurrogate = errors.New("lone surrogate in string")
+)
+
 // Scanner reads one JSON text held in memory. The zero value is ready after
 // Reset.
 type Scanner struct {
+	// MaxDepth bounds the nesting SkipValue accepts (0: the package's
+	// MaxDepth); MaxString bounds a string's decoded bytes (0: no bound).
+	MaxDepth, MaxString int
+	// StrictUTF8 and StrictSurrogates make invalid UTF-8 and lone
+	// surrogate escapes errors instead of U+FFFD: for fast decoders that
+	// leave such input to a general one.
+	StrictUTF8, StrictSurrogates bool
+
 	b   []byte
 	pos int
 	str []byte // unescaped strings
 	end error  // ErrEndOfInput or ErrEndOfLine
+	// aliased: the last string read is a slice of the input.
+	aliased bool
 }
 
 // Reset starts reading b from its first byte.
@@ -120,56 +148,103 @@ func (s *Scanner) Literal(word string) error {
 }
 
 // ReadString reads the string at the current position (a '"'), unescaped
-// as encoding/json does (invalid UTF-8 and lone surrogates become U+FFFD).
-// The result aliases the input or the scanner's buffer: it is valid until
-// the next string is read.
+// as encoding/json does (invalid UTF-8 and lone surrogates become U+FFFD,
+// unless the scanner is strict). When the string has no escapes and is
+// valid UTF-8 the result is a slice of the input (Aliased reports it);
+// otherwise it is the scanner's buffer, valid until the next string is
+// read.
 func (s *Scanner) ReadString() ([]byte, error) {
 	s.pos++
 	start := s.pos
-	for s.pos < len(s.b) {
+	s.aliased = false
+	for {
+		s.pos += plainRun(s.b[s.pos:])
+		if s.pos >= len(s.b) {
+			return nil, SyntaxError{s.endErr()}
+		}
 		c := s.b[s.pos]
 		if c == '"' {
+			if s.MaxString > 0 && s.pos-start > s.MaxString {
+				return nil, ErrTooLong
+			}
 			s.pos++
+			s.aliased = true
 			return s.b[start : s.pos-1], nil
 		}
-		if c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+		if c < utf8.RuneSelf {
+			break // a backslash or a control byte
+		}
+		r, size := utf8.DecodeRune(s.b[s.pos:])
+		if r == utf8.RuneError && size == 1 {
+			if s.StrictUTF8 {
+				return nil, ErrInvalidUTF8
+			}
 			break
 		}
-		s.pos++
+		s.pos += size
 	}
-	s.str = append(s.str[:0], s.b[start:s.pos]...)
+	var err error
+	s.str, err = s.appendRest(append(s.str[:0], s.b[start:s.pos]...), len(s.str[:0]))
+	return s.str, err
+}
+
+// AppendString reads the string at the current position (a '"') as
+// ReadString does, appending its decoded bytes to dst: a decoder that
+// keeps its strings in an arena copies each byte once.
+func (s *Scanner) AppendString(dst []byte) ([]byte, error) {
+	s.pos++
+	s.aliased = false
+	return s.appendRest(dst, len(dst))
+}
+
+// appendRest decodes the rest of a string, from the current position to
+// its closing quote, onto dst, whose bytes from mark on are the string's so
+// far.
+func (s *Scanner) appendRest(dst []byte, mark int) ([]byte, error) {
 	for s.pos < len(s.b) {
+		if s.MaxString > 0 && len(dst)-mark > s.MaxString {
+			return dst, ErrTooLong
+		}
+		run := plainRun(s.b[s.pos:])
+		dst = append(dst, s.b[s.pos:s.pos+run]...)
+		s.pos += run
+		if s.pos >= len(s.b) {
+			break
+		}
 		c := s.b[s.pos]
 		switch {
 		case c == '"':
+			if s.MaxString > 0 && len(dst)-mark > s.MaxString {
+				return dst, ErrTooLong
+			}
 			s.pos++
-			return s.str, nil
+			return dst, nil
 		case c == '\\':
 			if s.pos+1 >= len(s.b) {
-				return nil, SyntaxError{s.endErr()}
+				return dst, SyntaxError{s.endErr()}
 			}
 			s.pos++
 			switch e := s.b[s.pos]; e {
 			case '"', '\\', '/':
-				s.str = append(s.str, e)
+				dst = append(dst, e)
 			case 'b':
-				s.str = append(s.str, '\b')
+				dst = append(dst, '\b')
 			case 'f':
-				s.str = append(s.str, '\f')
+				dst = append(dst, '\f')
 			case 'n':
-				s.str = append(s.str, '\n')
+				dst = append(dst, '\n')
 			case 'r':
-				s.str = append(s.str, '\r')
+				dst = append(dst, '\r')
 			case 't':
-				s.str = append(s.str, '\t')
+				dst = append(dst, '\t')
 			case 'u':
 				r, bad := hex4(s.b, s.pos+1)
 				if bad >= 0 {
 					s.pos = bad
 					if bad >= len(s.b) {
-						return nil, SyntaxError{s.endErr()}
+						return dst, SyntaxError{s.endErr()}
 					}
-					return nil, s.SyntaxError("in \\u hexadecimal character escape")
+					return dst, s.SyntaxError("in \\u hexadecimal character escape")
 				}
 				s.pos += 4
 				if utf16.IsSurrogate(r) {
@@ -184,31 +259,69 @@ func (s *Scanner) ReadString() ([]byte, error) {
 					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 						r = d
 						s.pos += 6
+					} else if s.StrictSurrogates {
+						return dst, ErrLoneSurrogate
 					} else {
 						r = utf8.RuneError
 					}
 				}
-				s.str = utf8.AppendRune(s.str, r)
+				dst = utf8.AppendRune(dst, r)
 			default:
-				return nil, s.SyntaxError("in string escape code")
+				return dst, s.SyntaxError("in string escape code")
 			}
 			s.pos++
 		case c < 0x20:
-			return nil, s.SyntaxError("in string literal")
-		case c < utf8.RuneSelf:
-			s.str = append(s.str, c)
-			s.pos++
+			return dst, s.SyntaxError("in string literal")
 		default:
 			r, size := utf8.DecodeRune(s.b[s.pos:])
 			if r == utf8.RuneError && size == 1 {
-				s.str = utf8.AppendRune(s.str, utf8.RuneError)
+				if s.StrictUTF8 {
+					return dst, ErrInvalidUTF8
+				}
+				dst = utf8.AppendRune(dst, utf8.RuneError)
 			} else {
-				s.str = append(s.str, s.b[s.pos:s.pos+size]...)
+				dst = append(dst, s.b[s.pos:s.pos+size]...)
 			}
 			s.pos += size
 		}
 	}
-	return nil, SyntaxError{s.endErr()}
+	return dst, SyntaxError{s.endErr()}
+}
+
+// Aliased reports whether the last string ReadString returned is a slice
+// of the input, which lives as long as the input does.
+func (s *Scanner) Aliased() bool { return s.aliased }
+
+// plainRun returns the length of b's prefix that needs no decoding: no
+// quote, backslash, control byte or non-ASCII byte. It tests eight bytes at
+// a time (the has-zero-byte trick on 64-bit words): model responses are
+// long runs of plain text between escapes.
+func plainRun(b []byte) int {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		q := w ^ (ones * '"')
+		bs := w ^ (ones * '\\')
+		special := (q - ones) &^ q
+		special |= (bs - ones) &^ bs
+		special |= w - ones*0x20 // a byte below 0x20 borrows into its high bit
+		special |= w
+		if special &= highs; special != 0 {
+			// The lowest flagged byte is a true special byte: borrows only
+			// carry upwards, into bytes after it.
+			return i + bits.TrailingZeros64(special)>>3
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	return i
 }
 
 // hex4 decodes the four hexadecimal digits at b[i:], or returns the index
@@ -281,10 +394,10 @@ func (s *Scanner) ReadNumber() ([]byte, error) {
 }
 
 // SkipValue reads and checks the value at the current position; depth is
-// its nesting, for MaxDepth.
+// its nesting, for the depth limit.
 func (s *Scanner) SkipValue(depth int) error {
-	if depth > MaxDepth {
-		return SyntaxError{errors.New("exceeded max depth")}
+	if limit := s.MaxDepth; depth > limit && limit > 0 || depth > MaxDepth {
+		return SyntaxError{ErrTooDeep}
 	}
 	switch c := s.Peek(); {
 	case c == '{':
@@ -406,4 +519,57 @@ func Shorten(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// Keys are the member names a decoder knows, matched as encoding/json
+// matches struct fields: exactly, or else ignoring case by Unicode's simple
+// folding.
+type Keys []string
+
+// Index returns the index of key in k (-1 when none matches exactly), and
+// whether key matches a name only when case is ignored: a decoder that
+// must agree with encoding/json then leaves the input to it.
+func (k Keys) Index(key []byte) (idx int, folded bool) {
+	for i, name := range k {
+		if string(key) == name {
+			return i, false
+		}
+	}
+	for _, name := range k {
+		if equalFold(key, name) {
+			return -1, true
+		}
+	}
+	return -1, false
+}
+
+// equalFold is strings.EqualFold without converting key, with an ASCII
+// fast path.
+func equalFold(key []byte, name string) bool {
+	ascii := true
+	for _, c := range key {
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		return strings.EqualFold(string(key), name)
+	}
+	if len(key) != len(name) {
+		return false
+	}
+	for i := range key {
+		x, y := key[i], name[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }

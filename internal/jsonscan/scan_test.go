@@ -50,11 +50,11 @@ func TestScannerErrors(t *testing.T) {
 
 func TestDescribeAndTypeError(t *testing.T) {
 	for in, want := range map[string]string{
-		`{}`:    "want string, got object",
-		`[1]`:   "want string, got array",
-		`12.5`:  "want string, got number 12.5",
-		`true`:  "want string, got boolean true",
-		`null`:  "want string, got null",
+		`{}`:   "want string, got object",
+		`[1]`:  "want string, got array",
+		`12.5`: "want string, got number 12.5",
+		`true`: "want string, got boolean true",
+		`null`: "want string, got null",
 		`"` + string(bytes.Repeat([]byte("é"), 30)) + `"`: "want number, got string \"" + string(bytes.Repeat([]byte("é"), 20)) + "…\"",
 	} {
 		var s Scanner
@@ -118,10 +118,133 @@ func FuzzScanner(f *testing.F) {
 			var want string
 			require.NoError(t, json.Unmarshal(data, &want))
 			require.Equal(t, want, string(got))
+			// AppendString decodes the same onto a buffer.
+			s.Reset(data)
+			s.Peek()
+			app, err := s.AppendString([]byte("x"))
+			require.NoError(t, err)
+			require.Equal(t, "x"+want, string(app))
+			// A strict scanner agrees, or refuses what it is strict about.
+			strict := Scanner{StrictUTF8: true, StrictSurrogates: true}
+			strict.Reset(data)
+			strict.Peek()
+			sg, err := strict.ReadString()
+			if err != nil {
+				require.True(t, errors.Is(err, ErrInvalidUTF8) || errors.Is(err, ErrLoneSurrogate), "%v", err)
+				require.Contains(t, want, "\uFFFD")
+			} else {
+				require.Equal(t, want, string(sg))
+			}
 		case IsNumberStart(c):
 			got, err := s.ReadNumber()
 			require.NoError(t, err)
 			require.Equal(t, string(bytes.TrimSpace(data)), string(got))
 		}
 	})
+}
+
+// FuzzPlainRun checks the eight-bytes-at-a-time scan against the plain loop.
+func FuzzPlainRun(f *testing.F) {
+	f.Add([]byte(`plain text, then a "quote`))
+	f.Add([]byte("0123456789abcdef\x1f"))
+	f.Add([]byte("long plain run of ascii text \\ backslash é"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := 0
+		for want < len(b) {
+			c := b[want]
+			if c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				break
+			}
+			want++
+		}
+		if got := plainRun(b); got != want {
+			t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
+
+
+func TestStrings(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    string
+		aliased bool
+	}{
+		{`"plain ascii, a long run of it"`, "plain ascii, a long run of it", true},
+		{`"café 日本 😀"`, "café 日本 😀", true},
+		{`"a\nb"`, "a\nb", false},
+		{`"\u00e9\ud83d\ude00"`, "é😀", false},
+		{`"lone \ud83d here"`, "lone \uFFFD here", false},
+		{"\"bad \xff byte\"", "bad \uFFFD byte", false},
+		{`""`, "", true},
+	} {
+		var s Scanner
+		s.Reset([]byte(tc.in))
+		got, err := s.ReadString()
+		require.NoError(t, err, tc.in)
+		assert.Equal(t, tc.want, string(got), tc.in)
+		assert.Equal(t, tc.aliased, s.Aliased(), tc.in)
+		assert.Equal(t, End, s.Peek(), tc.in)
+
+		s.Reset([]byte(tc.in))
+		out, err := s.AppendString([]byte("prefix:"))
+		require.NoError(t, err)
+		assert.Equal(t, "prefix:"+tc.want, string(out))
+	}
+}
+
+func TestStrictAndLimits(t *testing.T) {
+	read := func(in string, set func(*Scanner)) ([]byte, error) {
+		var s Scanner
+		set(&s)
+		s.Reset([]byte(in))
+		return s.ReadString()
+	}
+	_, err := read("\"bad \xff\"", func(s *Scanner) { s.StrictUTF8 = true })
+	assert.ErrorIs(t, err, ErrInvalidUTF8)
+	_, err = read("\"esc\\n then bad \xff\"", func(s *Scanner) { s.StrictUTF8 = true })
+	assert.ErrorIs(t, err, ErrInvalidUTF8)
+	got, err := read(`"\ud83d"`, func(s *Scanner) { s.StrictUTF8 = true })
+	require.NoError(t, err, "strict UTF-8 alone still replaces a lone surrogate")
+	assert.Equal(t, "\uFFFD", string(got))
+	_, err = read(`"\ud83d"`, func(s *Scanner) { s.StrictSurrogates = true })
+	assert.ErrorIs(t, err, ErrLoneSurrogate)
+	_, err = read(`"\ude00\ud83d"`, func(s *Scanner) { s.StrictSurrogates = true })
+	assert.ErrorIs(t, err, ErrLoneSurrogate)
+	got, err = read(`"\ud83d\ude00"`, func(s *Scanner) { s.StrictSurrogates = true })
+	require.NoError(t, err)
+	assert.Equal(t, "😀", string(got))
+
+	for _, in := range []string{`"abcdef"`, `"abc\ndef"`, `"abcdé"`} {
+		_, err = read(in, func(s *Scanner) { s.MaxString = 5 })
+		assert.ErrorIs(t, err, ErrTooLong, in)
+		_, err = read(in, func(s *Scanner) { s.MaxString = 7 })
+		assert.NoError(t, err, in)
+	}
+
+	var s Scanner
+	s.MaxDepth = 3
+	s.Reset([]byte(`[[[1]]]`))
+	assert.NoError(t, s.SkipValue(0))
+	s.Reset([]byte(`[[[[1]]]]`))
+	err = s.SkipValue(0)
+	assert.ErrorIs(t, err, ErrTooDeep)
+	assert.ErrorAs(t, err, new(SyntaxError))
+}
+
+func TestKeys(t *testing.T) {
+	k := Keys{"id", "score", "kind"}
+	for key, want := range map[string]struct {
+		idx    int
+		folded bool
+	}{
+		"id": {0, false}, "score": {1, false}, "ID": {-1, true}, "Score": {-1, true},
+		"ſcore": {-1, true}, // LATIN SMALL LETTER LONG S folds to s
+		"\u212aind": {-1, true}, // KELVIN SIGN folds to k
+		"scores": {-1, false}, "": {-1, false}, "other": {-1, false},
+	} {
+		idx, folded := k.Index([]byte(key))
+		assert.Equal(t, want.idx, idx, key)
+		assert.Equal(t, want.folded, folded, key)
+	}
 }
