@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/budget"
 )
 
 // demoBudgetSeed fixes the demo's draws; with it the six built-in tasks
@@ -28,18 +28,18 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	}
 	defer in.Close()
 	out := filepath.Join(dir, "budget.parquet")
-	sink, err := newRecordSink(out, dataset.Parquet, synth.BudgetSchema, "rl_rows", false)
+	sink, err := newRecordSink(out, dataset.Parquet, budget.Schema, "rl_rows", false)
 	if err != nil {
 		return err
 	}
 	defer sink.abort()
-	rb := synth.NewBudgetRecordBuilder(nil)
+	rb := budget.NewRecordBuilder(nil)
 	defer rb.Release()
 
-	opt := synth.DefaultBudgetOptions(synth.FamilyGeneral)
+	opt := budget.DefaultOptions(budget.FamilyGeneral)
 	opt.Seed = demoBudgetSeed
-	var limited, unlimited *synth.BudgetRow
-	sum, err := synth.BuildBudget(ctx, in, "tasks.jsonl", opt, func(row *synth.BudgetRow) error {
+	var limited, unlimited *budget.Row
+	sum, err := budget.Build(ctx, in, "tasks.jsonl", opt, func(row *budget.Row) error {
 		rb.Append(row)
 		if row.HasLimit() && limited == nil {
 			r := *row
@@ -64,7 +64,7 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	fmt.Fprintf(w, "\ntimeaware demo: a time-budgeted prompt set for VeRL from %d built-in tasks (synth budget, seed %d)\n", sum.Tasks, demoBudgetSeed)
 	fmt.Fprintf(w, "  %d rows written to %s: %d with a time limit (multipliers %s), %d without; data source %s\n",
 		sum.Rows, out, sum.WithLimit, countList(sum.ByMultiplier), sum.NoLimit, sum.DataSource)
-	for _, r := range []*synth.BudgetRow{limited, unlimited} {
+	for _, r := range []*budget.Row{limited, unlimited} {
 		if r != nil {
 			printBudgetRow(w, r)
 		}
@@ -74,7 +74,7 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 
 // printBudgetRow shows one row's prompt and the settings VeRL hands the
 // get_duration tool and the reward.
-func printBudgetRow(w io.Writer, r *synth.BudgetRow) {
+func printBudgetRow(w io.Writer, r *budget.Row) {
 	limit := "null (no limit)"
 	head := "no time limit"
 	if r.HasLimit() {

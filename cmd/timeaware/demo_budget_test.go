@@ -9,8 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/budget"
 )
 
 func TestDemoBudget(t *testing.T) {
@@ -33,7 +32,7 @@ func TestDemoBudget(t *testing.T) {
 	}
 	assert.Equal(t, []string{"budget.parquet"}, dirNames(t, dir))
 
-	rows := readDataset(t, path, synth.BudgetSchema)
+	rows := readDataset(t, path, budget.Schema)
 	require.Len(t, rows, 6)
 	for _, row := range rows {
 		ei := row["extra_info"].(map[string]any)

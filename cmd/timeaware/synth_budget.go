@@ -20,6 +20,7 @@ import (
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/budget"
 )
 
 type synthBudgetFlags struct {
@@ -93,8 +94,8 @@ type budgetPlan struct {
 	f       *synthBudgetFlags
 	split   *splits.UnitSplit
 	format  *dataset.Format
-	opt     synth.BudgetOptions
-	teacher *synth.TeacherOptions
+	opt     budget.Options
+	teacher *budget.TeacherOptions
 	config  map[string]any
 }
 
@@ -109,7 +110,7 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 	if f.out == "" {
 		return nil, usagef("--out is required")
 	}
-	family, err := synth.ParseFamily(f.family)
+	family, err := budget.ParseFamily(f.family)
 	if err != nil {
 		return nil, usagef("--family: %v", err)
 	}
@@ -147,7 +148,7 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 			return nil, usagef("--teacher-requests and --out name the same file %s", f.out)
 		}
 		temp := v.GetFloat64("synth.budget.teacher.temperature")
-		p.teacher = &synth.TeacherOptions{
+		p.teacher = &budget.TeacherOptions{
 			Model:               v.GetString("synth.budget.teacher.model"),
 			Temperature:         &temp,
 			MaxCompletionTokens: v.GetInt("synth.budget.teacher.max_tokens"),
@@ -156,7 +157,7 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 		if p.teacher.Model == "" {
 			return nil, usagef("--teacher-requests needs --teacher-model (or synth.budget.teacher.model)")
 		}
-		if _, err := synth.NewTeacherEncoder(*p.teacher); err != nil {
+		if _, err := budget.NewTeacherEncoder(*p.teacher); err != nil {
 			return nil, budgetOptionError(err, family)
 		}
 	}
@@ -172,13 +173,13 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 
 // budgetSplit reads the task ids of the whole input (every shard reads
 // them all, so shards agree) and splits them exactly.
-func budgetSplit(f *synthBudgetFlags, family synth.Family) (*splits.UnitSplit, error) {
+func budgetSplit(f *synthBudgetFlags, family budget.Family) (*splits.UnitSplit, error) {
 	in, err := os.Open(f.input)
 	if err != nil {
 		return nil, usagef("--input %s: %v", f.input, unwrapPathError(err))
 	}
 	defer in.Close()
-	tr := synth.NewTaskReader(in, f.input, family)
+	tr := budget.NewTaskReader(in, f.input, family)
 	seen := map[string]bool{}
 	var ids []string
 	for {
@@ -201,7 +202,7 @@ func budgetSplit(f *synthBudgetFlags, family synth.Family) (*splits.UnitSplit, e
 }
 
 // budgetOptionError names a bad option by its config key (or flag).
-func budgetOptionError(err error, family synth.Family) error {
+func budgetOptionError(err error, family budget.Family) error {
 	var oe *synth.OptionError
 	if !errors.As(err, &oe) {
 		return usageError{err}
@@ -217,8 +218,8 @@ func budgetOptionError(err error, family synth.Family) error {
 }
 
 // budgetOptions reads the synth.budget.* keys over the family's defaults.
-func budgetOptions(v *viper.Viper, family synth.Family) (synth.BudgetOptions, error) {
-	o := synth.DefaultBudgetOptions(family)
+func budgetOptions(v *viper.Viper, family budget.Family) (budget.Options, error) {
+	o := budget.DefaultOptions(family)
 	var err error
 	if o.Multipliers, err = floatList(v, "synth.budget.multipliers"); err != nil {
 		return o, err
@@ -293,7 +294,7 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 
 // budgetResult is what a finished budget build reports.
 type budgetResult struct {
-	summary  *synth.BudgetSummary
+	summary  *budget.Summary
 	split    *splitSummary
 	rows     []manifestFile // the rows, or the train and test rows
 	teacher  *manifestFile
@@ -302,10 +303,10 @@ type budgetResult struct {
 }
 
 func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
-	unit := splitUnit[*synth.BudgetRow]{name: "task", of: func(r *synth.BudgetRow) string { return r.TaskID },
-		setSplit: func(r *synth.BudgetRow, s string) { r.Split = s }}
-	sinks, err := newSplitSinks(p.f.out, p.format, synth.BudgetSchema, "rl_rows", sinkLabels(p.f.labels), p.split, unit,
-		func() rowAppender[*synth.BudgetRow] { return synth.NewBudgetRecordBuilder(nil) })
+	unit := splitUnit[*budget.Row]{name: "task", of: func(r *budget.Row) string { return r.TaskID },
+		setSplit: func(r *budget.Row, s string) { r.Split = s }}
+	sinks, err := newSplitSinks(p.f.out, p.format, budget.Schema, "rl_rows", sinkLabels(p.f.labels), p.split, unit,
+		func() rowAppender[*budget.Row] { return budget.NewRecordBuilder(nil) })
 	if err != nil {
 		return nil, err
 	}
@@ -315,7 +316,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	var (
 		teacherFile *atomicFile
 		teacherBuf  *bufio.Writer
-		enc         *synth.TeacherEncoder
+		enc         *budget.TeacherEncoder
 		requests    int
 	)
 	if p.teacher != nil {
@@ -324,7 +325,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 		}
 		defer teacherFile.Abort()
 		teacherBuf = bufio.NewWriterSize(teacherFile, 1<<20)
-		if enc, err = synth.NewTeacherEncoder(*p.teacher); err != nil {
+		if enc, err = budget.NewTeacherEncoder(*p.teacher); err != nil {
 			return nil, usageError{err}
 		}
 	}
@@ -332,7 +333,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	in := newInputFile(p.f.input)
 	defer in.Close()
 	prog := newProgress(progress, "rows")
-	sum, err := synth.BuildBudget(ctx, in, p.f.input, p.opt, func(row *synth.BudgetRow) error {
+	sum, err := budget.Build(ctx, in, p.f.input, p.opt, func(row *budget.Row) error {
 		prog.add(1)
 		if err := sinks.add(row); err != nil {
 			return err
@@ -372,7 +373,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	input := in.record()
 	input.Role = "tasks"
 	summary := struct {
-		*synth.BudgetSummary
+		*budget.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, res.split}
 	m := &manifest{
@@ -470,17 +471,17 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 		return usageError{err}
 	}
 	desc := a.v.GetString("synth.budget.tool_description")
-	sink, err := newRecordSink(f.out, format, synth.SFTSchema, "sft_rows", false)
+	sink, err := newRecordSink(f.out, format, budget.SFTSchema, "sft_rows", false)
 	if err != nil {
 		return err
 	}
 	defer sink.abort()
-	rb := synth.NewSFTRecordBuilder(nil, desc)
+	rb := budget.NewSFTRecordBuilder(nil, desc)
 	defer rb.Release()
 	in := newInputFile(f.traces)
 	defer in.Close()
 	prog := newProgress(a.stderr, "traces")
-	sum, err := synth.ConvertTraces(ctx, in, f.traces, synth.SFTOptions{Scorer: scorer}, func(row *synth.SFTRow) error {
+	sum, err := budget.ConvertTraces(ctx, in, f.traces, budget.SFTOptions{Scorer: scorer}, func(row *budget.SFTRow) error {
 		prog.add(1)
 		rb.Append(row)
 		return sink.flushFull(rb)

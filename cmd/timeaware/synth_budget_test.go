@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/budget"
 )
 
 const demoTasks = "demodata/tasks.jsonl"
@@ -98,7 +98,7 @@ func TestSynthBudget(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"rl.parquet", "rl.parquet.manifest.json", "teacher.jsonl"}, dirNames(t, dir))
 
-	rows := readDataset(t, out, synth.BudgetSchema)
+	rows := readDataset(t, out, budget.Schema)
 	require.Len(t, rows, 6)
 	requests := readJSONLines(t, teacher)
 	require.Len(t, requests, 6)
@@ -187,8 +187,8 @@ func TestSynthBudgetIsReproducible(t *testing.T) {
 	assert.Equal(t, shas["a"], shas["b"], "same seed: byte-identical outputs")
 	assert.Equal(t, shas["d"], shas["e"])
 	assert.NotEqual(t, shas["a"], shas["c"], "another seed: other budgets")
-	assert.Equal(t, readDataset(t, filepath.Join(dir, "a.parquet"), synth.BudgetSchema),
-		readDataset(t, filepath.Join(dir, "d.jsonl"), synth.BudgetSchema), "Parquet and JSONL hold the same rows")
+	assert.Equal(t, readDataset(t, filepath.Join(dir, "a.parquet"), budget.Schema),
+		readDataset(t, filepath.Join(dir, "d.jsonl"), budget.Schema), "Parquet and JSONL hold the same rows")
 
 	whole, _ := budgetRowsByTask(t, input, "--seed", "5")
 	shuffled := append([]string(nil), lines...)
@@ -363,7 +363,7 @@ func TestSynthSFT(t *testing.T) {
 			assert.Contains(t, stdout, "synth sft: 2 rows written to "+out)
 			assert.Contains(t, stdout, "traces:      5 read, 2 kept, 3 dropped")
 			assert.Contains(t, stdout, "dropped:     bad_format 1, bad_tool_call 0, late 1, unfinished 0, wrong_answer 1")
-			rows := readDataset(t, out, synth.SFTSchema)
+			rows := readDataset(t, out, budget.SFTSchema)
 			require.Len(t, rows, 2)
 			assert.Equal(t, []any{"a#0", "e#0"}, []any{rows[0]["id"], rows[1]["id"]})
 			msgs := rows[0]["messages"].([]any)

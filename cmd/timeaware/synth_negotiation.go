@@ -15,6 +15,7 @@ import (
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
 type synthNegotiationFlags struct {
@@ -85,7 +86,7 @@ type negotiationPlan struct {
 	split    *splits.UnitSplit
 	labels   sinkLabels
 	format   *dataset.Format
-	opt      synth.NegotiationOptions
+	opt      negotiation.Options
 	scenario *manifestFile
 	config   map[string]any
 }
@@ -112,7 +113,7 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 		if err != nil {
 			return nil, usagef("--scenario %s: %v", path, unwrapPathError(err))
 		}
-		if p.opt.Scenarios, err = synth.LoadNegotiationScenarios(data); err != nil {
+		if p.opt.Scenarios, err = negotiation.LoadScenarios(data); err != nil {
 			return nil, usagef("--scenario %s: %v", path, err)
 		}
 		in, err := hashFile(path, "scenarios")
@@ -165,10 +166,10 @@ func negotiationOptionError(err error) error {
 }
 
 // negotiationOptions reads the synth.negotiation.* keys over the defaults.
-func negotiationOptions(v *viper.Viper) (synth.NegotiationOptions, error) {
-	o := synth.DefaultNegotiationOptions()
+func negotiationOptions(v *viper.Viper) (negotiation.Options, error) {
+	o := negotiation.DefaultOptions()
 	var err error
-	if o.Conditions, err = synth.ParseNegotiationConditions(v.GetString("synth.negotiation.condition")); err != nil {
+	if o.Conditions, err = negotiation.ParseConditions(v.GetString("synth.negotiation.condition")); err != nil {
 		return o, usagef("--condition: %v", err)
 	}
 	if o.DeadlinesS, err = floatList(v, "synth.negotiation.deadlines_s"); err != nil {
@@ -221,18 +222,18 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 	return nil
 }
 
-func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*synth.NegotiationSummary, []manifestFile, *splitSummary, error) {
-	unit := splitUnit[*synth.NegotiationRow]{name: "scenario", of: func(r *synth.NegotiationRow) string { return r.ScenarioID },
-		setSplit: func(r *synth.NegotiationRow, s string) { r.Split = s }}
-	sinks, err := newSplitSinks(p.out, p.format, synth.NegotiationSchema, "rl_rows", p.labels, p.split, unit,
-		func() rowAppender[*synth.NegotiationRow] { return synth.NewNegotiationRecordBuilder(nil) })
+func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*negotiation.Summary, []manifestFile, *splitSummary, error) {
+	unit := splitUnit[*negotiation.Row]{name: "scenario", of: func(r *negotiation.Row) string { return r.ScenarioID },
+		setSplit: func(r *negotiation.Row, s string) { r.Split = s }}
+	sinks, err := newSplitSinks(p.out, p.format, negotiation.Schema, "rl_rows", p.labels, p.split, unit,
+		func() rowAppender[*negotiation.Row] { return negotiation.NewRecordBuilder(nil) })
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	defer sinks.abort()
 	defer sinks.release()
 	prog := newProgress(progress, "rows")
-	sum, err := synth.BuildNegotiation(ctx, p.opt, func(row *synth.NegotiationRow) error {
+	sum, err := negotiation.Build(ctx, p.opt, func(row *negotiation.Row) error {
 		prog.add(1)
 		return sinks.add(row)
 	})
@@ -245,7 +246,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*syn
 	}
 	outs := sinks.records(p.format.Name)
 	summary := struct {
-		*synth.NegotiationSummary
+		*negotiation.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, sinks.summary()}
 	m := &manifest{

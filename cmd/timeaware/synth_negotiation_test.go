@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/rewards"
-	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
 func TestSynthNegotiation(t *testing.T) {
@@ -28,7 +28,7 @@ func TestSynthNegotiation(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"neg.parquet", "neg.parquet.manifest.json"}, dirNames(t, dir))
 
-	rows := readDataset(t, out, synth.NegotiationSchema)
+	rows := readDataset(t, out, negotiation.Schema)
 	require.Len(t, rows, 12)
 	s, err := rewards.NewScorer(rewards.DefaultConfig(), nil)
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/puzzles"
 )
 
 type synthPuzzlesFlags struct {
@@ -122,10 +123,10 @@ func puzzleRangeKey(v *viper.Viper, key string) (int, int, error) {
 
 // puzzleOptions reads the synth.puzzles.* keys over the defaults; kbRecord
 // is the knowledge-base file's manifest entry when one was read.
-func puzzleOptions(v *viper.Viper) (synth.PuzzleOptions, *manifestFile, error) {
-	o := synth.DefaultPuzzleOptions()
+func puzzleOptions(v *viper.Viper) (puzzles.Options, *manifestFile, error) {
+	o := puzzles.DefaultOptions()
 	var err error
-	if o.FromYear, o.ToYear, err = synth.ParsePuzzleYears(v.GetString("synth.puzzles.years")); err != nil {
+	if o.FromYear, o.ToYear, err = puzzles.ParseYears(v.GetString("synth.puzzles.years")); err != nil {
 		return o, nil, usagef("synth.puzzles.years (--years): %v", err)
 	}
 	if o.MinSolutions, o.MaxSolutions, err = puzzleRangeKey(v, "synth.puzzles.solutions"); err != nil {
@@ -135,9 +136,9 @@ func puzzleOptions(v *viper.Viper) (synth.PuzzleOptions, *manifestFile, error) {
 		return o, nil, err
 	}
 	if raw := strings.TrimSpace(v.GetString("synth.puzzles.kinds")); raw != "" {
-		o.Kinds = []synth.PuzzleKind{}
+		o.Kinds = []puzzles.Kind{}
 		for _, k := range strings.Split(raw, ",") {
-			o.Kinds = append(o.Kinds, synth.PuzzleKind(strings.TrimSpace(k)))
+			o.Kinds = append(o.Kinds, puzzles.Kind(strings.TrimSpace(k)))
 		}
 	}
 	if o.Seasons, err = parsePuzzleSeasons(v.GetString("synth.puzzles.seasons")); err != nil {
@@ -159,7 +160,7 @@ func puzzleOptions(v *viper.Viper) (synth.PuzzleOptions, *manifestFile, error) {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
-		r, err := synth.ParsePuzzleLunarRef(s)
+		r, err := puzzles.ParseLunarRef(s)
 		if err != nil {
 			return o, nil, usagef("synth.puzzles.lunar_disputed_months: %v", err)
 		}
@@ -177,7 +178,7 @@ func puzzleOptions(v *viper.Viper) (synth.PuzzleOptions, *manifestFile, error) {
 	if path := v.GetString("synth.puzzles.kb"); path != "" {
 		in := newInputFile(path)
 		defer in.Close()
-		if o.KB, err = synth.ParsePuzzleKB(in, path); err != nil {
+		if o.KB, err = puzzles.ParseKB(in, path); err != nil {
 			return o, nil, usagef("--kb: %v", unwrapPathError(err))
 		}
 		rec := in.record()
@@ -191,8 +192,8 @@ func puzzleOptions(v *viper.Viper) (synth.PuzzleOptions, *manifestFile, error) {
 }
 
 // parsePuzzleSeasons reads "name:m,m,m;name:m,...".
-func parsePuzzleSeasons(raw string) ([]synth.PuzzleSeason, error) {
-	var out []synth.PuzzleSeason
+func parsePuzzleSeasons(raw string) ([]puzzles.Season, error) {
+	var out []puzzles.Season
 	for _, part := range strings.Split(raw, ";") {
 		if part = strings.TrimSpace(part); part == "" {
 			continue
@@ -201,7 +202,7 @@ func parsePuzzleSeasons(raw string) ([]synth.PuzzleSeason, error) {
 		if !ok {
 			return nil, usagef("synth.puzzles.seasons: %q is not name:month,month,...", part)
 		}
-		s := synth.PuzzleSeason{Name: strings.TrimSpace(name)}
+		s := puzzles.Season{Name: strings.TrimSpace(name)}
 		for _, m := range strings.Split(months, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(m))
 			if err != nil {
@@ -249,7 +250,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 			return usageError{err}
 		}
 	}
-	r := synth.PuzzleRange{Start: f.start, Count: f.count}
+	r := puzzles.Range{Start: f.start, Count: f.count}
 	if f.shard != "" {
 		sh, err := parseShardFlag(f.shard)
 		if err != nil {
@@ -271,17 +272,17 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 
 	tuneGCForStreaming()
-	unit := splitUnit[*synth.Puzzle]{name: "answer set", of: func(p *synth.Puzzle) string { return p.Group },
-		setSplit: func(p *synth.Puzzle, s string) { p.Split = s }}
-	sinks, err := newSplitSinks(f.out, format, synth.PuzzleSchema, "puzzles", sinkLabels(f.labels), split, unit,
-		func() rowAppender[*synth.Puzzle] { return synth.NewPuzzleRecordBuilder(nil) })
+	unit := splitUnit[*puzzles.Puzzle]{name: "answer set", of: func(p *puzzles.Puzzle) string { return p.Group },
+		setSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }}
+	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", sinkLabels(f.labels), split, unit,
+		func() rowAppender[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}
 	defer sinks.abort()
 	defer sinks.release()
 	prog := newProgress(a.stderr, "puzzles")
-	sum, err := synth.GeneratePuzzles(ctx, opt, r, workers, func(p *synth.Puzzle) error {
+	sum, err := puzzles.Generate(ctx, opt, r, workers, func(p *puzzles.Puzzle) error {
 		prog.add(1)
 		return sinks.add(p)
 	})
@@ -298,7 +299,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		inputs = append(inputs, *kb)
 	}
 	summary := struct {
-		*synth.PuzzleSummary
+		*puzzles.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, sinks.summary()}
 	m := &manifest{
@@ -313,7 +314,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	return nil
 }
 
-func printPuzzleSummary(w io.Writer, outs []manifestFile, s *synth.PuzzleSummary, split *splitSummary, mp string) {
+func printPuzzleSummary(w io.Writer, outs []manifestFile, s *puzzles.Summary, split *splitSummary, mp string) {
 	fmt.Fprintf(w, "synth puzzles: %s\n", writtenTo(outs, "puzzles"))
 	printSplit(w, split, outs)
 	if s.Skipped > 0 {
@@ -356,7 +357,7 @@ func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
 		}
 		return strings.Join(xs, ",")
 	}
-	err = synth.CheckPuzzles(ctx, in, path, format, func(c *synth.PuzzleCheck) error {
+	err = puzzles.Check(ctx, in, path, format, func(c *puzzles.Verdict) error {
 		checked++
 		if !c.Differs() {
 			return nil

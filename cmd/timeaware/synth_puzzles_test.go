@@ -9,8 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/puzzles"
 )
 
 // writeJSONLines writes rows back as JSONL.
@@ -75,7 +74,7 @@ func TestSynthPuzzlesWritesVerifiableRows(t *testing.T) {
 	pq := filepath.Join(dir, "p.parquet")
 	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "60", "--seed", "1", "--out", pq)
 	require.Equal(t, 0, code, stderr)
-	assert.Equal(t, rows, readDataset(t, pq, synth.PuzzleSchema))
+	assert.Equal(t, rows, readDataset(t, pq, puzzles.Schema))
 
 	for _, f := range []string{out, pq} {
 		code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", f)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/splits"
-	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/timestamps"
 )
 
 type synthTimestampsFlags struct {
@@ -71,7 +71,7 @@ JSONL (.jsonl), one record per line, written atomically.`,
 	fs.StringVar(&f.shard, "shard", "", "stamp only shard i/n of the trajectories (by id hash), e.g. 0/4")
 	fs.String("start", "", "start time (RFC 3339) for records whose first messages have none")
 	fs.String("sensitivity", "", "low, medium or high, for records that have none and whose scenario the catalog does not know")
-	fs.String("mode", string(synth.ModeReplace), "replace: draw every time; fill: keep the times a record has")
+	fs.String("mode", string(timestamps.ModeReplace), "replace: draw every time; fill: keep the times a record has")
 	fs.String("catalog", "", "scenario catalog YAML (default: the built-in configs/scenarios.yaml)")
 	fs.Int("workers", 0, "decoding and stamping goroutines (0: one per CPU)")
 	bindKey(fs, "start", "synth.timestamps.start")
@@ -87,7 +87,7 @@ type timestampsPlan struct {
 	files []string
 	out   string
 	jsonl bool
-	opt   synth.StampOptions
+	opt   timestamps.Options
 }
 
 func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, error) {
@@ -137,7 +137,7 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 	} else if opt.Catalog, err = splits.DefaultCatalog(); err != nil {
 		return nil, err
 	}
-	if _, err := synth.NewStamper(opt); err != nil {
+	if _, err := timestamps.NewStamper(opt); err != nil {
 		return nil, usageError{err}
 	}
 	p.opt = opt
@@ -145,8 +145,8 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 }
 
 // timestampsOptions reads the model's parameters from the config.
-func timestampsOptions(v *viper.Viper) (synth.StampOptions, error) {
-	opt := synth.DefaultStampOptions()
+func timestampsOptions(v *viper.Viper) (timestamps.Options, error) {
+	opt := timestamps.DefaultOptions()
 	var err error
 	if s := v.GetString("synth.timestamps.start"); s != "" {
 		if opt.Start, err = conversation.ParseTime(s); err != nil {
@@ -159,7 +159,7 @@ func timestampsOptions(v *viper.Viper) (synth.StampOptions, error) {
 			return opt, usagef("--sensitivity %q: want low, medium or high", s)
 		}
 	}
-	if opt.Mode, err = synth.ParseMode(v.GetString("synth.timestamps.mode")); err != nil {
+	if opt.Mode, err = timestamps.ParseMode(v.GetString("synth.timestamps.mode")); err != nil {
 		return opt, usagef("--mode: %v", err)
 	}
 	opt.Workers = v.GetInt("synth.timestamps.workers")
@@ -169,16 +169,16 @@ func timestampsOptions(v *viper.Viper) (synth.StampOptions, error) {
 		}
 		return math.Inf(1)
 	}
-	normal := func(name string) synth.TruncatedNormal {
+	normal := func(name string) timestamps.TruncatedNormal {
 		k := "synth.timestamps." + name + "."
-		return synth.TruncatedNormal{Mu: v.GetFloat64(k + "mu"), Sigma: v.GetFloat64(k + "sigma"), Min: v.GetFloat64(k + "min"), Max: bound(k + "max")}
+		return timestamps.TruncatedNormal{Mu: v.GetFloat64(k + "mu"), Sigma: v.GetFloat64(k + "sigma"), Min: v.GetFloat64(k + "min"), Max: bound(k + "max")}
 	}
 	opt.Read = normal("read")
 	opt.Generate = normal("generate")
 	w := normal("write")
-	opt.Write = synth.TruncatedLogNormal{Mu: w.Mu, Sigma: w.Sigma, Min: w.Min, Max: w.Max}
+	opt.Write = timestamps.TruncatedLogNormal{Mu: w.Mu, Sigma: w.Sigma, Min: w.Min, Max: w.Max}
 	opt.ToolSeconds = v.GetFloat64("synth.timestamps.tool_seconds")
-	opt.Jitter = synth.Jitter{
+	opt.Jitter = timestamps.Jitter{
 		User:      v.GetFloat64("synth.timestamps.jitter.user"),
 		Assistant: v.GetFloat64("synth.timestamps.jitter.assistant"),
 		Tool:      v.GetFloat64("synth.timestamps.jitter.tool"),
@@ -190,7 +190,7 @@ func timestampsOptions(v *viper.Viper) (synth.StampOptions, error) {
 			return opt, usagef("%s: %v", key, err)
 		}
 	}
-	opt.Gaps = synth.GapsFromMeans(means)
+	opt.Gaps = timestamps.GapsFromMeans(means)
 	res, err := time.ParseDuration(v.GetString("synth.timestamps.resolution"))
 	if err != nil || res < 0 {
 		return opt, usagef("synth.timestamps.resolution %q: want a duration >= 0 such as 1s", v.GetString("synth.timestamps.resolution"))
@@ -229,10 +229,10 @@ func parseGapMeans(s string) ([conversation.NumElapse]time.Duration, error) {
 func parseSpan(s string) (time.Duration, error) {
 	if num, ok := strings.CutSuffix(s, "d"); ok {
 		days, err := strconv.ParseFloat(num, 64)
-		if err != nil || math.IsNaN(days) || days < 0 || days*float64(synth.Day) >= math.MaxInt64 {
+		if err != nil || math.IsNaN(days) || days < 0 || days*float64(timestamps.Day) >= math.MaxInt64 {
 			return 0, fmt.Errorf("%q is not a number of days", s)
 		}
-		return time.Duration(days * float64(synth.Day)), nil
+		return time.Duration(days * float64(timestamps.Day)), nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
@@ -252,11 +252,11 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 		return fmt.Errorf("--out: %w", err)
 	}
 	defer out.Abort()
-	inputs := make([]synth.StampInput, len(p.files))
+	inputs := make([]timestamps.Input, len(p.files))
 	readers := make([]*inputFile, len(p.files))
 	for i, path := range p.files {
 		readers[i] = newInputFile(path)
-		inputs[i] = synth.StampInput{Name: path, Reader: readers[i]}
+		inputs[i] = timestamps.Input{Name: path, Reader: readers[i]}
 	}
 	defer closeInputs(readers)
 
@@ -267,7 +267,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 		sep, open, end = []byte(",\n"), []byte("[\n"), []byte("\n]\n")
 	}
 	prog := newProgress(a.stderr, "records")
-	sum, err := synth.StampRecords(ctx, inputs, p.opt, func(rec []byte) error {
+	sum, err := timestamps.Stream(ctx, inputs, p.opt, func(rec []byte) error {
 		switch {
 		case n == 0:
 			w.Write(open)
@@ -310,7 +310,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	return nil
 }
 
-func printTimestampsSummary(w io.Writer, p *timestampsPlan, s *synth.StampSummary, files int, format string, bytes int64) {
+func printTimestampsSummary(w io.Writer, p *timestampsPlan, s *timestamps.Summary, files int, format string, bytes int64) {
 	fmt.Fprintf(w, "synth timestamps: %d records written to %s (%s, %s)\n", s.Stamped, p.out, format, humanBytes(bytes))
 	fmt.Fprintf(w, "  inputs:      %d files, %d records", files, s.Records)
 	if s.OtherShards > 0 {
@@ -320,7 +320,7 @@ func printTimestampsSummary(w io.Writer, p *timestampsPlan, s *synth.StampSummar
 	fmt.Fprintf(w, "  sensitivity: %s (from %s)\n", countList(s.BySensitivity), countList(s.SensitivityFrom))
 	fmt.Fprintf(w, "  start from:  %s\n", countList(s.StartFrom))
 	fmt.Fprintf(w, "  mode:        %s, seed %d", p.opt.Mode, p.opt.Seed)
-	if p.opt.Mode == synth.ModeFill {
+	if p.opt.Mode == timestamps.ModeFill {
 		fmt.Fprintf(w, "; messages drawn %d, kept %d", s.TimesFilled, s.TimesKept)
 	}
 	fmt.Fprintln(w)

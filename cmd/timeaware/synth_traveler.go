@@ -14,6 +14,7 @@ import (
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/traveler"
 )
 
 type synthTravelerFlags struct {
@@ -86,17 +87,17 @@ split and "timeaware splits check" passes the two files.`,
 var travelerFlagKeys = map[string]string{"events": "--events", "categories": "--categories", "templates": "--templates", "count": "--count"}
 
 // travelerOptions reads the synth.traveler.* keys over the defaults.
-func travelerOptions(v *viper.Viper) (synth.TravelerOptions, error) {
-	o := synth.DefaultTravelerOptions()
+func travelerOptions(v *viper.Viper) (traveler.Options, error) {
+	o := traveler.DefaultOptions()
 	var err error
-	if o.MinEvents, o.MaxEvents, err = synth.ParseTravelerRange(v.GetString("synth.traveler.events")); err != nil {
+	if o.MinEvents, o.MaxEvents, err = traveler.ParseRange(v.GetString("synth.traveler.events")); err != nil {
 		return o, usagef("--events: %v", err)
 	}
 	o.Categories = travelerList(v.GetString("synth.traveler.categories"))
 	o.Templates = travelerList(v.GetString("synth.traveler.templates"))
 	o.WindowDays = v.GetInt("synth.traveler.window_days")
 	years := v.GetString("synth.traveler.years")
-	if o.FirstYear, o.LastYear, err = synth.ParseTravelerRange(years); err != nil {
+	if o.FirstYear, o.LastYear, err = traveler.ParseRange(years); err != nil {
 		return o, usagef("synth.traveler.years: %q: want A-B, e.g. 2023-2025, or one year", years)
 	}
 	o.Split = v.GetString("synth.traveler.split")
@@ -156,17 +157,17 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		}
 	}
 	tuneGCForStreaming()
-	unit := splitUnit[*synth.TravelerRow]{name: "event set", of: (*synth.TravelerRow).Group,
-		setSplit: func(r *synth.TravelerRow, s string) { r.Split = s }}
-	sinks, err := newSplitSinks(f.out, format, synth.TravelerSchema, "traveler_rows", sinkLabels(f.labels), split, unit,
-		func() rowAppender[*synth.TravelerRow] { return synth.NewTravelerRecordBuilder(nil) })
+	unit := splitUnit[*traveler.Row]{name: "event set", of: (*traveler.Row).Group,
+		setSplit: func(r *traveler.Row, s string) { r.Split = s }}
+	sinks, err := newSplitSinks(f.out, format, traveler.Schema, "traveler_rows", sinkLabels(f.labels), split, unit,
+		func() rowAppender[*traveler.Row] { return traveler.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}
 	defer sinks.abort()
 	defer sinks.release()
 	prog := newProgress(a.stderr, "rows")
-	sum, err := synth.BuildTraveler(ctx, opt, f.count, func(row *synth.TravelerRow) error {
+	sum, err := traveler.Build(ctx, opt, f.count, func(row *traveler.Row) error {
 		prog.add(1)
 		return sinks.add(row)
 	})
@@ -183,7 +184,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	config["seed"] = f.seed
 	config["test_fraction"] = f.testFraction
 	summary := struct {
-		*synth.TravelerSummary
+		*traveler.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, sinks.summary()}
 	m := &manifest{
@@ -198,7 +199,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	return nil
 }
 
-func printTravelerSummary(w io.Writer, outs []manifestFile, s *synth.TravelerSummary, split *splitSummary, mp string) {
+func printTravelerSummary(w io.Writer, outs []manifestFile, s *traveler.Summary, split *splitSummary, mp string) {
 	fmt.Fprintf(w, "synth traveler: %s\n", writtenTo(outs, "rows"))
 	printSplit(w, split, outs)
 	fmt.Fprintf(w, "  categories:  %s\n", countList(s.ByCategory))

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/rewards"
-	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/synth/traveler"
 )
 
 // TestSynthTravelerRowsScore writes a Parquet file through the CLI, reads it
@@ -25,7 +25,7 @@ func TestSynthTravelerRowsScore(t *testing.T) {
 	assert.Contains(t, stdout, "synth traveler: 120 rows written to "+out+" (parquet,")
 	assert.Contains(t, stdout, "categories:  explicit 40, implicit 40, vague 40")
 
-	rows := readDataset(t, out, synth.TravelerSchema)
+	rows := readDataset(t, out, traveler.Schema)
 	require.Len(t, rows, 120)
 	s, err := rewards.NewScorer(rewards.DefaultConfig(), nil)
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func TestSynthTravelerRowsScore(t *testing.T) {
 		ei := row["extra_info"].(map[string]any)
 		assert.Equal(t, float64(i), ei["index"])
 		assert.Equal(t, "train", ei["split"])
-		assert.Equal(t, synth.TravelerCategories[i%3], ei["category"])
+		assert.Equal(t, traveler.Categories[i%3], ei["category"])
 		n := ei["n_events"].(float64)
 		assert.True(t, n >= 5 && n <= 100)
 		prompt := row["prompt"].([]any)
@@ -86,7 +86,7 @@ func TestSynthTravelerDeterministicAndFormats(t *testing.T) {
 	sb, err := os.ReadFile(short)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(ab), string(sb)), "the first rows of a longer run are the rows of a shorter one")
-	assert.Equal(t, readDataset(t, a, synth.TravelerSchema), readDataset(t, pq, synth.TravelerSchema))
+	assert.Equal(t, readDataset(t, a, traveler.Schema), readDataset(t, pq, traveler.Schema))
 	otherRows := readJSONLines(t, other)
 	assert.Len(t, otherRows, 30, "--format jsonl whatever the extension")
 	assert.NotEqual(t, readJSONLines(t, a), otherRows, "another seed, other rows")

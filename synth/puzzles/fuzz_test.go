@@ -1,0 +1,64 @@
+package puzzles
+
+import (
+	"strings"
+	"testing"
+)
+
+func FuzzParseKB(f *testing.F) {
+	f.Add("event,start,end\nthe Moon landing,1969-07-20,\n")
+	f.Add("start,event\n1990,\"quoted, event\"\n")
+	f.Add("event,start,end\nx,1970-05-01,1970-04\n")
+	f.Add("event,start\n\"x,1969\n")
+	f.Add(defaultKB)
+	u, err := newUniverse(1, 2000)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		kb, err := ParseKB(strings.NewReader(text), "kb.csv")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "kb.csv: ") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if len(kb) == 0 {
+			t.Fatal("no events and no error")
+		}
+		for _, e := range kb {
+			if e.Event == "" {
+				t.Fatal("empty event accepted")
+			}
+			rel := e.relations()
+			if len(rel) == 0 {
+				t.Fatalf("event %+v has no relation", e)
+			}
+			for _, r := range rel {
+				if err := u.checkFact(&r); err != nil {
+					t.Fatalf("accepted event %+v gives a bad fact %+v: %v", e, r, err)
+				}
+			}
+		}
+	})
+}
+
+func FuzzParseYears(f *testing.F) {
+	for _, s := range []string{"1900-2030", "1969", "0-5", "2030-1900", " 1 - 2000 ", "-", "9999-9999", "1-2001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		from, to, err := ParseYears(s)
+		if err != nil {
+			return
+		}
+		if from < MinYear || to > MaxYear || from > to || to-from+1 > MaxYears {
+			t.Fatalf("%q accepted as %d-%d", s, from, to)
+		}
+		if to-from < 20 {
+			if _, err := newUniverse(from, to); err != nil {
+				t.Fatalf("%q accepted but the universe fails: %v", s, err)
+			}
+		}
+	})
+}

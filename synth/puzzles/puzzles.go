@@ -1,0 +1,962 @@
+package puzzles
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/timeaware/timeaware/synth"
+)
+
+// DataSource is the data_source of Time Puzzles rows, the key of the
+// rewards.TimePuzzles scorer.
+const DataSource = "timepuzzles"
+
+// MaxSolutions caps a puzzle's answer set (seed 004 §2.1).
+const MaxSolutions = 6
+
+// Season names a season and the months it covers.
+type Season struct {
+	Name   string
+	Months []int
+}
+
+// DefaultSeasons are the meteorological seasons of the northern
+// hemisphere, as seed 004's prompt defines them.
+func DefaultSeasons() []Season {
+	return []Season{
+		{"winter", []int{12, 1, 2}}, {"spring", []int{3, 4, 5}},
+		{"summer", []int{6, 7, 8}}, {"autumn", []int{9, 10, 11}},
+	}
+}
+
+// LunarRef names a month of the Chinese calendar.
+type LunarRef struct {
+	Year, Month int
+	Leap        bool
+}
+
+// DefaultDisputedYears are the lunar years whose new year another
+// astronomical source dates differently (../shared/data/README.md).
+func DefaultDisputedYears() []int { return []int{1808, 1814, 1890, 1896} }
+
+// DefaultDisputedMonths are the month starts on which the reference
+// table and Debian's lunar program differ by a day, each with a new moon
+// within minutes of midnight (../shared/data/README.md).
+func DefaultDisputedMonths() []LunarRef {
+	return []LunarRef{{1933, 6, false}, {1954, 11, false}, {1956, 11, false}, {1978, 8, false}}
+}
+
+// Prompt is the text of a puzzle's prompt, the project's own wording
+// of seed 004 App. E.
+type Prompt struct {
+	// System, when not empty, is a system message before the user turn.
+	System string
+	// Instruction is the user turn. Placeholders: {constraints} (the
+	// numbered constraints, one a line), {first_date} and {last_date} (the
+	// range of dates that count) and {season_note} (a sentence defining the
+	// seasons, empty unless the puzzle names one).
+	Instruction string
+}
+
+// DefaultInstruction asks for the answer on a last line "MY ANSWER:
+// YYYY-MM-DD, ..." or "MY ANSWER: None", which rewards.ParseDateAnswer
+// reads.
+const DefaultInstruction = `Find every date that satisfies all of the constraints below. There may be no such date, exactly one, or several. Dates are in the Gregorian calendar unless a constraint says otherwise, and only dates from {first_date} to {last_date} count.{season_note}
+
+Constraints:
+{constraints}
+
+Work through the constraints step by step and check every candidate date against all of them. Then end your reply with a line that starts with "MY ANSWER: " followed by all the valid dates as YYYY-MM-DD, separated by commas, or with "MY ANSWER: None" if no date fits.`
+
+// Options configures a puzzle set. DefaultOptions gives the
+// documented defaults; Validate names the first bad field.
+type Options struct {
+	// Seed, with each puzzle's index, seeds the puzzle's random stream: the
+	// same seed gives the same puzzle at every index, whatever the shard or
+	// the number of workers.
+	Seed uint64
+	// FromYear and ToYear bound the dates of every puzzle (January 1 to
+	// December 31, both included).
+	FromYear, ToYear int
+	// Puzzle i has MinSolutions + i mod (MaxSolutions-MinSolutions+1)
+	// solutions, so counts are balanced; 0 makes puzzles without a solution.
+	MinSolutions, MaxSolutions int
+	// MinFacts and MaxFacts bound the facts of a puzzle, the event anchor
+	// included (seed 004: the anchor and 3 to 5 more).
+	MinFacts, MaxFacts int
+	// Kinds are the calendar kinds facts are drawn from; nil means all.
+	// Every puzzle has one event fact besides.
+	Kinds []Kind
+	// Seasons defines the season facts.
+	Seasons []Season
+	// KB is the knowledge base of event facts.
+	KB []Event
+	// DisputedYears and DisputedMonths are the parts of the lunar calendar
+	// no puzzle's answer may depend on: a zodiac or lunar-month fact is used
+	// only when the other facts already rule out every day whose lunar year
+	// (month) they could move.
+	DisputedYears  []int
+	DisputedMonths []LunarRef
+	Prompt         Prompt
+	// Explicit puts the explicit rendering of the constraints in the prompt
+	// instead of the implicit one (both are in every row).
+	Explicit bool
+	// Split and Ability are extra_info.split and the row's ability.
+	Split, Ability string
+	// MaxAttempts bounds the tries at one puzzle before giving up.
+	MaxAttempts int
+}
+
+// DefaultOptions returns the defaults: years 1900–2030, 1 to 6
+// solutions, 4 to 6 facts, every kind, the default seasons, knowledge base
+// and disputed lunar data, the default instruction with implicit
+// constraints, split "train", ability "temporal_reasoning".
+func DefaultOptions() Options {
+	return Options{
+		FromYear: 1900, ToYear: 2030,
+		MinSolutions: 1, MaxSolutions: MaxSolutions,
+		MinFacts: 4, MaxFacts: 6,
+		Seasons:        DefaultSeasons(),
+		KB:             DefaultKB(),
+		DisputedYears:  DefaultDisputedYears(),
+		DisputedMonths: DefaultDisputedMonths(),
+		Prompt:         Prompt{Instruction: DefaultInstruction},
+		Split:          "train",
+		Ability:        "temporal_reasoning",
+		MaxAttempts:    100000,
+	}
+}
+
+// ParseYears reads a year range "A-B" (or one year "A"), years 1 to
+// 9999, at most MaxYears of them.
+func ParseYears(s string) (from, to int, err error) {
+	a, b, ok := strings.Cut(strings.TrimSpace(s), "-")
+	if !ok {
+		b = a
+	}
+	from, err1 := strconv.Atoi(strings.TrimSpace(a))
+	to, err2 := strconv.Atoi(strings.TrimSpace(b))
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("%q is not a year range like 1900-2030", s)
+	}
+	if from < MinYear || to > MaxYear || from > to {
+		return 0, 0, fmt.Errorf("%q: want years %d <= A <= B <= %d", s, MinYear, MaxYear)
+	}
+	if to-from+1 > MaxYears {
+		return 0, 0, fmt.Errorf("%q: at most %d years", s, MaxYears)
+	}
+	return from, to, nil
+}
+
+// Validate reports the first invalid option as an *synth.OptionError whose Key is
+// the config key under synth.puzzles.
+func (o *Options) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return &synth.OptionError{Family: "puzzles", Key: key, Err: fmt.Errorf(format, args...)}
+	}
+	if _, _, err := ParseYears(fmt.Sprintf("%d-%d", o.FromYear, o.ToYear)); err != nil {
+		return bad("years", "%v", err)
+	}
+	if o.MinSolutions < 0 || o.MinSolutions > o.MaxSolutions || o.MaxSolutions > MaxSolutions {
+		return bad("solutions", "%d-%d: want 0 <= min <= max <= %d", o.MinSolutions, o.MaxSolutions, MaxSolutions)
+	}
+	if o.MinFacts < 2 || o.MinFacts > o.MaxFacts || o.MaxFacts > len(Kinds) {
+		return bad("facts", "%d-%d: want 2 <= min <= max <= %d", o.MinFacts, o.MaxFacts, len(Kinds))
+	}
+	for _, k := range o.Kinds {
+		if _, ok := kindLevel[k]; !ok {
+			return bad("kinds", "unknown kind %q (calendar kinds: %s)", k, kindNames())
+		}
+	}
+	seen := map[int]bool{}
+	for _, s := range o.Seasons {
+		if s.Name == "" || strings.ContainsAny(s.Name, ":;,\n") {
+			return bad("seasons", "season name %q is empty or holds one of : ; ,", s.Name)
+		}
+		if len(s.Months) == 0 {
+			return bad("seasons", "season %s has no months", s.Name)
+		}
+		for _, m := range s.Months {
+			if m < 1 || m > 12 || seen[m] {
+				return bad("seasons", "season %s: month %d is not from 1 to 12 or is in two seasons", s.Name, m)
+			}
+			seen[m] = true
+		}
+	}
+	if len(o.KB) == 0 {
+		return bad("kb", "the knowledge base is empty")
+	}
+	lt, err := lunar()
+	if err != nil {
+		return err
+	}
+	for _, y := range o.DisputedYears {
+		if y < lt.firstYear || y >= lt.firstYear+len(lt.animals) {
+			return bad("lunar_disputed_years", "%d is not a lunar year of the table (%d-%d)", y, lt.firstYear, lt.firstYear+len(lt.animals)-1)
+		}
+	}
+	for _, m := range o.DisputedMonths {
+		if lt.find(m) < 0 {
+			return bad("lunar_disputed_months", "%s is not a month of the table", m)
+		}
+	}
+	if !strings.Contains(o.Prompt.Instruction, "{constraints}") {
+		return bad("instruction", "has no {constraints} placeholder")
+	}
+	if o.Split == "" {
+		return bad("split", "empty")
+	}
+	if o.Ability == "" {
+		return bad("ability", "empty")
+	}
+	if o.MaxAttempts < 1 {
+		return bad("max_attempts", "%d is not positive", o.MaxAttempts)
+	}
+	return nil
+}
+
+// String writes the month as its config form: 1933-6, or 1933-4L for a leap
+// month.
+func (r LunarRef) String() string {
+	s := fmt.Sprintf("%d-%d", r.Year, r.Month)
+	if r.Leap {
+		s += "L"
+	}
+	return s
+}
+
+// ParseLunarRef reads YEAR-MONTH, with an L after the month for a
+// leap month (1933-6, 2023-2L).
+func ParseLunarRef(s string) (LunarRef, error) {
+	var r LunarRef
+	y, m, ok := strings.Cut(strings.TrimSpace(s), "-")
+	if ok {
+		if rest, leap := strings.CutSuffix(strings.ToUpper(m), "L"); leap {
+			m, r.Leap = rest, true
+		}
+	}
+	var err1, err2 error
+	r.Year, err1 = strconv.Atoi(y)
+	r.Month, err2 = strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil || r.Month < 1 || r.Month > 12 {
+		return LunarRef{}, fmt.Errorf("%q is not a lunar month like 1933-6 or 2023-2L", s)
+	}
+	return r, nil
+}
+
+func (t *lunarTable) find(r LunarRef) int {
+	if r.Year < t.firstYear || r.Year >= t.firstYear+len(t.animals) {
+		return -1
+	}
+	for i := t.newYear[r.Year-t.firstYear]; i < len(t.months) && t.months[i].year == r.Year; i++ {
+		if t.months[i].month == r.Month && t.months[i].leap == r.Leap {
+			return i
+		}
+	}
+	return -1
+}
+
+func kindNames() string {
+	var names []string
+	for _, k := range Kinds {
+		if k != KindEvent {
+			names = append(names, string(k))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// Message is one prompt turn.
+type Message struct {
+	Role, Content string
+}
+
+// Puzzle is one generated Time Puzzle: its facts in three forms (implicit
+// text, explicit text, structured), its answer set and its prompt.
+type Puzzle struct {
+	Index int64
+	// Target is the number of solutions the puzzle was made to have;
+	// Solutions always has exactly that many.
+	Target int
+	// Attempts counts the tries the generator needed.
+	Attempts int
+	// Facts, Constraints and Explicit are parallel: the i-th fact, its
+	// implicit and its explicit rendering.
+	Facts       []Fact
+	Constraints []string
+	Explicit    []string
+	// Solutions are the answer dates, sorted, as YYYY-MM-DD.
+	Solutions []string
+	// FirstDate and LastDate bound the dates that count (YYYY-MM-DD).
+	FirstDate, LastDate string
+	Messages            []Message
+	Split, Ability      string
+	// Variant is "implicit" or "explicit": the rendering in the prompt.
+	Variant string
+	// ID names the puzzle uniquely across sets: puzzles-s<seed>-<index>.
+	ID string
+	// Group is the unit a train/test split keeps on one side: the answer
+	// set (the solutions joined by commas), or for a puzzle without one
+	// "no answer: " and a hash of its fact set. Puzzles that share either
+	// share it, since the facts decide the answers.
+	Group string
+}
+
+// groupOf computes Puzzle.Group.
+func groupOf(p *Puzzle) string {
+	if len(p.Solutions) > 0 {
+		return strings.Join(p.Solutions, ",")
+	}
+	facts := slices.Clone(p.Explicit)
+	slices.Sort(facts)
+	h := sha256.Sum256([]byte(strings.Join(facts, "\n")))
+	return "no answer: " + hex.EncodeToString(h[:8])
+}
+
+// GroundTruth is the reward's ground truth: the solutions joined by
+// commas, or "None".
+func (p *Puzzle) GroundTruth() string {
+	if len(p.Solutions) == 0 {
+		return "None"
+	}
+	return strings.Join(p.Solutions, ",")
+}
+
+// eventChoice is an event fact usable in the universe.
+type eventChoice struct {
+	fact  Fact
+	count int
+}
+
+// setShared is what every generator of one puzzle set shares.
+type setShared struct {
+	opt      Options
+	u        *universe
+	kinds    [3][]Kind // enabled calendar kinds by level
+	events   [3][]eventChoice
+	uncMonth dateSet // days whose lunar month the disputes could change
+	uncYear  dateSet // days whose lunar year they could change
+	hasUnc   bool
+	seasonOf [13]int // index into opt.Seasons, -1 for none
+}
+
+// Generator makes puzzles (seed 004 Alg. 1–3). It is not safe for
+// concurrent use; Generate runs one per worker.
+type Generator struct {
+	sh   *setShared
+	a    dateSet
+	tmp  dateSet
+	cand []dateSet
+}
+
+func levelIndex(l Level) int { return slices.Index(allLevels[:], l) }
+
+// NewGenerator validates opt and precomputes the calendar sets of its
+// year range. Zodiac and lunar-month facts are left out when the range
+// reaches outside the lunar table (1801–2050 are covered whole).
+func NewGenerator(opt Options) (*Generator, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	u, err := newUniverse(opt.FromYear, opt.ToYear)
+	if err != nil {
+		return nil, &synth.OptionError{Family: "puzzles", Key: "years", Err: err}
+	}
+	sh := &setShared{opt: opt, u: u}
+	kinds := opt.Kinds
+	if kinds == nil {
+		kinds = Kinds
+	}
+	for i := range sh.seasonOf {
+		sh.seasonOf[i] = -1
+	}
+	for i, s := range opt.Seasons {
+		for _, m := range s.Months {
+			sh.seasonOf[m] = i
+		}
+	}
+	for _, k := range kinds {
+		if k == KindEvent || (k == KindZodiac || k == KindLunar) && !u.lunarOK ||
+			k == KindSeason && len(opt.Seasons) == 0 || slices.Contains(sh.kinds[levelIndex(kindLevel[k])], k) {
+			continue
+		}
+		l := levelIndex(kindLevel[k])
+		sh.kinds[l] = append(sh.kinds[l], k)
+	}
+	scratch := u.newScratch()
+	for i := range opt.KB {
+		for _, f := range opt.KB[i].relations() {
+			if err := u.checkFact(&f); err != nil {
+				return nil, &synth.OptionError{Family: "puzzles", Key: "kb", Err: fmt.Errorf("event %q: %w", f.Event, err)}
+			}
+			if c := u.factSet(&f, &scratch).count(); c > 0 {
+				l := levelIndex(f.Level)
+				sh.events[l] = append(sh.events[l], eventChoice{fact: f, count: c})
+			}
+		}
+	}
+	if len(sh.events[0])+len(sh.events[1])+len(sh.events[2]) == 0 {
+		return nil, &synth.OptionError{Family: "puzzles", Key: "kb", Err: fmt.Errorf("no event of the knowledge base falls in %d-%d", opt.FromYear, opt.ToYear)}
+	}
+	if u.lunarOK {
+		sh.uncMonth, sh.uncYear = u.newScratch(), u.newScratch()
+		sh.uncMonth.clear()
+		sh.uncYear.clear()
+		lt := u.lunar
+		mark := func(s *dateSet, a, b int) { // day numbers [a, b)
+			for n := max(a, u.first); n < min(b, u.first+u.n); n++ {
+				s.set(n - u.first)
+				sh.hasUnc = true
+			}
+		}
+		for _, r := range opt.DisputedMonths {
+			s := lt.months[lt.find(r)].start
+			mark(&sh.uncMonth, s-1, s+1)
+			if r.Month == 1 && !r.Leap {
+				mark(&sh.uncYear, s-1, s+1)
+			}
+		}
+		for _, y := range opt.DisputedYears {
+			i := lt.newYear[y-lt.firstYear]
+			a := lt.months[max(i-1, 0)].start
+			b := lt.end()
+			if y+1-lt.firstYear < len(lt.newYear) {
+				b = lt.months[lt.newYear[y+1-lt.firstYear]].start
+			}
+			mark(&sh.uncMonth, a, b)
+			mark(&sh.uncYear, a, b)
+		}
+		sh.uncMonth.trim()
+		sh.uncYear.trim()
+	}
+	return sh.generator(), nil
+}
+
+func (sh *setShared) generator() *Generator {
+	g := &Generator{sh: sh, a: sh.u.newScratch(), tmp: sh.u.newScratch()}
+	g.cand = make([]dateSet, len(Kinds))
+	for i := range g.cand {
+		g.cand[i] = sh.u.newScratch()
+	}
+	return g
+}
+
+// LunarFacts reports whether zodiac and lunar-month facts are in use: the
+// year range lies within the lunar table and the options enable them.
+func (g *Generator) LunarFacts() bool {
+	return slices.Contains(g.sh.kinds[0], KindZodiac) || slices.Contains(g.sh.kinds[1], KindLunar)
+}
+
+// mix spreads a puzzle index over 64 bits (SplitMix64's finaliser).
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// ErrAttempts is wrapped by Generate's error when no puzzle with the
+// target solution count turned up within MaxAttempts tries.
+var ErrAttempts = errors.New("too many attempts")
+
+// Generate makes puzzle index: deterministic in (Seed, index).
+func (g *Generator) Generate(index int64) (*Puzzle, error) {
+	o := &g.sh.opt
+	rng := rand.New(rand.NewPCG(o.Seed, mix(uint64(index))))
+	span := int64(o.MaxSolutions - o.MinSolutions + 1)
+	target := o.MinSolutions + int(((index%span)+span)%span)
+	for attempt := 1; attempt <= o.MaxAttempts; attempt++ {
+		if facts := g.attempt(rng, target); facts != nil {
+			return g.finish(rng, index, target, attempt, facts), nil
+		}
+	}
+	return nil, fmt.Errorf("puzzle %d: no puzzle with %d solutions in years %d-%d: %w after %d", index, target, o.FromYear, o.ToYear, ErrAttempts, o.MaxAttempts)
+}
+
+// attempt runs one try of Alg. 1: an event anchor and a seed date in it,
+// then facts at balanced levels (Alg. 2). Each step prefers a fact that
+// narrows the answer set while keeping it above the target, and the last
+// must bring it to exactly the target; a fact that narrows nothing is taken
+// only when no kind left at the remaining levels narrows the set (a month
+// fact after an anniversary, say). The target is never reached before the
+// last fact, so no fact after it is idle by construction. It returns nil
+// when the try fails.
+func (g *Generator) attempt(rng *rand.Rand, target int) []Fact {
+	sh, u := g.sh, g.sh.u
+	var evLevels []int
+	for l := range 3 {
+		if len(sh.events[l]) > 0 {
+			evLevels = append(evLevels, l)
+		}
+	}
+	l0 := evLevels[rng.IntN(len(evLevels))]
+	ev := sh.events[l0][rng.IntN(len(sh.events[l0]))].fact
+	g.a.copyFrom(u.factSet(&ev, &g.a))
+	seed := g.a.nth(rng.IntN(g.a.count()))
+
+	nFacts := sh.opt.MinFacts + rng.IntN(sh.opt.MaxFacts-sh.opt.MinFacts+1)
+	var perLevel, want [3]int
+	perLevel[l0]++
+	for range nFacts - 1 {
+		best := -1
+		for _, l := range rng.Perm(3) {
+			if len(sh.kinds[l]) > want[l] && (best < 0 || perLevel[l] < perLevel[best]) {
+				best = l
+			}
+		}
+		if best < 0 {
+			break
+		}
+		perLevel[best]++
+		want[best]++
+	}
+	facts := make([]Fact, 1, nFacts)
+	facts[0] = ev
+	var used [3][]Kind
+	type cand struct {
+		fact Fact
+		set  *dateSet
+		n    int
+	}
+	var good, fallback []cand
+	remaining := want[0] + want[1] + want[2]
+	for remaining > 0 {
+		last := remaining == 1
+		from := seed
+		if last && target == 0 {
+			from = min(max(seed+rng.IntN(801)-400, 0), u.n-1)
+		}
+		size := g.a.count()
+		good, fallback = good[:0], fallback[:0]
+		slot := 0
+		for l := range 3 {
+			if want[l] == 0 {
+				continue
+			}
+			for _, k := range sh.kinds[l] {
+				if slices.Contains(used[l], k) {
+					continue
+				}
+				f, ok := g.instantiate(rng, k, from)
+				if !ok {
+					continue
+				}
+				set := u.factSet(&f, &g.cand[slot])
+				slot++
+				n := andCount(&g.a, set)
+				switch {
+				case n < size && (last && n == target || !last && n > target):
+					good = append(good, cand{f, set, n})
+				case n == size && n >= target:
+					fallback = append(fallback, cand{f, set, n})
+				}
+			}
+		}
+		pick := good
+		if len(pick) == 0 {
+			pick = fallback
+		}
+		if len(pick) == 0 {
+			return nil
+		}
+		c := pick[rng.IntN(len(pick))]
+		g.a.and(c.set)
+		l := levelIndex(c.fact.Level)
+		used[l] = append(used[l], c.fact.Kind)
+		want[l]--
+		remaining--
+		facts = append(facts, c.fact)
+	}
+	if g.a.count() != target || !g.undisputed(facts) {
+		return nil
+	}
+	return facts
+}
+
+// undisputed reports whether the answer set is the same whichever way the
+// disputed lunar months and years fall: the facts other than the zodiac
+// (lunar-month) ones must rule out every day whose lunar year (month) the
+// disputes could change.
+func (g *Generator) undisputed(facts []Fact) bool {
+	sh := g.sh
+	if !sh.hasUnc {
+		return true
+	}
+	check := func(kind Kind, unc *dateSet) bool {
+		if !slices.ContainsFunc(facts, func(f Fact) bool { return f.Kind == kind }) {
+			return true
+		}
+		g.tmp.copyFrom(unc)
+		for i := range facts {
+			if facts[i].Kind != kind {
+				g.tmp.and(sh.u.factSet(&facts[i], &g.cand[0]))
+			}
+		}
+		return g.tmp.count() == 0
+	}
+	return check(KindLunar, &sh.uncMonth) && check(KindZodiac, &sh.uncYear)
+}
+
+// instantiate makes a fact of kind k that is true of day index i, with
+// random parameters where the kind has a choice.
+func (g *Generator) instantiate(rng *rand.Rand, k Kind, i int) (Fact, bool) {
+	u := g.sh.u
+	n := u.first + i
+	y, m, d := civil(n)
+	wd := weekdayOf(n)
+	dim := daysIn(y, m)
+	f := Fact{Kind: k, Level: kindLevel[k]}
+	switch k {
+	case KindYear:
+		f.Year = y
+	case KindDecade:
+		f.Year = y / 10 * 10
+	case KindLeapYear:
+		f.Leap = isLeap(y)
+	case KindZodiac:
+		j := u.lunar.monthAt(n)
+		if j < 0 {
+			return f, false
+		}
+		f.Animal = u.lunar.animalOf(u.lunar.months[j].year)
+	case KindMonth:
+		f.Month = m
+	case KindSeason:
+		s := g.sh.seasonOf[m]
+		if s < 0 {
+			return f, false
+		}
+		f.Season, f.Months = g.sh.opt.Seasons[s].Name, g.sh.opt.Seasons[s].Months
+	case KindLunar:
+		j := u.lunar.monthAt(n)
+		if j < 0 {
+			return f, false
+		}
+		f.Month, f.Leap = u.lunar.months[j].month, u.lunar.months[j].leap
+	case KindWeekday:
+		f.Weekday = wd
+	case KindNth:
+		f.Weekday, f.N = wd, (d+6)/7
+		if d > dim-7 && rng.IntN(2) == 0 {
+			f.N = -1
+		}
+	case KindDay:
+		f.Day = d
+		if d == dim && rng.IntN(2) == 0 {
+			f.Day = -1
+		}
+	case KindDayRange:
+		before, after := 31-d, d-1 // choices of bound
+		if before+after == 0 {
+			return f, false
+		}
+		if r := rng.IntN(before + after); r < before {
+			f.Op, f.Day = "before", d+1+r
+		} else {
+			f.Op, f.Day = "after", r-before+1
+		}
+	case KindWeekdays:
+		f.Weekdays = []int{wd}
+		for _, o := range rng.Perm(6)[:1+rng.IntN(2)] {
+			f.Weekdays = append(f.Weekdays, (wd+o)%7+1)
+		}
+		slices.Sort(f.Weekdays)
+	}
+	return f, true
+}
+
+// finish shuffles the facts, renders them and builds the prompt.
+func (g *Generator) finish(rng *rand.Rand, index int64, target, attempts int, facts []Fact) *Puzzle {
+	sh, u := g.sh, g.sh.u
+	rng.Shuffle(len(facts), func(i, j int) { facts[i], facts[j] = facts[j], facts[i] })
+	p := &Puzzle{
+		Index: index, Target: target, Attempts: attempts, Facts: facts,
+		FirstDate: u.firstDate(), LastDate: u.lastDate(),
+		Split: sh.opt.Split, Ability: sh.opt.Ability, Variant: "implicit",
+		ID: "puzzles-s" + strconv.FormatUint(sh.opt.Seed, 10) + "-" + strconv.FormatInt(index, 10),
+	}
+	p.Solutions = make([]string, 0, target)
+	g.a.members(func(i int) { p.Solutions = append(p.Solutions, formatDate(u.first+i)) })
+	season := false
+	for i := range facts {
+		p.Constraints = append(p.Constraints, u.implicit(&facts[i]))
+		p.Explicit = append(p.Explicit, u.explicit(&facts[i]))
+		season = season || facts[i].Kind == KindSeason
+	}
+	p.Group = groupOf(p)
+	shown := p.Constraints
+	if sh.opt.Explicit {
+		shown, p.Variant = p.Explicit, "explicit"
+	}
+	var list strings.Builder
+	for i, c := range shown {
+		if i > 0 {
+			list.WriteByte('\n')
+		}
+		list.WriteString(strconv.Itoa(i + 1))
+		list.WriteString(". ")
+		list.WriteString(c)
+	}
+	note := ""
+	if season && !sh.opt.Explicit {
+		note = " " + seasonNote(sh.opt.Seasons)
+	}
+	text := strings.NewReplacer("{constraints}", list.String(), "{first_date}", p.FirstDate,
+		"{last_date}", p.LastDate, "{season_note}", note).Replace(sh.opt.Prompt.Instruction)
+	if sh.opt.Prompt.System != "" {
+		p.Messages = append(p.Messages, Message{"system", sh.opt.Prompt.System})
+	}
+	p.Messages = append(p.Messages, Message{"user", text})
+	return p
+}
+
+// seasonNote defines the seasons: "Seasons go by month: winter is
+// December, January and February; ...".
+func seasonNote(seasons []Season) string {
+	parts := make([]string, len(seasons))
+	for i, s := range seasons {
+		names := make([]string, len(s.Months))
+		for j, m := range s.Months {
+			names[j] = monthNames[m]
+		}
+		and := orList(names)
+		if k := strings.LastIndex(and, " or "); k >= 0 {
+			and = and[:k] + " and " + and[k+4:]
+		}
+		parts[i] = strings.ToLower(s.Name) + " is " + and
+	}
+	return "Seasons go by month: " + strings.Join(parts, "; ") + "."
+}
+
+// Solver computes answer sets from structured facts (Alg. 3). It
+// caches the calendar sets of each year range it sees; it is safe for
+// concurrent use.
+type Solver struct {
+	mu    sync.Mutex
+	cache map[[2]int]*universe
+}
+
+// NewSolver returns a solver with an empty cache.
+func NewSolver() *Solver {
+	return &Solver{cache: map[[2]int]*universe{}}
+}
+
+func (s *Solver) universe(from, to int) (*universe, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u, ok := s.cache[[2]int{from, to}]; ok {
+		return u, nil
+	}
+	u, err := newUniverse(from, to)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.cache) >= 16 {
+		clear(s.cache)
+	}
+	s.cache[[2]int{from, to}] = u
+	return u, nil
+}
+
+// Solve returns the dates from January 1 of fromYear to December 31 of
+// toYear that satisfy every fact, sorted, as YYYY-MM-DD. It intersects the
+// facts' sets in order of information gain, the smallest set first, and
+// stops early when the intersection is empty. A fact that is malformed, or
+// lunar outside the table, is an error naming its position (1-based).
+func (s *Solver) Solve(facts []Fact, fromYear, toYear int) ([]string, error) {
+	u, err := s.universe(fromYear, toYear)
+	if err != nil {
+		return nil, err
+	}
+	for i := range facts {
+		if err := u.checkFact(&facts[i]); err != nil {
+			return nil, fmt.Errorf("fact %d (%s): %w", i+1, facts[i].Kind, err)
+		}
+	}
+	sets := make([]*dateSet, len(facts))
+	counts := make([]int, len(facts))
+	order := make([]int, len(facts))
+	for i := range facts {
+		scratch := u.newScratch()
+		sets[i] = u.factSet(&facts[i], &scratch)
+		counts[i] = sets[i].count()
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return counts[a] - counts[b] })
+	a := u.newScratch()
+	a.copyFrom(&u.full)
+	for _, i := range order {
+		if a.and(sets[i]); a.hi == 0 {
+			break
+		}
+	}
+	out := []string{}
+	a.members(func(i int) { out = append(out, formatDate(u.first+i)) })
+	return out, nil
+}
+
+// YearsOf reads the year range of a puzzle back from its first and
+// last dates, which must be a January 1 and a December 31.
+func YearsOf(firstDate, lastDate string) (from, to int, err error) {
+	a, err := parseDate(firstDate)
+	if err != nil {
+		return 0, 0, fmt.Errorf("first_date: %w", err)
+	}
+	b, err := parseDate(lastDate)
+	if err != nil {
+		return 0, 0, fmt.Errorf("last_date: %w", err)
+	}
+	y1, m1, d1 := civil(a)
+	y2, m2, d2 := civil(b)
+	if m1 != 1 || d1 != 1 || m2 != 12 || d2 != 31 || y1 > y2 {
+		return 0, 0, fmt.Errorf("dates %s to %s are not whole years (January 1 to December 31)", firstDate, lastDate)
+	}
+	return y1, y2, nil
+}
+
+// Summary counts what a puzzle set holds.
+type Summary struct {
+	Puzzles     int            `json:"puzzles"`
+	Skipped     int            `json:"skipped_other_shards"`
+	Years       string         `json:"years"`
+	LunarFacts  bool           `json:"lunar_facts"`
+	BySolutions map[string]int `json:"by_solutions"`
+	ByKind      map[string]int `json:"by_kind"`
+	ByLevel     map[string]int `json:"by_level"`
+	ByRelation  map[string]int `json:"by_relation"`
+	Facts       int            `json:"facts"`
+	Attempts    int            `json:"attempts"`
+}
+
+func (s *Summary) add(p *Puzzle) {
+	s.Puzzles++
+	s.BySolutions[strconv.Itoa(len(p.Solutions))]++
+	s.Attempts += p.Attempts
+	for i := range p.Facts {
+		f := &p.Facts[i]
+		s.Facts++
+		s.ByKind[string(f.Kind)]++
+		s.ByLevel[string(f.Level)]++
+		if f.Kind == KindEvent {
+			s.ByRelation[string(f.Relation)]++
+		}
+	}
+}
+
+// Range selects the indexes of a puzzle set: Start to Start+Count-1,
+// and of those only index ≡ ShardIndex (mod ShardCount) when ShardCount > 1.
+type Range struct {
+	Start, Count           int64
+	ShardIndex, ShardCount int
+}
+
+// Generate makes the puzzles of r on workers goroutines (at least
+// one) and calls emit with each in index order. It stops at the first error
+// from the generator, emit or ctx.
+func Generate(ctx context.Context, opt Options, r Range, workers int, emit func(*Puzzle) error) (*Summary, error) {
+	g0, err := NewGenerator(opt)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{
+		Years: fmt.Sprintf("%d-%d", opt.FromYear, opt.ToYear), LunarFacts: g0.LunarFacts(),
+		BySolutions: map[string]int{}, ByKind: map[string]int{}, ByLevel: map[string]int{}, ByRelation: map[string]int{},
+	}
+	inShard := func(i int64) bool {
+		n := int64(r.ShardCount)
+		return n <= 1 || ((i%n)+n)%n == int64(r.ShardIndex)
+	}
+	workers = max(workers, 1)
+	const chunk = 64
+	nChunks := int((max(r.Count, 0) + chunk - 1) / chunk)
+	type result struct {
+		ps      []*Puzzle
+		skipped int
+		err     error
+	}
+	results := make([]chan result, nChunks)
+	for i := range results {
+		results[i] = make(chan result, 1)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for w := range workers {
+		g := g0
+		if w > 0 {
+			g = g0.sh.generator()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				var res result
+				for i := r.Start + int64(c)*chunk; i < r.Start+min(int64(c+1)*chunk, r.Count); i++ {
+					if !inShard(i) {
+						res.skipped++
+						continue
+					}
+					if ctx.Err() != nil {
+						res.err = ctx.Err()
+						break
+					}
+					p, err := g.Generate(i)
+					if err != nil {
+						res.err = err
+						break
+					}
+					res.ps = append(res.ps, p)
+				}
+				results[c] <- res
+			}
+		}()
+	}
+	ahead := make(chan struct{}, 4*workers) // chunks handed out and not yet emitted
+	go func() {
+		defer close(next)
+		for c := range nChunks {
+			select {
+			case ahead <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case next <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for c := range nChunks {
+		var res result
+		select {
+		case res = <-results[c]:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		<-ahead
+		sum.Skipped += res.skipped
+		for _, p := range res.ps {
+			sum.add(p)
+			if err := emit(p); err != nil {
+				return nil, err
+			}
+		}
+		if res.err != nil {
+			return nil, res.err
+		}
+	}
+	return sum, nil
+}
