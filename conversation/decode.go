@@ -347,29 +347,3 @@ func decodeTools(raw []byte) ([]Tool, error) {
 	}
 	return tools, nil
 }
-
-// compactJSON appends src without the whitespace between tokens. src must
-// be valid JSON (the fast decoder has just read it).
-func compactJSON(dst, src []byte) []byte {
-	inStr, esc := false, false
-	start := 0
-	for i, c := range src {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			dst = append(dst, src[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, src[start:]...)
-}

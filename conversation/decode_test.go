@@ -2,7 +2,6 @@ package conversation
 
 import (
 	"bytes"
-	stdjson "encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -454,23 +453,4 @@ func TestDecodeString(t *testing.T) {
 		assert.Equal(t, tt.ok, ok, tt.in)
 		assert.Equal(t, tt.want, got, tt.in)
 	}
-}
-
-// FuzzCompactJSON checks compactJSON against encoding/json's Compact on
-// valid JSON, the only input it is given.
-func FuzzCompactJSON(f *testing.F) {
-	f.Add([]byte(`[ {"type": "function", "function": {"name": "a b", "parameters": { "x" : [1, 2 ] }}} ]`))
-	f.Add([]byte("{\"s\": \"tab\\t and \\\" quote \\\\\" ,\n \"n\": null}"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		if !stdjson.Valid(data) {
-			return
-		}
-		var want bytes.Buffer
-		if err := stdjson.Compact(&want, data); err != nil {
-			t.Fatal(err)
-		}
-		if got := compactJSON(nil, data); !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("compactJSON(%q) = %q, want %q", data, got, want.Bytes())
-		}
-	})
 }

@@ -336,7 +336,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		if err := unmarshalTools(rawTools, &t.Tools); err != nil {
 			return nil, fail(id, toolsField, fmt.Errorf("want a list of tool schemas: %v", err))
 		}
-		t.ToolsJSON = compactJSON(make([]byte, 0, len(rawTools)), rawTools)
+		t.ToolsJSON = jsonscan.AppendCompact(make([]byte, 0, len(rawTools)), rawTools)
 	}
 	for i, tl := range t.Tools {
 		if tl.Function.Name == "" {

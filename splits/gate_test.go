@@ -133,10 +133,10 @@ func gtClean(seed uint64, wordsPerText int) gtRows {
 				File:        file,
 				Index:       index[file],
 				ID:          fmt.Sprintf("%s_sc%d_%d", split, sc, k),
-				Group:    name,
+				Group:       name,
 				Sensitivity: levels[sc%3],
 				Label:       []string{"tool", "direct"}[k%2],
-				Side:      split,
+				Side:        split,
 				Text:        gtText(rng, vocab, wordsPerText),
 			})
 		}
@@ -758,7 +758,7 @@ func gtBenchRows(train, test int) gtRows {
 			ID:          fmt.Sprintf("scenario%d_%d", sc, i%50),
 			Sensitivity: levels[sc%3],
 			Label:       []string{"tool", "direct"}[i%2],
-			Side:      split,
+			Side:        split,
 			Text:        gtText(rng, vocab, 280+rng.IntN(41)),
 		})
 	}

@@ -6,6 +6,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -572,4 +573,48 @@ func equalFold(key []byte, name string) bool {
 		}
 	}
 	return true
+}
+
+// AppendCompact appends src, JSON text, without the white space between
+// its tokens; src must start outside a string. Strings are skipped whole with IndexByte, so
+// the cost is in the structure, not in the text.
+func AppendCompact(dst, src []byte) []byte {
+	from := 0
+	for i := 0; i < len(src); {
+		switch c := src[i]; c {
+		case '"':
+			end := stringEnd(src, i)
+			if end < 0 {
+				return append(dst, src[from:]...)
+			}
+			i = end
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[from:i]...)
+			i++
+			from = i
+		default:
+			i++
+		}
+	}
+	return append(dst, src[from:]...)
+}
+
+// stringEnd returns the index just past the closing quote of the JSON
+// string whose opening quote is at b[i], or -1 if it is not closed.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; ; {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		escapes := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			escapes++
+		}
+		j++
+		if escapes%2 == 0 {
+			return j
+		}
+	}
 }

@@ -163,7 +163,6 @@ func FuzzPlainRun(f *testing.F) {
 	})
 }
 
-
 func TestStrings(t *testing.T) {
 	for _, tc := range []struct {
 		in      string
@@ -239,12 +238,31 @@ func TestKeys(t *testing.T) {
 		folded bool
 	}{
 		"id": {0, false}, "score": {1, false}, "ID": {-1, true}, "Score": {-1, true},
-		"ſcore": {-1, true}, // LATIN SMALL LETTER LONG S folds to s
+		"ſcore":     {-1, true}, // LATIN SMALL LETTER LONG S folds to s
 		"\u212aind": {-1, true}, // KELVIN SIGN folds to k
-		"scores": {-1, false}, "": {-1, false}, "other": {-1, false},
+		"scores":    {-1, false}, "": {-1, false}, "other": {-1, false},
 	} {
 		idx, folded := k.Index([]byte(key))
 		assert.Equal(t, want.idx, idx, key)
 		assert.Equal(t, want.folded, folded, key)
 	}
+}
+
+// FuzzAppendCompact checks AppendCompact against encoding/json's Compact on
+// valid JSON, the only input it is given.
+func FuzzAppendCompact(f *testing.F) {
+	f.Add([]byte(`[ {"type": "function", "function": {"name": "a b", "parameters": { "x" : [1, 2 ] }}} ]`))
+	f.Add([]byte("{\"s\": \"tab\\t and \\\" quote \\\\\" ,\n \"n\": null}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, data); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendCompact(nil, data); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("AppendCompact(%q) = %q, want %q", data, got, want.Bytes())
+		}
+	})
 }

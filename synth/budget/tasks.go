@@ -1,7 +1,6 @@
 package budget
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+	"github.com/timeaware/timeaware/dataset"
 )
 
 // Family is a Timely-RL task family (seed 003 §4.1). It decides the data
@@ -330,58 +330,35 @@ func (r *TaskReader) Next() (*Task, error) {
 	return t, nil
 }
 
-// lineReader yields the non-blank lines of a JSONL stream, without their
-// line ending, a leading UTF-8 byte order mark, or a size limit.
+// lineReader yields the non-blank lines of a JSONL stream (read by
+// dataset.LineReader), without their line ending.
 type lineReader struct {
-	br   *bufio.Reader
-	name string
-	line int
-	buf  []byte
+	lines *dataset.LineReader
+	name  string
+	line  int
 }
 
 func newLineReader(r io.Reader, name string) lineReader {
-	return lineReader{br: bufio.NewReaderSize(r, 1<<16), name: name}
+	return lineReader{lines: dataset.NewLineReader(r), name: name}
 }
 
 // next returns the next non-blank line; the slice is valid until the next
 // call.
 func (l *lineReader) next() ([]byte, error) {
 	for {
-		b, err := l.read()
+		b, n, err := l.lines.Next()
+		if err == io.EOF {
+			return nil, io.EOF
+		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("budget: %s: line %d: %w", l.name, n, err)
 		}
-		l.line++
-		if l.line == 1 {
-			b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-		}
+		l.line = n
+		b = bytes.TrimSuffix(b, []byte("\n"))
+		b = bytes.TrimSuffix(b, []byte("\r"))
 		if len(bytes.TrimSpace(b)) > 0 {
 			return b, nil
 		}
-	}
-}
-
-func (l *lineReader) read() ([]byte, error) {
-	l.buf = l.buf[:0]
-	for {
-		chunk, err := l.br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			l.buf = append(l.buf, chunk...)
-			continue
-		}
-		if len(l.buf) > 0 {
-			l.buf = append(l.buf, chunk...)
-			chunk = l.buf
-		}
-		if err == io.EOF {
-			if len(chunk) == 0 {
-				return nil, io.EOF
-			}
-		} else if err != nil {
-			return nil, fmt.Errorf("budget: %s: line %d: %w", l.name, l.line+1, err)
-		}
-		chunk = bytes.TrimSuffix(chunk, []byte("\n"))
-		return bytes.TrimSuffix(chunk, []byte("\r")), nil
 	}
 }
 

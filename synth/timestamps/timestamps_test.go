@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/splits"
 )
 
@@ -53,7 +54,7 @@ func v1Raw(t testing.TB) [][]byte {
 				break
 			}
 			require.NoError(t, err)
-			out = append(out, compactAppend(nil, raw.Data))
+			out = append(out, jsonscan.AppendCompact(nil, raw.Data))
 		}
 	}
 	require.Len(t, out, 1379)
