@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/atomicfile"
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/prefpairs"
 )
@@ -46,7 +47,7 @@ It needs no network beyond loopback and no files of your own.`,
 				if err != nil {
 					return err
 				}
-				if err := writeFileAtomic(filepath.Join(inDir, e.Name()), b); err != nil {
+				if err := atomicfile.WriteFile(filepath.Join(inDir, e.Name()), b); err != nil {
 					return err
 				}
 			}

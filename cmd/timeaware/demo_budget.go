@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/synth/budget"
 )
 
@@ -28,11 +29,11 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	}
 	defer in.Close()
 	out := filepath.Join(dir, "budget.parquet")
-	sink, err := newRecordSink(out, dataset.Parquet, budget.Schema, "rl_rows", false)
+	sink, err := output.NewSink(out, dataset.Parquet, budget.Schema, output.SinkOptions{})
 	if err != nil {
 		return err
 	}
-	defer sink.abort()
+	defer sink.Abort()
 	rb := budget.NewRecordBuilder(nil)
 	defer rb.Release()
 
@@ -54,10 +55,10 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	if err != nil {
 		return fmt.Errorf("demo: budget: %w", err)
 	}
-	if err := sink.drain(rb); err != nil {
+	if err := sink.Drain(rb); err != nil {
 		return err
 	}
-	if err := sink.file.Commit(); err != nil {
+	if err := sink.File().Commit(); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 )
@@ -103,7 +104,7 @@ type pairsPlan struct {
 	onPair func(*prefpairs.Pair)
 
 	catalog      *splits.Catalog
-	catalogFile  *manifestFile
+	catalogFile  *output.Entry
 	split        string // "", splits.StrategyPaper or splits.StrategyGroup
 	seed         uint64
 	testFraction float64
@@ -204,7 +205,7 @@ func (a *app) runPairsBuild(ctx context.Context, f *pairsBuildFlags) error {
 type pairsResult struct {
 	summary  *prefpairs.Summary
 	votes    *prefpairs.VoteSummary
-	outputs  []manifestFile
+	outputs  []output.Entry
 	split    *splitReport
 	manifest string
 	notes    []string
@@ -213,7 +214,7 @@ type pairsResult struct {
 
 func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResult, error) {
 	res := &pairsResult{}
-	var sideFiles []manifestFile
+	var sideFiles []output.Entry
 	if p.f.annotations != "" {
 		votes, mf, err := readSideFile(p.f.annotations, "annotations", prefpairs.ReadVotes)
 		if err != nil {
@@ -304,7 +305,7 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	if sum.LabelDisagreements > 0 {
 		res.notes = append(res.notes, fmt.Sprintf("%d samples have a human score that contradicts their file or record label; the score decided", sum.LabelDisagreements))
 	}
-	m := &manifest{
+	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "pairs build",
 		Outputs: res.outputs,
 		Config:  p.config,
@@ -312,32 +313,23 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 		Notes:   res.notes,
 	}
 	for _, r := range readers {
-		m.Inputs = append(m.Inputs, r.record())
+		m.Inputs = append(m.Inputs, r.Entry(""))
 	}
 	m.Inputs = append(m.Inputs, sideFiles...)
 	if p.catalogFile != nil {
 		m.Inputs = append(m.Inputs, *p.catalogFile)
 	}
-	res.manifest = manifestPath(p.out)
-	// Data files land first: a manifest never describes a missing file.
-	// Commit every data file or none: a train file without its test file
-	// (or beside an older one) would be a split that was never built.
-	var landed []string
+	res.manifest = output.ManifestPath(p.out)
+	// Commit every data file or none, and the manifest with them: a train
+	// file without its test file (or beside an older one) would be a split
+	// that was never built.
+	var files []*output.File
 	for _, side := range outputSides(p.split) {
-		if err := outputs[side].file.Commit(); err != nil {
-			for _, path := range landed {
-				os.Remove(path)
-			}
-			return nil, fmt.Errorf("writing %s: %w", outputs[side].path, err)
-		}
-		landed = append(landed, outputs[side].path)
+		files = append(files, outputs[side].sink.File())
 	}
 	committed = true
-	if err := writeManifest(res.manifest, m); err != nil {
-		for _, o := range outputs {
-			os.Remove(o.path)
-		}
-		return nil, fmt.Errorf("writing %s: %w", res.manifest, err)
+	if err := output.Commit(res.manifest, m, files...); err != nil {
+		return nil, err
 	}
 	return res, nil
 }
@@ -357,18 +349,18 @@ type splitReport struct {
 }
 
 // readSideFile opens, reads and hashes a whole side file.
-func readSideFile[T any](path, role string, read func(io.Reader, string) (T, error)) (T, manifestFile, error) {
+func readSideFile[T any](path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
 	var zero T
-	in := newInputFile(path)
+	in := output.OpenInput(path)
 	defer in.Close()
 	if _, err := os.Stat(path); err != nil {
-		return zero, manifestFile{}, usagef("--%s %s: %v", strings.ReplaceAll(role, "_", "-"), path, unwrapPathError(err))
+		return zero, output.Entry{}, usagef("--%s %s: %v", strings.ReplaceAll(role, "_", "-"), path, unwrapPathError(err))
 	}
 	v, err := read(in, filepath.Base(path))
 	if err != nil {
-		return zero, manifestFile{}, err
+		return zero, output.Entry{}, err
 	}
-	mf := in.record()
+	mf := in.Entry("")
 	mf.Role = role
 	return v, mf, nil
 }

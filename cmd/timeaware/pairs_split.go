@@ -9,6 +9,7 @@ import (
 
 	"github.com/timeaware/timeaware/configs"
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 )
@@ -116,17 +117,17 @@ func (p *pairsPlan) prepareSplit(ctx context.Context) error {
 	return nil
 }
 
-func (p *pairsPlan) openInputs() ([]prefpairs.Input, []*inputFile) {
+func (p *pairsPlan) openInputs() ([]prefpairs.Input, []*output.Input) {
 	inputs := make([]prefpairs.Input, len(p.files))
-	readers := make([]*inputFile, len(p.files))
+	readers := make([]*output.Input, len(p.files))
 	for i, path := range p.files {
-		readers[i] = newInputFile(path)
+		readers[i] = output.OpenInput(path)
 		inputs[i] = prefpairs.InputFromName(path, readers[i])
 	}
 	return inputs, readers
 }
 
-func closeInputs(readers []*inputFile) {
+func closeInputs(readers []*output.Input) {
 	for _, r := range readers {
 		r.Close()
 	}
@@ -145,7 +146,7 @@ func (p *pairsPlan) openOutputs() (map[string]*pairsOutput, error) {
 	for _, side := range outputSides(p.split) {
 		path := p.out
 		if side != "" {
-			path = splitPath(p.out, side)
+			path = output.SidePath(p.out, side)
 		}
 		o, err := newPairsOutput(path, p.format, p.dsOpt)
 		if err != nil {

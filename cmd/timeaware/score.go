@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -99,9 +100,9 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		r, name = f, in
 	}
 	var w io.Writer = a.stdout
-	var af *atomicFile
+	var af *output.File
 	if out != "" {
-		if af, err = createAtomic(out); err != nil {
+		if af, err = output.Create(out); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 		defer af.Abort()

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 )
 
@@ -38,7 +39,8 @@ type splitSinks[R any] struct {
 	out   string
 	split *splits.UnitSplit
 	unit  splitUnit[R]
-	sinks []*recordSink // the only one, or train and test
+	roles []string
+	sinks []*output.Sink // the only one, or train and test
 	rbs   []rowAppender[R]
 	seed  maphash.Seed
 	units [2]map[uint64]struct{}
@@ -56,20 +58,20 @@ type splitSummary struct {
 	Units        map[string]int `json:"units"`
 }
 
-func newSplitSinks[R any](out string, format *dataset.Format, schema *arrow.Schema, role string, labels sinkLabels,
+func newSplitSinks[R any](out string, format *dataset.Format, schema *arrow.Schema, role string, labels bool,
 	split *splits.UnitSplit, unit splitUnit[R], newBuilder func() rowAppender[R]) (*splitSinks[R], error) {
-	s := &splitSinks[R]{out: out, split: split, unit: unit, seed: maphash.MakeSeed()}
-	paths, roles := []string{out}, []string{role}
+	s := &splitSinks[R]{out: out, split: split, unit: unit, seed: maphash.MakeSeed(), roles: []string{role}}
+	paths := []string{out}
 	if split != nil {
-		paths = []string{splitPath(out, splits.Train), splitPath(out, splits.Test)}
-		roles = []string{splits.Train, splits.Test}
+		paths = []string{output.SidePath(out, splits.Train), output.SidePath(out, splits.Test)}
+		s.roles = []string{splits.Train, splits.Test}
 		s.units = [2]map[uint64]struct{}{{}, {}}
 	}
-	for i, p := range paths {
-		sink, err := newRecordSink(p, format, schema, roles[i], labels)
+	for _, p := range paths {
+		sink, err := output.NewSink(p, format, schema, sinkOptions(labels))
 		if err != nil {
 			s.abort()
-			return nil, err
+			return nil, fmt.Errorf("--out: %w", err)
 		}
 		s.sinks = append(s.sinks, sink)
 		s.rbs = append(s.rbs, newBuilder())
@@ -98,7 +100,7 @@ func (s *splitSinks[R]) add(row R) error {
 	i := s.side(row)
 	s.rows[i]++
 	s.rbs[i].Append(row)
-	return s.sinks[i].flushFull(s.rbs[i])
+	return s.sinks[i].FlushFull(s.rbs[i])
 }
 
 // finish writes every file's remaining rows and footer. A split that left
@@ -114,7 +116,7 @@ func (s *splitSinks[R]) finish() error {
 		}
 	}
 	for i, sink := range s.sinks {
-		if err := sink.drain(s.rbs[i]); err != nil {
+		if err := sink.Drain(s.rbs[i]); err != nil {
 			return err
 		}
 	}
@@ -122,10 +124,10 @@ func (s *splitSinks[R]) finish() error {
 }
 
 // records are the files for the manifest.
-func (s *splitSinks[R]) records(format string) []manifestFile {
-	var out []manifestFile
-	for _, sink := range s.sinks {
-		out = append(out, sink.record(format))
+func (s *splitSinks[R]) records(format string) []output.Entry {
+	var out []output.Entry
+	for i, sink := range s.sinks {
+		out = append(out, sink.Entry(s.roles[i], format))
 	}
 	return out
 }
@@ -148,19 +150,19 @@ func (s *splitSinks[R]) summary() *splitSummary {
 
 // commit puts the files in place and writes the manifest beside --out,
 // returning its path.
-func (s *splitSinks[R]) commit(m *manifest) (string, error) {
-	files := make([]*atomicFile, len(s.sinks))
+func (s *splitSinks[R]) commit(m *output.Manifest) (string, error) {
+	files := make([]*output.File, len(s.sinks))
 	for i, sink := range s.sinks {
-		files[i] = sink.file
+		files[i] = sink.File()
 	}
-	mp := manifestPath(s.out)
-	return mp, commitOutputs(mp, m, files...)
+	mp := output.ManifestPath(s.out)
+	return mp, output.Commit(mp, m, files...)
 }
 
 // abort discards what is not committed.
 func (s *splitSinks[R]) abort() {
 	for _, sink := range s.sinks {
-		sink.abort()
+		sink.Abort()
 	}
 }
 
@@ -185,7 +187,7 @@ func checkTestFraction(f float64) error {
 }
 
 // printSplit prints the split line of a synth summary.
-func printSplit(w io.Writer, s *splitSummary, outs []manifestFile) {
+func printSplit(w io.Writer, s *splitSummary, outs []output.Entry) {
 	if s == nil {
 		return
 	}
@@ -205,7 +207,7 @@ func counted(n int, noun string) string {
 // writtenTo describes outputs for a summary's first line: "120 rows written
 // to a-train.parquet and a-test.parquet (parquet, 1.2 MB)"; noun names the
 // rows.
-func writtenTo(outs []manifestFile, noun string) string {
+func writtenTo(outs []output.Entry, noun string) string {
 	rows, size := 0, int64(0)
 	var paths []string
 	for _, o := range outs {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/timeaware/timeaware/output"
 )
 
 // gateRun runs splits check --json with args and returns the exit code and
@@ -238,7 +239,7 @@ func TestSplitsCheckCleanSynthSplitsPass(t *testing.T) {
 				require.Equal(t, 0, code, stderr)
 				assert.Contains(t, stdout, "split: ")
 				assert.NoFileExists(t, out)
-				train, test := splitPath(out, "train"), splitPath(out, "test")
+				train, test := output.SidePath(out, "train"), output.SidePath(out, "test")
 				for _, args := range [][]string{{out + ".manifest.json"}, {train, test}, {"--train", train, "--test", test}} {
 					code, rep, stderr := gateRun(t, args...)
 					assert.Equal(t, 0, code, "%v: %v %s", args, rep.failing(), stderr)

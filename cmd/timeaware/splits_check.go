@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 )
 
@@ -325,7 +326,7 @@ func expandSplitArg(arg, side string) ([]gateInput, *manifestSplit, error) {
 	}
 	var m struct {
 		Command string         `json:"command"`
-		Outputs []manifestFile `json:"outputs"`
+		Outputs []output.Entry `json:"outputs"`
 		Summary struct {
 			Split *manifestSplit `json:"split"`
 		} `json:"summary"`
@@ -333,7 +334,7 @@ func expandSplitArg(arg, side string) ([]gateInput, *manifestSplit, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, nil, usagef("%s: not a timeaware manifest: %v", arg, err)
 	}
-	var outs []manifestFile
+	var outs []output.Entry
 	for _, o := range m.Outputs {
 		if _, ok := dataset.ForPath(o.Path); ok {
 			outs = append(outs, o)
@@ -355,7 +356,7 @@ func expandSplitArg(arg, side string) ([]gateInput, *manifestSplit, error) {
 			}
 		}
 		if o.SHA256 != "" {
-			got, err := hashFile(path, "")
+			got, err := output.HashFile(path, "")
 			if err != nil {
 				return nil, nil, err
 			}

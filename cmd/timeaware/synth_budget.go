@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
@@ -296,8 +297,8 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 type budgetResult struct {
 	summary  *budget.Summary
 	split    *splitSummary
-	rows     []manifestFile // the rows, or the train and test rows
-	teacher  *manifestFile
+	rows     []output.Entry // the rows, or the train and test rows
+	teacher  *output.Entry
 	model    string
 	manifest string
 }
@@ -305,7 +306,7 @@ type budgetResult struct {
 func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
 	unit := splitUnit[*budget.Row]{name: "task", of: func(r *budget.Row) string { return r.TaskID },
 		setSplit: func(r *budget.Row, s string) { r.Split = s }}
-	sinks, err := newSplitSinks(p.f.out, p.format, budget.Schema, "rl_rows", sinkLabels(p.f.labels), p.split, unit,
+	sinks, err := newSplitSinks(p.f.out, p.format, budget.Schema, "rl_rows", p.f.labels, p.split, unit,
 		func() rowAppender[*budget.Row] { return budget.NewRecordBuilder(nil) })
 	if err != nil {
 		return nil, err
@@ -314,13 +315,13 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	defer sinks.release()
 
 	var (
-		teacherFile *atomicFile
+		teacherFile *output.File
 		teacherBuf  *bufio.Writer
 		enc         *budget.TeacherEncoder
 		requests    int
 	)
 	if p.teacher != nil {
-		if teacherFile, err = createAtomic(p.f.teacher); err != nil {
+		if teacherFile, err = output.Create(p.f.teacher); err != nil {
 			return nil, fmt.Errorf("--teacher-requests: %w", err)
 		}
 		defer teacherFile.Abort()
@@ -330,7 +331,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 		}
 	}
 
-	in := newInputFile(p.f.input)
+	in := output.OpenInput(p.f.input)
 	defer in.Close()
 	prog := newProgress(progress, "rows")
 	sum, err := budget.Build(ctx, in, p.f.input, p.opt, func(row *budget.Row) error {
@@ -354,33 +355,33 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	if err := sinks.finish(); err != nil {
 		return nil, err
 	}
-	res := &budgetResult{summary: sum, split: sinks.summary(), rows: sinks.records(p.format.Name), manifest: manifestPath(p.f.out)}
+	res := &budgetResult{summary: sum, split: sinks.summary(), rows: sinks.records(p.format.Name), manifest: output.ManifestPath(p.f.out)}
 	outputs := slices.Clone(res.rows)
-	files := []*atomicFile{}
+	files := []*output.File{}
 	for _, s := range sinks.sinks {
-		files = append(files, s.file)
+		files = append(files, s.File())
 	}
 	if teacherFile != nil {
 		if err := teacherBuf.Flush(); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", p.f.teacher, err)
 		}
 		res.model = p.teacher.Model
-		res.teacher = &manifestFile{Path: p.f.teacher, Role: "teacher_requests", Format: "jsonl",
-			SHA256: teacherFile.SHA256(), Bytes: teacherFile.n, Rows: &requests}
+		res.teacher = &output.Entry{Path: p.f.teacher, Role: "teacher_requests", Format: "jsonl",
+			SHA256: teacherFile.SHA256(), Bytes: teacherFile.Bytes(), Rows: &requests}
 		outputs = append(outputs, *res.teacher)
 		files = append(files, teacherFile)
 	}
-	input := in.record()
+	input := in.Entry("")
 	input.Role = "tasks"
 	summary := struct {
 		*budget.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, res.split}
-	m := &manifest{
+	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth budget",
-		Outputs: outputs, Inputs: []manifestFile{input}, Config: p.config, Summary: summary,
+		Outputs: outputs, Inputs: []output.Entry{input}, Config: p.config, Summary: summary,
 	}
-	if err := commitOutputs(res.manifest, m, files...); err != nil {
+	if err := output.Commit(res.manifest, m, files...); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -471,43 +472,42 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 		return usageError{err}
 	}
 	desc := a.v.GetString("synth.budget.tool_description")
-	sink, err := newRecordSink(f.out, format, budget.SFTSchema, "sft_rows", false)
+	sink, err := output.NewSink(f.out, format, budget.SFTSchema, output.SinkOptions{})
 	if err != nil {
-		return err
+		return fmt.Errorf("--out: %w", err)
 	}
-	defer sink.abort()
+	defer sink.Abort()
 	rb := budget.NewSFTRecordBuilder(nil, desc)
 	defer rb.Release()
-	in := newInputFile(f.traces)
+	in := output.OpenInput(f.traces)
 	defer in.Close()
 	prog := newProgress(a.stderr, "traces")
 	sum, err := budget.ConvertTraces(ctx, in, f.traces, budget.SFTOptions{Scorer: scorer}, func(row *budget.SFTRow) error {
 		prog.add(1)
 		rb.Append(row)
-		return sink.flushFull(rb)
+		return sink.FlushFull(rb)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(err)
 	}
-	if err := sink.drain(rb); err != nil {
+	if err := sink.Drain(rb); err != nil {
 		return err
 	}
-	input := in.record()
-	input.Role = "traces"
-	out := sink.record(format.Name)
+	input := in.Entry("traces")
+	out := sink.Entry("sft_rows", format.Name)
 	config := typedConfig(a.v, "rewards.")
 	config["synth.budget.tool_description"] = desc
-	m := &manifest{
+	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth sft",
-		Outputs: []manifestFile{out}, Inputs: []manifestFile{input}, Config: config, Summary: sum,
+		Outputs: []output.Entry{out}, Inputs: []output.Entry{input}, Config: config, Summary: sum,
 	}
-	mp, err := sink.commit(m)
-	if err != nil {
+	mp := output.ManifestPath(f.out)
+	if err := output.Commit(mp, m, sink.File()); err != nil {
 		return err
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "synth sft: %d rows written to %s (%s, %s)\n", *out.Rows, out.Path, out.Format, humanBytes(out.Bytes))
+	fmt.Fprintf(w, "synth sft: %s\n", writtenTo([]output.Entry{out}, "rows"))
 	fmt.Fprintf(w, "  traces:      %d read, %d kept, %d dropped\n", sum.Traces, sum.Kept, sum.Traces-sum.Kept)
 	fmt.Fprintf(w, "  dropped:     %s\n", countList(sum.Dropped))
 	fmt.Fprintf(w, "  manifest:    %s\n", mp)

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/negotiation"
@@ -84,10 +85,10 @@ scenarios or more (--scenario).`,
 type negotiationPlan struct {
 	out      string
 	split    *splits.UnitSplit
-	labels   sinkLabels
+	labels   bool
 	format   *dataset.Format
 	opt      negotiation.Options
-	scenario *manifestFile
+	scenario *output.Entry
 	config   map[string]any
 }
 
@@ -99,7 +100,7 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 	if f.out == "" {
 		return nil, usagef("--out is required")
 	}
-	p := &negotiationPlan{out: f.out, labels: sinkLabels(f.labels)}
+	p := &negotiationPlan{out: f.out, labels: f.labels}
 	var err error
 	if p.format, err = outputFormat(v.GetString("synth.negotiation.format"), f.out); err != nil {
 		return nil, err
@@ -116,7 +117,7 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 		if p.opt.Scenarios, err = negotiation.LoadScenarios(data); err != nil {
 			return nil, usagef("--scenario %s: %v", path, err)
 		}
-		in, err := hashFile(path, "scenarios")
+		in, err := output.HashFile(path, "scenarios")
 		if err != nil {
 			return nil, usagef("--scenario %s: %v", path, err)
 		}
@@ -218,11 +219,11 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 	fmt.Fprintf(w, "  roles:       %s\n", countList(sum.ByRole))
 	fmt.Fprintf(w, "  opens:       %s\n", countList(sum.ByFirstSpeaker))
 	fmt.Fprintf(w, "  budgets:     %s\n", countList(sum.ByBudget))
-	fmt.Fprintf(w, "  manifest:    %s\n", manifestPath(p.out))
+	fmt.Fprintf(w, "  manifest:    %s\n", output.ManifestPath(p.out))
 	return nil
 }
 
-func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*negotiation.Summary, []manifestFile, *splitSummary, error) {
+func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*negotiation.Summary, []output.Entry, *splitSummary, error) {
 	unit := splitUnit[*negotiation.Row]{name: "scenario", of: func(r *negotiation.Row) string { return r.ScenarioID },
 		setSplit: func(r *negotiation.Row, s string) { r.Split = s }}
 	sinks, err := newSplitSinks(p.out, p.format, negotiation.Schema, "rl_rows", p.labels, p.split, unit,
@@ -249,9 +250,9 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 		*negotiation.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, sinks.summary()}
-	m := &manifest{
+	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth negotiation",
-		Outputs: outs, Inputs: []manifestFile{}, Config: p.config, Summary: summary,
+		Outputs: outs, Inputs: []output.Entry{}, Config: p.config, Summary: summary,
 	}
 	if p.scenario != nil {
 		m.Inputs = append(m.Inputs, *p.scenario)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/puzzles"
@@ -123,7 +124,7 @@ func puzzleRangeKey(v *viper.Viper, key string) (int, int, error) {
 
 // puzzleOptions reads the synth.puzzles.* keys over the defaults; kbRecord
 // is the knowledge-base file's manifest entry when one was read.
-func puzzleOptions(v *viper.Viper) (puzzles.Options, *manifestFile, error) {
+func puzzleOptions(v *viper.Viper) (puzzles.Options, *output.Entry, error) {
 	o := puzzles.DefaultOptions()
 	var err error
 	if o.FromYear, o.ToYear, err = puzzles.ParseYears(v.GetString("synth.puzzles.years")); err != nil {
@@ -174,14 +175,14 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, *manifestFile, error) {
 	o.Split = v.GetString("synth.puzzles.split")
 	o.Ability = v.GetString("synth.puzzles.ability")
 	o.MaxAttempts = v.GetInt("synth.puzzles.max_attempts")
-	var kbRecord *manifestFile
+	var kbRecord *output.Entry
 	if path := v.GetString("synth.puzzles.kb"); path != "" {
-		in := newInputFile(path)
+		in := output.OpenInput(path)
 		defer in.Close()
 		if o.KB, err = puzzles.ParseKB(in, path); err != nil {
 			return o, nil, usagef("--kb: %v", unwrapPathError(err))
 		}
-		rec := in.record()
+		rec := in.Entry("")
 		rec.Role = "knowledge_base"
 		kbRecord = &rec
 	}
@@ -274,7 +275,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	tuneGCForStreaming()
 	unit := splitUnit[*puzzles.Puzzle]{name: "answer set", of: func(p *puzzles.Puzzle) string { return p.Group },
 		setSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }}
-	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", sinkLabels(f.labels), split, unit,
+	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", f.labels, split, unit,
 		func() rowAppender[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
@@ -294,7 +295,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		return err
 	}
 	outs := sinks.records(format.Name)
-	var inputs []manifestFile
+	var inputs []output.Entry
 	if kb != nil {
 		inputs = append(inputs, *kb)
 	}
@@ -302,7 +303,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		*puzzles.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, sinks.summary()}
-	m := &manifest{
+	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles",
 		Outputs: outs, Inputs: inputs, Config: config, Summary: summary,
 	}
@@ -314,7 +315,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	return nil
 }
 
-func printPuzzleSummary(w io.Writer, outs []manifestFile, s *puzzles.Summary, split *splitSummary, mp string) {
+func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, split *splitSummary, mp string) {
 	fmt.Fprintf(w, "synth puzzles: %s\n", writtenTo(outs, "puzzles"))
 	printSplit(w, split, outs)
 	if s.Skipped > 0 {

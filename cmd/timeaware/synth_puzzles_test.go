@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/synth/puzzles"
 )
 
@@ -32,7 +33,7 @@ func TestSynthPuzzlesWritesVerifiableRows(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "synth puzzles: 60 puzzles written to "+out)
 	assert.Contains(t, stdout, "solutions:   1 10, 2 10, 3 10, 4 10, 5 10, 6 10")
-	assert.FileExists(t, manifestPath(out))
+	assert.FileExists(t, output.ManifestPath(out))
 
 	rows := readJSONLines(t, out)
 	require.Len(t, rows, 60)
@@ -193,8 +194,8 @@ func TestSynthPuzzlesConfigAndKB(t *testing.T) {
 			}
 		}
 	}
-	var m manifest
-	b, err := os.ReadFile(manifestPath(out))
+	var m output.Manifest
+	b, err := os.ReadFile(output.ManifestPath(out))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &m))
 	require.Len(t, m.Inputs, 1)

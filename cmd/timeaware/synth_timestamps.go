@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/timestamps"
 )
@@ -247,15 +248,15 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 		return err
 	}
 	tuneGCForStreaming()
-	out, err := createAtomic(p.out)
+	out, err := output.Create(p.out)
 	if err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	defer out.Abort()
 	inputs := make([]timestamps.Input, len(p.files))
-	readers := make([]*inputFile, len(p.files))
+	readers := make([]*output.Input, len(p.files))
 	for i, path := range p.files {
-		readers[i] = newInputFile(path)
+		readers[i] = output.OpenInput(path)
 		inputs[i] = timestamps.Input{Name: path, Reader: readers[i]}
 	}
 	defer closeInputs(readers)
@@ -306,7 +307,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	if p.jsonl {
 		format = "jsonl"
 	}
-	printTimestampsSummary(a.stdout, p, sum, len(p.files), format, out.n)
+	printTimestampsSummary(a.stdout, p, sum, len(p.files), format, out.Bytes())
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/traveler"
@@ -159,7 +160,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	tuneGCForStreaming()
 	unit := splitUnit[*traveler.Row]{name: "event set", of: (*traveler.Row).Group,
 		setSplit: func(r *traveler.Row, s string) { r.Split = s }}
-	sinks, err := newSplitSinks(f.out, format, traveler.Schema, "traveler_rows", sinkLabels(f.labels), split, unit,
+	sinks, err := newSplitSinks(f.out, format, traveler.Schema, "traveler_rows", f.labels, split, unit,
 		func() rowAppender[*traveler.Row] { return traveler.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
@@ -187,9 +188,9 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		*traveler.Summary
 		Split *splitSummary `json:"split,omitempty"`
 	}{sum, sinks.summary()}
-	m := &manifest{
+	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth traveler",
-		Outputs: outs, Inputs: []manifestFile{}, Config: config, Summary: summary,
+		Outputs: outs, Inputs: []output.Entry{}, Config: config, Summary: summary,
 	}
 	mp, err := sinks.commit(m)
 	if err != nil {
@@ -199,7 +200,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	return nil
 }
 
-func printTravelerSummary(w io.Writer, outs []manifestFile, s *traveler.Summary, split *splitSummary, mp string) {
+func printTravelerSummary(w io.Writer, outs []output.Entry, s *traveler.Summary, split *splitSummary, mp string) {
 	fmt.Fprintf(w, "synth traveler: %s\n", writtenTo(outs, "rows"))
 	printSplit(w, split, outs)
 	fmt.Fprintf(w, "  categories:  %s\n", countList(s.ByCategory))
