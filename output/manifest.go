@@ -2,6 +2,7 @@ package output
 
 import (
 	"crypto/sha256"
+	"errors"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -48,6 +49,10 @@ func WriteManifest(path string, m *Manifest) error {
 	return atomicfile.WriteFile(path, append(b, '\n'))
 }
 
+// ErrChanged is wrapped by ReadManifest's error for an output whose bytes
+// are not those the manifest recorded.
+var ErrChanged = errors.New("changed since the build")
+
 // ReadManifest reads the manifest at path. Its outputs' paths are as they
 // were given at build time; when one is not there, the manifest's own
 // directory is tried, and the path that exists is put in the entry.
@@ -77,7 +82,7 @@ func ReadManifest(path string, verify bool) (*Manifest, error) {
 				return nil, err
 			}
 			if got.SHA256 != o.SHA256 {
-				return nil, fmt.Errorf("%s has changed since the build (sha256 %s, manifest says %s)", o.Path, got.SHA256, o.SHA256)
+				return nil, fmt.Errorf("%s has %w (sha256 %s, manifest says %s)", o.Path, ErrChanged, got.SHA256, o.SHA256)
 			}
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -76,7 +74,7 @@ finding is also printed as an ::error annotation.`,
 	fs.StringArrayVar(&f.train, "train", nil, "a train-side file or directory (repeatable)")
 	fs.StringArrayVar(&f.test, "test", nil, "a test-side file or directory (repeatable)")
 	fs.StringArrayVar(&f.against, "against", nil, "a file or directory of an outside evaluation set to check train rows against (repeatable)")
-	fs.String("preset", "auto", "columns of a timeaware output: auto, none, "+presetNames())
+	fs.String("preset", "auto", "columns of a timeaware output: auto, none, "+splits.PresetNames())
 	fs.String("text", "", "columns whose text is compared, comma-separated paths (default: the preset's)")
 	fs.String("group", "", "column of the unit that must not straddle the split (default: the preset's; none drops it)")
 	fs.String("id", "", "columns that identify a row together, comma-separated (default: the preset's; none drops them)")
@@ -104,14 +102,6 @@ finding is also printed as an ::error annotation.`,
 		bindKey(fs, flag, key)
 	}
 	return cmd
-}
-
-func presetNames() string {
-	var names []string
-	for _, p := range splits.Presets {
-		names = append(names, p.Name)
-	}
-	return strings.Join(names, ", ")
 }
 
 // errGateFailed is returned when a check fails: the report has been printed,
@@ -320,222 +310,88 @@ func expandSplitArg(arg, side string) ([]gateInput, *manifestSplit, error) {
 		}
 		return []gateInput{{path: arg, side: side, from: arg}}, nil, nil
 	}
-	b, err := os.ReadFile(arg)
+	m, err := output.ReadManifest(arg, true)
+	if errors.Is(err, output.ErrChanged) {
+		return nil, nil, fmt.Errorf("%s: %w", arg, err)
+	}
 	if err != nil {
 		return nil, nil, usagef("%s: %v", arg, unwrapPathError(err))
 	}
-	var m struct {
-		Command string         `json:"command"`
-		Outputs []output.Entry `json:"outputs"`
-		Summary struct {
-			Split *manifestSplit `json:"split"`
-		} `json:"summary"`
+	var summary struct {
+		Split *manifestSplit `json:"split"`
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, nil, usagef("%s: not a timeaware manifest: %v", arg, err)
-	}
-	var outs []output.Entry
-	for _, o := range m.Outputs {
-		if _, ok := dataset.ForPath(o.Path); ok {
-			outs = append(outs, o)
-		}
-	}
-	if len(outs) == 0 {
-		return nil, nil, usagef("%s: the manifest lists no dataset outputs", arg)
+	if b, err := json.Marshal(m.Summary); err == nil {
+		_ = json.Unmarshal(b, &summary)
 	}
 	preset, _ := splits.PresetForCommand(m.Command)
 	var out []gateInput
-	for _, o := range outs {
-		path := o.Path
-		if _, err := os.Stat(path); err != nil {
-			// Paths are recorded as given at build time; fall back to
-			// the manifest's own directory.
-			path = filepath.Join(filepath.Dir(arg), filepath.Base(o.Path))
-			if _, err := os.Stat(path); err != nil {
-				return nil, nil, usagef("%s: output %s: %v", arg, o.Path, unwrapPathError(err))
-			}
-		}
-		if o.SHA256 != "" {
-			got, err := output.HashFile(path, "")
-			if err != nil {
-				return nil, nil, err
-			}
-			if got.SHA256 != o.SHA256 {
-				return nil, nil, fmt.Errorf("%s: %s has changed since the build (sha256 %s, manifest says %s)", arg, path, got.SHA256, o.SHA256)
-			}
+	for _, o := range m.Outputs {
+		if _, ok := dataset.ForPath(o.Path); !ok {
+			continue
 		}
 		s := side
 		if s == "" {
 			if rs, ok := splits.SideOf(o.Role); ok {
 				s = rs
 			} else {
-				s = splits.SideFromPath(path, path)
+				s = splits.SideFromPath(o.Path, o.Path)
 			}
 		}
-		out = append(out, gateInput{path: path, side: s, from: arg, preset: preset})
+		out = append(out, gateInput{path: o.Path, side: s, from: arg, preset: preset})
 	}
-	return out, m.Summary.Split, nil
+	if len(out) == 0 {
+		return nil, nil, usagef("%s: the manifest lists no dataset outputs", arg)
+	}
+	return out, summary.Split, nil
 }
 
-// columnKey reads a column setting: ok is false when it is not set (the
-// preset's applies); "none" drops the column.
-func columnKey(v *viper.Viper, key string) (val string, ok bool) {
+// columnKey reads a column setting: nil when it is not set (the preset's
+// applies); "none" drops the column.
+func columnKey(v *viper.Viper, key string) *string {
 	raw := strings.TrimSpace(v.GetString(key))
 	if raw == "" {
-		return "", false
+		return nil
 	}
 	if strings.EqualFold(raw, "none") {
-		return "", true
+		raw = ""
 	}
-	return raw, true
+	return &raw
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// gateColumns decides the columns of the train and test files: the preset
-// (named, from their manifest, or recognised from each file's columns, all
-// of which must agree), then the column flags over it; every named column
-// must be in every file.
+// gateColumns decides the columns of the train and test files from the
+// preset and the column flags.
 func gateColumns(v *viper.Viper, ins []gateInput) (*splits.Columns, error) {
-	var cols splits.Columns
-	presetName := strings.TrimSpace(v.GetString("splits.preset"))
-	var preset *splits.Preset
-	fields := map[string]*splits.FieldSet{}
-	fieldsOf := func(path string) (*splits.FieldSet, error) {
-		if fs, ok := fields[path]; ok {
-			return fs, nil
-		}
-		fs, err := splits.Fields(path)
-		if err != nil {
-			return nil, err
-		}
-		fields[path] = fs
-		return fs, nil
+	sets := make([]splits.Dataset, len(ins))
+	for i, in := range ins {
+		sets[i] = splits.Dataset{Path: in.path, Preset: in.preset}
 	}
-	switch presetName {
-	case "none":
-	case "auto", "":
-		var from string
-		for _, in := range ins {
-			p := in.preset
-			if p == nil {
-				fs, err := fieldsOf(in.path)
-				if err != nil {
-					return nil, err
-				}
-				p, _ = splits.DetectPreset(fs.Has)
-			}
-			if p == nil {
-				continue
-			}
-			if preset != nil && p != preset {
-				return nil, usagef("%s looks like %s output and %s like %s output: check one kind at a time, or name the columns with --preset none --text ...", from, preset.Name, in.path, p.Name)
-			}
-			preset, from = p, in.path
-		}
-	default:
-		p, ok := splits.PresetByName(presetName)
-		if !ok {
-			return nil, usagef("--preset %s: want auto, none or one of %s", presetName, presetNames())
-		}
-		preset = p
+	cols, err := splits.ResolveColumns(sets, splits.Overrides{
+		Preset: v.GetString("splits.preset"), Text: columnKey(v, "splits.text"), Group: columnKey(v, "splits.group"),
+		ID: columnKey(v, "splits.id"), Split: columnKey(v, "splits.split_column"),
+		Sensitivity: columnKey(v, "splits.sensitivity_column"), Label: columnKey(v, "splits.label_column"),
+	})
+	if err != nil {
+		return nil, usageError{err}
 	}
-	if preset != nil {
-		cols = preset.Columns
-		cols.ID = slices.Clone(cols.ID)
-		cols.Text = slices.Clone(cols.Text)
-	}
-	if s, ok := columnKey(v, "splits.text"); ok {
-		cols.Text = splitList(s)
-	}
-	if s, ok := columnKey(v, "splits.group"); ok {
-		cols.Group, cols.GroupName, cols.GroupFromID = s, "", nil
-	}
-	if s, ok := columnKey(v, "splits.id"); ok {
-		cols.ID = splitList(s)
-	}
-	for key, dst := range map[string]*string{"splits.split_column": &cols.Split, "splits.sensitivity_column": &cols.Sensitivity, "splits.label_column": &cols.Label} {
-		if s, ok := columnKey(v, key); ok {
-			*dst = s
-		}
-	}
-	if cols.Group == "" {
-		cols.GroupFromID = nil
-	}
-	if cols.GroupName == "" && cols.Group != "" {
-		name := cols.Group
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[i+1:]
-		}
-		cols.GroupName = name
-	}
-	if len(cols.Text) == 0 {
-		fs, err := fieldsOf(ins[0].path)
-		if err != nil {
-			return nil, err
-		}
-		return nil, usagef("%s is not a timeaware output the gate knows (%s): name its columns with --text (and --group, --id); its columns are %s",
-			ins[0].path, presetNames(), strings.Join(fs.Top(), ", "))
-	}
-	named := map[string][]string{"--text": cols.Text, "--id": cols.ID,
-		"--group": {cols.Group}, "--split-column": {cols.Split}, "--sensitivity-column": {cols.Sensitivity}, "--label-column": {cols.Label}}
-	if cols.Source != "" {
-		named["the preset's source column"] = []string{cols.Source}
-	}
-	for _, in := range ins {
-		fs, err := fieldsOf(in.path)
-		if err != nil {
-			return nil, err
-		}
-		for flag, paths := range named {
-			for _, p := range paths {
-				if p != "" && !fs.Has(p) {
-					return nil, usagef("%s: %s %s: no such column (its columns are %s)", in.path, flag, p, strings.Join(fs.Top(), ", "))
-				}
-			}
-		}
-	}
-	return &cols, nil
+	return cols, nil
 }
 
 // againstColumns decides the text columns of the outside evaluation set:
 // --against-text, else its own preset's, else the gate's.
 func againstColumns(v *viper.Viper, ins []gateInput, gate *splits.Columns) (*splits.Columns, error) {
+	sets := make([]splits.Dataset, len(ins))
+	for i, in := range ins {
+		sets[i] = splits.Dataset{Path: in.path}
+	}
 	var text []string
-	if s, ok := columnKey(v, "splits.against_text"); ok && s != "" {
-		text = splitList(s)
+	if s := columnKey(v, "splits.against_text"); s != nil && *s != "" {
+		text = splits.SplitList(*s)
 	}
-	for _, in := range ins {
-		fs, err := splits.Fields(in.path)
-		if err != nil {
-			return nil, err
-		}
-		t := text
-		if t == nil {
-			if p, ok := splits.DetectPreset(fs.Has); ok {
-				t = p.Columns.Text
-			} else {
-				t = gate.Text
-			}
-		}
-		for _, p := range t {
-			if !fs.Has(p) {
-				return nil, usagef("--against %s: no text column %s (its columns are %s); name it with --against-text", in.path, p, strings.Join(fs.Top(), ", "))
-			}
-		}
-		if text == nil {
-			text = t
-		}
+	cols, err := splits.AgainstColumns(sets, text, gate)
+	if err != nil {
+		return nil, usageError{err}
 	}
-	return &splits.Columns{Text: text}, nil
+	return cols, nil
 }
 
 func printGateReport(w io.Writer, r *splits.Report, ins []splits.Input) {
