@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -400,26 +399,4 @@ func TestJSONLSpecialValuesRoundTrip(t *testing.T) {
 		`{"f":2.5e-300,"g":1e+30,"s":"tab\t"}`,
 	}, lines)
 	assertRoundTrip(t, rec, lines)
-}
-
-func TestLineReader(t *testing.T) {
-	long := strings.Repeat("x", 200<<10) // longer than the reader's buffer
-	in := "\xef\xbb\xbf{\"a\":1}\n\n" + long + "\n" + "last"
-	lr := NewLineReader(strings.NewReader(in))
-	var got []string
-	var nums []int
-	for {
-		line, n, err := lr.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		got = append(got, string(line))
-		nums = append(nums, n)
-	}
-	assert.Equal(t, []string{"{\"a\":1}\n", "\n", long + "\n", "last"}, got)
-	assert.Equal(t, []int{1, 2, 3, 4}, nums)
-	_, n, err := lr.Next()
-	assert.Equal(t, io.EOF, err)
-	assert.Equal(t, 4, n)
 }

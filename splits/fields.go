@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // FieldSet is the column paths a dataset has: its top-level columns, the
@@ -46,7 +47,7 @@ func Fields(path string) (*FieldSet, error) {
 	defer f.Close()
 	fs := &FieldSet{paths: map[string]bool{}}
 	if format == dataset.JSONL {
-		lines := dataset.NewLineReader(f)
+		lines := jsonscan.NewLineReader(f)
 		for {
 			line, n, err := lines.Next()
 			if err == io.EOF {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // Input is one dataset file for the gate.
@@ -106,7 +107,7 @@ func openFileRows(in *Input) (fileRows, error) {
 		return nil, fmt.Errorf("splits: %w", err)
 	}
 	if format == dataset.JSONL {
-		return &jsonRows{f: f, lines: dataset.NewLineReader(f), name: in.Path, cc: cc, paths: cc.paths()}, nil
+		return &jsonRows{f: f, lines: jsonscan.NewLineReader(f), name: in.Path, cc: cc, paths: cc.paths()}, nil
 	}
 	paths := cc.paths()
 	var top []string
@@ -203,7 +204,7 @@ func (a *arrowRows) close() {
 // jsonRows reads a JSONL file.
 type jsonRows struct {
 	f     *os.File
-	lines *dataset.LineReader
+	lines *jsonscan.LineReader
 	name  string
 	cc    *compiled
 	paths []colPath

@@ -24,7 +24,7 @@ type Dataset struct {
 // keeps the preset's column; a pointer to "" drops it; Text and ID are
 // comma-separated paths.
 type Overrides struct {
-	Preset                                    string // PresetAuto (or ""), PresetNone or a preset's name
+	Preset                                     string // PresetAuto (or ""), PresetNone or a preset's name
 	Text, Group, ID, Split, Sensitivity, Label *string
 }
 

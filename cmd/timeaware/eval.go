@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -105,7 +103,7 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 		r, name = f, input
 	}
 	ev := rewards.NewDecisionEvaluator(by)
-	if err := readDecisions(r, name, scorer, by, ev); err != nil {
+	if err := rewards.ReadDecisions(r, name, scorer, by, ev); err != nil {
 		return err
 	}
 	if ev.Overall().Samples() == 0 {
@@ -123,105 +121,6 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 	printNARReport(a.stdout, name, report)
 	return nil
 }
-
-// readDecisions adds every line's decision to ev. The first malformed line
-// is an error naming the file, the line and the field.
-func readDecisions(r io.Reader, name string, scorer *rewards.Scorer, by []string, ev *rewards.DecisionEvaluator) error {
-	br := bufio.NewReaderSize(r, 1<<20)
-	var line []byte
-	for lineNo := 1; ; lineNo++ {
-		var err error
-		line, err = readLine(br, line[:0])
-		if err == io.EOF && len(line) == 0 {
-			return nil
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: line %d: %w", name, lineNo, err)
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return fmt.Errorf("%s: line %d: empty line; every line must be one JSON item", name, lineNo)
-		}
-		d, labels, itemErr := decodeDecision(line, scorer, by)
-		if itemErr != nil {
-			return fmt.Errorf("%s: line %d: %w", name, lineNo, itemErr)
-		}
-		ev.Add(d.PreferTool, d.CalledTool, labels)
-		if err == io.EOF {
-			return nil
-		}
-	}
-}
-
-// decodeDecision reads one item: its decision and its labels for the
-// grouping fields (absent or null fields get no label).
-func decodeDecision(line []byte, scorer *rewards.Scorer, by []string) (rewards.ToolDecision, map[string]string, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(line, &fields); err != nil {
-		return rewards.ToolDecision{}, nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	if raw, ok := fields["data_source"]; ok && !isNull(raw) {
-		var ds string
-		if json.Unmarshal(raw, &ds) != nil {
-			return rewards.ToolDecision{}, nil, fmt.Errorf("data_source: %s is not a string", raw)
-		}
-		if ds != "" && ds != rewards.TicTocDecision.DataSource {
-			return rewards.ToolDecision{}, nil, fmt.Errorf("data_source: %q is not %s", ds, rewards.TicTocDecision.DataSource)
-		}
-	}
-	it := rewards.Item{DataSource: rewards.TicTocDecision.DataSource, GroundTruth: fields["ground_truth"]}
-	raw, ok := fields["solution_str"]
-	if !ok || isNull(raw) {
-		return rewards.ToolDecision{}, nil, fmt.Errorf("solution_str: missing: the decision is read from the response")
-	}
-	if json.Unmarshal(raw, &it.SolutionStr) != nil {
-		return rewards.ToolDecision{}, nil, fmt.Errorf("solution_str: not a string")
-	}
-	var extra map[string]json.RawMessage
-	if raw, ok := fields["extra_info"]; ok && !isNull(raw) {
-		if json.Unmarshal(raw, &extra) != nil {
-			return rewards.ToolDecision{}, nil, fmt.Errorf("extra_info: not a JSON object")
-		}
-	}
-	labels := make(map[string]string, len(by))
-	for _, f := range by {
-		raw, ok := extra[f]
-		if !ok || isNull(raw) {
-			continue
-		}
-		v, err := groupValue(raw)
-		if err != nil {
-			return rewards.ToolDecision{}, nil, fmt.Errorf("extra_info.%s: %w", f, err)
-		}
-		labels[f] = v
-	}
-	d, err := scorer.ToolDecision(&it)
-	return d, labels, err
-}
-
-// groupValue turns a JSON scalar into a group label; numbers are written in
-// their shortest form, so 2 and 2.0 fall in one group.
-func groupValue(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	switch raw[0] {
-	case '"':
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", err
-		}
-		return s, nil
-	case 't', 'f':
-		return string(raw), nil
-	case '{', '[':
-		return "", fmt.Errorf("an object or array cannot label a group; want a string, number or boolean")
-	}
-	f, err := strconv.ParseFloat(string(raw), 64)
-	if err != nil {
-		return "", fmt.Errorf("%s is not a number", raw)
-	}
-	return strconv.FormatFloat(f, 'g', -1, 64), nil
-}
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 func printNARReport(w io.Writer, name string, r rewards.DecisionReport) {
 	o := r.Overall

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
-	json "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/output"
@@ -108,102 +106,21 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		defer af.Abort()
 		w = af
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-
-	var (
-		n, failed int
-		sum       float64
-		firstErrs []string
-		line      []byte
-	)
-	br := bufio.NewReaderSize(r, 1<<20)
-	ctx := cmd.Context()
-	for lineNo := 1; ; lineNo++ {
-		line, err = readLine(br, line[:0])
-		if err == io.EOF && len(line) == 0 {
-			break
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("%s: line %d: %w", name, lineNo, err)
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			return fmt.Errorf("%s: line %d: empty line; every line must be one JSON item", name, lineNo)
-		}
-		var it rewards.Item
-		var res rewards.Result
-		itemErr := json.Unmarshal(line, &it)
-		switch {
-		case itemErr != nil:
-			itemErr = fmt.Errorf("not a valid item: %w", itemErr)
-		case it.DataSource != "" && it.DataSource != rw.DataSource:
-			itemErr = fmt.Errorf("data_source: %q differs from --data-source %s", it.DataSource, rw.DataSource)
-		default:
-			res = scorer.ScoreWith(ctx, rw, &it)
-			itemErr = res.Err
-		}
-		if itemErr != nil {
-			res = rewards.Result{Score: cfg.FallbackScore}
-			failed++
-			if len(firstErrs) < 3 {
-				firstErrs = append(firstErrs, fmt.Sprintf("line %d: %v", lineNo, itemErr))
-			}
-		}
-		n++
-		sum += res.Score
-		if _, err := bw.Write(append(res.AppendJSON(nil, rw.Keys, itemErr), '\n')); err != nil {
-			return fmt.Errorf("writing results: %w", err)
-		}
-		if err == io.EOF {
-			break
-		}
+	sum, err := scorer.ScoreLines(cmd.Context(), rw, r, name, w)
+	if err != nil {
+		return err
 	}
-	if failed > maxErrors {
-		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", name, failed, n, maxErrors, joinErrs(firstErrs))
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("writing results: %w", err)
+	if sum.Failed > maxErrors {
+		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", name, sum.Failed, sum.Items, maxErrors, strings.Join(sum.FirstErrors, "; "))
 	}
 	if af != nil {
 		if err := af.Commit(); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	mean := 0.0
-	if n > 0 {
-		mean = sum / float64(n)
-	}
-	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", n, rw.DataSource, mean, failed)
-	if failed > 0 {
-		fmt.Fprintf(a.stderr, "failed items: %s\n", joinErrs(firstErrs))
+	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", sum.Items, rw.DataSource, sum.Mean(), sum.Failed)
+	if sum.Failed > 0 {
+		fmt.Fprintf(a.stderr, "failed items: %s\n", strings.Join(sum.FirstErrors, "; "))
 	}
 	return nil
-}
-
-func joinErrs(errs []string) string {
-	var b bytes.Buffer
-	for i, e := range errs {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		b.WriteString(e)
-	}
-	return b.String()
-}
-
-// readLine reads one line of any length without its newline.
-func readLine(br *bufio.Reader, dst []byte) ([]byte, error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		dst = append(dst, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if len(dst) > 0 && dst[len(dst)-1] == '\n' {
-			dst = dst[:len(dst)-1]
-			if len(dst) > 0 && dst[len(dst)-1] == '\r' {
-				dst = dst[:len(dst)-1]
-			}
-		}
-		return dst, err
-	}
 }

@@ -60,7 +60,7 @@ func TestScoreErrors(t *testing.T) {
 		assert.Equal(t, exitData, code)
 		assert.Contains(t, stderr, "3 of 4 items could not be scored")
 		assert.Contains(t, stderr, "line 2: extra_info.accuracy: missing")
-		assert.Contains(t, stderr, `line 3: data_source: "timely/game" differs from --data-source timely/ml`)
+		assert.Contains(t, stderr, `line 3: data_source: "timely/game" differs from the data source being scored, timely/ml`)
 		assert.NoFileExists(t, out)
 		assert.Equal(t, []string{"mixed.jsonl"}, dirNames(t, dir), "no temporary file left")
 	})

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
-	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // Family is a Timely-RL task family (seed 003 §4.1). It decides the data
@@ -333,13 +333,13 @@ func (r *TaskReader) Next() (*Task, error) {
 // lineReader yields the non-blank lines of a JSONL stream (read by
 // dataset.LineReader), without their line ending.
 type lineReader struct {
-	lines *dataset.LineReader
+	lines *jsonscan.LineReader
 	name  string
 	line  int
 }
 
 func newLineReader(r io.Reader, name string) lineReader {
-	return lineReader{lines: dataset.NewLineReader(r), name: name}
+	return lineReader{lines: jsonscan.NewLineReader(r), name: name}
 }
 
 // next returns the next non-blank line; the slice is valid until the next
