@@ -11,6 +11,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -136,6 +139,10 @@ type Trajectory struct {
 	// ToolCall, when the record has one, is the call that the tool-call
 	// response should make instead of repeating the most recent one.
 	ToolCall []ToolCall
+	// Elapse is the one elapse level the record is a sample of (its
+	// "elapse" field, as a merged file of TicToc v1 records carries it), or
+	// nil when the record is a sample at every level.
+	Elapse *int
 }
 
 // CheckTimes reports the first message whose time is missing or earlier than
@@ -182,6 +189,23 @@ func (t *Trajectory) ScoreAt(elapse int) (float64, bool) {
 	}
 	return *v, true
 }
+
+// V1Name reads a TicToc v1 file name, prefer(Tool|NoTool)_elapse_<k>.json
+// (or .jsonl): the preference class of its records and their elapse level.
+func V1Name(name string) (label string, elapse int, ok bool) {
+	m := v1Name.FindStringSubmatch(filepath.Base(name))
+	if m == nil {
+		return "", -1, false
+	}
+	label = PreferTool
+	if m[1] == "NoTool" {
+		label = PreferDirect
+	}
+	elapse, _ = strconv.Atoi(m[2])
+	return label, elapse, true
+}
+
+var v1Name = regexp.MustCompile(`^prefer(Tool|NoTool)_elapse_([0-2])\.(json|jsonl)$`)
 
 // PreferenceAt returns the record's preference class ("tool" or "direct") for
 // an elapse level, or "" when the record has none.

@@ -172,7 +172,7 @@ func (l *lexer) strField(dst *string) error {
 }
 
 var (
-	recordKeys   = jsonscan.Keys{"id", "history", "function", "tools", "scenario", "sensitivity", "pref_score", "preference", "direct_answer", "tool_call"}
+	recordKeys   = jsonscan.Keys{"id", "history", "function", "tools", "scenario", "sensitivity", "pref_score", "preference", "direct_answer", "tool_call", "elapse"}
 	messageKeys  = jsonscan.Keys{"role", "content", "tool_calls", "tool_call_id", "name", "time"}
 	toolCallKeys = jsonscan.Keys{"id", "type", "function"}
 	functionKeys = jsonscan.Keys{"name", "arguments"}
@@ -215,6 +215,8 @@ func decodeRecord(data []byte, w *wireRecord) error {
 			w.DirectAnswer, err = l.skip(1)
 		case "tool_call":
 			w.ToolCall, err = l.skip(1)
+		case "elapse":
+			w.Elapse, err = l.skip(1)
 		}
 		return err
 	})

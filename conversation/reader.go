@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	json "github.com/goccy/go-json"
 	"io"
 	"reflect"
 	"strings"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/timeaware/timeaware/internal/jsonscan"
 )
@@ -297,6 +298,7 @@ type wireRecord struct {
 	Preference   json.RawMessage `json:"preference"`
 	DirectAnswer json.RawMessage `json:"direct_answer"`
 	ToolCall     json.RawMessage `json:"tool_call"`
+	Elapse       json.RawMessage `json:"elapse"`
 }
 
 type wireMessage struct {
@@ -432,6 +434,13 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 	}
 	if t.DirectAnswer, err = perLevel[string](w.DirectAnswer); err != nil {
 		return nil, fail(id, "direct_answer", err)
+	}
+	if len(w.Elapse) > 0 && !bytes.Equal(w.Elapse, []byte("null")) {
+		var k int
+		if json.Unmarshal(w.Elapse, &k) != nil || k < 0 || k >= NumElapse {
+			return nil, fail(id, "elapse", fmt.Errorf("%s is not an elapse level 0 to %d", w.Elapse, NumElapse-1))
+		}
+		t.Elapse = &k
 	}
 	if len(w.ToolCall) > 0 && !bytes.Equal(w.ToolCall, []byte("null")) {
 		if w.ToolCall[0] == '[' {

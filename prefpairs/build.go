@@ -8,8 +8,6 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
-	"path/filepath"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -142,18 +140,12 @@ type Input struct {
 	Elapse int    // elapse level of every record, or -1
 }
 
-var v1Name = regexp.MustCompile(`^prefer(Tool|NoTool)_elapse_([0-2])\.(json|jsonl)$`)
-
 // InputFromName builds an Input, taking the label and elapse level from a
 // TicToc v1 file name such as preferNoTool_elapse_1.json.
 func InputFromName(name string, r io.Reader) Input {
 	in := Input{Name: name, Reader: r, Elapse: -1}
-	if m := v1Name.FindStringSubmatch(filepath.Base(name)); m != nil {
-		in.Label = conversation.PreferTool
-		if m[1] == "NoTool" {
-			in.Label = conversation.PreferDirect
-		}
-		in.Elapse, _ = strconv.Atoi(m[2])
+	if label, k, ok := conversation.V1Name(name); ok {
+		in.Label, in.Elapse = label, k
 	}
 	return in
 }
@@ -496,8 +488,13 @@ func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t
 		return sampleError(raw, t.ID, fmt.Sprintf("history[%d].role", last), fmt.Errorf("the final message is %q, want the user's follow-up question", t.History[last].Role))
 	}
 	levels := []int{0, 1, 2}
-	if in.Elapse >= 0 {
+	switch {
+	case in.Elapse >= 0 && t.Elapse != nil && *t.Elapse != in.Elapse:
+		return sampleError(raw, t.ID, "elapse", fmt.Errorf("%d, but the file's name says elapse level %d", *t.Elapse, in.Elapse))
+	case in.Elapse >= 0:
 		levels = []int{in.Elapse}
+	case t.Elapse != nil:
+		levels = []int{*t.Elapse}
 	}
 	scenario, sensitivity := t.Scenario, t.Sensitivity
 	if opt.Scenario != nil {

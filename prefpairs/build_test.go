@@ -314,6 +314,33 @@ func TestInputFromName(t *testing.T) {
 	}
 }
 
+// TestBuildRecordElapse: a record that says its elapse level is a sample at
+// that level alone, so one file can hold a trajectory's levels as
+// separate records (a merged v1 directory).
+func TestBuildRecordElapse(t *testing.T) {
+	good := string(demoFile(t, "trajectories.jsonl"))
+	firstLine := strings.SplitN(good, "\n", 2)[0]
+	all, _, err := build(t, demoOptions(t), prefpairs.InputFromName("x.jsonl", strings.NewReader(firstLine)))
+	require.NoError(t, err)
+	require.Len(t, all, 3, "without a level, a record is a sample at all three")
+	var lines []string
+	for k := range 3 {
+		lines = append(lines, strings.Replace(firstLine, `{"id"`, fmt.Sprintf(`{"elapse": %d, "id"`, k), 1))
+	}
+	split, _, err := build(t, demoOptions(t), prefpairs.InputFromName("x.jsonl", strings.NewReader(strings.Join(lines, "\n"))))
+	require.NoError(t, err)
+	require.Len(t, split, 3)
+	for i := range all {
+		assert.Equal(t, all[i], split[i], "the same samples from three records")
+	}
+	one, _, err := build(t, demoOptions(t), prefpairs.InputFromName("x.jsonl", strings.NewReader(lines[1])))
+	require.NoError(t, err)
+	require.Len(t, one, 1)
+	assert.Equal(t, 1, one[0].Elapse)
+	_, _, err = build(t, demoOptions(t), prefpairs.InputFromName("x.jsonl", strings.NewReader(lines[1]+"\n"+lines[1])))
+	assert.ErrorContains(t, err, "sample at elapse 1 was already given")
+}
+
 func TestBuildErrors(t *testing.T) {
 	good := string(demoFile(t, "trajectories.jsonl"))
 	firstLine := strings.SplitN(good, "\n", 2)[0]
@@ -372,6 +399,16 @@ func TestBuildErrors(t *testing.T) {
 			inputs:  []string{"x.jsonl=" + firstLine},
 			edit:    func(o *prefpairs.Options) { o.MinMargin = 2 },
 			wantErr: []string{"min_margin 2 is outside [0, 1.5]"},
+		},
+		{
+			name:    "a record's level against its file's",
+			inputs:  []string{"preferTool_elapse_1.json=[" + strings.Replace(firstLine, `{"id"`, `{"elapse": 2, "id"`, 1) + "]"},
+			wantErr: []string{"preferTool_elapse_1.json: record 1", "id flight_status_1", "elapse: 2, but the file's name says elapse level 1"},
+		},
+		{
+			name:    "an elapse level out of range",
+			inputs:  []string{"x.jsonl=" + strings.Replace(firstLine, `{"id"`, `{"elapse": 3, "id"`, 1)},
+			wantErr: []string{"x.jsonl: record 1", "elapse: 3 is not an elapse level 0 to 2"},
 		},
 	}
 	for _, tt := range tests {

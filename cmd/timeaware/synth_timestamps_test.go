@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -46,11 +48,17 @@ func readStamped(t *testing.T, path string) []json.RawMessage {
 	return recs
 }
 
-// stampedByID maps id to record, checking that copies of a trajectory agree.
+// fromV1Name is what stamping a v1 file adds to each record: the class and
+// elapse level its file's name held.
+var fromV1Name = regexp.MustCompile(`,"preference":"(tool|direct)","elapse":[0-2]}$`)
+
+// stampedByID maps id to record, checking that copies of a trajectory agree
+// but for the class and level their file names gave them.
 func stampedByID(t *testing.T, recs []json.RawMessage) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	for _, rec := range recs {
+		rec = fromV1Name.ReplaceAll(rec, []byte("}"))
 		var r stampedRecord
 		require.NoError(t, json.Unmarshal(rec, &r))
 		if prev, ok := m[r.ID]; ok {
@@ -117,6 +125,22 @@ func TestSynthTimestampsV1ThroughPairs(t *testing.T) {
 			assert.Equal(t, whole[id], rec, "%s: stamped alone and with the others", id)
 		}
 	}
+
+	// The whole directory stamped into one file reads back to the same
+	// pairs: each record keeps the class and level its file's name held.
+	merged := filepath.Join(tmp, "merged-pairs.jsonl")
+	code, stdout, stderr = runCLI(t, "pairs", "build", "--input", all, "--direct-answers", direct, "--time-format", "iso", "--out", merged)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	assert.Contains(t, stdout, "1379 pairs written")
+	assert.Contains(t, stdout, "chosen:      direct 232, tool 1147")
+	byKey := func(rows []pairRow) map[string]pairRow {
+		m := map[string]pairRow{}
+		for _, r := range rows {
+			m[fmt.Sprintf("%s@%d", r.ID, r.Elapse)] = r
+		}
+		return m
+	}
+	assert.Equal(t, byKey(rows), byKey(readPairsJSONL(t, merged)), "the merged file makes the pairs the five files make")
 }
 
 func TestSynthTimestampsShardInvariance(t *testing.T) {
@@ -175,7 +199,9 @@ func TestSynthTimestampsFillKeepsV1Times(t *testing.T) {
 	got := readStamped(t, out)
 	require.Len(t, got, len(in))
 	for i := range in {
-		assert.JSONEq(t, string(in[i]), string(got[i]))
+		// Unchanged, but for the class and level of the file's name.
+		want := append(bytes.TrimSuffix(bytes.TrimSpace(in[i]), []byte("}")), `,"preference":"tool","elapse":0}`...)
+		assert.JSONEq(t, string(want), string(got[i]))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/timeaware/timeaware/conversation"
@@ -221,6 +222,9 @@ func (b *batch) process(ctx context.Context, st *Stamper, keep func(string) bool
 		if err == nil {
 			b.out, err = RewriteTimes(b.out, raw.Data, t)
 		}
+		if err == nil {
+			b.out = keepV1Sample(b.out, raw.Source, t)
+		}
 		if err != nil {
 			re := &conversation.RecordError{Source: raw.Source, Record: raw.Record, Line: raw.Line, ID: t.ID, Err: err}
 			var fe *FieldError
@@ -233,4 +237,28 @@ func (b *batch) process(ctx context.Context, st *Stamper, keep func(string) bool
 		b.ends = append(b.ends, len(b.out))
 		b.infos = append(b.infos, info)
 	}
+}
+
+// keepV1Sample gives a record read from a TicToc v1 file
+// (prefer(Tool|NoTool)_elapse_<k>.json) the class and elapse level that
+// the file's name held, as "preference" and "elapse" members, unless it
+// has them: records merged from several such files into one output then
+// still read back as the samples they were. out ends with the record,
+// compact JSON.
+func keepV1Sample(out []byte, source string, t *conversation.Trajectory) []byte {
+	label, elapse, ok := conversation.V1Name(source)
+	if !ok || len(out) == 0 || out[len(out)-1] != '}' {
+		return out
+	}
+	out = out[:len(out)-1]
+	if len(t.Preference) == 0 {
+		out = append(out, `,"preference":"`...)
+		out = append(out, label...)
+		out = append(out, '"')
+	}
+	if t.Elapse == nil {
+		out = append(out, `,"elapse":`...)
+		out = strconv.AppendInt(out, int64(elapse), 10)
+	}
+	return append(out, '}')
 }

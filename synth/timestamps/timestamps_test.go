@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -45,7 +46,15 @@ func v1Inputs(t testing.TB) []Input {
 // v1Raw returns every v1 record as compact JSON, in file order.
 func v1Raw(t testing.TB) [][]byte {
 	t.Helper()
+	raws, _ := v1RawSources(t)
+	return raws
+}
+
+// v1RawSources is v1Raw with the file name of each record.
+func v1RawSources(t testing.TB) ([][]byte, []string) {
+	t.Helper()
 	var out [][]byte
+	var sources []string
 	for _, in := range v1Inputs(t) {
 		rd := conversation.NewReader(in.Reader, in.Name)
 		for {
@@ -55,10 +64,11 @@ func v1Raw(t testing.TB) [][]byte {
 			}
 			require.NoError(t, err)
 			out = append(out, jsonscan.AppendCompact(nil, raw.Data))
+			sources = append(sources, in.Name)
 		}
 	}
 	require.Len(t, out, 1379)
-	return out
+	return out, sources
 }
 
 func jsonl(records [][]byte) []Input {
@@ -111,7 +121,7 @@ func withoutTimes(t testing.TB, rec []byte) map[string]any {
 }
 
 func TestV1(t *testing.T) {
-	raws := v1Raw(t)
+	raws, sources := v1RawSources(t)
 	out, sum := stamp(t, v1Inputs(t), v1Options(t, 1))
 	require.Len(t, out, len(raws))
 	assert.Equal(t, 1379, sum.Records)
@@ -131,7 +141,16 @@ func TestV1(t *testing.T) {
 		field, err := got.CheckTimes()
 		require.NoError(t, err, "%s: %s", got.ID, field)
 		assert.Equal(t, in.History[0].Time, got.History[0].Time, "%s: the start is the record's", got.ID)
-		assert.Equal(t, withoutTimes(t, raws[i]), withoutTimes(t, rec), "%s: only times may change", got.ID)
+		// The file's name held each record's class and elapse level: the
+		// record now carries them, so that merged files read back.
+		want := withoutTimes(t, raws[i])
+		class, level := "tool", 0.0
+		if strings.HasPrefix(sources[i], "preferNoTool") {
+			class = "direct"
+		}
+		fmt.Sscanf(sources[i][strings.Index(sources[i], "elapse_")+len("elapse_"):], "%g", &level)
+		want["preference"], want["elapse"] = class, level
+		assert.Equal(t, want, withoutTimes(t, rec), "%s: only times, the class and the level may change", got.ID)
 
 		sc, err := cat.Resolve(got.ID)
 		require.NoError(t, err)
@@ -170,9 +189,13 @@ func TestDeterministic(t *testing.T) {
 // or JSONL) and the shard it is stamped in.
 func TestOrderAndShardInvariance(t *testing.T) {
 	opt := v1Options(t, 7)
+	// The copies of a trajectory in the v1 files differ only in the class
+	// and level their file names give them.
+	fromName := regexp.MustCompile(`,"preference":"(tool|direct)","elapse":[0-2]}$`)
 	byID := func(recs [][]byte) map[string]string {
 		m := map[string]string{}
 		for _, rec := range recs {
+			rec = fromName.ReplaceAll(rec, []byte("}"))
 			id := parse(t, rec).ID
 			if prev, ok := m[id]; ok {
 				require.Equal(t, prev, string(rec), "%s: the copies of a trajectory differ", id)
