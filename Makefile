@@ -8,7 +8,7 @@ TRAINERS_VENV ?= .venv-trainers
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 
-.PHONY: help build demo serve bench-synth test test-go test-python test-trainers vet bench bench-go bench-pairs bench-splits venv venv-trainers clean
+.PHONY: help build demo serve bench-synth test test-go test-python test-trainers vet bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -31,7 +31,12 @@ serve: build
 vet:
 	$(GO) vet ./...
 
-test-go:
+# The tests read the reference data beside the checkout (../shared): say so
+# in one line instead of dozens of failures.
+check-shared:
+	@test -d $(SHARED)/data/tictoc-v1 || { echo "make: $(SHARED)/data/tictoc-v1 is missing: the tests need the shared reference data (../shared) beside the checkout" >&2; exit 2; }
+
+test-go: check-shared
 	$(GO) test -race ./...
 
 $(VENV)/.installed: tests/python/requirements.txt
@@ -41,7 +46,7 @@ $(VENV)/.installed: tests/python/requirements.txt
 
 venv: $(VENV)/.installed
 
-test-python: build venv
+test-python: check-shared build venv
 	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
 
 $(TRAINERS_VENV)/.installed: tests/trainers/requirements.txt tests/trainers/requirements-nodeps.txt
@@ -52,10 +57,10 @@ $(TRAINERS_VENV)/.installed: tests/trainers/requirements.txt tests/trainers/requ
 
 venv-trainers: $(TRAINERS_VENV)/.installed
 
-test-trainers: build venv-trainers
+test-trainers: check-shared build venv-trainers
 	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/trainers
 
-test: vet test-go test-python test-trainers
+test: check-shared vet test-go test-python test-trainers
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

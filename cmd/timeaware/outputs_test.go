@@ -147,3 +147,24 @@ func TestSigkillMidWriteLeavesTheOutputDirectoryAsItWas(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownOutputExtensionIsAUsageError: without --format, an --out whose
+// extension names no format is refused, never written as Parquet.
+func TestUnknownOutputExtensionIsAUsageError(t *testing.T) {
+	for _, w := range writers(t) {
+		if w.args[len(w.args)-1] != "--out" || w.args[0] == "score" {
+			continue // score writes JSONL results whatever the name
+		}
+		t.Run(w.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "rows.dat")
+			code, _, stderr := runCLI(t, append(w.args, out)...)
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Contains(t, stderr, "--out "+out+": ")
+			assert.Contains(t, stderr, `".dat"`)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries)
+		})
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,8 +46,9 @@ func parseShardFlag(s string) (prefpairs.Shard, error) {
 	return sh, nil
 }
 
-// outputFormat picks a dataset format by name, else by the file extension,
-// else Parquet.
+// outputFormat picks a dataset format by name, else by the file
+// extension; an unknown extension without a name is a usage error, so that
+// x.dat never silently becomes Parquet.
 func outputFormat(name, out string) (*dataset.Format, error) {
 	if name != "" {
 		f, err := dataset.Lookup(name)
@@ -57,7 +60,11 @@ func outputFormat(name, out string) (*dataset.Format, error) {
 	if f, ok := dataset.ForPath(out); ok {
 		return f, nil
 	}
-	return dataset.Parquet, nil
+	var exts []string
+	for _, f := range dataset.All {
+		exts = append(exts, f.Extensions...)
+	}
+	return nil, usagef("--out %s: unknown extension %q: name the file %s, or give --format (%s)", out, filepath.Ext(out), strings.Join(exts, ", "), dataset.Names())
 }
 
 // streamError is the error of a streaming build: an interruption says that

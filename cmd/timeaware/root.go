@@ -158,6 +158,7 @@ func newViper() *viper.Viper {
 }
 
 func (a *app) loadConfig(cmd *cobra.Command) error {
+	warnUnknownVariables(a.stderr, environ())
 	if a.configFile != "" {
 		a.v.SetConfigFile(a.configFile)
 		a.v.SetConfigType("yaml")

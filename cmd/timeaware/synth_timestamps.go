@@ -105,7 +105,7 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 	case ".jsonl":
 		p.jsonl = true
 	default:
-		return nil, usagef("--out %s: want a .json (JSON array) or .jsonl (JSONL) file name", f.out)
+		return nil, usagef("--out %s: unknown extension %q: want a .json (JSON array) or .jsonl (JSONL) file name", f.out, filepath.Ext(f.out))
 	}
 	files, err := expandInputs("input", f.inputs)
 	if err != nil {
