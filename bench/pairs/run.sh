@@ -93,22 +93,24 @@ def measure(name):
     for part in wall.split(":"):
         seconds = seconds * 60 + float(part)
     rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
-    return seconds, rss_kb / 1024
+    cpu = sum(float(re.search(rf"{k} time \(seconds\): (\S+)", text).group(1)) for k in ("User", "System"))
+    return seconds, rss_kb / 1024, cpu
 
 
 go_rows = pq.ParquetFile(go_out).metadata.num_rows
 py_rows = pq.ParquetFile(py_out).metadata.num_rows
-go_s, go_mb = measure("go")
-py_s, py_mb = measure("python")
+go_s, go_mb, go_cpu = measure("go")
+py_s, py_mb, py_cpu = measure("python")
 go_rps = go_rows / go_s if go_s else float("inf")
 py_rps = py_rows / py_s if py_s else float("inf")
 
 print(f"pairs build, {samples:,} samples (time format iso, Parquet zstd)")
-print(f"{'':8} {'rows':>12} {'seconds':>9} {'rows/s':>12} {'peak RSS MB':>12}")
-print(f"{'Go':8} {go_rows:>12,} {go_s:>9.2f} {go_rps:>12,.0f} {go_mb:>12.1f}")
-print(f"{'Python':8} {py_rows:>12,} {py_s:>9.2f} {py_rps:>12,.0f} {py_mb:>12.1f}")
-print(f"throughput Go/Python: {go_rps / py_rps:.2f}x")
-print(f"peak RSS Python/Go:   {py_mb / go_mb:.2f}x")
+print(f"{'':8} {'rows':>12} {'seconds':>9} {'CPU s':>8} {'rows/s':>12} {'µs CPU/row':>11} {'peak RSS MB':>12}")
+print(f"{'Go':8} {go_rows:>12,} {go_s:>9.2f} {go_cpu:>8.2f} {go_rps:>12,.0f} {1e6 * go_cpu / go_rows:>11.1f} {go_mb:>12.1f}")
+print(f"{'Python':8} {py_rows:>12,} {py_s:>9.2f} {py_cpu:>8.2f} {py_rps:>12,.0f} {1e6 * py_cpu / py_rows:>11.1f} {py_mb:>12.1f}")
+print(f"throughput Go/Python (wall): {go_rps / py_rps:.2f}x")
+print(f"per CPU second Go/Python:    {py_cpu / go_cpu:.2f}x")
+print(f"peak RSS Python/Go:          {py_mb / go_mb:.2f}x")
 if go_rows != py_rows:
     print(f"FAIL: row counts differ: Go {go_rows} vs Python {py_rows}", file=sys.stderr)
     sys.exit(1)
