@@ -274,7 +274,7 @@ func ParseTime(s string) (time.Time, error) {
 }
 
 // ScenarioAlias returns the scenario alias of a trajectory id of the form
-// <alias>_<n> (SPEC §2.1): the id without its trailing underscore and
+// <alias>_<n>: the id without its trailing underscore and
 // digits. An id without such a suffix, or with nothing before it, is its own
 // alias.
 func ScenarioAlias(id string) string {

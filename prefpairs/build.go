@@ -36,7 +36,7 @@ type Options struct {
 	// MinMargin drops pairs whose margin is below it.
 	MinMargin float64
 	// ConfidentOnly keeps only samples the annotators were confident about
-	// (S ≤ 0.5 or S ≥ 2.5), the evaluation filter of seed 000 §3.5.
+	// (S ≤ 0.5 or S ≥ 2.5), the evaluation filter of the TicToc paper, §3.5.
 	ConfidentOnly bool
 	// LabelOnlyMargin is the margin of samples whose class is known but S is
 	// not. The default 1.0 is the least margin a confident sample can have.

@@ -20,7 +20,7 @@ import (
 
 // The demo sample doubles as the hand-worked fixture: six trajectories, five
 // annotators, one inconsistent submission (eli/s3) and two ties.
-var demoDir = filepath.Join("..", "cmd", "timeaware", "demodata")
+var demoDir = filepath.Join("..", "examples", "pairs")
 
 func demoFile(t *testing.T, name string) []byte {
 	t.Helper()
@@ -34,7 +34,7 @@ func demoOptions(t *testing.T) prefpairs.Options {
 	votes, err := prefpairs.ReadVotes(bytes.NewReader(demoFile(t, "votes.jsonl")), "votes.jsonl")
 	require.NoError(t, err)
 	_, scores, _ := prefpairs.SummarizeVotes(votes, prefpairs.ConsistencyOptions{MaxInconsistencies: prefpairs.DefaultMaxInconsistencies})
-	direct, err := prefpairs.ReadDirectAnswers(bytes.NewReader(demoFile(t, "direct_answers.jsonl")), "direct_answers.jsonl")
+	direct, err := prefpairs.ReadDirectAnswers(bytes.NewReader(demoFile(t, "direct.jsonl")), "direct.jsonl")
 	require.NoError(t, err)
 	opt := prefpairs.DefaultOptions()
 	opt.Scores = scores
@@ -59,7 +59,7 @@ func demoInput(t *testing.T) prefpairs.Input {
 func key(p *prefpairs.Pair) string { return fmt.Sprintf("%s/%d", p.ID, p.Elapse) }
 
 // TestBuildHandWorked checks S, labels, margins and ties against values worked
-// out by hand from demodata/votes.jsonl. Kept votes per sample (ana, ben,
+// out by hand from examples/pairs/votes.jsonl. Kept votes per sample (ana, ben,
 // chloe, dev; eli/s3 is dropped for three inconsistent trajectories):
 //
 //	flight_status_1   e0: 0,0,1,0 → S 0.25   e1: 2,3,2,1 → 2.00   e2: 3,3,3,3 → 3.00
@@ -440,7 +440,7 @@ func TestBuildMissingDirectNamesFirstIDs(t *testing.T) {
 	opt := demoOptions(t)
 	// Keep only the direct answers of the first two trajectories.
 	var keep []string
-	for i, line := range strings.Split(strings.TrimSpace(string(demoFile(t, "direct_answers.jsonl"))), "\n") {
+	for i, line := range strings.Split(strings.TrimSpace(string(demoFile(t, "direct.jsonl"))), "\n") {
 		if i < 2 {
 			keep = append(keep, line)
 		}

@@ -12,7 +12,7 @@ import (
 // TimeFormat says how message times are shown to the model.
 type TimeFormat string
 
-// Time renderings (seed 000 §4 and App. B). With Ts the message's completion
+// Time renderings (the TicToc paper, §4 and App. B). With Ts the message's completion
 // time in ISO 8601 UTC, each message's content is prefixed with:
 const (
 	TimeNone     TimeFormat = "none"      // nothing: the model sees no times

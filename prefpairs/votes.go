@@ -280,7 +280,7 @@ func voteShowID(id string) string {
 }
 
 // DefaultMaxInconsistencies is the number of inconsistent trajectories a
-// survey submission may contain and still be kept. It follows seed 000 App.
+// survey submission may contain and still be kept. It follows the TicToc paper, App.
 // A.5, which tolerates one slip per submission as an occasional typo.
 const DefaultMaxInconsistencies = 1
 
@@ -320,7 +320,7 @@ type ConsistencyReport struct {
 // voteSubmissionKey identifies a survey submission.
 type voteSubmissionKey struct{ annotator, survey string }
 
-// FilterConsistent applies the sanity check of seed 000 App. A.5. A survey
+// FilterConsistent applies the sanity check of the TicToc paper, App. A.5. A survey
 // submission is the set of votes with one (Annotator, Survey). Within it, a
 // trajectory is inconsistent when, with its votes ordered by elapse level,
 // the score drops from a shorter elapse to a longer one: time passing should
@@ -421,7 +421,7 @@ type Score struct {
 
 // MeanScores returns the score S of every sample that has at least one vote,
 // keyed by (sample id, elapse level). S is the plain mean of Vote.Score, as
-// in seed 000 §3.5; filter the votes first if inconsistent submissions must
+// in the TicToc paper, §3.5; filter the votes first if inconsistent submissions must
 // not count.
 func MeanScores(votes []Vote) map[SampleKey]Score {
 	sums := make(map[SampleKey]int)
@@ -489,7 +489,7 @@ type VoteSummary struct {
 	AlphaOrdinal  *float64          `json:"alpha_ordinal"`
 }
 
-// SummarizeVotes runs the annotation pipeline of SPEC §2.2 in one call:
+// SummarizeVotes runs the annotation pipeline in one call:
 // FilterConsistent with opt, then the mean score S of every sample and the
 // agreement of the kept votes. It returns the kept votes (input order), the
 // scores keyed by sample and the summary for the manifest.

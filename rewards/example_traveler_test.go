@@ -8,7 +8,7 @@ import (
 	"github.com/timeaware/timeaware/rewards"
 )
 
-// A vague TRAVELER question scored with soft accuracy: seed 002's "Did Tom
+// A vague TRAVELER question scored with soft accuracy: the TRAVELER paper's "Did Tom
 // eat risotto in the kitchen a long time ago?", whose two matching events
 // fit "a long time ago" with probabilities 0 and 0.75.
 func ExampleTraveler() {

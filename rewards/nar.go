@@ -7,7 +7,7 @@ import (
 )
 
 // Confusion counts tool-call decisions against the human preference, in the
-// terms of seed 000 §4: TP are prefer-tool samples where the model attempted
+// terms of the TicToc paper, §4: TP are prefer-tool samples where the model attempted
 // a tool call, FN prefer-tool samples where it did not, TN prefer-direct
 // samples where it did not and FP prefer-direct samples where it did.
 //
@@ -49,7 +49,7 @@ func (c Confusion) PreferTool() int { return c.TP + c.FN }
 func (c Confusion) PreferDirect() int { return c.TN + c.FP }
 
 // BothClasses reports whether both classes have samples, which NAR needs to
-// mean what seed 000 defines.
+// mean what the TicToc paper defines.
 func (c Confusion) BothClasses() bool { return c.PreferTool() > 0 && c.PreferDirect() > 0 }
 
 // TPR is TP/(TP+FN), the share of prefer-tool samples where the model
@@ -60,7 +60,7 @@ func (c Confusion) TPR() float64 { return narRatio(c.TP, c.PreferTool()) }
 // 0 when there are none.
 func (c Confusion) TNR() float64 { return narRatio(c.TN, c.PreferDirect()) }
 
-// NAR is the normalised alignment rate ½(TPR + TNR) (seed 000 §4); 0.5 is
+// NAR is the normalised alignment rate ½(TPR + TNR) (the TicToc paper, §4); 0.5 is
 // chance. When one class is empty it is the other class's rate alone, and 0
 // when there are no samples.
 func (c Confusion) NAR() float64 {

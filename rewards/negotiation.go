@@ -12,7 +12,7 @@ import (
 	"unicode"
 )
 
-// Negotiation conditions (seed 001 §3.2 and §4.2–4.3). The three clock
+// Negotiation conditions (the Real-Time Deadlines paper, §3.2 and §4.2–4.3). The three clock
 // conditions share the deadline and the speech latency and differ only in
 // what each turn shows the agent; turn_limit replaces the clock with a
 // number of messages.
@@ -26,7 +26,7 @@ const (
 // NegotiationConditions lists the conditions in their canonical order.
 var NegotiationConditions = []string{NegotiationControl, NegotiationTimeAware, NegotiationUrgency, NegotiationTurnLimit}
 
-// DefaultNegotiationWPM is the speech rate of seed 001 §3.3: every message
+// DefaultNegotiationWPM is the speech rate of the Real-Time Deadlines paper, §3.3: every message
 // costs its words at 150 words per minute of the deadline.
 const DefaultNegotiationWPM = 150.0
 
@@ -54,7 +54,7 @@ const (
 // each with an outside option (BATNA), and issues with a finite list of
 // options, each worth a number of points to each role. A role's points for
 // an agreement are the sum over issues of its points for the agreed option
-// (seed 001 §3.1: additive utilities, no cross-issue terms).
+// (the Real-Time Deadlines paper, §3.1: additive utilities, no cross-issue terms).
 type NegotiationScenario struct {
 	ID   string `json:"id"`
 	Name string `json:"name,omitempty"`
@@ -347,7 +347,7 @@ func (g *NegotiationGroundTruth) wpm() float64 {
 
 // SpeechSeconds is how long a message's text takes to speak at wpm words
 // per minute: its whitespace-separated words × 60 / wpm. Only the text
-// counts, never the action (seed 001 §3.3).
+// counts, never the action (the Real-Time Deadlines paper, §3.3).
 func SpeechSeconds(text string, wpm float64) float64 {
 	return float64(len(strings.Fields(text))) * 60 / wpm
 }
@@ -635,7 +635,7 @@ func negComplete(offer []int) bool {
 var negotiationKeys = []string{"deal", "batna_used", "batna_taken", "out_of_budget", "closed_at_s", "closed_at_turn",
 	"turns", "elapsed_s", "points_self", "points_other", "invalid_actions", "parsed"}
 
-// Negotiation scores a deadline negotiation (seed 001 §3) from its
+// Negotiation scores a deadline negotiation (the Real-Time Deadlines paper, §3) from its
 // transcript: the JSON actions are read, each message is charged its words
 // at the ground truth's speech rate (150 wpm by default) against the
 // deadline, or counted against the turn limit, and the negotiation ends in a

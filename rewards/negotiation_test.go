@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// newRecruit is the New Recruit scenario of seed 001, App. A.1, written out
+// newRecruit is the New Recruit scenario of the Real-Time Deadlines paper, App. A.1, written out
 // from the paper's tables (best total: 16,325 for the HR manager, 19,200 for
 // the candidate; BATNA 4,500 each).
 func newRecruit() NegotiationScenario {

@@ -53,7 +53,7 @@ type ExtraInfo struct {
 
 // TimerToken is extra_info.timer: a timer token (a JSON string). A JSON
 // object is accepted and names no timer: rows built by synth budget carry
-// the timer's settings there ({speed_factor, jitter}, SPEC §5.2) until the
+// the timer's settings there ({speed_factor, jitter}) until the
 // rollout's token replaces them, and a row scored without one must still
 // score, with its time from elapsed_s.
 type TimerToken string

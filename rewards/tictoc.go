@@ -20,7 +20,7 @@ const MaxMargin = 1.5
 var ticTocKeys = []string{"called_tool", "preferred_tool", "agree", "margin"}
 
 // TicTocDecision rewards a tool-call decision that agrees with the human
-// preference of seed 000: 1 when the response calls a tool exactly when
+// preference of the TicToc paper: 1 when the response calls a tool exactly when
 // the preferred action is the tool call, else 0. With
 // TicTocConfig.MarginWeighted an agreeing decision earns margin/1.5
 // instead, and a ground truth without a margin is an error.

@@ -34,7 +34,7 @@ const (
 	kReported
 )
 
-// TimelyGeneral is the Timely-RL reward for general reasoning (seed 003,
+// TimelyGeneral is the Timely-RL reward for general reasoning (the Timely Machine paper,
 // eq. 9–10, App. A.2.2): r = CorrectReward when the extracted answer equals
 // ground_truth.
 var TimelyGeneral = &Reward{

@@ -17,7 +17,7 @@ import (
 //	n_gold   dates in the gold set
 var timePuzzlesKeys = []string{"em", "f1", "jaccard", "parsed", "n_pred", "n_gold"}
 
-// TimePuzzles scores a Time Puzzles answer (seed 004, App. B and E): the
+// TimePuzzles scores a Time Puzzles answer (the Time Puzzles paper, App. B and E): the
 // set of dates on the response's last "MY ANSWER:" line against the gold
 // set, by exact match, F1 and Jaccard index, with both sets empty scoring 1
 // and exactly one empty scoring 0. A response without a readable answer
@@ -59,7 +59,7 @@ const tpMarker = "MY ANSWER:"
 const tpTrim = " \t\r*_`\"'.[](){}"
 
 // ParseDateAnswer reads the answer of a Time Puzzles response in the format
-// of seed 004 App. E: the text after the last "MY ANSWER:" (matched without
+// of the Time Puzzles paper, App. E: the text after the last "MY ANSWER:" (matched without
 // regard to ASCII case) up to the end of its line, or the next line when
 // nothing follows the marker on its own. The answer is "None" (ok with no
 // dates) or YYYY-MM-DD dates separated by commas, semicolons or spaces,
@@ -101,7 +101,7 @@ func ParseDateAnswer(response string) (dates []string, ok bool) {
 }
 
 // SetMetrics returns exact match, F1 and Jaccard index of a predicted set
-// of answers against the gold set (seed 004 App. B, eq. 3–6). Duplicates
+// of answers against the gold set (the Time Puzzles paper, App. B, eq. 3–6). Duplicates
 // are ignored and items compare as exact strings, so dates should be in one
 // canonical form (ParseDateAnswer's). When both sets are empty all three
 // are 1; when exactly one is empty all three are 0. Each is in [0, 1].

@@ -18,7 +18,7 @@ import (
 //	vague       1 if the question is vague (soft accuracy), 0 if crisp
 var travelerKeys = []string{"parsed", "optimal", "best_score", "vague"}
 
-// Traveler scores answers to TRAVELER event-set questions (seed 002): crisp
+// Traveler scores answers to TRAVELER event-set questions (the TRAVELER paper): crisp
 // accuracy for explicit and implicit questions, soft accuracy for vague ones
 // from the probabilities that the adverbial applies to each matching event.
 // The answer is read from the response's last "ANSWER:" line
@@ -36,7 +36,7 @@ var Traveler = &Reward{
 	score: scoreTraveler,
 }
 
-// Categories and templates of TRAVELER questions (seed 002, Tables 2–3).
+// Categories and templates of TRAVELER questions (the TRAVELER paper, Tables 2–3).
 const (
 	TravelerExplicit = "explicit"
 	TravelerImplicit = "implicit"
@@ -113,7 +113,7 @@ func scoreTraveler(_ context.Context, _ *Scorer, it *Item, d []float64) (float64
 	return score, nil
 }
 
-// soft is the soft accuracy of a vague answer (seed 002): for "did", the
+// soft is the soft accuracy of a vague answer (the TRAVELER paper): for "did", the
 // probability that at least one matching event fits the adverbial,
 // P = 1 − ∏(1 − p), for "yes" and 1 − P for "no"; for "who", the product
 // over subjects of P_s (named) or 1 − P_s (not named), which is 0 for a name

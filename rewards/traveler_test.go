@@ -16,7 +16,7 @@ func scoreTravelerItem(t *testing.T, gt, response string) Result {
 	return s.Score(context.Background(), &Item{DataSource: "traveler", SolutionStr: response, GroundTruth: json.RawMessage(gt)})
 }
 
-// TestTravelerWorkedExample is seed 002's example "Did Tom eat risotto in the
+// TestTravelerWorkedExample is the TRAVELER paper's example "Did Tom eat risotto in the
 // kitchen a long time ago?": two matching events with p = 0 and p = 0.75, so
 // P = 1 − (1 − 0)(1 − 0.75) = 0.75 for "yes" and 0.25 for "no".
 func TestTravelerWorkedExample(t *testing.T) {

@@ -25,7 +25,7 @@ var v1Files = []string{
 	"preferTool_elapse_2.json",
 }
 
-// paperTest is the test split of seed 000, App. D.1.
+// paperTest is the test split of the TicToc paper, App. D.1.
 var paperTest = map[string][]string{
 	SensitivityLow: {
 		"Airline Baggage Policy",

@@ -19,7 +19,7 @@ const (
 // Strategies for assigning scenarios to sides.
 const (
 	// StrategyPaper puts the scenarios the catalog marks paper_split: test
-	// (the 26 of seed 000 App. D.1) on the test side.
+	// (the 26 of the TicToc paper, App. D.1) on the test side.
 	StrategyPaper = "paper"
 	// StrategyGroup draws whole scenarios for the test side, per
 	// sensitivity level, until each level's test share of samples is as

@@ -1,4 +1,4 @@
-// Package timers implements the per-rollout timers of Timely-RL (seed 003,
+// Package timers implements the per-rollout timers of Timely-RL (the Timely Machine paper,
 // App. A.2.1): a timer reports how long one rollout has taken, with the
 // model's generation time scaled by a speed factor α (to simulate faster or
 // slower hardware), tool time unscaled, and optional jitter on the value the

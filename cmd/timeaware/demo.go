@@ -1,25 +1,23 @@
 package main
 
 import (
-	"embed"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/atomicfile"
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/examples"
 	"github.com/timeaware/timeaware/prefpairs"
 )
 
-// demodata is a small sample written for the demo: six trajectories of our
-// own, five annotators' votes (one survey submission is inconsistent and gets
-// dropped; two samples tie) and a direct reply per trajectory.
-//
-//go:embed demodata/*.jsonl
-var demodata embed.FS
+// demoFiles are the sample files (examples.Sample) the demo writes to
+// DIR/input: what it builds pairs from, and the budget tasks.
+var demoFiles = []string{"pairs/trajectories.jsonl", "pairs/votes.jsonl", "pairs/direct.jsonl", "budget/tasks.jsonl"}
 
 func (a *app) demoCmd() *cobra.Command {
 	var dir, format string
@@ -38,16 +36,12 @@ It needs no network beyond loopback and no files of your own.`,
 			if err := os.MkdirAll(inDir, 0o755); err != nil {
 				return usagef("--out %s: %v", dir, err)
 			}
-			entries, err := demodata.ReadDir("demodata")
-			if err != nil {
-				return err
-			}
-			for _, e := range entries {
-				b, err := demodata.ReadFile("demodata/" + e.Name())
+			for _, name := range demoFiles {
+				b, err := examples.Sample.ReadFile(name)
 				if err != nil {
 					return err
 				}
-				if err := atomicfile.WriteFile(filepath.Join(inDir, e.Name()), b); err != nil {
+				if err := atomicfile.WriteFile(filepath.Join(inDir, path.Base(name)), b); err != nil {
 					return err
 				}
 			}
@@ -58,7 +52,7 @@ It needs no network beyond loopback and no files of your own.`,
 			f := &pairsBuildFlags{
 				inputs:        []string{filepath.Join(inDir, "trajectories.jsonl")},
 				annotations:   filepath.Join(inDir, "votes.jsonl"),
-				directAnswers: filepath.Join(inDir, "direct_answers.jsonl"),
+				directAnswers: filepath.Join(inDir, "direct.jsonl"),
 				out:           filepath.Join(dir, "pairs"+ext),
 			}
 			if format != "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/examples"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/synth/budget"
 )
@@ -17,13 +18,12 @@ import (
 const demoBudgetSeed = 19
 
 // demoBudget builds a time-budgeted prompt set from the built-in tasks
-// (demodata/tasks.jsonl) with the built-in defaults into dir/budget.parquet,
+// (examples/budget/tasks.jsonl) with the built-in defaults into dir/budget.parquet,
 // as "synth budget --family general" would, and prints two of its rows the
 // way VeRL will see them: one with a time limit and, when the draws gave
 // one, one without.
 func demoBudget(ctx context.Context, w io.Writer, dir string) error {
-	const name = "demodata/tasks.jsonl"
-	in, err := demodata.Open(name)
+	in, err := examples.Sample.Open("budget/tasks.jsonl")
 	if err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func TestDemo(t *testing.T) {
 				assert.Contains(t, stdout, want)
 			}
 			assert.ElementsMatch(t, []string{"input", tt.file, tt.file + ".manifest.json", "budget.parquet"}, dirNames(t, dir))
-			assert.ElementsMatch(t, []string{"trajectories.jsonl", "votes.jsonl", "direct_answers.jsonl", "tasks.jsonl"},
+			assert.ElementsMatch(t, []string{"trajectories.jsonl", "votes.jsonl", "direct.jsonl", "tasks.jsonl"},
 				dirNames(t, filepath.Join(dir, "input")))
 			if runtime.GOOS != "windows" {
 				for _, p := range []string{out, out + ".manifest.json", filepath.Join(dir, "input", "votes.jsonl")} {

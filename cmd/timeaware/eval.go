@@ -40,7 +40,7 @@ func (a *app) evalNARCmd() *cobra.Command {
 
 It detects whether each response calls a tool (Qwen <tool_call>, OpenAI
 tool_calls, Llama JSON calls, plus rewards.tictoc.tool_call_patterns and
---tool-call-pattern) and reports, as in seed 000 §4:
+--tool-call-pattern) and reports, as in the TicToc paper, §4:
 
   NAR       ½(TP/(TP+FN) + TN/(TN+FP)); 50% is chance
   TPR, TNR  the two halves: calls on prefer-tool, direct answers on prefer-direct

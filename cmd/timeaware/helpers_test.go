@@ -22,9 +22,9 @@ import (
 // Paths relative to the package directory, where go test runs.
 const (
 	v1Dir            = "../../../shared/data/tictoc-v1"
-	demoTrajectories = "demodata/trajectories.jsonl"
-	demoVotes        = "demodata/votes.jsonl"
-	demoDirect       = "demodata/direct_answers.jsonl"
+	demoTrajectories = "../../examples/pairs/trajectories.jsonl"
+	demoVotes        = "../../examples/pairs/votes.jsonl"
+	demoDirect       = "../../examples/pairs/direct.jsonl"
 	configExample    = "../../configs/timeaware.yaml"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// paperTestScenariosInV1 are the scenarios of seed 000 App. D.1 that have
+// paperTestScenariosInV1 are the scenarios of the TicToc paper, App. D.1 that have
 // trajectories in the v1 release.
 var paperTestScenariosInV1 = []string{
 	"Airline Baggage Policy", "Airport Security Line Wait Time", "Astronomical Object Info",

@@ -21,7 +21,7 @@ import (
 	"github.com/timeaware/timeaware/synth/budget"
 )
 
-const demoTasks = "demodata/tasks.jsonl"
+const demoTasks = "../../examples/budget/tasks.jsonl"
 
 // readDataset reads any dataset file back as JSON rows (through the JSONL
 // writer, so nulls stay null).

@@ -33,8 +33,8 @@ func (a *app) synthTimestampsCmd() *cobra.Command {
 		Use:   "timestamps --input PATH --seed N --out FILE",
 		Short: "Stamp TicToc trajectories with realistic message times",
 		Long: `Timestamps gives every message of TicToc trajectories the time at which it
-was completed, with the interaction-time model of the TicToc paper (seed 000
-§3.4, App. A.4), and the final user message three times, one per elapse level.
+was completed, with the interaction-time model of the TicToc paper
+(§3.4, App. A.4), and the final user message three times, one per elapse level.
 
 Per trajectory it draws a reading speed r ~ TN(238, 60, [50, ∞)) words/min, a
 writing speed w ~ TLN(3.61, 0.40, [5, ∞)) words/min and a generation speed

@@ -31,7 +31,7 @@ func (a *app) synthTravelerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "traveler --count N --seed S --out FILE",
 		Short: "TRAVELER event-set questions (explicit, implicit, vague) as VeRL rows",
-		Long: `Traveler writes questions about synthetic household event sets (seed 002):
+		Long: `Traveler writes questions about synthetic household event sets (the TRAVELER paper):
 who did what, where and when, over 5 to 100 events of Mary, Tom and Robot.
 Templates Who / Did / How often / When last; categories explicit (on
 2023-09-29, in 2023-09, in the year 2023), implicit relative to the speech time

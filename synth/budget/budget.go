@@ -63,7 +63,7 @@ type Options struct {
 	// gets the same rows whatever its position in the input or the shard
 	// it falls in.
 	Seed uint64
-	// Multipliers scale a task's baseline time into its budget (seed 003
+	// Multipliers scale a task's baseline time into its budget (the Timely Machine paper
 	// App. A.1.5: n × x).
 	Multipliers []float64
 	// EveryMultiplier gives each task one row per multiplier (plus, with

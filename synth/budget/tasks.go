@@ -13,7 +13,7 @@ import (
 	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
-// Family is a Timely-RL task family (seed 003 §4.1). It decides the data
+// Family is a Timely-RL task family (the Timely Machine paper, §4.1). It decides the data
 // source of the rows, how a task's baseline time is found, and which task
 // fields are allowed.
 type Family string

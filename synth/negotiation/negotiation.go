@@ -31,7 +31,7 @@ const Ability = "negotiation"
 var scenariosYAML []byte
 
 // DefaultScenarios returns the built-in scenarios: New Recruit
-// with the payoff tables and BATNAs of seed 001, App. A.1, and briefs of the
+// with the payoff tables and BATNAs of the Real-Time Deadlines paper, App. A.1, and briefs of the
 // project's own wording. scenarios.yaml also documents the file
 // format LoadScenarios reads.
 func DefaultScenarios() []rewards.NegotiationScenario {
@@ -170,10 +170,10 @@ type Options struct {
 	// Scenarios are drawn uniformly per row.
 	Scenarios []rewards.NegotiationScenario
 	// DeadlinesS are the clock budgets drawn uniformly for clock conditions
-	// (seed 001: 240, 300 and 360 s).
+	// (the Real-Time Deadlines paper: 240, 300 and 360 s).
 	DeadlinesS []float64
 	// TurnLimits are the message budgets drawn uniformly for turn_limit
-	// (seed 001 §4.2: 5 to 9 messages).
+	// (the Real-Time Deadlines paper, §4.2: 5 to 9 messages).
 	TurnLimits []int
 	// WPM is the speech rate: each message costs its words × 60 / WPM
 	// seconds of the deadline.

@@ -17,7 +17,7 @@ import (
 	"github.com/timeaware/timeaware/synth"
 )
 
-// TestNewRecruitMatchesSeed checks the built-in scenario against seed 001,
+// TestNewRecruitMatchesSeed checks the built-in scenario against the Real-Time Deadlines paper,
 // App. A.1, issue by issue, with each role's points listed as the paper
 // prints them (best option first).
 func TestNewRecruitMatchesSeed(t *testing.T) {

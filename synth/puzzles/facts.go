@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Level is the granularity of a fact (seed 004 App. A.2): what part
+// Level is the granularity of a fact (the Time Puzzles paper, App. A.2): what part
 // of a date it constrains.
 type Level string
 
@@ -20,7 +20,7 @@ const (
 
 var allLevels = [3]Level{LevelYear, LevelMonth, LevelDay}
 
-// Kind is a fact category of seed 004 Table 2. Each kind reads its own
+// Kind is a fact category of the Time Puzzles paper, Table 2. Each kind reads its own
 // Fact fields, listed here.
 type Kind string
 
@@ -41,7 +41,7 @@ const (
 	KindEvent    Kind = "event"         // Event, Relation, Start and End: a knowledge-base event
 )
 
-// Kinds lists every kind in the order of seed 004 Table 2.
+// Kinds lists every kind in the order of the Time Puzzles paper, Table 2.
 var Kinds = []Kind{
 	KindYear, KindDecade, KindLeapYear, KindZodiac,
 	KindMonth, KindSeason, KindLunar,

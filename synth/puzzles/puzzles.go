@@ -19,7 +19,7 @@ import (
 // rewards.TimePuzzles scorer.
 const DataSource = "timepuzzles"
 
-// MaxSolutions caps a puzzle's answer set (seed 004 §2.1).
+// MaxSolutions caps a puzzle's answer set (the Time Puzzles paper, §2.1).
 const MaxSolutions = 6
 
 // Season names a season and the months it covers.
@@ -29,7 +29,7 @@ type Season struct {
 }
 
 // DefaultSeasons are the meteorological seasons of the northern
-// hemisphere, as seed 004's prompt defines them.
+// hemisphere, as the Time Puzzles paper's prompt defines them.
 func DefaultSeasons() []Season {
 	return []Season{
 		{"winter", []int{12, 1, 2}}, {"spring", []int{3, 4, 5}},
@@ -55,7 +55,7 @@ func DefaultDisputedMonths() []LunarRef {
 }
 
 // Prompt is the text of a puzzle's prompt, the project's own wording
-// of seed 004 App. E.
+// of the Time Puzzles paper, App. E.
 type Prompt struct {
 	// System, when not empty, is a system message before the user turn.
 	System string
@@ -90,7 +90,7 @@ type Options struct {
 	// solutions, so counts are balanced; 0 makes puzzles without a solution.
 	MinSolutions, MaxSolutions int
 	// MinFacts and MaxFacts bound the facts of a puzzle, the event anchor
-	// included (seed 004: the anchor and 3 to 5 more).
+	// included (the Time Puzzles paper: the anchor and 3 to 5 more).
 	MinFacts, MaxFacts int
 	// Kinds are the calendar kinds facts are drawn from; nil means all.
 	// Every puzzle has one event fact besides.
@@ -348,7 +348,7 @@ type setShared struct {
 	seasonOf [13]int // index into opt.Seasons, -1 for none
 }
 
-// Generator makes puzzles (seed 004 Alg. 1–3). It is not safe for
+// Generator makes puzzles (the Time Puzzles paper, Alg. 1–3). It is not safe for
 // concurrent use; Generate runs one per worker.
 type Generator struct {
 	sh   *setShared

@@ -53,7 +53,7 @@ type Jitter struct {
 type Gaps [conversation.NumElapse]TruncatedNormal
 
 // PaperGap returns TN(μ, μ/3, [μ/3, 2μ]) in seconds for a mean gap μ: the
-// rule of seed 000 Table 4 that ties the spread and bounds to the mean.
+// rule of the TicToc paper, Table 4 that ties the spread and bounds to the mean.
 func PaperGap(mean time.Duration) TruncatedNormal {
 	mu := mean.Seconds()
 	return TruncatedNormal{Mu: mu, Sigma: mu / 3, Min: mu / 3, Max: 2 * mu}
@@ -66,7 +66,7 @@ const (
 	Month = 30 * Day
 )
 
-// PaperGapMeans returns the mean final gaps of seed 000 Table 4, small to
+// PaperGapMeans returns the mean final gaps of the TicToc paper, Table 4, small to
 // large, by sensitivity.
 func PaperGapMeans() map[string][conversation.NumElapse]time.Duration {
 	return map[string][conversation.NumElapse]time.Duration{
@@ -90,7 +90,7 @@ func GapsFromMeans(means map[string][conversation.NumElapse]time.Duration) map[s
 }
 
 // Options configure Stamp and Stream. DefaultOptions has
-// the values of seed 000 App. A.4; the zero value is not usable.
+// the values of the TicToc paper, App. A.4; the zero value is not usable.
 type Options struct {
 	// Seed, with each trajectory's id, fixes that trajectory's times.
 	Seed uint64
@@ -182,7 +182,7 @@ type Info struct {
 // (a speed bound near zero, say), and time.Duration would overflow.
 const maxDelay = 100 * 365 * Day
 
-// Stamper stamps trajectories with the interaction-time model of seed 000
+// Stamper stamps trajectories with the interaction-time model of the TicToc paper
 // §3.4 and App. A.4. It is safe for concurrent use.
 type Stamper struct {
 	opt Options
@@ -253,7 +253,7 @@ var levelNames = [conversation.NumElapse]string{"small", "medium", "large"}
 // Stamp sets the times of t's messages and the three times of its final
 // user message; it modifies t in place.
 //
-// The model (seed 000 §3.4, App. A.4): the trajectory draws a reading speed
+// The model (the TicToc paper, §3.4, App. A.4): the trajectory draws a reading speed
 // r, a writing speed w and a generation speed g. The leading system messages
 // and the first message after them open the conversation at its start time.
 // After that a user message takes words/w to write, plus words/r to read

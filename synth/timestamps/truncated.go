@@ -28,7 +28,7 @@ var (
 
 // TruncatedNormal is the normal distribution N(Mu, Sigma²) conditioned on
 // [Min, Max]; Min may be -Inf and Max +Inf. Written TN(μ, σ, [a, b]) in the
-// TicToc paper (seed 000 §3.4).
+// TicToc paper (§3.4).
 //
 // Samples are drawn by inversion: one uniform u per sample is mapped through
 // the inverse of the truncated CDF, so every draw consumes exactly one value
@@ -243,7 +243,7 @@ func stdCDF(alpha, beta, z float64) (cdf, sf float64) {
 // TruncatedLogNormal is the log-normal distribution whose logarithm is
 // N(Mu, Sigma²) (log-space parameters, as Gonum's LogNormal), conditioned on
 // [Min, Max] in natural units; Min ≥ 0, Max may be +Inf. Written
-// TLN(μ, σ, [a, b]) in seed 000. It is exp of a TruncatedNormal on
+// TLN(μ, σ, [a, b]) in the TicToc paper. It is exp of a TruncatedNormal on
 // [log Min, log Max], and inherits its sampler and its far-tail accuracy.
 type TruncatedLogNormal struct {
 	Mu, Sigma float64

@@ -26,11 +26,11 @@ const DataSource = "traveler"
 // Ability is the ability of TRAVELER rows.
 const Ability = "temporal_reasoning"
 
-// Activity is an event type of the TRAVELER household (seed 002,
+// Activity is an event type of the TRAVELER household (the TRAVELER paper,
 // Table 1) with the phrases questions and event lists use and the survey
 // event whose curves give its vague ground truth.
 type Activity struct {
-	// Name is the event type as seed 002 names it.
+	// Name is the event type as the TRAVELER paper names it.
 	Name string
 	// Past is the simple past ("ate a risotto"); Base the bare infinitive
 	// ("eat a risotto").
@@ -39,7 +39,7 @@ type Activity struct {
 	Survey string
 }
 
-// Activities are the seven event types of seed 002's household.
+// Activities are the seven event types of the TRAVELER paper's household.
 var Activities = []Activity{
 	{"watch film", "watched a film", "watch a film", "tom_watching_film"},
 	{"eat risotto", "ate a risotto", "eat a risotto", "tom_eating_risotto"},
@@ -51,7 +51,7 @@ var Activities = []Activity{
 }
 
 // Subjects and Locations are the household members and
-// rooms of seed 002, Table 1. The survey rated Tom's events; the same curves
+// rooms of the TRAVELER paper, Table 1. The survey rated Tom's events; the same curves
 // serve every subject.
 var (
 	Subjects  = []string{"Mary", "Tom", "Robot"}
@@ -59,7 +59,7 @@ var (
 )
 
 // Categories and Templates are the question categories and
-// templates of seed 002, Tables 2–3, in the order rows cycle through them.
+// templates of the TRAVELER paper, Tables 2–3, in the order rows cycle through them.
 var (
 	Categories = []string{rewards.TravelerExplicit, rewards.TravelerImplicit, rewards.TravelerVague}
 	Templates  = []string{rewards.TravelerWho, rewards.TravelerDid, rewards.TravelerHowOften, rewards.TravelerWhenLast}
@@ -67,7 +67,7 @@ var (
 
 // templateFits reports whether a template is asked in a category:
 // "when was the last time" names no time, so it belongs to the implicit
-// (speech-time) category only, as in seed 002.
+// (speech-time) category only, as in the TRAVELER paper.
 func templateFits(category, template string) bool {
 	return template != rewards.TravelerWhenLast || category == rewards.TravelerImplicit
 }
@@ -82,7 +82,7 @@ type Options struct {
 	// Seed decides every draw; a row depends only on Seed and its index.
 	Seed uint64
 	// MinEvents and MaxEvents bound the size of a row's event set (drawn
-	// uniformly; seed 002 uses 5 to 100).
+	// uniformly; the TRAVELER paper uses 5 to 100).
 	MinEvents, MaxEvents int
 	// Categories and Templates are the question kinds to ask. Row i has
 	// category Categories[i mod len]; its template is drawn among Templates
@@ -270,7 +270,7 @@ type expr struct {
 	iv   interval
 }
 
-// implicit are the speech-time expressions of seed 002, Table 3,
+// implicit are the speech-time expressions of the TRAVELER paper, Table 3,
 // with their intervals; every event is before now, so "today" and "this
 // month" run up to now.
 func implicit(now time.Time) []expr {
@@ -286,7 +286,7 @@ func implicit(now time.Time) []expr {
 	}
 }
 
-// explicit are the absolute expressions of seed 002, Table 3, for
+// explicit are the absolute expressions of the TRAVELER paper, Table 3, for
 // the day, month and year of t.
 func explicit(t time.Time) []expr {
 	day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
@@ -305,11 +305,11 @@ func explicit(t time.Time) []expr {
 // the anchoring coin, the anchor event or a random subject, activity and
 // location, then the temporal expression.
 //
-// Event ages are uniform over the window (as in seed 002) for half of the
+// Event ages are uniform over the window (as in the TRAVELER paper) for half of the
 // events and log-uniform from 1 minute to the window for the other half, so
 // that every expression, from "just" to "last month", has events to find.
 // Half of the questions are anchored on an event of the set and ask about
-// it with an expression that covers it (seed 002 builds questions from
+// it with an expression that covers it (the TRAVELER paper builds questions from
 // events); the others ask about a random subject, activity and location.
 func (g *Generator) Row(index int64) (*Row, error) {
 	o := &g.opt
@@ -469,7 +469,7 @@ func setAnswer(gt *rewards.TravelerGroundTruth, answer any) error {
 
 // vague fills the probabilistic ground truth: for each matching event, the
 // probability that the adverbial applies at its distance from the speech
-// time (seed 002), rounded to 6 decimals as the ground truth stores it.
+// time (the TRAVELER paper), rounded to 6 decimals as the ground truth stores it.
 func (g *Generator) vague(row *Row, gt *rewards.TravelerGroundTruth) error {
 	curve := g.curves[[2]string{row.Activity.Survey, row.Expression}]
 	p := func(e *Event) float64 {
@@ -540,7 +540,7 @@ func nameList(names []string) string {
 }
 
 // question words the question. "just" goes before the verb, the
-// other expressions after the location (seed 002's examples).
+// other expressions after the location (the TRAVELER paper's examples).
 func question(row *Row) string {
 	a, loc := row.Activity, " in the "+row.Location
 	pre, post := "", ""

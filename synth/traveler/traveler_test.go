@@ -119,7 +119,7 @@ func TestParseSurveyErrors(t *testing.T) {
 	}
 }
 
-// TestSeedExample builds seed 002's example by hand: Tom ate risotto
+// TestSeedExample builds the TRAVELER paper's example by hand: Tom ate risotto
 // in the kitchen at 2023-09-29 20:27 and 2023-09-22 22:27; asked at
 // 2023-09-29 22:27 whether he did so "a long time ago", the two events are
 // 2 hours and 1 week old and get p from the survey curve at those distances.

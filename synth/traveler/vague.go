@@ -16,13 +16,13 @@ import (
 // human ratings (votes coded 0, .25, .5, .75, 1) of how well a vague temporal
 // adverbial applies to an event that happened a given number of minutes
 // ago, from the public survey data of the FuzzyLLI project (Kenneweg et al.),
-// whose tom_* events are the household events of TRAVELER (seed 002).
+// whose tom_* events are the household events of the TRAVELER paper.
 // TestSurveyEmbedded keeps the copy equal to the shared file.
 //
 //go:embed survey_means.csv
 var surveyCSV string
 
-// Vague temporal adverbials of TRAVELER (seed 002, Table 3), as the survey
+// Vague temporal adverbials of TRAVELER (the TRAVELER paper, Table 3), as the survey
 // names them.
 const (
 	Just        = "just"
@@ -36,7 +36,7 @@ var Adverbials = []string{Just, Recently, SomeTimeAgo, LongTimeAgo}
 
 // Curve is the survey curve of one event and adverbial: the mean
 // rating at each surveyed time distance, read as the probability that the
-// adverbial applies (seed 002's p_{e,A}(Δt)).
+// adverbial applies (the TRAVELER paper's p_{e,A}(Δt)).
 type Curve struct {
 	// Minutes are the surveyed distances, ascending; Means the mean
 	// ratings there.

@@ -25,7 +25,7 @@ N_ROWS = 40
 SEED = 11
 CONDITIONS = ["control", "time_aware", "urgency", "turn_limit"]
 TIME_LEFT = re.compile(r"^\[(\d+) seconds left\]\n")
-# The New Recruit best totals (seed 001, App. A.1) and the BATNA of both roles.
+# The New Recruit best totals (the Real-Time Deadlines paper, App. A.1) and the BATNA of both roles.
 MAX_POINTS = {"hr_manager": 16325, "candidate": 19200}
 BATNA = 4500
 

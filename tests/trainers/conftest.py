@@ -123,7 +123,7 @@ def direct_answer(sample_id: str) -> str:
 @pytest.fixture(scope="session")
 def synth_outputs(run_timeaware, work) -> dict:
     """Every synth RL output as Parquet, with OpenRLHF's label column."""
-    tasks = REPO_ROOT / "cmd" / "timeaware" / "demodata" / "tasks.jsonl"
+    tasks = REPO_ROOT / "examples" / "budget" / "tasks.jsonl"
     out = {}
     commands = {
         "budget": ["synth", "budget", "--input", tasks, "--family", "general", "--seed", "5"],
