@@ -8,13 +8,14 @@ TRAINERS_VENV ?= .venv-trainers
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 
-.PHONY: help build demo serve bench-synth test test-go test-python test-trainers vet bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
+.PHONY: help build demo serve bench-synth test test-go test-python test-trainers examples vet bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
 	@echo "make serve        run the verifier service on 127.0.0.1:8080 with built-in defaults"
 	@echo "make test         go vet, go test -race, the Python interop tests and the trainers tier"
 	@echo "make test-trainers  TRL, VeRL and OpenRLHF on CPU against our outputs and server"
+	@echo "make examples     run every example of the docs with bin/timeaware (UPDATE=1 rewrites stale outputs)"
 	@echo "make bench        Go benchmarks and the pairs benchmark against the Python baseline"
 	@echo "make build        build $(BIN)"
 
@@ -60,7 +61,16 @@ venv-trainers: $(TRAINERS_VENV)/.installed
 test-trainers: check-shared build venv-trainers
 	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/trainers
 
-test: check-shared vet test-go test-python test-trainers
+# Every sh and python example of the docs, run verbatim with bin/timeaware in
+# a scratch checkout, its output compared with the doc's
+# (internal/docexamples). UPDATE=1 rewrites stale output blocks;
+# DOC=pairs runs only the docs whose path contains "pairs".
+examples: check-shared build venv
+	$(GO) test -count=1 -run '^TestDocExamples$$' ./internal/docexamples -args \
+		-bin $(CURDIR)/bin -python $(CURDIR)/$(PYTHON) -shared $(abspath $(SHARED)) \
+		$(if $(DOC),-doc $(DOC)) $(if $(UPDATE),-update)
+
+test: check-shared vet test-go test-python examples test-trainers
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -199,13 +199,15 @@ var (
 		Columns: Columns{Preset: "budget", Text: []string{"prompt:user"}, Group: "extra_info.task_id", GroupName: "task",
 			ID: []string{"extra_info.request_id"}, Source: "extra_info.task_id", Split: "extra_info.split"},
 	}
-	// PuzzlesPreset: Time Puzzles of synth puzzles; puzzles that share an
-	// answer set (or, without one, a fact set) stay together.
+	// PuzzlesPreset: Time Puzzles of synth puzzles. The text is the
+	// puzzle's facts, not the prompt, whose fixed instructions would make
+	// any two puzzles look alike; puzzles anchored on one knowledge-base
+	// event stay together.
 	PuzzlesPreset = &Preset{
 		Name:     "puzzles",
 		Commands: []string{"synth puzzles"},
-		Requires: []string{"prompt", "constraints_meta", "extra_info.id", "extra_info.group", "extra_info.split"},
-		Columns: Columns{Preset: "puzzles", Text: []string{"prompt:user"}, Group: "extra_info.group", GroupName: "answer set",
+		Requires: []string{"constraints", "constraints_meta", "extra_info.id", "extra_info.group", "extra_info.split"},
+		Columns: Columns{Preset: "puzzles", Text: []string{"constraints"}, Group: "extra_info.group", GroupName: "event",
 			ID: []string{"extra_info.id"}, Source: "extra_info.group", Split: "extra_info.split"},
 	}
 	// TravelerPreset: TRAVELER questions of synth traveler; questions over

@@ -217,6 +217,19 @@ func TestSplitsCheckPlantedLeaksAreNamed(t *testing.T) {
 	})
 }
 
+// TestPuzzleSplitNeedsTwoEvents: the puzzles split is by knowledge-base
+// event, so a base of one event cannot be split, and says so.
+func TestPuzzleSplitNeedsTwoEvents(t *testing.T) {
+	dir := t.TempDir()
+	kb := writeFile(t, filepath.Join(dir, "kb.csv"), "event,start,end\nthe opening of the Channel Tunnel,1994-05-06,\n")
+	out := filepath.Join(dir, "p.jsonl")
+	code, _, stderr := runCLI(t, "synth", "puzzles", "--count", "10", "--seed", "1", "--kb", kb, "--test-fraction", "0.3", "--out", out)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--test-fraction: the split is by knowledge-base event: splits: a split needs at least two units, got 1")
+	assert.NoFileExists(t, out)
+	assert.NoFileExists(t, output.SidePath(out, "train"))
+}
+
 // TestSplitsCheckCleanSynthSplitsPass: every synth output written with
 // --test-fraction passes the gate, from its manifest and from its two
 // files, in Parquet and JSONL.
@@ -228,7 +241,9 @@ func TestSplitsCheckCleanSynthSplitsPass(t *testing.T) {
 		args         []string
 	}{
 		{"budget", "budget", []string{"synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "2", "--every-multiplier"}},
-		{"puzzles", "puzzles", []string{"synth", "puzzles", "--count", "200", "--seed", "2"}},
+		// Enough puzzles that near-twins about one event occur (with the
+		// answer set as the unit, 2,000 puzzles gave 21 straddling pairs).
+		{"puzzles", "puzzles", []string{"synth", "puzzles", "--count", "3000", "--seed", "2"}},
 		{"traveler", "traveler", []string{"synth", "traveler", "--count", "200", "--seed", "2"}},
 		{"negotiation", "negotiation", []string{"synth", "negotiation", "--count", "120", "--seed", "2", "--scenario", scenarios}},
 	} {

@@ -33,7 +33,7 @@ of them as sharded datasets, or the manifest of a timeaware build) and runs the 
 gate:
 
   split_label           a row's split column agrees with its file's side
-  group_disjoint        no group (scenario, task, answer set, ...) has rows on both sides
+  group_disjoint        no group (scenario, task, event, ...) has rows on both sides
   duplicate_ids         no id appears twice, on one side or across sides
   duplicate_texts       no text appears twice on one side under different ids
   exact_duplicates      no test text appears in train after normalising case,

@@ -53,13 +53,14 @@ and years whose dates are disputed never decide an answer.
 
 Puzzle i depends only on --seed and i: the same seed gives byte-identical
 output, and --start and --shard split a set without changing its puzzles.
---kb reads events from a CSV with columns event,start,end (see the README).
+--kb reads events from a CSV with columns event,start,end (see docs/puzzles.md).
 Output is written atomically, with a manifest beside it.
 
---test-fraction X writes <out>-train and <out>-test instead: a puzzle's answer
-set (extra_info.group; for a puzzle without one, its fact set) goes to the test
-side when a hash of it and --seed falls below X, so no answer set straddles the
-split and "timeaware splits check" passes the two files.
+--test-fraction X writes <out>-train and <out>-test instead, split by the
+knowledge-base event each puzzle is anchored on (extra_info.group): the
+round(X × events) events of lowest hash with --seed go to the test side, so
+puzzles about one event, whose answers overlap and whose texts nearly match,
+never straddle the split, and "timeaware splits check" passes the two files.
 
 --solve FILE solves every puzzle of a file again from its constraints_meta
 (puzzles without a solution included), prints each whose stored answer
@@ -247,8 +248,8 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 	var split *splits.UnitSplit
 	if f.testFraction > 0 {
-		if split, err = splits.NewHashSplit(f.seed, f.testFraction); err != nil {
-			return usageError{err}
+		if split, err = splits.NewExactSplit(f.seed, f.testFraction, puzzles.Groups(opt.KB)); err != nil {
+			return usagef("--test-fraction: the split is by knowledge-base event: %v", err)
 		}
 	}
 	r := puzzles.Range{Start: f.start, Count: f.count}
@@ -273,7 +274,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 
 	tuneGCForStreaming()
-	unit := splitUnit[*puzzles.Puzzle]{name: "answer set", of: func(p *puzzles.Puzzle) string { return p.Group },
+	unit := splitUnit[*puzzles.Puzzle]{name: "event", of: func(p *puzzles.Puzzle) string { return p.Group },
 		setSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }}
 	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", f.labels, split, unit,
 		func() rowAppender[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })

@@ -136,7 +136,9 @@ func (r *Runner) command(ctx context.Context, dir string, ex Example) *exec.Cmd 
 }
 
 // env is the environment of every example: the caller's, with the binary
-// first on PATH and no TIMEAWARE_* settings, so outputs depend on the doc only.
+// first on PATH and no TIMEAWARE_* settings, so outputs depend on the doc
+// only, and without the progress bars of Hugging Face datasets, which draw
+// timings a terminal would overwrite.
 func (r *Runner) env() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -146,7 +148,7 @@ func (r *Runner) env() []string {
 		env = append(env, kv)
 	}
 	abs, _ := filepath.Abs(r.BinDir)
-	return append(env, "PATH="+abs+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONDONTWRITEBYTECODE=1")
+	return append(env, "PATH="+abs+string(os.PathListSeparator)+os.Getenv("PATH"), "PYTHONDONTWRITEBYTECODE=1", "HF_DATASETS_DISABLE_PROGRESS_BARS=1", "HF_HUB_OFFLINE=1")
 }
 
 func (r *Runner) run(ctx context.Context, dir string, ex Example) (string, error) {

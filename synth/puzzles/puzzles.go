@@ -2,8 +2,6 @@ package puzzles
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -303,22 +301,34 @@ type Puzzle struct {
 	Variant string
 	// ID names the puzzle uniquely across sets: puzzles-s<seed>-<index>.
 	ID string
-	// Group is the unit a train/test split keeps on one side: the answer
-	// set (the solutions joined by commas), or for a puzzle without one
-	// "no answer: " and a hash of its fact set. Puzzles that share either
-	// share it, since the facts decide the answers.
+	// Group is the unit a train/test split keeps on one side: the
+	// knowledge-base event the puzzle is anchored on (every puzzle has
+	// exactly one event fact). Puzzles about one event share its date
+	// region and its sentence, so their answer sets overlap and their
+	// texts nearly match; an answer set alone as the unit lets such
+	// near-twins straddle a split.
 	Group string
 }
 
-// groupOf computes Puzzle.Group.
+// groupOf computes Puzzle.Group: the name of its event fact.
 func groupOf(p *Puzzle) string {
-	if len(p.Solutions) > 0 {
-		return strings.Join(p.Solutions, ",")
+	for _, f := range p.Facts {
+		if f.Kind == KindEvent {
+			return f.Event
+		}
 	}
-	facts := slices.Clone(p.Explicit)
-	slices.Sort(facts)
-	h := sha256.Sum256([]byte(strings.Join(facts, "\n")))
-	return "no answer: " + hex.EncodeToString(h[:8])
+	return ""
+}
+
+// Groups returns the units a split of puzzles drawn from kb can have: its
+// distinct event names, sorted.
+func Groups(kb []Event) []string {
+	names := make([]string, 0, len(kb))
+	for _, e := range kb {
+		names = append(names, e.Event)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // GroundTruth is the reward's ground truth: the solutions joined by

@@ -736,3 +736,35 @@ func TestRowsScoreFullMarks(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupIsTheAnchorEvent: the split unit is the one event fact's event,
+// one of Groups(kb), so a split over Groups keeps every puzzle of an event
+// on one side.
+func TestGroupIsTheAnchorEvent(t *testing.T) {
+	opt := testOptions(11, nil)
+	g, err := NewGenerator(opt)
+	require.NoError(t, err)
+	groups := Groups(opt.KB)
+	require.True(t, slices.IsSorted(groups))
+	require.Len(t, groups, len(opt.KB), "the built-in events have distinct names")
+	seen := map[string]int{}
+	for i := range int64(400) {
+		p, err := g.Generate(i)
+		require.NoError(t, err)
+		var events []string
+		for _, f := range p.Facts {
+			if f.Kind == KindEvent {
+				events = append(events, f.Event)
+			}
+		}
+		require.Len(t, events, 1, "puzzle %d", i)
+		require.Equal(t, events[0], p.Group, "puzzle %d", i)
+		_, ok := slices.BinarySearch(groups, p.Group)
+		require.True(t, ok, "puzzle %d: %q is not a unit of the split", i, p.Group)
+		seen[p.Group]++
+	}
+	assert.Greater(t, len(seen), 30, "puzzles spread over the events")
+
+	kb := []Event{{Event: "b"}, {Event: "a"}, {Event: "b"}}
+	assert.Equal(t, []string{"a", "b"}, Groups(kb))
+}

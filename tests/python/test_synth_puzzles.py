@@ -79,12 +79,9 @@ def test_parquet_layout(puzzles):
                                           "id", "group"}
         assert row["extra_info"]["index"] == i
         assert row["extra_info"]["id"] == f"puzzles-s{SEED}-{i}"
-        # The unit a split keeps on one side: the answer set, else the facts.
-        group = row["extra_info"]["group"]
-        if row["solutions"]:
-            assert group == ",".join(row["solutions"])
-        else:
-            assert group.startswith("no answer: ") and len(group) == len("no answer: ") + 16
+        # The unit a split keeps on one side: the event the puzzle is anchored on.
+        events = [f["event"] for f in row["constraints_meta"] if f["kind"] == "event"]
+        assert row["extra_info"]["group"] == events[0] and len(events) == 1
         assert [m["role"] for m in row["prompt"]] == ["user"]
         assert all(set(m) == {"role", "content"} for m in row["prompt"])
         for fact in row["constraints_meta"]:
