@@ -1,6 +1,6 @@
 module github.com/timeaware/timeaware
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/apache/arrow/go/v17 v17.0.0

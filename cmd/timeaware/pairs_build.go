@@ -372,9 +372,9 @@ func printPairsSummary(w io.Writer, r *pairsResult) {
 		if i > 0 {
 			head = "            "
 		}
-		fmt.Fprintf(w, "%s %d pairs written to %s (%s, %s)\n", head, *o.Rows, o.Path, o.Format, humanBytes(o.Bytes))
+		fmt.Fprintf(w, "%s %s written to %s (%s, %s)\n", head, counted(*o.Rows, "pair"), o.Path, o.Format, humanBytes(o.Bytes))
 	}
-	fmt.Fprintf(w, "  inputs:      %d files, %d records, %d samples\n", len(s.Inputs), s.Records, s.Samples)
+	fmt.Fprintf(w, "  inputs:      %s, %s, %s\n", counted(len(s.Inputs), "file"), counted(s.Records, "record"), counted(s.Samples, "sample"))
 	fmt.Fprintf(w, "  chosen:      %s\n", countList(s.ByLabel))
 	fmt.Fprintf(w, "  sensitivity: %s\n", countList(s.BySensitivity))
 	fmt.Fprintf(w, "  split:       %s\n", countList(s.BySplit))

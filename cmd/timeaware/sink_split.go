@@ -205,8 +205,8 @@ func counted(n int, noun string) string {
 }
 
 // writtenTo describes outputs for a summary's first line: "120 rows written
-// to a-train.parquet and a-test.parquet (parquet, 1.2 MB)"; noun names the
-// rows.
+// to a-train.parquet and a-test.parquet (parquet, 1.2 MB)"; noun names one
+// row ("row", "puzzle").
 func writtenTo(outs []output.Entry, noun string) string {
 	rows, size := 0, int64(0)
 	var paths []string
@@ -214,5 +214,5 @@ func writtenTo(outs []output.Entry, noun string) string {
 		rows, size = rows+*o.Rows, size+o.Bytes
 		paths = append(paths, o.Path)
 	}
-	return fmt.Sprintf("%d %s written to %s (%s, %s)", rows, noun, strings.Join(paths, " and "), outs[0].Format, humanBytes(size))
+	return fmt.Sprintf("%s written to %s (%s, %s)", counted(rows, noun), strings.Join(paths, " and "), outs[0].Format, humanBytes(size))
 }

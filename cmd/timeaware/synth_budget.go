@@ -389,7 +389,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 
 func printBudgetSummary(w io.Writer, r *budgetResult) {
 	s := r.summary
-	fmt.Fprintf(w, "synth budget: %s\n", writtenTo(r.rows, "rows"))
+	fmt.Fprintf(w, "synth budget: %s\n", writtenTo(r.rows, "row"))
 	printSplit(w, r.split, r.rows)
 	fmt.Fprintf(w, "  tasks:       %d read", s.Tasks)
 	if s.Skipped > 0 {
@@ -507,7 +507,7 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 		return err
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "synth sft: %s\n", writtenTo([]output.Entry{out}, "rows"))
+	fmt.Fprintf(w, "synth sft: %s\n", writtenTo([]output.Entry{out}, "row"))
 	fmt.Fprintf(w, "  traces:      %d read, %d kept, %d dropped\n", sum.Traces, sum.Kept, sum.Traces-sum.Kept)
 	fmt.Fprintf(w, "  dropped:     %s\n", countList(sum.Dropped))
 	fmt.Fprintf(w, "  manifest:    %s\n", mp)

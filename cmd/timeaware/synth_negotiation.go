@@ -47,7 +47,7 @@ of a clock). Under the clock conditions every message costs its words at
 synth.negotiation.wpm words per minute (150) of the deadline.
 
 The default scenario is New Recruit; --scenario reads others from a YAML or
-JSON file (format in the README). Each row draws its scenario, role, first
+JSON file (format in docs/negotiation.md). Each row draws its scenario, role, first
 speaker and budget from --seed and its index: the same seed gives
 byte-identical output. Output is written atomically, with a manifest beside it.
 
@@ -212,7 +212,7 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 		return err
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "synth negotiation: %s\n", writtenTo(outs, "rows"))
+	fmt.Fprintf(w, "synth negotiation: %s\n", writtenTo(outs, "row"))
 	printSplit(w, split, outs)
 	fmt.Fprintf(w, "  conditions:  %s\n", countList(sum.ByCondition))
 	fmt.Fprintf(w, "  scenarios:   %s\n", countList(sum.ByScenario))

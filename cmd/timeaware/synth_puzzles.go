@@ -317,7 +317,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 }
 
 func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, split *splitSummary, mp string) {
-	fmt.Fprintf(w, "synth puzzles: %s\n", writtenTo(outs, "puzzles"))
+	fmt.Fprintf(w, "synth puzzles: %s\n", writtenTo(outs, "puzzle"))
 	printSplit(w, split, outs)
 	if s.Skipped > 0 {
 		fmt.Fprintf(w, "  shard:       %d puzzles left to other shards\n", s.Skipped)

@@ -312,8 +312,8 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 }
 
 func printTimestampsSummary(w io.Writer, p *timestampsPlan, s *timestamps.Summary, files int, format string, bytes int64) {
-	fmt.Fprintf(w, "synth timestamps: %d records written to %s (%s, %s)\n", s.Stamped, p.out, format, humanBytes(bytes))
-	fmt.Fprintf(w, "  inputs:      %d files, %d records", files, s.Records)
+	fmt.Fprintf(w, "synth timestamps: %s written to %s (%s, %s)\n", counted(s.Stamped, "record"), p.out, format, humanBytes(bytes))
+	fmt.Fprintf(w, "  inputs:      %s, %s", counted(files, "file"), counted(s.Records, "record"))
 	if s.OtherShards > 0 {
 		fmt.Fprintf(w, ", %d in other shards", s.OtherShards)
 	}

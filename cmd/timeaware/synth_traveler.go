@@ -40,7 +40,7 @@ recently, some time ago, a long time ago).
 
 Explicit and implicit questions have a crisp answer. A vague question's ground
 truth is, for each matching event, the probability that the adverbial applies
-at its age: the human survey means of ../shared/data/vague-adverbials,
+at its age: the human survey means of vague time adverbials,
 interpolated linearly in log(minutes). The "traveler" reward scores the last
 "ANSWER:" line with crisp or soft accuracy.
 
@@ -201,7 +201,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 }
 
 func printTravelerSummary(w io.Writer, outs []output.Entry, s *traveler.Summary, split *splitSummary, mp string) {
-	fmt.Fprintf(w, "synth traveler: %s\n", writtenTo(outs, "rows"))
+	fmt.Fprintf(w, "synth traveler: %s\n", writtenTo(outs, "row"))
 	printSplit(w, split, outs)
 	fmt.Fprintf(w, "  categories:  %s\n", countList(s.ByCategory))
 	fmt.Fprintf(w, "  templates:   %s\n", countList(s.ByTemplate))

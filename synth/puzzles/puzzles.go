@@ -42,12 +42,12 @@ type LunarRef struct {
 }
 
 // DefaultDisputedYears are the lunar years whose new year another
-// astronomical source dates differently (../shared/data/README.md).
+// astronomical source dates differently (as the reference tables' notes record).
 func DefaultDisputedYears() []int { return []int{1808, 1814, 1890, 1896} }
 
 // DefaultDisputedMonths are the month starts on which the reference
 // table and Debian's lunar program differ by a day, each with a new moon
-// within minutes of midnight (../shared/data/README.md).
+// within minutes of midnight (as the reference tables' notes record).
 func DefaultDisputedMonths() []LunarRef {
 	return []LunarRef{{1933, 6, false}, {1954, 11, false}, {1956, 11, false}, {1978, 8, false}}
 }

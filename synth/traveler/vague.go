@@ -12,7 +12,7 @@ import (
 	"sync"
 )
 
-// surveyCSV is ../shared/data/vague-adverbials/survey_means.csv: mean
+// surveyCSV is the reference survey of vague adverbials (survey_means.csv): mean
 // human ratings (votes coded 0, .25, .5, .75, 1) of how well a vague temporal
 // adverbial applies to an event that happened a given number of minutes
 // ago, from the public survey data of the FuzzyLLI project (Kenneweg et al.),
