@@ -19,7 +19,7 @@ import pytest
 from conftest import REPO_ROOT
 
 MARKER = "<!-- example: trainers -->"
-BLOCK = re.compile(re.escape(MARKER) + r"\s*```python\n(.*?)```", re.S)
+BLOCK = re.compile(r"^" + re.escape(MARKER) + r"\s*```python\n(.*?)```", re.S | re.M)
 DOCS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")), REPO_ROOT / "python" / "README.md",
         *sorted((REPO_ROOT / "examples").glob("*/README.md"))]
 
@@ -28,7 +28,8 @@ def examples():
     out = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
-        assert text.count(MARKER) == len(BLOCK.findall(text)), f"{doc}: a marker not followed by a python block"
+        markers = sum(line.strip() == MARKER for line in text.splitlines())
+        assert markers == len(BLOCK.findall(text)), f"{doc}: a marker not followed by a python block"
         for i, code in enumerate(BLOCK.findall(text)):
             out.append(pytest.param(code, id=f"{doc.relative_to(REPO_ROOT)}#{i + 1}"))
     return out
