@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -219,9 +218,6 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 			workers = 16
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
 	sum := &Summary{
 		ByLabel: map[string]int{}, BySensitivity: map[string]int{}, BySplit: map[string]int{},
 		ScoreSource: map[string]int{}, DirectSource: map[string]int{},
@@ -234,47 +230,16 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 		}
 		sum.Inputs = append(sum.Inputs, is)
 	}
-	jobs := make(chan *batch, workers)
-	order := make(chan *batch, 2*workers)
-	readErr := make(chan error, 1)
-
-	go func() {
-		defer close(order)
-		defer close(jobs)
-		readErr <- readBatches(ctx, inputs, jobs, order)
-	}()
-	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range jobs {
-				b.process(ctx, inputs[b.input], &opt)
-				close(b.done)
-			}
-		}()
+	sources := make([]conversation.Source, len(inputs))
+	for i, in := range inputs {
+		sources[i] = conversation.Source{Name: in.Name, Reader: in.Reader}
 	}
-	defer wg.Wait()
-
 	c := newCollector(inputs, sum, emit)
-	var buildErr error
-	for b := range order {
-		if buildErr != nil {
-			continue // drain, so the reader and workers can finish
-		}
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-			buildErr = ctx.Err()
-			continue
-		}
-		if buildErr = c.add(b); buildErr != nil {
-			cancel()
-		}
-	}
-	if err := <-readErr; err != nil && buildErr == nil {
-		buildErr = err
-	}
+	buildErr := conversation.ForEachBatch(ctx, sources, conversation.BatchOptions{Workers: workers, Prefix: "prefpairs"},
+		func(ctx context.Context, b conversation.Batch) (*batch, error) {
+			return process(ctx, b, inputs[b.Source], &opt)
+		},
+		c.add)
 	inShard := len(opt.Scores)
 	if opt.Shard.Count > 1 {
 		inShard = 0
@@ -321,12 +286,9 @@ func newCollector(inputs []Input, sum *Summary, emit func(*Pair) error) *collect
 	return &collector{inputs: inputs, sum: sum, emit: emit, seen: map[uint64]int32{}, seed: maphash.MakeSeed()}
 }
 
-func (c *collector) add(b *batch) error {
-	if b.err != nil {
-		return b.err
-	}
+func (c *collector) add(from conversation.Batch, b *batch) error {
 	sum := c.sum
-	in := &sum.Inputs[b.input]
+	in := &sum.Inputs[from.Source]
 	in.Records += b.records
 	sum.Records += b.records
 	sum.Dropped.add(b.dropped)
@@ -339,9 +301,9 @@ func (c *collector) add(b *batch) error {
 		h := maphash.String(c.seed, s.key.ID+"\x00"+strconv.Itoa(s.key.Elapse))
 		if first, dup := c.seen[h]; dup {
 			return fmt.Errorf("prefpairs: %s: record %d (id %s): sample at elapse %d was already given by %s",
-				c.inputs[b.input].Name, s.record, s.key.ID, s.key.Elapse, c.inputs[first].Name)
+				c.inputs[from.Source].Name, s.record, s.key.ID, s.key.Elapse, c.inputs[first].Name)
 		}
-		c.seen[h] = int32(b.input)
+		c.seen[h] = int32(from.Source)
 		if s.missing {
 			sum.MissingDirect++
 			if len(sum.MissingDirectIDs) < maxMissingListed {
@@ -389,13 +351,9 @@ func orNone(s string) string {
 	return s
 }
 
-const batchRecords = 64
-
+// batch is what one batch of records gave: the samples in record order and
+// the counts.
 type batch struct {
-	input    int
-	raws     []conversation.RawRecord
-	done     chan struct{}
-	err      error
 	records  int
 	samples  []builtSample
 	dropped  DropCounts
@@ -412,69 +370,26 @@ type builtSample struct {
 	directSource string
 }
 
-func readBatches(ctx context.Context, inputs []Input, jobs, order chan<- *batch) error {
-	send := func(b *batch) error {
-		select {
-		case order <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		select {
-		case jobs <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return nil
-	}
-	for i, in := range inputs {
-		rd := conversation.NewReader(in.Reader, in.Name)
-		b := &batch{input: i, done: make(chan struct{})}
-		for {
-			raw, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("prefpairs: %w", err)
-			}
-			b.raws = append(b.raws, raw)
-			if len(b.raws) == batchRecords {
-				if err := send(b); err != nil {
-					return err
-				}
-				b = &batch{input: i, done: make(chan struct{})}
-			}
-		}
-		if len(b.raws) > 0 {
-			if err := send(b); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (b *batch) process(ctx context.Context, in Input, opt *Options) {
-	for _, raw := range b.raws {
-		if ctx.Err() != nil {
-			b.err = ctx.Err()
-			return
+// process builds the samples of one batch of records.
+func process(ctx context.Context, from conversation.Batch, in Input, opt *Options) (*batch, error) {
+	b := &batch{}
+	for _, raw := range from.Records {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 		t, err := conversation.ParseTrajectory(raw)
 		if err != nil {
-			b.err = fmt.Errorf("prefpairs: %w", err)
-			return
+			return nil, fmt.Errorf("prefpairs: %w", err)
 		}
 		if !opt.Shard.Has(t.ID) {
 			continue
 		}
 		b.records++
 		if err := b.addTrajectory(ctx, raw, t, in, opt); err != nil {
-			b.err = err
-			return
+			return nil, err
 		}
 	}
-	b.raws = nil
+	return b, nil
 }
 
 // sampleError names the record and field of a problem found while building.

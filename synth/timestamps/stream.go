@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/splits"
@@ -15,10 +12,7 @@ import (
 
 // Input is one stream of TicToc records: a JSON array of records or JSONL.
 // Name labels it in errors (a file name, say).
-type Input struct {
-	Name   string
-	Reader io.Reader
-}
+type Input = conversation.Source
 
 // Summary counts what Stream did.
 type Summary struct {
@@ -47,17 +41,14 @@ func newSummary() *Summary {
 	return s
 }
 
-const recordsPerBatch = 64
-
+// batch is what one batch of records gave: the rewritten records, one
+// after another (ends[k] is where record k ends), and what stamping did.
 type batch struct {
-	raws    []conversation.RawRecord
 	out     []byte
 	ends    []int
 	infos   []Info
 	records int
 	skipped int
-	err     error
-	done    chan struct{}
 }
 
 // Stream reads the inputs in order, stamps every record (see
@@ -77,142 +68,51 @@ func Stream(ctx context.Context, inputs []Input, opt Options, emit func(rec []by
 	if err != nil {
 		return nil, err
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobs := make(chan *batch, workers)
-	order := make(chan *batch, 2*workers)
-	var readErr error
-	go func() {
-		defer close(order)
-		defer close(jobs)
-		readErr = readBatches(ctx, inputs, jobs, order)
-	}()
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for b := range jobs {
-				b.process(ctx, st, opt.Keep)
-				close(b.done)
-			}
-		})
-	}
 	sum := newSummary()
-	var firstErr error
-	for b := range order {
-		if firstErr != nil {
-			continue
-		}
-		select {
-		case <-b.done:
-		case <-ctx.Done():
-			firstErr = ctx.Err()
-			continue
-		}
-		if b.err != nil {
-			firstErr = b.err
-			cancel()
-			continue
-		}
-		sum.Records += b.records
-		sum.OtherShards += b.skipped
-		from := 0
-		for k, end := range b.ends {
-			if err := emit(b.out[from:end]); err != nil {
-				firstErr = err
-				cancel()
-				break
+	err = conversation.ForEachBatch(ctx, inputs, conversation.BatchOptions{Workers: opt.Workers, Prefix: "timestamps"},
+		func(ctx context.Context, from conversation.Batch) (*batch, error) {
+			return process(ctx, from.Records, st, opt.Keep)
+		},
+		func(_ conversation.Batch, b *batch) error {
+			sum.Records += b.records
+			sum.OtherShards += b.skipped
+			from := 0
+			for k, end := range b.ends {
+				if err := emit(b.out[from:end]); err != nil {
+					return err
+				}
+				from = end
+				in := &b.infos[k]
+				sum.Stamped++
+				sum.BySensitivity[in.Sensitivity]++
+				sum.SensitivityFrom[in.SensitivityFrom]++
+				sum.StartFrom[in.StartFrom]++
+				sum.TimesFilled += in.Filled
+				sum.TimesKept += in.Kept
 			}
-			from = end
-			in := &b.infos[k]
-			sum.Stamped++
-			sum.BySensitivity[in.Sensitivity]++
-			sum.SensitivityFrom[in.SensitivityFrom]++
-			sum.StartFrom[in.StartFrom]++
-			sum.TimesFilled += in.Filled
-			sum.TimesKept += in.Kept
-		}
-	}
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = readErr
-	}
-	if firstErr == nil {
-		firstErr = ctx.Err()
-	}
-	if firstErr != nil {
-		return nil, firstErr
+			return nil
+		})
+	if err != nil {
+		return nil, err
 	}
 	return sum, nil
 }
 
-func readBatches(ctx context.Context, inputs []Input, jobs, order chan<- *batch) error {
-	send := func(b *batch) error {
-		select {
-		case order <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		select {
-		case jobs <- b:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return nil
-	}
-	newBatch := func() *batch {
-		return &batch{raws: make([]conversation.RawRecord, 0, recordsPerBatch), done: make(chan struct{})}
-	}
-	for _, in := range inputs {
-		rd := conversation.NewReader(in.Reader, in.Name)
-		b := newBatch()
-		for {
-			raw, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("timestamps: %w", err)
-			}
-			b.raws = append(b.raws, raw)
-			if len(b.raws) == recordsPerBatch {
-				if err := send(b); err != nil {
-					return err
-				}
-				b = newBatch()
-			}
-		}
-		if len(b.raws) > 0 {
-			if err := send(b); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (b *batch) process(ctx context.Context, st *Stamper, keep func(string) bool) {
-	defer func() { b.raws = nil }()
+// process stamps one batch of records.
+func process(ctx context.Context, raws []conversation.RawRecord, st *Stamper, keep func(string) bool) (*batch, error) {
 	size := 0
-	for _, raw := range b.raws {
+	for _, raw := range raws {
 		size += len(raw.Data) + 256
 	}
-	b.out = make([]byte, 0, size)
-	b.ends = make([]int, 0, len(b.raws))
-	b.infos = make([]Info, 0, len(b.raws))
-	for _, raw := range b.raws {
+	b := &batch{out: make([]byte, 0, size), ends: make([]int, 0, len(raws)), infos: make([]Info, 0, len(raws))}
+	for _, raw := range raws {
 		if err := ctx.Err(); err != nil {
-			b.err = err
-			return
+			return nil, err
 		}
 		b.records++
 		t, err := conversation.ParseTrajectory(raw)
 		if err != nil {
-			b.err = fmt.Errorf("timestamps: %w", err)
-			return
+			return nil, fmt.Errorf("timestamps: %w", err)
 		}
 		if keep != nil && !keep(t.ID) {
 			b.skipped++
@@ -231,12 +131,12 @@ func (b *batch) process(ctx context.Context, st *Stamper, keep func(string) bool
 			if errors.As(err, &fe) {
 				re.Field, re.Err = fe.Field, fe.Err
 			}
-			b.err = fmt.Errorf("timestamps: %w", re)
-			return
+			return nil, fmt.Errorf("timestamps: %w", re)
 		}
 		b.ends = append(b.ends, len(b.out))
 		b.infos = append(b.infos, info)
 	}
+	return b, nil
 }
 
 // keepV1Sample gives a record read from a TicToc v1 file
