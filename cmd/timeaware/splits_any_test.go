@@ -237,15 +237,15 @@ func TestSplitsCheckCleanSynthSplitsPass(t *testing.T) {
 	dir := t.TempDir()
 	scenarios := "../../examples/negotiation/scenarios.yaml"
 	for _, tc := range []struct {
-		name, preset string
-		args         []string
+		name, preset, unit string
+		args               []string
 	}{
-		{"budget", "budget", []string{"synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "2", "--every-multiplier"}},
+		{"budget", "budget", "task", []string{"synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "2", "--every-multiplier"}},
 		// Enough puzzles that near-twins about one event occur (with the
 		// answer set as the unit, 2,000 puzzles gave 21 straddling pairs).
-		{"puzzles", "puzzles", []string{"synth", "puzzles", "--count", "3000", "--seed", "2"}},
-		{"traveler", "traveler", []string{"synth", "traveler", "--count", "200", "--seed", "2"}},
-		{"negotiation", "negotiation", []string{"synth", "negotiation", "--count", "120", "--seed", "2", "--scenario", scenarios}},
+		{"puzzles", "puzzles", "event", []string{"synth", "puzzles", "--count", "3000", "--seed", "2"}},
+		{"traveler", "traveler", "event set", []string{"synth", "traveler", "--count", "200", "--seed", "2"}},
+		{"negotiation", "negotiation", "scenario", []string{"synth", "negotiation", "--count", "120", "--seed", "2", "--scenario", scenarios}},
 	} {
 		for _, ext := range []string{"parquet", "jsonl"} {
 			t.Run(tc.name+"/"+ext, func(t *testing.T) {
@@ -272,6 +272,26 @@ func TestSplitsCheckCleanSynthSplitsPass(t *testing.T) {
 				_, rep, _ := gateRun(t, out+".manifest.json")
 				assert.NotEqual(t, "skipped", rep.check("test_fraction").Status)
 				assert.Contains(t, rep.check("test_fraction").Summary, "target 0.300")
+				// The manifest says what the split is by, and counts the
+				// units and rows of each side.
+				raw, err := os.ReadFile(out + ".manifest.json")
+				require.NoError(t, err)
+				var m struct {
+					Summary struct {
+						Split struct {
+							Unit  string         `json:"unit"`
+							Rows  map[string]int `json:"rows"`
+							Units map[string]int `json:"units"`
+						} `json:"split"`
+					} `json:"summary"`
+				}
+				require.NoError(t, json.Unmarshal(raw, &m))
+				sp := m.Summary.Split
+				assert.Equal(t, tc.unit, sp.Unit)
+				assert.Equal(t, rep.Splits["train"].Rows, sp.Rows["train"])
+				assert.Equal(t, rep.Splits["test"].Rows, sp.Rows["test"])
+				assert.Positive(t, sp.Units["train"])
+				assert.Positive(t, sp.Units["test"])
 			})
 		}
 	}

@@ -42,8 +42,9 @@ const (
 )
 
 // Jitter holds the standard deviations, in seconds, of the Gaussian noise on
-// each modelled message duration, by the role of the message. Seed 000 adds
-// such noise "to prevent artificial regularity" without giving its size.
+// each modelled message duration, by the role of the message. The TicToc
+// paper adds such noise against artificial regularity without giving its
+// size.
 type Jitter struct {
 	User, Assistant, Tool float64
 }
