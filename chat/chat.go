@@ -1,0 +1,567 @@
+// Package chat is the client of OpenAI-compatible chat-completions
+// endpoints (vLLM, SGLang, OpenAI) that every timeaware command talking to a
+// model uses: `pairs build --generate-direct` asks it for direct replies and
+// `eval run` for a model's answers and tool calls.
+//
+// A Client bounds the requests in flight, retries transient failures (408,
+// 429, 5xx, timeouts, broken connections) with exponential backoff and
+// jitter, honouring Retry-After, and can keep every reply in an on-disk cache
+// keyed by the request, so that a run that stops for any reason resumes
+// where it left off without sending an answered request again.
+package chat
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/timeaware/timeaware/atomicfile"
+	"github.com/timeaware/timeaware/conversation"
+)
+
+// Defaults of Options.
+const (
+	DefaultConcurrency = 8
+	DefaultMaxRetries  = 4
+	DefaultBackoff     = 500 * time.Millisecond
+	DefaultTimeout     = 120 * time.Second
+
+	maxWait          = 60 * time.Second
+	maxErrExcerpt    = 200
+	maxResponseBytes = 32 << 20
+	completionsPath  = "/chat/completions"
+)
+
+// Options configures a Client.
+type Options struct {
+	// Name prefixes the client's errors, naming the command or flag that
+	// configured it ("generate-direct", "eval"); "" means "chat".
+	Name string
+	// URL is an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1
+	// (to which /chat/completions is appended) or a full URL ending in
+	// /chat/completions, used as is.
+	URL string
+	// Model is the model name sent with every request. Required.
+	Model string
+	// APIKey, when set, is sent as "Authorization: Bearer <key>".
+	APIKey string
+	// Concurrency is the maximum number of HTTP requests in flight across all
+	// calls; 0 means DefaultConcurrency.
+	Concurrency int
+	// MaxRetries is the number of retries after the first attempt on 408,
+	// 429, 5xx, timeouts and connection errors; 0 means DefaultMaxRetries, a
+	// negative value disables retries.
+	MaxRetries int
+	// Backoff is the wait before the first retry, doubled for each further
+	// retry, with jitter. A Retry-After header (in seconds) takes precedence.
+	// Every wait is capped at 60s. 0 means DefaultBackoff.
+	Backoff time.Duration
+	// Timeout bounds each attempt; 0 means DefaultTimeout.
+	Timeout time.Duration
+	// CacheDir, when set, is a directory where replies are cached on disk
+	// keyed by the endpoint and the request; "" disables the cache.
+	CacheDir string
+	// HTTPClient sends the requests; nil means a fresh http.Client.
+	HTTPClient *http.Client
+}
+
+// Message is one chat message as the endpoint takes it. Content is nil
+// only for an assistant turn that calls tools.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    *string    `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Name       string     `json:"name,omitempty"`
+}
+
+// Text returns the message's content, "" when it has none.
+func (m Message) Text() string {
+	if m.Content == nil {
+		return ""
+	}
+	return *m.Content
+}
+
+// ToolCall is a function call of an assistant message.
+type ToolCall struct {
+	ID       string   `json:"id,omitempty"`
+	Type     string   `json:"type"`
+	Function Function `json:"function"`
+}
+
+// Function names the called function; Arguments is its JSON text.
+type Function struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Request is one chat completion to ask for.
+type Request struct {
+	Messages []Message
+	// Tools are offered to the model; ToolChoice ("none", "auto",
+	// "required") is sent when not "".
+	Tools      []conversation.Tool
+	ToolChoice string
+	// Temperature is the sampling temperature (0: greedy).
+	Temperature float64
+	// MaxTokens caps the reply; 0 omits it.
+	MaxTokens int
+	// Seed, when set, is sent as the request's sampling seed (vLLM, SGLang
+	// and OpenAI accept it); requests that differ only by it are cached
+	// apart.
+	Seed *int64
+	// Check, when set, vets a reply before it is returned or cached: a reply
+	// it rejects is an error that is neither retried nor cached.
+	Check func(Reply) error
+}
+
+// Reply is the model's answer: the first choice's message.
+type Reply struct {
+	// Content is the message text with surrounding white space removed.
+	Content      string
+	ToolCalls    []ToolCall
+	FinishReason string
+	// Latency is how long the successful attempt took on the wire (for a
+	// cached reply, how long it took when it was first answered): the time
+	// the model spent, without queueing for a slot or backing off.
+	Latency time.Duration
+	// Cached says the reply came from the cache.
+	Cached bool
+}
+
+// Stats counts what a Client did. Requests counts HTTP attempts (retries
+// included), CacheHits the calls answered from the cache, Retries the
+// attempts that followed a failed one, and Failures the calls that returned
+// an error.
+type Stats struct {
+	Requests  int64 `json:"requests"`
+	CacheHits int64 `json:"cache_hits"`
+	Retries   int64 `json:"retries"`
+	Failures  int64 `json:"failures"`
+}
+
+// Client sends chat completions. It is safe for concurrent use.
+type Client struct {
+	name       string
+	endpoint   string
+	model      string
+	apiKey     string
+	maxRetries int
+	backoff    time.Duration
+	timeout    time.Duration
+	cacheDir   string
+	client     *http.Client
+	sem        chan struct{}
+
+	requests  atomic.Int64
+	cacheHits atomic.Int64
+	retries   atomic.Int64
+	failures  atomic.Int64
+}
+
+// New validates opt and returns a Client.
+func New(opt Options) (*Client, error) {
+	name := opt.Name
+	if name == "" {
+		name = "chat"
+	}
+	endpoint, err := completionsEndpoint(opt.URL)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	switch {
+	case strings.TrimSpace(opt.Model) == "":
+		return nil, fmt.Errorf("%s: model is required", name)
+	case opt.Concurrency < 0:
+		return nil, fmt.Errorf("%s: concurrency must not be negative, got %d", name, opt.Concurrency)
+	case opt.Backoff < 0:
+		return nil, fmt.Errorf("%s: backoff must not be negative, got %s", name, opt.Backoff)
+	case opt.Timeout < 0:
+		return nil, fmt.Errorf("%s: timeout must not be negative, got %s", name, opt.Timeout)
+	}
+	c := &Client{
+		name: name, endpoint: endpoint, model: opt.Model, apiKey: opt.APIKey,
+		maxRetries: opt.MaxRetries, backoff: opt.Backoff, timeout: opt.Timeout,
+		cacheDir: opt.CacheDir, client: opt.HTTPClient,
+	}
+	concurrency := opt.Concurrency
+	if concurrency == 0 {
+		concurrency = DefaultConcurrency
+	}
+	c.sem = make(chan struct{}, concurrency)
+	switch {
+	case c.maxRetries == 0:
+		c.maxRetries = DefaultMaxRetries
+	case c.maxRetries < 0:
+		c.maxRetries = 0
+	}
+	if c.backoff == 0 {
+		c.backoff = DefaultBackoff
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	if c.client == nil {
+		c.client = &http.Client{}
+	}
+	return c, nil
+}
+
+// completionsEndpoint validates a base or full chat-completions URL and
+// returns the full one.
+func completionsEndpoint(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return "", errors.New("url is required")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("url %q: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("url %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("url %q: missing host", raw)
+	}
+	u.Fragment = ""
+	u.RawFragment = ""
+	if !strings.HasSuffix(strings.TrimRight(u.Path, "/"), completionsPath) {
+		u.Path = strings.TrimRight(u.Path, "/") + completionsPath
+		u.RawPath = ""
+	}
+	return u.String(), nil
+}
+
+// Endpoint returns the chat-completions URL requests are sent to.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// Model returns the model name the requests carry.
+func (c *Client) Model() string { return c.model }
+
+// Stats returns a snapshot of the client's counters.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Requests:  c.requests.Load(),
+		CacheHits: c.cacheHits.Load(),
+		Retries:   c.retries.Load(),
+		Failures:  c.failures.Load(),
+	}
+}
+
+// Complete returns the model's reply to req, from the cache when it holds
+// one. Errors after the last retry, and replies req.Check rejects, count as
+// failures.
+func (c *Client) Complete(ctx context.Context, req Request) (Reply, error) {
+	r, err := c.complete(ctx, req)
+	if err != nil {
+		c.failures.Add(1)
+		return Reply{}, err
+	}
+	return r, nil
+}
+
+func (c *Client) complete(ctx context.Context, req Request) (Reply, error) {
+	if len(req.Messages) == 0 {
+		return Reply{}, errors.New("no messages")
+	}
+	if req.Temperature < 0 || req.MaxTokens < 0 {
+		return Reply{}, fmt.Errorf("temperature %g and max tokens %d must not be negative", req.Temperature, req.MaxTokens)
+	}
+	body, err := json.Marshal(c.wire(req))
+	if err != nil {
+		return Reply{}, fmt.Errorf("encode request: %w", err)
+	}
+	var cachePath string
+	if c.cacheDir != "" {
+		cachePath = c.cachePath(body)
+		if r, ok := readCache(cachePath); ok && (req.Check == nil || req.Check(r) == nil) {
+			c.cacheHits.Add(1)
+			return r, nil
+		}
+	}
+	r, err := c.post(ctx, body)
+	if err != nil {
+		return Reply{}, err
+	}
+	if req.Check != nil {
+		if err := req.Check(r); err != nil {
+			return Reply{}, err
+		}
+	}
+	if cachePath != "" {
+		if err := writeCache(cachePath, r); err != nil {
+			return Reply{}, fmt.Errorf("write cache: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// wireRequest is the chat-completions request body. Its fields and their
+// order are part of every cache key: change them and old caches miss.
+type wireRequest struct {
+	Model       string              `json:"model"`
+	Messages    []Message           `json:"messages"`
+	Tools       []conversation.Tool `json:"tools,omitempty"`
+	ToolChoice  string              `json:"tool_choice,omitempty"`
+	Temperature float64             `json:"temperature"`
+	MaxTokens   int                 `json:"max_tokens,omitempty"`
+	Seed        *int64              `json:"seed,omitempty"`
+}
+
+func (c *Client) wire(req Request) wireRequest {
+	w := wireRequest{
+		Model: c.model, Messages: req.Messages, ToolChoice: req.ToolChoice,
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Seed: req.Seed,
+	}
+	if len(req.Tools) > 0 {
+		w.Tools = make([]conversation.Tool, len(req.Tools))
+		for i, t := range req.Tools {
+			if t.Type == "" {
+				t.Type = "function"
+			}
+			w.Tools[i] = t
+		}
+	}
+	return w
+}
+
+// wireResponse is the part of a chat-completions response read.
+type wireResponse struct {
+	Choices []struct {
+		Message struct {
+			Content   *string    `json:"content"`
+			ToolCalls []ToolCall `json:"tool_calls"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// attemptError is a failed attempt; retryable ones are tried again.
+type attemptError struct {
+	err        error
+	retryable  bool
+	retryAfter time.Duration // from a Retry-After header; -1 when absent
+}
+
+// post sends body, retrying transient failures.
+func (c *Client) post(ctx context.Context, body []byte) (Reply, error) {
+	wait := c.backoff
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			c.retries.Add(1)
+		}
+		r, aerr := c.attempt(ctx, body)
+		if aerr == nil {
+			return r, nil
+		}
+		if ctx.Err() != nil {
+			return Reply{}, ctx.Err()
+		}
+		if !aerr.retryable {
+			return Reply{}, aerr.err
+		}
+		if attempt >= c.maxRetries {
+			return Reply{}, fmt.Errorf("giving up after %d attempts: %w", attempt+1, aerr.err)
+		}
+		d := aerr.retryAfter
+		if d < 0 {
+			// Jitter: a uniform wait in [wait/2, wait].
+			d = wait/2 + time.Duration(rand.Int64N(int64(wait/2)+1))
+		}
+		d = min(d, maxWait)
+		if wait < maxWait {
+			wait *= 2
+		}
+		if err := sleep(ctx, d); err != nil {
+			return Reply{}, err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// attempt makes one HTTP request while holding a concurrency slot.
+func (c *Client) attempt(ctx context.Context, body []byte) (Reply, *attemptError) {
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return Reply{}, &attemptError{err: ctx.Err()}
+	}
+	defer func() { <-c.sem }()
+
+	actx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(actx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return Reply{}, &attemptError{err: err}
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json")
+	if c.apiKey != "" {
+		hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	c.requests.Add(1)
+	start := time.Now()
+	resp, err := c.client.Do(hreq)
+	if err != nil {
+		return Reply{}, &attemptError{err: describeTransportErr(err, c.timeout), retryable: true, retryAfter: -1}
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	latency := time.Since(start)
+	if err != nil {
+		return Reply{}, &attemptError{err: fmt.Errorf("read response: %w", describeTransportErr(err, c.timeout)), retryable: true, retryAfter: -1}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		code := resp.StatusCode
+		return Reply{}, &attemptError{
+			err:        fmt.Errorf("HTTP %s: %s", resp.Status, excerpt(data)),
+			retryable:  code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500,
+			retryAfter: parseRetryAfter(resp.Header.Get("Retry-After")),
+		}
+	}
+	var wr wireResponse
+	if err := json.Unmarshal(data, &wr); err != nil {
+		return Reply{}, &attemptError{err: fmt.Errorf("decode response: %v: %s", err, excerpt(data))}
+	}
+	if len(wr.Choices) == 0 {
+		if wr.Error != nil && wr.Error.Message != "" {
+			return Reply{}, &attemptError{err: fmt.Errorf("server error: %s", excerpt([]byte(wr.Error.Message)))}
+		}
+		return Reply{}, &attemptError{err: fmt.Errorf("response has no choices: %s", excerpt(data))}
+	}
+	ch := wr.Choices[0]
+	r := Reply{ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason, Latency: latency}
+	if ch.Message.Content != nil {
+		r.Content = strings.TrimSpace(*ch.Message.Content)
+	}
+	if r.FinishReason == "" && len(r.ToolCalls) > 0 {
+		r.FinishReason = "tool_calls"
+	}
+	return r, nil
+}
+
+// describeTransportErr names per-attempt timeouts plainly.
+func describeTransportErr(err error, timeout time.Duration) error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Errorf("attempt timed out after %s: %w", timeout, err)
+	}
+	return err
+}
+
+// parseRetryAfter reads a Retry-After header given in seconds; -1 when it is
+// absent or not a number of seconds.
+func parseRetryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return -1
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || n < 0 {
+		return -1
+	}
+	if n >= maxWait.Seconds() {
+		return maxWait
+	}
+	return time.Duration(n * float64(time.Second))
+}
+
+// excerpt returns at most maxErrExcerpt characters of a response body on one
+// line.
+func excerpt(b []byte) string {
+	s := strings.Join(strings.Fields(string(bytes.ToValidUTF8(b, []byte("?")))), " ")
+	if s == "" {
+		return "(empty body)"
+	}
+	if utf8.RuneCountInString(s) <= maxErrExcerpt {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:maxErrExcerpt-1]) + "…"
+}
+
+// cacheEntry is a cached reply. Entries written before tool calls were kept
+// hold content only, and read back as replies without tool calls.
+type cacheEntry struct {
+	Content      string     `json:"content"`
+	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
+	FinishReason string     `json:"finish_reason,omitempty"`
+	LatencyS     float64    `json:"latency_s,omitempty"`
+}
+
+// cachePath is CacheDir/<first 2 hex>/<sha256>.json, the hash covering the
+// endpoint and the canonical request body.
+func (c *Client) cachePath(body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(c.endpoint))
+	h.Write([]byte{0})
+	h.Write(body)
+	sum := hex.EncodeToString(h.Sum(nil))
+	return filepath.Join(c.cacheDir, sum[:2], sum+".json")
+}
+
+// readCache returns a cached reply; a missing, unreadable or corrupt file is
+// a miss.
+func readCache(path string) (Reply, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Reply{}, false
+	}
+	var e cacheEntry
+	if err := json.Unmarshal(data, &e); err != nil {
+		return Reply{}, false
+	}
+	if !(e.LatencyS >= 0) {
+		return Reply{}, false
+	}
+	return Reply{
+		Content: strings.TrimSpace(e.Content), ToolCalls: e.ToolCalls, FinishReason: e.FinishReason,
+		Latency: time.Duration(e.LatencyS * float64(time.Second)), Cached: true,
+	}, true
+}
+
+// writeCache stores a reply atomically.
+func writeCache(path string, r Reply) error {
+	data, err := json.Marshal(cacheEntry{
+		Content: r.Content, ToolCalls: r.ToolCalls, FinishReason: r.FinishReason,
+		LatencyS: r.Latency.Seconds(),
+	})
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, append(data, '\n'))
+}
