@@ -303,6 +303,43 @@ func (c *Catalog) Resolve(id string) (*Scenario, error) {
 	return nil, fmt.Errorf("splits: id %q: %w alias %q (add it to the catalog's aliases)", id, ErrUnknownScenario, prefix)
 }
 
+// ScenarioOf names a trajectory's scenario and sensitivity from the
+// catalog (prefpairs.Options.Scenario): the record's own scenario field
+// when it has one (a canonical name or an alias), otherwise its id's alias
+// (Resolve). Either must be in the catalog: a misspelt scenario would
+// otherwise form a group of its own and could land on the other side of a
+// split from its siblings, unseen by the gate. An id that is itself an
+// alias must agree with the field. A sensitivity in the record wins over
+// the catalog's.
+func (c *Catalog) ScenarioOf(t *conversation.Trajectory) (name, sensitivity string, err error) {
+	var sc *Scenario
+	if t.Scenario != "" {
+		s, ok := c.ByName(t.Scenario)
+		if !ok {
+			s2, err := c.Resolve(t.Scenario)
+			if err != nil {
+				return "", "", fmt.Errorf("scenario %q is not in the scenario catalog (add it, or give --catalog)", t.Scenario)
+			}
+			s = s2
+		}
+		if byID, err := c.Resolve(t.ID); err == nil && byID != s {
+			return "", "", fmt.Errorf("scenario %q contradicts the id, whose alias belongs to %q", t.Scenario, byID.Name)
+		}
+		sc = s
+	} else {
+		s, err := c.Resolve(t.ID)
+		if err != nil {
+			return "", "", err
+		}
+		sc = s
+	}
+	sens := t.Sensitivity
+	if sens == "" {
+		sens = sc.Sensitivity
+	}
+	return sc.Name, sens, nil
+}
+
 // Counts returns the number of scenarios per sensitivity level; all three
 // levels are present, possibly with zero.
 func (c *Catalog) Counts() map[string]int {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/conversation"
 )
 
 // v1Dir holds the TicToc v1 release files, relative to this package.
@@ -462,4 +464,38 @@ func ExampleCatalog_Resolve() {
 	// Cloud Server Load Balancer high read_write test
 	// true
 	// splits: id "foo_bar_3": unknown scenario alias "foo_bar" (add it to the catalog's aliases)
+}
+
+func TestCatalogScenarioOf(t *testing.T) {
+	doc := "scenarios:\n" + entry("Tide Tracker", map[string]string{"sensitivity": "medium", "aliases": "[tide, tides]"}) +
+		entry("Flight Status", map[string]string{"sensitivity": "high", "aliases": "[flight_status]"})
+	c, err := LoadCatalog(strings.NewReader(doc), "t.yaml")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, id, scenario, sensitivity string
+		want, wantSensitivity, err      string
+	}{
+		{name: "the id's alias", id: "tide_3", want: "Tide Tracker", wantSensitivity: "medium"},
+		{name: "the field by its name", id: "x_1", scenario: "Flight Status", want: "Flight Status", wantSensitivity: "high"},
+		{name: "the field by an alias", id: "x_1", scenario: "tides", want: "Tide Tracker", wantSensitivity: "medium"},
+		{name: "the field agreeing with the id", id: "tides_0", scenario: "Tide Tracker", want: "Tide Tracker", wantSensitivity: "medium"},
+		{name: "the record's sensitivity wins", id: "tide_3", sensitivity: "low", want: "Tide Tracker", wantSensitivity: "low"},
+		{name: "an unknown field", id: "tide_3", scenario: "Tide Traker",
+			err: `scenario "Tide Traker" is not in the scenario catalog (add it, or give --catalog)`},
+		{name: "a field contradicting the id", id: "flight_status_2", scenario: "Tide Tracker",
+			err: `scenario "Tide Tracker" contradicts the id, whose alias belongs to "Flight Status"`},
+		{name: "an unknown id", id: "weather_1",
+			err: `splits: id "weather_1": unknown scenario alias "weather" (add it to the catalog's aliases)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name, sens, err := c.ScenarioOf(&conversation.Trajectory{ID: tc.id, Scenario: tc.scenario, Sensitivity: tc.sensitivity})
+			if tc.err != "" {
+				assert.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, name)
+			assert.Equal(t, tc.wantSensitivity, sens)
+		})
+	}
 }

@@ -6,16 +6,21 @@
 //   - the scenario catalog: every scenario of the TicToc benchmark with its
 //     time sensitivity, read-only or read+write I/O, the paper's train/test
 //     assignment and the trajectory id prefixes (aliases) that belong to it
-//     (see [LoadCatalog], [DefaultCatalog] and [Catalog.Resolve]);
+//     (see [LoadCatalog], [DefaultCatalog], [Catalog.Resolve] and
+//     [Catalog.ScenarioOf]);
 //   - the split strategies: the paper's fixed scenario split and a seeded,
 //     sensitivity-stratified group split aiming at a target test fraction,
 //     both of which keep every scenario, and every trajectory's elapse
 //     levels, on one side only; and [UnitSplit] for synthetic data, which
 //     puts whole units (tasks, answer sets, scenarios) on one side by a
-//     seeded hash;
+//     seeded hash, with [Sinks], which write rows to the train or test
+//     file of their unit's side and record the split for the manifest
+//     ([UnitSummary]);
 //   - the dataset reader: [Input] files of any layout (Parquet, Arrow IPC,
 //     JSONL) whose rows are made by [Columns] (paths into structs and
-//     message lists), with a [Preset] for each of the toolkit's outputs;
+//     message lists), with a [Preset] for each of the toolkit's outputs,
+//     found from a command line's files, directories and manifests by
+//     [ExpandArg];
 //   - the leakage gate ([Check]): split labels against files, groups on both
 //     sides, repeated ids and texts, exact and near duplicates across
 //     splits (MinHash with LSH banding), contamination against an outside

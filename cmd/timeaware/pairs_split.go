@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/timeaware/timeaware/configs"
-	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
@@ -28,7 +26,7 @@ func (p *pairsPlan) planSplit(a *app) error {
 	} else if p.catalog, err = splits.LoadCatalog(bytes.NewReader(configs.Scenarios), "configs/scenarios.yaml"); err != nil {
 		return err
 	}
-	p.opt.Scenario = catalogResolver(p.catalog)
+	p.opt.Scenario = p.catalog.ScenarioOf
 
 	p.split = v.GetString("pairs.split")
 	p.seed = v.GetUint64("pairs.seed")
@@ -45,44 +43,6 @@ func (p *pairsPlan) planSplit(a *app) error {
 		return usagef("--split %q: want paper or group", p.split)
 	}
 	return nil
-}
-
-// catalogResolver names a trajectory's scenario from the catalog: the
-// record's own scenario field when it has one (a canonical name or an
-// alias), otherwise its id's alias. Either must be in the catalog: a
-// misspelt scenario would otherwise form a group of its own and could land
-// on the other side of a split from its siblings, unseen by the gate. A
-// sensitivity in the record wins over the catalog's.
-func catalogResolver(cat *splits.Catalog) func(*conversation.Trajectory) (string, string, error) {
-	return func(t *conversation.Trajectory) (string, string, error) {
-		var sc *splits.Scenario
-		if t.Scenario != "" {
-			s, ok := cat.ByName(t.Scenario)
-			if !ok {
-				s2, err := cat.Resolve(t.Scenario)
-				if err != nil {
-					return "", "", fmt.Errorf("scenario %q is not in the scenario catalog (add it, or give --catalog)", t.Scenario)
-				}
-				s = s2
-			}
-			// An id that is itself an alias must agree with the field.
-			if byID, err := cat.Resolve(t.ID); err == nil && byID != s {
-				return "", "", fmt.Errorf("scenario %q contradicts the id, whose alias belongs to %q", t.Scenario, byID.Name)
-			}
-			sc = s
-		} else {
-			s, err := cat.Resolve(t.ID)
-			if err != nil {
-				return "", "", err
-			}
-			sc = s
-		}
-		sens := t.Sensitivity
-		if sens == "" {
-			sens = sc.Sensitivity
-		}
-		return sc.Name, sens, nil
-	}
 }
 
 // prepareSplit fixes the assignment before the real build. The group

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -12,4 +18,16 @@ func sinkOptions(labels bool) output.SinkOptions {
 		return output.SinkOptions{}
 	}
 	return output.SinkOptions{Schema: synth.LabelSchema, Transform: synth.WithLabels}
+}
+
+// newSplitSinks starts a synth command's --out, or with a --test-fraction
+// split its train and test files.
+func newSplitSinks[R any](out string, format *dataset.Format, schema *arrow.Schema, role string, labels bool,
+	split *splits.UnitSplit, unit splits.Unit[R], newBuilder func() splits.RowBuilder[R]) (*splits.Sinks[R], error) {
+	s, err := splits.NewSinks(splits.SinksOptions[R]{Out: out, Format: format, Schema: schema, Sink: sinkOptions(labels),
+		Role: role, Split: split, Unit: unit, NewBuilder: newBuilder})
+	if err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	return s, nil
 }

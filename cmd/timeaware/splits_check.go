@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 )
@@ -108,24 +107,6 @@ finding is also printed as an ::error annotation.`,
 // so the command exits 1 with a one-line reason.
 var errGateFailed = errors.New("splits check failed")
 
-// gateInput is one dataset file found from the command line.
-type gateInput struct {
-	path, side string
-	// from is the argument it was found under, for messages.
-	from string
-	// preset is the preset a manifest names, if it came from one.
-	preset *splits.Preset
-}
-
-// manifestSplit is what a manifest says about its split.
-type manifestSplit struct {
-	Strategy string  `json:"strategy"`
-	Target   float64 `json:"target_test_fraction"`
-	// Units counts the units a hash split assigned, for the tolerance its
-	// randomness allows.
-	Units map[string]int `json:"units"`
-}
-
 func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []string, f *splitsCheckFlags) error {
 	if len(args)+len(f.train)+len(f.test) == 0 {
 		return usagef("splits check needs split files, directories or a split manifest (or --train and --test)")
@@ -135,8 +116,8 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 	if err != nil {
 		return err
 	}
-	var inputs []gateInput
-	var msplit *manifestSplit
+	var inputs []splits.ArgFile
+	var msplit *splits.ManifestSplit
 	for _, arg := range args {
 		in, sp, err := expandSplitArg(arg, "")
 		if err != nil {
@@ -159,9 +140,9 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 			inputs = append(inputs, in...)
 		}
 	}
-	var sides, against []gateInput
+	var sides, against []splits.ArgFile
 	for _, in := range inputs {
-		if in.side == splits.Against {
+		if in.Side == splits.Against {
 			against = append(against, in)
 		} else {
 			sides = append(sides, in)
@@ -207,10 +188,10 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 	}
 	var ins []splits.Input
 	for _, in := range sides {
-		ins = append(ins, splits.Input{Path: in.path, Side: in.side, Columns: cols})
+		ins = append(ins, splits.Input{Path: in.Path, Side: in.Side, Columns: cols})
 	}
 	for _, in := range against {
-		ins = append(ins, splits.Input{Path: in.path, Side: splits.Against, Columns: againstCols})
+		ins = append(ins, splits.Input{Path: in.Path, Side: splits.Against, Columns: againstCols})
 	}
 	report, err := splits.Check(ctx, splits.Source(ins), opt)
 	if err != nil {
@@ -275,74 +256,14 @@ func gateOptions(v *viper.Viper) (splits.GateOptions, error) {
 	return opt, nil
 }
 
-// expandSplitArg turns an argument into dataset files: a manifest
-// (*.manifest.json) stands for the outputs it lists, each checked against
-// the SHA-256 the manifest recorded, and tells its split; a directory
-// stands for the dataset files under it. side, when set, is every file's
-// side; otherwise each file's name (or a manifest output's role) says it,
-// or its rows' split column will.
-func expandSplitArg(arg, side string) ([]gateInput, *manifestSplit, error) {
-	st, err := os.Stat(arg)
-	if err != nil {
-		return nil, nil, usagef("%s: %v", arg, unwrapPathError(err))
+// expandSplitArg is splits.ExpandArg with the command's errors: bad usage,
+// but for an output changed since its build.
+func expandSplitArg(arg, side string) ([]splits.ArgFile, *splits.ManifestSplit, error) {
+	files, sp, err := splits.ExpandArg(arg, side)
+	if err != nil && !errors.Is(err, output.ErrChanged) {
+		err = usageError{err}
 	}
-	if st.IsDir() {
-		files, err := splits.ExpandDir(arg)
-		if err != nil {
-			return nil, nil, usageError{err}
-		}
-		var out []gateInput
-		for _, f := range files {
-			s := side
-			if s == "" {
-				s = splits.SideFromPath(arg, f)
-			}
-			out = append(out, gateInput{path: f, side: s, from: arg})
-		}
-		return out, nil, nil
-	}
-	if !strings.HasSuffix(arg, ".manifest.json") {
-		if _, ok := dataset.ForPath(arg); !ok {
-			return nil, nil, usagef("%s: unknown dataset format (want a .parquet, .arrow or .jsonl file, a directory of them, or a .manifest.json)", arg)
-		}
-		if side == "" {
-			side = splits.SideFromPath(arg, arg)
-		}
-		return []gateInput{{path: arg, side: side, from: arg}}, nil, nil
-	}
-	m, err := output.ReadManifest(arg, true)
-	if errors.Is(err, output.ErrChanged) {
-		return nil, nil, fmt.Errorf("%s: %w", arg, err)
-	}
-	if err != nil {
-		return nil, nil, usagef("%s: %v", arg, unwrapPathError(err))
-	}
-	var summary struct {
-		Split *manifestSplit `json:"split"`
-	}
-	if b, err := json.Marshal(m.Summary); err == nil {
-		_ = json.Unmarshal(b, &summary)
-	}
-	preset, _ := splits.PresetForCommand(m.Command)
-	var out []gateInput
-	for _, o := range m.Outputs {
-		if _, ok := dataset.ForPath(o.Path); !ok {
-			continue
-		}
-		s := side
-		if s == "" {
-			if rs, ok := splits.SideOf(o.Role); ok {
-				s = rs
-			} else {
-				s = splits.SideFromPath(o.Path, o.Path)
-			}
-		}
-		out = append(out, gateInput{path: o.Path, side: s, from: arg, preset: preset})
-	}
-	if len(out) == 0 {
-		return nil, nil, usagef("%s: the manifest lists no dataset outputs", arg)
-	}
-	return out, summary.Split, nil
+	return files, sp, err
 }
 
 // columnKey reads a column setting: nil when it is not set (the preset's
@@ -360,10 +281,10 @@ func columnKey(v *viper.Viper, key string) *string {
 
 // gateColumns decides the columns of the train and test files from the
 // preset and the column flags.
-func gateColumns(v *viper.Viper, ins []gateInput) (*splits.Columns, error) {
+func gateColumns(v *viper.Viper, ins []splits.ArgFile) (*splits.Columns, error) {
 	sets := make([]splits.Dataset, len(ins))
 	for i, in := range ins {
-		sets[i] = splits.Dataset{Path: in.path, Preset: in.preset}
+		sets[i] = splits.Dataset{Path: in.Path, Preset: in.Preset}
 	}
 	cols, err := splits.ResolveColumns(sets, splits.Overrides{
 		Preset: v.GetString("splits.preset"), Text: columnKey(v, "splits.text"), Group: columnKey(v, "splits.group"),
@@ -378,10 +299,10 @@ func gateColumns(v *viper.Viper, ins []gateInput) (*splits.Columns, error) {
 
 // againstColumns decides the text columns of the outside evaluation set:
 // --against-text, else its own preset's, else the gate's.
-func againstColumns(v *viper.Viper, ins []gateInput, gate *splits.Columns) (*splits.Columns, error) {
+func againstColumns(v *viper.Viper, ins []splits.ArgFile, gate *splits.Columns) (*splits.Columns, error) {
 	sets := make([]splits.Dataset, len(ins))
 	for i, in := range ins {
-		sets[i] = splits.Dataset{Path: in.path}
+		sets[i] = splits.Dataset{Path: in.Path}
 	}
 	var text []string
 	if s := columnKey(v, "splits.against_text"); s != nil && *s != "" {

@@ -296,7 +296,7 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 // budgetResult is what a finished budget build reports.
 type budgetResult struct {
 	summary  *budget.Summary
-	split    *splitSummary
+	split    *splits.UnitSummary
 	rows     []output.Entry // the rows, or the train and test rows
 	teacher  *output.Entry
 	model    string
@@ -304,15 +304,15 @@ type budgetResult struct {
 }
 
 func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
-	unit := splitUnit[*budget.Row]{name: "task", of: func(r *budget.Row) string { return r.TaskID },
-		setSplit: func(r *budget.Row, s string) { r.Split = s }}
+	unit := splits.Unit[*budget.Row]{Name: "task", Of: func(r *budget.Row) string { return r.TaskID },
+		SetSplit: func(r *budget.Row, s string) { r.Split = s }}
 	sinks, err := newSplitSinks(p.f.out, p.format, budget.Schema, "rl_rows", p.f.labels, p.split, unit,
-		func() rowAppender[*budget.Row] { return budget.NewRecordBuilder(nil) })
+		func() splits.RowBuilder[*budget.Row] { return budget.NewRecordBuilder(nil) })
 	if err != nil {
 		return nil, err
 	}
-	defer sinks.abort()
-	defer sinks.release()
+	defer sinks.Abort()
+	defer sinks.Release()
 
 	var (
 		teacherFile *output.File
@@ -336,7 +336,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	prog := newProgress(progress, "rows")
 	sum, err := budget.Build(ctx, in, p.f.input, p.opt, func(row *budget.Row) error {
 		prog.add(1)
-		if err := sinks.add(row); err != nil {
+		if err := sinks.Add(row); err != nil {
 			return err
 		}
 		if enc == nil || row.Split == splits.Test && p.split != nil {
@@ -352,15 +352,12 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	if err != nil {
 		return nil, streamError(err)
 	}
-	if err := sinks.finish(); err != nil {
+	if err := sinks.Finish(); err != nil {
 		return nil, err
 	}
-	res := &budgetResult{summary: sum, split: sinks.summary(), rows: sinks.records(p.format.Name), manifest: output.ManifestPath(p.f.out)}
+	res := &budgetResult{summary: sum, split: sinks.Summary(), rows: sinks.Entries(p.format.Name), manifest: output.ManifestPath(p.f.out)}
 	outputs := slices.Clone(res.rows)
-	files := []*output.File{}
-	for _, s := range sinks.sinks {
-		files = append(files, s.File())
-	}
+	files := sinks.Files()
 	if teacherFile != nil {
 		if err := teacherBuf.Flush(); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", p.f.teacher, err)
@@ -375,7 +372,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	input.Role = "tasks"
 	summary := struct {
 		*budget.Summary
-		Split *splitSummary `json:"split,omitempty"`
+		Split *splits.UnitSummary `json:"split,omitempty"`
 	}{sum, res.split}
 	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth budget",

@@ -223,33 +223,33 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 	return nil
 }
 
-func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*negotiation.Summary, []output.Entry, *splitSummary, error) {
-	unit := splitUnit[*negotiation.Row]{name: "scenario", of: func(r *negotiation.Row) string { return r.ScenarioID },
-		setSplit: func(r *negotiation.Row, s string) { r.Split = s }}
+func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*negotiation.Summary, []output.Entry, *splits.UnitSummary, error) {
+	unit := splits.Unit[*negotiation.Row]{Name: "scenario", Of: func(r *negotiation.Row) string { return r.ScenarioID },
+		SetSplit: func(r *negotiation.Row, s string) { r.Split = s }}
 	sinks, err := newSplitSinks(p.out, p.format, negotiation.Schema, "rl_rows", p.labels, p.split, unit,
-		func() rowAppender[*negotiation.Row] { return negotiation.NewRecordBuilder(nil) })
+		func() splits.RowBuilder[*negotiation.Row] { return negotiation.NewRecordBuilder(nil) })
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	defer sinks.abort()
-	defer sinks.release()
+	defer sinks.Abort()
+	defer sinks.Release()
 	prog := newProgress(progress, "rows")
 	sum, err := negotiation.Build(ctx, p.opt, func(row *negotiation.Row) error {
 		prog.add(1)
-		return sinks.add(row)
+		return sinks.Add(row)
 	})
 	prog.done()
 	if err != nil {
 		return nil, nil, nil, streamError(err)
 	}
-	if err := sinks.finish(); err != nil {
+	if err := sinks.Finish(); err != nil {
 		return nil, nil, nil, err
 	}
-	outs := sinks.records(p.format.Name)
+	outs := sinks.Entries(p.format.Name)
 	summary := struct {
 		*negotiation.Summary
-		Split *splitSummary `json:"split,omitempty"`
-	}{sum, sinks.summary()}
+		Split *splits.UnitSummary `json:"split,omitempty"`
+	}{sum, sinks.Summary()}
 	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth negotiation",
 		Outputs: outs, Inputs: []output.Entry{}, Config: p.config, Summary: summary,
@@ -257,7 +257,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 	if p.scenario != nil {
 		m.Inputs = append(m.Inputs, *p.scenario)
 	}
-	if _, err := sinks.commit(m); err != nil {
+	if _, err := sinks.Commit(m); err != nil {
 		return nil, nil, nil, err
 	}
 	return sum, outs, summary.Split, nil

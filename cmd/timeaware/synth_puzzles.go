@@ -274,41 +274,41 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 
 	tuneGCForStreaming()
-	unit := splitUnit[*puzzles.Puzzle]{name: "event", of: func(p *puzzles.Puzzle) string { return p.Group },
-		setSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }}
+	unit := splits.Unit[*puzzles.Puzzle]{Name: "event", Of: func(p *puzzles.Puzzle) string { return p.Group },
+		SetSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }}
 	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", f.labels, split, unit,
-		func() rowAppender[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
+		func() splits.RowBuilder[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}
-	defer sinks.abort()
-	defer sinks.release()
+	defer sinks.Abort()
+	defer sinks.Release()
 	prog := newProgress(a.stderr, "puzzles")
 	sum, err := puzzles.Generate(ctx, opt, r, workers, func(p *puzzles.Puzzle) error {
 		prog.add(1)
-		return sinks.add(p)
+		return sinks.Add(p)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(err)
 	}
-	if err := sinks.finish(); err != nil {
+	if err := sinks.Finish(); err != nil {
 		return err
 	}
-	outs := sinks.records(format.Name)
+	outs := sinks.Entries(format.Name)
 	var inputs []output.Entry
 	if kb != nil {
 		inputs = append(inputs, *kb)
 	}
 	summary := struct {
 		*puzzles.Summary
-		Split *splitSummary `json:"split,omitempty"`
-	}{sum, sinks.summary()}
+		Split *splits.UnitSummary `json:"split,omitempty"`
+	}{sum, sinks.Summary()}
 	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles",
 		Outputs: outs, Inputs: inputs, Config: config, Summary: summary,
 	}
-	mp, err := sinks.commit(m)
+	mp, err := sinks.Commit(m)
 	if err != nil {
 		return err
 	}
@@ -316,7 +316,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	return nil
 }
 
-func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, split *splitSummary, mp string) {
+func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, split *splits.UnitSummary, mp string) {
 	fmt.Fprintf(w, "synth puzzles: %s\n", writtenTo(outs, "puzzle"))
 	printSplit(w, split, outs)
 	if s.Skipped > 0 {

@@ -158,41 +158,41 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		}
 	}
 	tuneGCForStreaming()
-	unit := splitUnit[*traveler.Row]{name: "event set", of: (*traveler.Row).Group,
-		setSplit: func(r *traveler.Row, s string) { r.Split = s }}
+	unit := splits.Unit[*traveler.Row]{Name: "event set", Of: (*traveler.Row).Group,
+		SetSplit: func(r *traveler.Row, s string) { r.Split = s }}
 	sinks, err := newSplitSinks(f.out, format, traveler.Schema, "traveler_rows", f.labels, split, unit,
-		func() rowAppender[*traveler.Row] { return traveler.NewRecordBuilder(nil) })
+		func() splits.RowBuilder[*traveler.Row] { return traveler.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}
-	defer sinks.abort()
-	defer sinks.release()
+	defer sinks.Abort()
+	defer sinks.Release()
 	prog := newProgress(a.stderr, "rows")
 	sum, err := traveler.Build(ctx, opt, f.count, func(row *traveler.Row) error {
 		prog.add(1)
-		return sinks.add(row)
+		return sinks.Add(row)
 	})
 	prog.done()
 	if err != nil {
 		return streamError(travelerOptionError(err))
 	}
-	if err := sinks.finish(); err != nil {
+	if err := sinks.Finish(); err != nil {
 		return err
 	}
-	outs := sinks.records(format.Name)
+	outs := sinks.Entries(format.Name)
 	config := typedConfig(a.v, "synth.traveler.")
 	config["count"] = f.count
 	config["seed"] = f.seed
 	config["test_fraction"] = f.testFraction
 	summary := struct {
 		*traveler.Summary
-		Split *splitSummary `json:"split,omitempty"`
-	}{sum, sinks.summary()}
+		Split *splits.UnitSummary `json:"split,omitempty"`
+	}{sum, sinks.Summary()}
 	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth traveler",
 		Outputs: outs, Inputs: []output.Entry{}, Config: config, Summary: summary,
 	}
-	mp, err := sinks.commit(m)
+	mp, err := sinks.Commit(m)
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	return nil
 }
 
-func printTravelerSummary(w io.Writer, outs []output.Entry, s *traveler.Summary, split *splitSummary, mp string) {
+func printTravelerSummary(w io.Writer, outs []output.Entry, s *traveler.Summary, split *splits.UnitSummary, mp string) {
 	fmt.Fprintf(w, "synth traveler: %s\n", writtenTo(outs, "row"))
 	printSplit(w, split, outs)
 	fmt.Fprintf(w, "  categories:  %s\n", countList(s.ByCategory))
