@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -441,7 +442,9 @@ func (c *Client) attempt(ctx context.Context, body []byte) (Reply, *attemptError
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	latency := time.Since(start)
+	// Whole microseconds: what the cache keeps, so that a replay reads
+	// the very latency the first answer had.
+	latency := time.Since(start).Round(time.Microsecond)
 	if err != nil {
 		return Reply{}, &attemptError{err: fmt.Errorf("read response: %w", describeTransportErr(err, c.timeout)), retryable: true, retryAfter: -1}
 	}
@@ -550,7 +553,7 @@ func readCache(path string) (Reply, bool) {
 	}
 	return Reply{
 		Content: strings.TrimSpace(e.Content), ToolCalls: e.ToolCalls, FinishReason: e.FinishReason,
-		Latency: time.Duration(e.LatencyS * float64(time.Second)), Cached: true,
+		Latency: time.Duration(math.Round(e.LatencyS*1e6)) * time.Microsecond, Cached: true,
 	}, true
 }
 

@@ -100,6 +100,10 @@ type Spec struct {
 	TTL time.Duration
 	// TimeLimitS is the rollout's budget, carried for rewards; 0 means none.
 	TimeLimitS float64
+	// Seed seeds the jitter; 0 means a random seed. Given a seed and a
+	// clock, the readings are reproducible: an evaluation replayed from its
+	// cache shows the model the same times.
+	Seed uint64
 }
 
 // Span reports time spent in tools.
@@ -233,11 +237,15 @@ func (s *Store) Create(spec Spec) (Reading, error) {
 		return Reading{}, specErrorf("ttl_s", "%v exceeds the maximum %v", spec.TTL.Seconds(), s.opts.MaxTTL.Seconds())
 	}
 	now := s.opts.Now().UnixNano()
-	var seed [8]byte
-	_, _ = rand.Read(seed[:])
+	seed := spec.Seed
+	if seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
 	st := state{
 		start: now, expires: now + int64(spec.TTL),
-		seed:  binary.LittleEndian.Uint64(seed[:]),
+		seed:  seed,
 		alpha: spec.SpeedFactor, jitter: spec.Jitter, limit: spec.TimeLimitS,
 		rollout: spec.RolloutID,
 	}

@@ -16,9 +16,9 @@ import (
 func (a *app) evalCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "eval",
-		Short: "Evaluate model outputs against human preferences",
+		Short: "Evaluate a model on pairs and synth datasets, or model outputs against human preferences",
 	}
-	cmd.AddCommand(a.evalNARCmd())
+	cmd.AddCommand(a.evalRunCmd(), a.evalCompareCmd(), a.evalNARCmd())
 	return cmd
 }
 

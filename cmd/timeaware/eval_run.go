@@ -1,0 +1,359 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/timeaware/timeaware/chat"
+	"github.com/timeaware/timeaware/eval"
+	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/splits"
+)
+
+// evalRunFlags are the flags of eval run.
+type evalRunFlags struct {
+	endpoint, model, out, cacheDir, apiKeyEnv string
+	data                                      []string
+	concurrency, samples, maxTokens, maxTurns int
+	resamples, maxErrors                      int
+	temperature                               float64
+	seed                                      int64
+	timeout                                   time.Duration
+	noCache, asJSON                           bool
+}
+
+func (a *app) evalRunCmd() *cobra.Command {
+	var f evalRunFlags
+	cmd := &cobra.Command{
+		Use:   "run --endpoint URL --model NAME --data FILE [--data FILE...] --out RESULTS.jsonl",
+		Short: "Evaluate a model behind an OpenAI-compatible endpoint on pairs and synth datasets",
+		Long: `run puts every row of the --data files to a model served behind an
+OpenAI-compatible chat-completions endpoint (vLLM, SGLang, OpenAI), scores
+each reply with its data source's reward, and reports every metric with a
+95% bootstrap interval.
+
+  pairs files (pairs build)   TicToc decisions: the conversation is sent with
+                              its tools; a reply that calls a tool is an
+                              attempt. NAR, TPR, TNR, attempt rates, by
+                              sensitivity and elapse level.
+  synth rows                  scored by their data_source's reward: Time
+                              Puzzles em/f1/jaccard, TRAVELER crisp and soft
+                              accuracy, negotiation (first turn only).
+  timely/general rows         run live: the model's get_duration calls are
+                              answered from a timer with the row's speed
+                              factor; the reward reads the timer (acc,
+                              on_time, utilization, score).
+
+Replies are cached under --cache (default RESULTS.jsonl.cache): a rerun,
+after a crash or Ctrl-C, sends no request already answered. RESULTS.jsonl
+holds one line per row and sample, in input order. Ctrl-C writes the
+results that finished and exits 1.`,
+		Example: `  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
+      --data pairs-test.parquet --data puzzles.parquet --out results.jsonl
+  timeaware eval run ... --samples 4 --temperature 0.7 --seed 1 --json > report.json
+  timeaware eval compare before.jsonl after.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runEvalRun(cmd, f) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.endpoint, "endpoint", "", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
+	fs.StringVar(&f.model, "model", "", "model name sent with every request")
+	fs.StringArrayVar(&f.data, "data", nil, "a pairs or synth dataset (Parquet, Arrow, JSONL) or a directory of them (repeatable)")
+	fs.StringVar(&f.out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
+	fs.IntVar(&f.concurrency, "concurrency", chat.DefaultConcurrency, "requests in flight")
+	fs.IntVar(&f.samples, "samples", 1, "replies per row (sample k is sent with seed --seed+k)")
+	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
+	fs.Int64Var(&f.seed, "seed", 0, "seed of the requests, the timers' jitter and the bootstrap")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each reply's tokens (0: the server's)")
+	fs.IntVar(&f.maxTurns, "max-turns", eval.DefaultMaxTurns, "model calls a live row may make")
+	fs.IntVar(&f.resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
+	fs.IntVar(&f.maxErrors, "max-errors", 0, "results that may fail (request or scoring) before the run fails")
+	fs.StringVar(&f.cacheDir, "cache", "", "reply cache directory (default: --out with .cache appended)")
+	fs.BoolVar(&f.noCache, "no-cache", false, "send every request, keep no cache")
+	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent when set)")
+	fs.DurationVar(&f.timeout, "timeout", chat.DefaultTimeout, "bound on each request attempt")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
+	switch {
+	case f.endpoint == "":
+		return usagef("--endpoint is required (an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1)")
+	case f.model == "":
+		return usagef("--model is required (the model name the endpoint serves)")
+	case len(f.data) == 0:
+		return usagef("--data is required (a pairs or synth dataset; repeatable)")
+	case f.out == "":
+		return usagef("--out is required (RESULTS.jsonl)")
+	case f.concurrency <= 0:
+		return usagef("--concurrency %d: want at least 1", f.concurrency)
+	case f.samples <= 0:
+		return usagef("--samples %d: want at least 1", f.samples)
+	case f.temperature < 0 || math.IsNaN(f.temperature):
+		return usagef("--temperature %g: must not be negative", f.temperature)
+	case f.maxTokens < 0:
+		return usagef("--max-tokens %d: must not be negative", f.maxTokens)
+	case f.maxTurns <= 0:
+		return usagef("--max-turns %d: want at least 1", f.maxTurns)
+	case f.resamples <= 0:
+		return usagef("--bootstrap %d: want at least 1 resample", f.resamples)
+	case f.maxErrors < 0:
+		return usagef("--max-errors %d: must not be negative", f.maxErrors)
+	case f.timeout <= 0:
+		return usagef("--timeout %s: must be positive", f.timeout)
+	}
+	cfg, err := rewardsConfig(a.v)
+	if err != nil {
+		return err
+	}
+	var rows []eval.Row
+	for _, p := range f.data {
+		files := []string{p}
+		if st, err := os.Stat(p); err != nil {
+			return usagef("--data %s: %v", p, unwrapPathError(err))
+		} else if st.IsDir() {
+			if files, err = splits.ExpandDir(p); err != nil {
+				return usagef("--data %s: %v", p, err)
+			}
+		}
+		for _, file := range files {
+			rs, err := eval.ReadRows(file)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, rs...)
+		}
+	}
+	if len(rows) == 0 {
+		return fmt.Errorf("--data: no rows in %s", strings.Join(f.data, ", "))
+	}
+	cache := f.cacheDir
+	if cache == "" {
+		cache = f.out + ".cache"
+	}
+	if f.noCache {
+		cache = ""
+	}
+	client, err := chat.New(chat.Options{
+		Name: "eval", URL: f.endpoint, Model: f.model, APIKey: os.Getenv(f.apiKeyEnv),
+		Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: cache,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+	// The output must be creatable before any request is sent.
+	af, err := output.Create(f.out)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer af.Abort()
+
+	prog := newProgress(a.stderr, fmt.Sprintf("of %d results", len(rows)*f.samples))
+	var mu sync.Mutex
+	results, runErr := eval.Run(cmd.Context(), rows, eval.Options{
+		Client: client, Rewards: cfg, Samples: f.samples, Temperature: f.temperature,
+		MaxTokens: f.maxTokens, Seed: f.seed, MaxTurns: f.maxTurns, Workers: f.concurrency,
+		Done: func(*eval.Result) { mu.Lock(); prog.add(1); mu.Unlock() },
+	})
+	prog.done()
+	if runErr != nil && cmd.Context().Err() == nil {
+		return runErr
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	failed, done := 0, 0
+	var firstErrs []string
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		done++
+		if r.Error != "" {
+			failed++
+			if len(firstErrs) < 3 {
+				firstErrs = append(firstErrs, fmt.Sprintf("%s (%s): %s", r.RequestID, r.DataSource, r.Error))
+			}
+		}
+		if err := enc.Encode(r); err != nil {
+			return fmt.Errorf("--out %s: %w", f.out, err)
+		}
+	}
+	if _, err := af.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := af.Commit(); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	rep := eval.Summarize(results, eval.ReportOptions{Resamples: f.resamples, Seed: uint64(f.seed)})
+	stats := client.Stats()
+	if f.asJSON {
+		err = writeJSON(a.stdout, struct {
+			Endpoint string     `json:"endpoint"`
+			Model    string     `json:"model"`
+			Results  string     `json:"results"`
+			Requests chat.Stats `json:"requests"`
+			*eval.Report
+		}{client.Endpoint(), f.model, f.out, stats, rep})
+	} else {
+		printEvalReport(a.stdout, rep)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "eval run: %d results of %d rows written to %s; %d requests, %d from the cache, %d retries, %d failed\n",
+		done, len(rows), f.out, stats.Requests, stats.CacheHits, stats.Retries, failed)
+	if runErr != nil {
+		return fmt.Errorf("interrupted with %d of %d results done (written to %s); run the same command again to resume from the cache", done, len(results), f.out)
+	}
+	if failed > f.maxErrors {
+		return fmt.Errorf("%d of %d results failed (--max-errors %d); first: %s", failed, done, f.maxErrors, strings.Join(firstErrs, "; "))
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// printEvalReport prints a report as a table: a block per data source, a
+// line per metric, then its groups.
+func printEvalReport(w io.Writer, rep *eval.Report) {
+	names := make([]string, 0, len(rep.DataSources))
+	for n := range rep.DataSources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		sr := rep.DataSources[n]
+		fmt.Fprintf(w, "%s: %d results of %d rows", n, sr.N, sr.Rows)
+		if sr.Failed > 0 {
+			fmt.Fprintf(w, ", %d failed", sr.Failed)
+		}
+		if sr.Skipped > 0 {
+			fmt.Fprintf(w, ", %d skipped", sr.Skipped)
+		}
+		fmt.Fprintln(w)
+		printMetrics(w, "", sr)
+		groups := make([]string, 0, len(sr.Groups))
+		for g := range sr.Groups {
+			groups = append(groups, g)
+		}
+		sort.Strings(groups)
+		for _, g := range groups {
+			gr := sr.Groups[g]
+			fmt.Fprintf(w, "  %s (%d results)\n", g, gr.N)
+			printMetrics(w, "  ", gr)
+		}
+	}
+	if rep.Missing > 0 {
+		fmt.Fprintf(w, "\n%d results did not finish.\n", rep.Missing)
+	}
+	for _, note := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", note)
+	}
+}
+
+func printMetrics(w io.Writer, indent string, sr *eval.SourceReport) {
+	for _, m := range sr.Order {
+		iv := sr.Metrics[m]
+		fmt.Fprintf(w, "%s  %-16s %8s  [%s, %s]\n", indent, m, num(iv.Mean), num(iv.CI95[0]), num(iv.CI95[1]))
+	}
+}
+
+// num renders a metric value with four decimals.
+func num(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) }
+
+func (a *app) evalCompareCmd() *cobra.Command {
+	var (
+		asJSON    bool
+		resamples int
+		seed      uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "compare A.jsonl B.jsonl",
+		Short: "Paired differences B − A of two eval runs on the same rows",
+		Long: `compare reads the RESULTS.jsonl files of two eval run invocations (before and
+after training, two models, two prompts), pairs their rows by data source and
+request id, and reports for every metric A, B and B − A with a paired
+bootstrap interval (each resample draws rows and takes both runs' results of
+those rows). Rows only one run scored are counted and left out.`,
+		Example: `  timeaware eval compare before.jsonl after.jsonl
+  timeaware eval compare before.jsonl after.jsonl --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 2 {
+				return usagef("compare takes two RESULTS.jsonl files, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if resamples <= 0 {
+				return usagef("--bootstrap %d: want at least 1 resample", resamples)
+			}
+			var runs [2][]*eval.Result
+			for i, p := range args {
+				fh, err := os.Open(p)
+				if err != nil {
+					return usagef("%s: %v", p, unwrapPathError(err))
+				}
+				runs[i], err = eval.ReadResults(fh, p)
+				fh.Close()
+				if err != nil {
+					return err
+				}
+			}
+			cmp, err := eval.Compare(runs[0], runs[1], eval.ReportOptions{Resamples: resamples, Seed: seed})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, cmp)
+			}
+			printComparison(a.stdout, args[0], args[1], cmp)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&asJSON, "json", false, "print the comparison as JSON")
+	fs.IntVar(&resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
+	fs.Uint64Var(&seed, "seed", 0, "seed of the bootstrap")
+	return cmd
+}
+
+func printComparison(w io.Writer, a, b string, cmp *eval.Comparison) {
+	names := make([]string, 0, len(cmp.DataSources))
+	for n := range cmp.DataSources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "A: %s\nB: %s\n", a, b)
+	for _, n := range names {
+		sc := cmp.DataSources[n]
+		fmt.Fprintf(w, "\n%s: %d rows in both", n, sc.Rows)
+		if sc.OnlyA+sc.OnlyB > 0 {
+			fmt.Fprintf(w, " (%d only in A, %d only in B, left out)", sc.OnlyA, sc.OnlyB)
+		}
+		fmt.Fprintf(w, "\n  %-16s %8s %8s %8s  %s\n", "metric", "A", "B", "B − A", "95% interval")
+		for _, m := range sc.Order {
+			d := sc.Metrics[m]
+			fmt.Fprintf(w, "  %-16s %8s %8s %8s  [%s, %s]\n", m, num(d.A), num(d.B), num(d.Diff), num(d.CI95[0]), num(d.CI95[1]))
+		}
+	}
+}

@@ -1,0 +1,23 @@
+// Package eval measures a model served behind an OpenAI-compatible
+// endpoint on timeaware's own datasets: TicToc tool-call decisions from a
+// pairs file, and the VeRL rows of every synth output, each scored by its
+// data source's reward.
+//
+// Decision rows send the conversation with its tools; a reply that calls a
+// tool is an attempt, and the report gives the normalised alignment rate,
+// its two halves and the attempt rates (the TicToc paper's protocol),
+// broken down by sensitivity and elapse level. Time Puzzles, TRAVELER and
+// negotiation rows send the prompt and score the reply; negotiation rows
+// are scored on the model's first turn, since no opponent plays the other
+// side. timely/general rows run live: the model may call get_duration, which
+// is answered from a real timer (package timers) created with the row's
+// speed factor, jitter and budget, whose clock advances by the time each
+// model call took; the reward then reads the timer. timely/game and
+// timely/ml rows need their task's environment and are skipped, said so.
+//
+// Every metric is reported with a 95% percentile bootstrap interval over
+// rows (the samples of one row stay together), seeded, and two runs on the
+// same rows are compared with a paired bootstrap. Requests go through
+// package chat, whose cache makes a rerun resume: nothing already answered
+// is asked again.
+package eval

@@ -1,0 +1,140 @@
+package eval
+
+import (
+	"github.com/timeaware/timeaware/rewards"
+)
+
+// How a data source's rows are put to the model.
+const (
+	runOnce = iota // one reply to the prompt
+	runLive        // a tool loop against a live timer
+	runSkip        // not sent: Row.Skip says why
+)
+
+// source is how one data source is run and reported. Every reward in
+// rewards.All gets "score" and the mean of each of its detail keys; a
+// source lists what it adds.
+type source struct {
+	run  int
+	skip string
+	// by names the labels the report breaks results down by.
+	by []string
+	// metrics are reported besides "score" and the detail means.
+	metrics []metric
+	// note is said in the report whenever the source has rows.
+	note string
+}
+
+// sources is the explicit list of data sources with more than the shared
+// metrics; a data source not listed is run once and reported with them.
+var sources = map[string]source{
+	rewards.TicTocDecision.DataSource: {
+		by:      []string{"sensitivity", "elapse"},
+		metrics: decisionMetrics,
+	},
+	rewards.TimelyGeneral.DataSource: {run: runLive},
+	rewards.TimelyGame.DataSource:    {run: runSkip, skip: "timely/game rows need the game's environment to score a reply"},
+	rewards.TimelyML.DataSource:      {run: runSkip, skip: "timely/ml rows need the ML task's environment to score a reply"},
+	rewards.Traveler.DataSource: {
+		by: []string{"category"},
+		metrics: []metric{
+			ratio("crisp_accuracy", func(r *Result) (float64, float64) { v := r.Details["vague"]; return r.Score * (1 - v), 1 - v }),
+			ratio("soft_accuracy", func(r *Result) (float64, float64) { v := r.Details["vague"]; return r.Score * v, v }),
+		},
+	},
+	rewards.Negotiation.DataSource: {
+		by:   []string{"condition"},
+		note: "negotiation: scored on the model's first turn only; no opponent plays the other side",
+	},
+}
+
+// sourceFor returns how a data source is run and reported.
+func sourceFor(dataSource string) source { return sources[dataSource] }
+
+// metric is a statistic of a set of results, computed from sums of
+// per-result columns so that a bootstrap resample needs only additions.
+type metric struct {
+	name string
+	// cols writes the result's columns into c (len(c) == width).
+	width int
+	cols  func(r *Result, c []float64)
+	// value computes the metric from the columns' sums; ok is false when
+	// it is undefined there (no results of the kind it needs).
+	value func(s []float64) (v float64, ok bool)
+}
+
+// ratio is the metric Σnum/Σden over the results.
+func ratio(name string, f func(r *Result) (num, den float64)) metric {
+	return metric{
+		name: name, width: 2,
+		cols: func(r *Result, c []float64) { c[0], c[1] = f(r) },
+		value: func(s []float64) (float64, bool) {
+			if s[1] <= 0 {
+				return 0, false
+			}
+			return s[0] / s[1], true
+		},
+	}
+}
+
+// mean is the mean of a detail key ("score": the reward).
+func mean(key string) metric {
+	if key == "score" {
+		return ratio(key, func(r *Result) (float64, float64) { return r.Score, 1 })
+	}
+	return ratio(key, func(r *Result) (float64, float64) { return r.Details[key], 1 })
+}
+
+// confusion is the decision confusion matrix's columns: TP, FN, TN, FP.
+func confusion(r *Result, c []float64) {
+	prefer, called := r.Details["preferred_tool"] == 1, r.Details["called_tool"] == 1
+	c[0], c[1], c[2], c[3] = 0, 0, 0, 0
+	switch {
+	case prefer && called:
+		c[0] = 1
+	case prefer:
+		c[1] = 1
+	case !called:
+		c[2] = 1
+	default:
+		c[3] = 1
+	}
+}
+
+// fromConfusion is a metric of the confusion matrix, computed by
+// rewards.Confusion (the same code as eval nar); need says which classes
+// must have samples.
+func fromConfusion(name string, f func(rewards.Confusion) float64, needTool, needDirect bool) metric {
+	return metric{
+		name: name, width: 4, cols: confusion,
+		value: func(s []float64) (float64, bool) {
+			c := rewards.Confusion{TP: int(s[0]), FN: int(s[1]), TN: int(s[2]), FP: int(s[3])}
+			if c.Samples() == 0 || (needTool && c.PreferTool() == 0) || (needDirect && c.PreferDirect() == 0) {
+				return 0, false
+			}
+			return f(c), true
+		},
+	}
+}
+
+// decisionMetrics are the TicToc paper's: NAR, its halves, attempt rates.
+var decisionMetrics = []metric{
+	fromConfusion("nar", rewards.Confusion.NAR, false, false),
+	fromConfusion("tpr", rewards.Confusion.TPR, true, false),
+	fromConfusion("tnr", rewards.Confusion.TNR, false, true),
+	fromConfusion("attempt", rewards.Confusion.AttemptRate, false, false),
+	fromConfusion("attempt_tool", rewards.Confusion.AttemptRateTool, true, false),
+	fromConfusion("attempt_direct", rewards.Confusion.AttemptRateDirect, false, true),
+}
+
+// metricsFor lists a data source's metrics: score, the means of its
+// reward's detail keys, then its own.
+func metricsFor(dataSource string) []metric {
+	ms := []metric{mean("score")}
+	if rw, ok := rewards.Lookup(dataSource); ok {
+		for _, k := range rw.Keys {
+			ms = append(ms, mean(k))
+		}
+	}
+	return append(ms, sourceFor(dataSource).metrics...)
+}

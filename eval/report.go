@@ -1,0 +1,379 @@
+package eval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
+)
+
+// DefaultResamples is the number of bootstrap resamples of a report.
+const DefaultResamples = 1000
+
+// ReportOptions configures Summarize and Compare.
+type ReportOptions struct {
+	// Resamples is the number of bootstrap resamples (default
+	// DefaultResamples).
+	Resamples int
+	// Seed seeds the resampling: one seed, one report.
+	Seed uint64
+}
+
+// Interval is a metric's value on all rows and its 95% percentile
+// bootstrap interval. A rate (NAR, TPR, ...) is a value like any other.
+type Interval struct {
+	Mean float64    `json:"mean"`
+	CI95 [2]float64 `json:"ci95"`
+}
+
+// SourceReport is the report of one data source, or of one group of it.
+type SourceReport struct {
+	// N counts the scored results (rows × samples); Rows the rows they
+	// belong to; Failed and Skipped the results left out.
+	N       int                      `json:"n"`
+	Rows    int                      `json:"rows"`
+	Failed  int                      `json:"failed"`
+	Skipped int                      `json:"skipped"`
+	Metrics map[string]Interval      `json:"metrics"`
+	Groups  map[string]*SourceReport `json:"groups,omitempty"`
+	// Order lists the metric names in the order to show them.
+	Order []string `json:"-"`
+}
+
+// Report is an evaluation's summary: per data source and metric the value
+// and its interval.
+type Report struct {
+	DataSources map[string]*SourceReport `json:"data_sources"`
+	// Missing counts results that never finished (an interrupted run).
+	Missing int      `json:"missing,omitempty"`
+	Notes   []string `json:"notes,omitempty"`
+}
+
+// rowSums is one row's column sums for every metric of its source.
+type rowSums [][]float64
+
+// Summarize reports the results, which may hold nils (unfinished results).
+func Summarize(results []*Result, opt ReportOptions) *Report {
+	opt = opt.withDefaults()
+	rep := &Report{DataSources: map[string]*SourceReport{}}
+	bySource := map[string][]*Result{}
+	var names []string
+	for _, r := range results {
+		if r == nil {
+			rep.Missing++
+			continue
+		}
+		if _, ok := bySource[r.DataSource]; !ok {
+			names = append(names, r.DataSource)
+		}
+		bySource[r.DataSource] = append(bySource[r.DataSource], r)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		rs := bySource[name]
+		sr := summarizeSource(name, "", rs, opt)
+		for _, field := range sourceFor(name).by {
+			groups := map[string][]*Result{}
+			for _, r := range rs {
+				v, ok := r.Labels[field]
+				if !ok {
+					v = "(missing)"
+				}
+				groups[v] = append(groups[v], r)
+			}
+			for v, grs := range groups {
+				if sr.Groups == nil {
+					sr.Groups = map[string]*SourceReport{}
+				}
+				key := field + "=" + v
+				sr.Groups[key] = summarizeSource(name, key, grs, opt)
+			}
+		}
+		if note := sourceFor(name).note; note != "" {
+			rep.Notes = append(rep.Notes, note)
+		}
+		if sr.Skipped > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %d results skipped: %s", name, sr.Skipped, sourceFor(name).skip))
+		}
+		rep.DataSources[name] = sr
+	}
+	return rep
+}
+
+func (o ReportOptions) withDefaults() ReportOptions {
+	if o.Resamples <= 0 {
+		o.Resamples = DefaultResamples
+	}
+	return o
+}
+
+// summarizeSource reports one data source (or one group of it: group names
+// it, for the resampling seed).
+func summarizeSource(name, group string, rs []*Result, opt ReportOptions) *SourceReport {
+	sr := &SourceReport{Metrics: map[string]Interval{}}
+	ms := metricsFor(name)
+	rows, _ := sumRows(rs, ms, sr)
+	sr.Rows = len(rows)
+	rng := rand.New(rand.NewPCG(opt.Seed, streamOf(name, group)))
+	for j, m := range ms {
+		full := sumOver(rows, nil, j, m.width)
+		v, ok := m.value(full)
+		if !ok {
+			continue
+		}
+		lo, hi := bootstrap(len(rows), opt.Resamples, rng, func(idx []int) (float64, bool) {
+			return m.value(sumOver(rows, idx, j, m.width))
+		})
+		if math.IsNaN(lo) {
+			lo, hi = v, v // no resample defines it: the rows hold one case
+		}
+		sr.Metrics[m.name] = Interval{Mean: v, CI95: [2]float64{lo, hi}}
+		sr.Order = append(sr.Order, m.name)
+	}
+	return sr
+}
+
+// sumRows groups the counted results by row and sums each metric's
+// columns over a row's samples; it counts N, Failed and Skipped into sr.
+// keys are the rows' (request id, data source) keys, in order.
+func sumRows(rs []*Result, ms []metric, sr *SourceReport) ([]rowSums, []string) {
+	at := map[int]int{}
+	var rows []rowSums
+	var keys []string
+	for _, r := range rs {
+		switch {
+		case r.Skipped != "":
+			sr.Skipped++
+			continue
+		case r.Error != "":
+			sr.Failed++
+			continue
+		}
+		sr.N++
+		i, ok := at[r.Row]
+		if !ok {
+			i = len(rows)
+			at[r.Row] = i
+			sums := make(rowSums, len(ms))
+			for j, m := range ms {
+				sums[j] = make([]float64, m.width)
+			}
+			rows = append(rows, sums)
+			keys = append(keys, r.RequestID)
+		}
+		for j, m := range ms {
+			c := make([]float64, m.width)
+			m.cols(r, c)
+			for k := range c {
+				rows[i][j][k] += c[k]
+			}
+		}
+	}
+	return rows, keys
+}
+
+// sumOver sums metric j's columns over the rows at idx (all rows when idx
+// is nil).
+func sumOver(rows []rowSums, idx []int, j, width int) []float64 {
+	s := make([]float64, width)
+	add := func(r rowSums) {
+		for k := range s {
+			s[k] += r[j][k]
+		}
+	}
+	if idx == nil {
+		for _, r := range rows {
+			add(r)
+		}
+		return s
+	}
+	for _, i := range idx {
+		add(rows[i])
+	}
+	return s
+}
+
+// streamOf picks a data source's resampling stream, so a report's
+// intervals do not depend on the order sources are summarised in.
+func streamOf(name, group string) uint64 {
+	h := fnv.New64a()
+	io.WriteString(h, name+"\x00"+group)
+	return h.Sum64()
+}
+
+// bootstrap draws resamples of n rows with replacement and returns the
+// 2.5th and 97.5th percentiles of the statistic over the resamples where it
+// is defined (linear interpolation between order statistics). With no
+// defined resample both are NaN.
+func bootstrap(n, resamples int, rng *rand.Rand, stat func(idx []int) (float64, bool)) (lo, hi float64) {
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	idx := make([]int, n)
+	vals := make([]float64, 0, resamples)
+	for range resamples {
+		for i := range idx {
+			idx[i] = rng.IntN(n)
+		}
+		if v, ok := stat(idx); ok {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	slices.Sort(vals)
+	return Quantile(vals, 0.025), Quantile(vals, 0.975)
+}
+
+// Quantile returns the q-quantile of sorted values by linear interpolation
+// between the closest order statistics (the default of R and NumPy).
+func Quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	pos := q * float64(len(sorted)-1)
+	i := int(math.Floor(pos))
+	if i >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	f := pos - float64(i)
+	return sorted[i] + f*(sorted[i+1]-sorted[i])
+}
+
+// Difference is a metric's paired difference B − A on the rows both runs
+// scored, with its paired bootstrap interval.
+type Difference struct {
+	A    float64    `json:"a"`
+	B    float64    `json:"b"`
+	Diff float64    `json:"diff"`
+	CI95 [2]float64 `json:"ci95"`
+}
+
+// SourceComparison compares one data source across two runs.
+type SourceComparison struct {
+	// Rows is the number of rows both runs scored; OnlyA and OnlyB count
+	// the rows one run scored and the other did not.
+	Rows    int                   `json:"rows"`
+	OnlyA   int                   `json:"only_a"`
+	OnlyB   int                   `json:"only_b"`
+	Metrics map[string]Difference `json:"metrics"`
+	Order   []string              `json:"-"`
+}
+
+// Comparison is the paired comparison of two runs.
+type Comparison struct {
+	DataSources map[string]*SourceComparison `json:"data_sources"`
+}
+
+// Compare pairs the rows of two runs by data source and request id and
+// reports, per metric, B − A with a paired bootstrap interval: each
+// resample draws rows and takes both runs' results of those rows.
+func Compare(a, b []*Result, opt ReportOptions) (*Comparison, error) {
+	opt = opt.withDefaults()
+	split := func(rs []*Result) map[string][]*Result {
+		m := map[string][]*Result{}
+		for _, r := range rs {
+			if r != nil {
+				m[r.DataSource] = append(m[r.DataSource], r)
+			}
+		}
+		return m
+	}
+	sa, sb := split(a), split(b)
+	cmp := &Comparison{DataSources: map[string]*SourceComparison{}}
+	for name, ra := range sa {
+		rb, ok := sb[name]
+		if !ok {
+			continue
+		}
+		ms := metricsFor(name)
+		rowsA, keysA := sumRows(ra, ms, &SourceReport{})
+		rowsB, keysB := sumRows(rb, ms, &SourceReport{})
+		inB := map[string]int{}
+		for i, k := range keysB {
+			inB[k] = i
+		}
+		sc := &SourceComparison{Metrics: map[string]Difference{}}
+		var pa, pb []rowSums
+		seen := map[string]bool{}
+		for i, k := range keysA {
+			if seen[k] {
+				return nil, fmt.Errorf("eval: compare: %s: request id %q names two rows in the first run", name, k)
+			}
+			seen[k] = true
+			if j, ok := inB[k]; ok {
+				pa, pb = append(pa, rowsA[i]), append(pb, rowsB[j])
+			} else {
+				sc.OnlyA++
+			}
+		}
+		sc.Rows = len(pa)
+		sc.OnlyB = len(rowsB) - sc.Rows
+		if sc.Rows == 0 {
+			cmp.DataSources[name] = sc
+			continue
+		}
+		rng := rand.New(rand.NewPCG(opt.Seed, streamOf(name, "compare")))
+		for j, m := range ms {
+			va, okA := m.value(sumOver(pa, nil, j, m.width))
+			vb, okB := m.value(sumOver(pb, nil, j, m.width))
+			if !okA || !okB {
+				continue
+			}
+			lo, hi := bootstrap(len(pa), opt.Resamples, rng, func(idx []int) (float64, bool) {
+				x, ok1 := m.value(sumOver(pa, idx, j, m.width))
+				y, ok2 := m.value(sumOver(pb, idx, j, m.width))
+				return y - x, ok1 && ok2
+			})
+			if math.IsNaN(lo) {
+				lo, hi = vb-va, vb-va
+			}
+			sc.Metrics[m.name] = Difference{A: va, B: vb, Diff: vb - va, CI95: [2]float64{lo, hi}}
+			sc.Order = append(sc.Order, m.name)
+		}
+		cmp.DataSources[name] = sc
+	}
+	if len(cmp.DataSources) == 0 {
+		return nil, errors.New("eval: compare: the two runs share no data source")
+	}
+	return cmp, nil
+}
+
+// ReadResults reads a RESULTS.jsonl file written by eval run; name names
+// it in errors.
+func ReadResults(r io.Reader, name string) ([]*Result, error) {
+	lr := jsonscan.NewLineReader(r)
+	var out []*Result
+	for {
+		line, n, err := lr.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("eval: %s: line %d: %w", name, n, err)
+		}
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		var res Result
+		if err := json.Unmarshal(line, &res); err != nil {
+			return nil, fmt.Errorf("eval: %s: line %d: not a result: %w", name, n, err)
+		}
+		if res.DataSource == "" || res.RequestID == "" {
+			return nil, fmt.Errorf("eval: %s: line %d: a result needs data_source and request_id", name, n)
+		}
+		if res.Details == nil {
+			res.Details = map[string]float64{}
+		}
+		out = append(out, &res)
+	}
+}

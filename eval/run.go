@@ -1,0 +1,368 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/timeaware/timeaware/chat"
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth/budget"
+	"github.com/timeaware/timeaware/timers"
+)
+
+// Defaults of Options.
+const (
+	DefaultWorkers  = 8
+	DefaultMaxTurns = 8
+)
+
+// Options configures Run.
+type Options struct {
+	// Client asks the model. Required.
+	Client *chat.Client
+	// Rewards configures the scorer (stop strings, Timely parameters, ...).
+	Rewards rewards.Config
+	// Samples is the number of replies asked per row (default 1); sample k
+	// is sent with seed Seed+k, so samples differ at a temperature above 0
+	// and each has its own cache entry.
+	Samples int
+	// Temperature and MaxTokens are sent with every request (MaxTokens 0:
+	// the server's limit).
+	Temperature float64
+	MaxTokens   int
+	// Seed seeds the requests, the timers' jitter and nothing else.
+	Seed int64
+	// MaxTurns bounds a live row's model calls (default DefaultMaxTurns);
+	// a row still calling tools then is scored on its last reply.
+	MaxTurns int
+	// Workers is the number of rows in flight (default DefaultWorkers); the
+	// client bounds the HTTP requests.
+	Workers int
+	// Done, when set, is called after each finished result, from any
+	// goroutine.
+	Done func(r *Result)
+}
+
+// Result is one reply to one row, scored: a line of RESULTS.jsonl.
+type Result struct {
+	// Index is the result's position: row × samples + sample.
+	Index int `json:"index"`
+	// Row is the row's position among all rows read.
+	Row        int    `json:"row"`
+	File       string `json:"file"`
+	Line       int    `json:"line"`
+	RequestID  string `json:"request_id"`
+	DataSource string `json:"data_source"`
+	Sample     int    `json:"sample"`
+	// Reply is the final reply as the reward read it: its text, or the
+	// assistant message as JSON when it called tools.
+	Reply string `json:"reply"`
+	// Turns holds what a live row added to the conversation: the model's
+	// messages and the tool's answers, in order.
+	Turns []chat.Message `json:"turns,omitempty"`
+	// Score and Details are the reward's result.
+	Score   float64            `json:"score"`
+	Details map[string]float64 `json:"details"`
+	Labels  map[string]string  `json:"labels,omitempty"`
+	// Cached says every reply came from the cache.
+	Cached bool `json:"cached"`
+	// Error says why the row has no score (the request or the scoring
+	// failed); Skipped says why it was not sent. Such results are left out
+	// of the metrics.
+	Error   string `json:"error,omitempty"`
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// counted reports whether the result enters the metrics.
+func (r *Result) counted() bool { return r != nil && r.Error == "" && r.Skipped == "" }
+
+// Run puts every row to the model Samples times and scores the replies. It
+// returns the results in input order, one per row and sample. When ctx is
+// cancelled it stops sending, and returns what finished (the others nil)
+// with ctx's error.
+func Run(ctx context.Context, rows []Row, opt Options) ([]*Result, error) {
+	if opt.Client == nil {
+		return nil, errors.New("eval: no chat client")
+	}
+	if opt.Samples <= 0 {
+		opt.Samples = 1
+	}
+	if opt.MaxTurns <= 0 {
+		opt.MaxTurns = DefaultMaxTurns
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = DefaultWorkers
+	}
+	if opt.Temperature < 0 || opt.MaxTokens < 0 {
+		return nil, fmt.Errorf("eval: temperature %g and max tokens %d must not be negative", opt.Temperature, opt.MaxTokens)
+	}
+	secret := timers.RandomSecret()
+	results := make([]*Result, len(rows)*opt.Samples)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range opt.Workers {
+		wk, err := newWorker(opt, secret)
+		if err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(results) {
+					return
+				}
+				r := wk.run(ctx, rows, i)
+				if r == nil {
+					return // cancelled mid-row
+				}
+				results[i] = r
+				if opt.Done != nil {
+					opt.Done(r)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return results, ctx.Err()
+}
+
+// worker runs one row at a time with its own timer store, whose clock
+// advances only by the time the model took: a timer reads the same
+// whether its replies came over the wire or from the cache.
+type worker struct {
+	opt    Options
+	now    int64 // the store's clock, in Unix nanoseconds
+	store  *timers.Store
+	scorer *rewards.Scorer
+}
+
+// clockEpoch is the instant a worker's timer clock starts each live row at.
+var clockEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+
+func newWorker(opt Options, secret []byte) (*worker, error) {
+	w := &worker{opt: opt, now: clockEpoch}
+	store, err := timers.New(timers.Options{Secret: secret, Now: func() time.Time { return time.Unix(0, w.now) }, MaxRollouts: 64})
+	if err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	w.store = store
+	if w.scorer, err = rewards.NewScorer(opt.Rewards, store); err != nil {
+		return nil, fmt.Errorf("eval: %w", err)
+	}
+	return w, nil
+}
+
+// run evaluates result i; nil when ctx was cancelled before it finished.
+func (w *worker) run(ctx context.Context, rows []Row, i int) *Result {
+	row := &rows[i/w.opt.Samples]
+	k := i % w.opt.Samples
+	r := &Result{
+		Index: i, Row: i / w.opt.Samples, File: row.File, Line: row.Line, RequestID: row.ID,
+		DataSource: row.DataSource, Sample: k, Labels: row.Labels, Details: map[string]float64{},
+	}
+	if row.Skip != "" {
+		r.Skipped = row.Skip
+		return r
+	}
+	seed := w.opt.Seed + int64(k)
+	item := rewards.Item{DataSource: row.DataSource, GroundTruth: row.GroundTruth}
+	if len(row.ExtraInfo) > 0 && string(row.ExtraInfo) != "null" {
+		if err := json.Unmarshal(row.ExtraInfo, &item.ExtraInfo); err != nil {
+			r.Error = "extra_info: " + err.Error()
+			return r
+		}
+	}
+	var err error
+	if row.Timer != nil {
+		err = w.live(ctx, row, seed, r, &item)
+	} else {
+		err = w.once(ctx, row, seed, r, &item)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.Error = err.Error()
+		return r
+	}
+	res := w.scorer.Score(ctx, &item)
+	if res.Err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		r.Error = "score: " + res.Err.Error()
+		return r
+	}
+	rw, _ := rewards.Lookup(row.DataSource)
+	r.Score = res.Score
+	for j, key := range rw.Keys {
+		r.Details[key] = res.Details[j]
+	}
+	return r
+}
+
+func (w *worker) request(msgs []chat.Message, row *Row, seed int64) chat.Request {
+	req := chat.Request{Messages: msgs, Temperature: w.opt.Temperature, MaxTokens: w.opt.MaxTokens, Seed: &seed}
+	if len(row.Tools) > 0 {
+		req.Tools, req.ToolChoice = row.Tools, "auto"
+	}
+	return req
+}
+
+// once asks for one reply.
+func (w *worker) once(ctx context.Context, row *Row, seed int64, r *Result, item *rewards.Item) error {
+	reply, err := w.opt.Client.Complete(ctx, w.request(row.Prompt, row, seed))
+	if err != nil {
+		return err
+	}
+	r.Cached = reply.Cached
+	r.Reply = replyText(reply)
+	item.SolutionStr = r.Reply
+	return nil
+}
+
+// live runs the tool loop of a timed row: each get_duration call is
+// answered with the timer's reading, other tools with an error text, until
+// the model answers without calling a tool or MaxTurns replies were asked.
+// The reward then reads the stopped timer.
+func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item *rewards.Item) error {
+	// Every live row starts at the same instant of the store's clock, so
+	// its readings (jitter included) depend only on its replies' times.
+	w.now = clockEpoch
+	ts := row.Timer
+	rd, err := w.store.Create(timers.Spec{
+		SpeedFactor: ts.SpeedFactor, Jitter: ts.Jitter, TimeLimitS: ts.TimeLimitS,
+		TTL: time.Duration(ts.TTLS * float64(time.Second)), Seed: timerSeed(row.ID, seed),
+	})
+	if err != nil {
+		return fmt.Errorf("timer: %w", err)
+	}
+	tok := rd.Timer
+	msgs := append([]chat.Message(nil), row.Prompt...)
+	r.Cached = true
+	var last chat.Reply
+	for range w.opt.MaxTurns {
+		last, err = w.opt.Client.Complete(ctx, w.request(msgs, row, seed))
+		if err != nil {
+			return err
+		}
+		r.Cached = r.Cached && last.Cached
+		w.now += int64(last.Latency)
+		calls, structured := last.ToolCalls, true
+		if len(calls) == 0 {
+			calls, structured = textToolCalls(last.Content), false
+		}
+		if len(calls) == 0 {
+			break
+		}
+		am := chat.Message{Role: "assistant"}
+		if last.Content != "" || !structured {
+			text := last.Content
+			am.Content = &text
+		}
+		if structured {
+			am.ToolCalls = calls
+		}
+		msgs = append(msgs, am)
+		r.Turns = append(r.Turns, am)
+		for _, c := range calls {
+			answer := fmt.Sprintf("error: no tool named %q; the only tool is %s", c.Function.Name, budget.GetDurationName)
+			if c.Function.Name == budget.GetDurationName {
+				rd, err := w.store.Read(tok)
+				if err != nil {
+					return fmt.Errorf("timer: %w", err)
+				}
+				tok, answer = rd.Timer, rd.Text
+			}
+			tm := chat.Message{Role: "tool", Content: &answer, Name: c.Function.Name}
+			if structured {
+				tm.ToolCallID = c.ID
+			}
+			msgs = append(msgs, tm)
+			r.Turns = append(r.Turns, tm)
+		}
+	}
+	final := last
+	if len(final.ToolCalls) == 0 {
+		text := final.Content
+		r.Turns = append(r.Turns, chat.Message{Role: "assistant", Content: &text})
+	}
+	stopped, err := w.store.Stop(tok)
+	if err != nil {
+		return fmt.Errorf("timer: %w", err)
+	}
+	r.Reply = replyText(final)
+	item.SolutionStr = r.Reply
+	item.ExtraInfo.Timer = rewards.TimerToken(stopped.Timer)
+	return nil
+}
+
+// timerSeed derives a live row's jitter seed from its id and request seed,
+// so a rerun shows the model the same times.
+func timerSeed(id string, seed int64) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d", id, seed)
+	if s := h.Sum64(); s != 0 {
+		return s
+	}
+	return 1
+}
+
+// replyText is the reply as the rewards read it: its text, or, when it
+// calls tools, the assistant message as JSON (which the TicToc tool-call
+// detector recognises).
+func replyText(r chat.Reply) string {
+	if len(r.ToolCalls) == 0 {
+		return r.Content
+	}
+	m := struct {
+		Role      string          `json:"role"`
+		Content   string          `json:"content"`
+		ToolCalls []chat.ToolCall `json:"tool_calls"`
+	}{"assistant", r.Content, r.ToolCalls}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// textToolCalls reads Hermes-style calls written in a reply's text, as a
+// model served without a tool-call parser writes them:
+// <tool_call>{"name": "get_duration", "arguments": {}}</tool_call>. A block
+// whose JSON does not parse or names no function is not a call.
+func textToolCalls(s string) []chat.ToolCall {
+	const open, end = "<tool_call>", "</tool_call>"
+	var calls []chat.ToolCall
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			return calls
+		}
+		s = s[i+len(open):]
+		body := s
+		if j := strings.Index(s, end); j >= 0 {
+			body, s = s[:j], s[j+len(end):]
+		} else {
+			s = ""
+		}
+		var c struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal([]byte(strings.TrimSpace(body)), &c) != nil || c.Name == "" {
+			continue
+		}
+		args := string(c.Arguments)
+		if args == "" || args == "null" {
+			args = "{}"
+		}
+		calls = append(calls, chat.ToolCall{Type: "function", Function: chat.Function{Name: c.Name, Arguments: args}})
+	}
+}
