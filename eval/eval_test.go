@@ -534,3 +534,44 @@ func TestReadResults(t *testing.T) {
 	_, err = ReadResults(strings.NewReader("{\"request_id\":\"a\",\"data_source\":\"x\"}\n[1]\n"), "r.jsonl")
 	assert.ErrorContains(t, err, "eval: r.jsonl: line 2: not a result")
 }
+
+// TestNARResamplesKeepBothClasses: on rows of both classes, a resample
+// that lost one class is not counted (its "NAR" would be the other
+// class's rate, another statistic). Two agreeing prefer-tool rows and a
+// disagreeing prefer-direct row have NAR ½(1 + 0) in every resample that
+// has both classes; on rows of one class, NAR is that class's rate.
+func TestNARResamplesKeepBothClasses(t *testing.T) {
+	dec := func(row int, prefer, called float64) *Result {
+		return &Result{Row: row, RequestID: fmt.Sprint(row), DataSource: "tictoc/decision",
+			Details: map[string]float64{"preferred_tool": prefer, "called_tool": called}}
+	}
+	res := []*Result{dec(0, 1, 1), dec(1, 1, 1), dec(2, 0, 1)}
+	iv := Summarize(res, ReportOptions{Seed: 9}).DataSources["tictoc/decision"].Metrics["nar"]
+	assert.Equal(t, Interval{Mean: 0.5, CI95: [2]float64{0.5, 0.5}}, iv)
+
+	one := Summarize(res[:2], ReportOptions{Seed: 9}).DataSources["tictoc/decision"].Metrics
+	assert.Equal(t, Interval{Mean: 1, CI95: [2]float64{1, 1}}, one["nar"])
+	assert.NotContains(t, one, "tnr")
+}
+
+// TestEverySourceIsARewardAndEveryRewardHasMetrics: the list of sources
+// names registered rewards only, and every reward is reported with score
+// and each of its detail keys.
+func TestEverySourceIsARewardAndEveryRewardHasMetrics(t *testing.T) {
+	for name := range sources {
+		_, ok := rewards.Lookup(name)
+		assert.True(t, ok, "eval source %q is not a registered reward", name)
+	}
+	for _, rw := range rewards.All {
+		var names []string
+		for _, m := range metricsFor(rw.DataSource) {
+			names = append(names, m.name)
+		}
+		assert.Equal(t, append([]string{"score"}, rw.Keys...), names[:1+len(rw.Keys)], rw.DataSource)
+		seen := map[string]bool{}
+		for _, n := range names {
+			assert.False(t, seen[n], "%s: metric %s twice", rw.DataSource, n)
+			seen[n] = true
+		}
+	}
+}

@@ -61,6 +61,19 @@ type metric struct {
 	// value computes the metric from the columns' sums; ok is false when
 	// it is undefined there (no results of the kind it needs).
 	value func(s []float64) (v float64, ok bool)
+	// fallback, when set, stands in for the metric on rows where value is
+	// undefined, for the point estimate and every resample alike: a
+	// statistic never changes meaning from one resample to the next.
+	fallback *metric
+}
+
+// on returns the metric to use on rows whose column sums are full: m, or
+// its fallback when m is undefined there.
+func (m metric) on(full []float64) metric {
+	if _, ok := m.value(full); !ok && m.fallback != nil {
+		return *m.fallback
+	}
+	return m
 }
 
 // ratio is the metric Σnum/Σden over the results.
@@ -117,14 +130,25 @@ func fromConfusion(name string, f func(rewards.Confusion) float64, needTool, nee
 	}
 }
 
+// narOneClass is NAR on rows of one class only: that class's rate, as eval
+// nar reports it.
+var narOneClass = fromConfusion("nar", rewards.Confusion.NAR, false, false)
+
 // decisionMetrics are the TicToc paper's: NAR, its halves, attempt rates.
+// NAR needs both classes wherever the rows have both; a resample that
+// lost one does not count, rather than reporting the other's rate.
 var decisionMetrics = []metric{
-	fromConfusion("nar", rewards.Confusion.NAR, false, false),
+	withFallback(fromConfusion("nar", rewards.Confusion.NAR, true, true), narOneClass),
 	fromConfusion("tpr", rewards.Confusion.TPR, true, false),
 	fromConfusion("tnr", rewards.Confusion.TNR, false, true),
 	fromConfusion("attempt", rewards.Confusion.AttemptRate, false, false),
 	fromConfusion("attempt_tool", rewards.Confusion.AttemptRateTool, true, false),
 	fromConfusion("attempt_direct", rewards.Confusion.AttemptRateDirect, false, true),
+}
+
+func withFallback(m, fb metric) metric {
+	m.fallback = &fb
+	return m
 }
 
 // metricsFor lists a data source's metrics: score, the means of its
@@ -137,4 +161,10 @@ func metricsFor(dataSource string) []metric {
 		}
 	}
 	return append(ms, sourceFor(dataSource).metrics...)
+}
+
+// groupMetricsFor lists the metrics of a group of a data source's results
+// (sensitivity=high, ...): score and the source's own metrics.
+func groupMetricsFor(dataSource string) []metric {
+	return append([]metric{mean("score")}, sourceFor(dataSource).metrics...)
 }

@@ -120,11 +120,15 @@ func (o ReportOptions) withDefaults() ReportOptions {
 func summarizeSource(name, group string, rs []*Result, opt ReportOptions) *SourceReport {
 	sr := &SourceReport{Metrics: map[string]Interval{}}
 	ms := metricsFor(name)
+	if group != "" {
+		ms = groupMetricsFor(name)
+	}
 	rows, _ := sumRows(rs, ms, sr)
 	sr.Rows = len(rows)
 	rng := rand.New(rand.NewPCG(opt.Seed, streamOf(name, group)))
 	for j, m := range ms {
 		full := sumOver(rows, nil, j, m.width)
+		m = m.on(full)
 		v, ok := m.value(full)
 		if !ok {
 			continue
@@ -324,8 +328,10 @@ func Compare(a, b []*Result, opt ReportOptions) (*Comparison, error) {
 		}
 		rng := rand.New(rand.NewPCG(opt.Seed, streamOf(name, "compare")))
 		for j, m := range ms {
-			va, okA := m.value(sumOver(pa, nil, j, m.width))
-			vb, okB := m.value(sumOver(pb, nil, j, m.width))
+			fa, fb := sumOver(pa, nil, j, m.width), sumOver(pb, nil, j, m.width)
+			m = m.on(fa)
+			va, okA := m.value(fa)
+			vb, okB := m.value(fb)
 			if !okA || !okB {
 				continue
 			}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scriptedModel is an OpenAI-compatible chat-completions server whose
+// replies a test scripts from the request's messages and tools.
+type scriptedModel struct {
+	*httptest.Server
+	mu       sync.Mutex
+	answered map[[32]byte]int // request body hash → times answered
+	requests int
+	// hold, when set, is consulted before answering: a request it returns
+	// true for is never answered (until the client gives up).
+	hold func(n int) bool
+}
+
+type scriptedRequest struct {
+	Messages []struct {
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+	} `json:"messages"`
+	Tools []json.RawMessage `json:"tools"`
+}
+
+func (r scriptedRequest) lastUser() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if m := r.Messages[i]; m.Role == "user" && m.Content != nil {
+			return *m.Content
+		}
+	}
+	return ""
+}
+
+// newScriptedModel answers with text(req), or with a call of tool when
+// text returns "".
+func newScriptedModel(t *testing.T, text func(scriptedRequest) string, tool string) *scriptedModel {
+	t.Helper()
+	m := &scriptedModel{answered: map[[32]byte]int{}}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		m.mu.Lock()
+		n := m.requests
+		m.requests++
+		hold := m.hold
+		m.mu.Unlock()
+		if hold != nil && hold(n) {
+			<-r.Context().Done()
+			return
+		}
+		var req scriptedRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		msg := map[string]any{"role": "assistant", "content": text(req)}
+		if msg["content"] == "" {
+			msg["content"] = nil
+			msg["tool_calls"] = []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": tool, "arguments": "{}"}}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": msg, "finish_reason": "stop"}}})
+		m.mu.Lock()
+		m.answered[sha256.Sum256(raw)]++
+		m.mu.Unlock()
+	}))
+	t.Cleanup(m.Server.Close)
+	return m
+}
+
+func (m *scriptedModel) counts() (requests, distinct, twice int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, n := range m.answered {
+		distinct++
+		if n > 1 {
+			twice++
+		}
+	}
+	return m.requests, distinct, twice
+}
+
+type evalJSONReport struct {
+	DataSources map[string]struct {
+		N       int `json:"n"`
+		Rows    int `json:"rows"`
+		Failed  int `json:"failed"`
+		Metrics map[string]struct {
+			Mean float64    `json:"mean"`
+			CI95 [2]float64 `json:"ci95"`
+		} `json:"metrics"`
+		Groups map[string]json.RawMessage `json:"groups"`
+	} `json:"data_sources"`
+	Requests struct {
+		Requests  int `json:"requests"`
+		CacheHits int `json:"cache_hits"`
+	} `json:"requests"`
+	Notes []string `json:"notes"`
+}
+
+func readResultLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+		out = append(out, m)
+	}
+	require.NoError(t, sc.Err())
+	return out
+}
+
+// TestEvalRunAlwaysCallingModelOnThePaperTestSplit: a model that calls a
+// tool on every turn, on the TicToc paper's test split of v1, agrees with
+// every prefer-tool sample and no prefer-direct one: NAR 0.5, TPR 1, TNR 0.
+func TestEvalRunAlwaysCallingModelOnThePaperTestSplit(t *testing.T) {
+	d := v1(t)
+	dir := t.TempDir()
+	direct := writeDirectAnswers(t, filepath.Join(dir, "direct.jsonl"), d.IDs, nil)
+	out := filepath.Join(dir, "pairs.parquet")
+	code, _, stderr := runCLI(t, "pairs", "build", "--input", v1Dir, "--direct-answers", direct, "--split", "paper", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	test := filepath.Join(dir, "pairs-test.parquet")
+
+	model := newScriptedModel(t, func(req scriptedRequest) string {
+		if len(req.Tools) == 0 {
+			t.Error("a decision is asked with the conversation's tools")
+		}
+		return ""
+	}, "lookup")
+	results := filepath.Join(dir, "results.jsonl")
+	code, stdout, stderr := runCLI(t, "eval", "run", "--endpoint", model.URL+"/v1", "--model", "m", "--data", test, "--out", results, "--json", "--bootstrap", "200")
+	require.Equal(t, 0, code, stderr)
+	var rep evalJSONReport
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	sr := rep.DataSources["tictoc/decision"]
+	lines := readResultLines(t, results)
+	assert.Equal(t, len(lines), sr.N)
+	assert.Positive(t, sr.N)
+	assert.Equal(t, 0.5, sr.Metrics["nar"].Mean)
+	assert.Equal(t, [2]float64{0.5, 0.5}, sr.Metrics["nar"].CI95)
+	assert.Equal(t, 1.0, sr.Metrics["tpr"].Mean)
+	assert.Equal(t, 0.0, sr.Metrics["tnr"].Mean)
+	assert.Equal(t, 1.0, sr.Metrics["attempt"].Mean)
+	for _, g := range []string{"sensitivity=high", "sensitivity=medium", "sensitivity=low", "elapse=0", "elapse=1", "elapse=2"} {
+		assert.Contains(t, sr.Groups, g)
+	}
+	for i, l := range lines {
+		assert.EqualValues(t, i, l["index"], "input order")
+	}
+	requests, distinct, _ := model.counts()
+	assert.Equal(t, sr.N, requests)
+	assert.Equal(t, sr.N, distinct)
+}
+
+// puzzleRows writes n Time Puzzles rows with synth puzzles and returns the
+// file and each prompt's gold answer.
+func puzzleRows(t *testing.T, dir string, n int) (string, map[string]string) {
+	t.Helper()
+	path := filepath.Join(dir, "puzzles.jsonl")
+	code, _, stderr := runCLI(t, "synth", "puzzles", "--count", fmt.Sprint(n), "--seed", "4", "--out", path)
+	require.Equal(t, 0, code, stderr)
+	gold := map[string]string{}
+	for _, l := range readResultLines(t, path) {
+		prompt := l["prompt"].([]any)
+		q := prompt[len(prompt)-1].(map[string]any)["content"].(string)
+		gold[q] = l["reward_model"].(map[string]any)["ground_truth"].(string)
+	}
+	require.Len(t, gold, n)
+	return path, gold
+}
+
+// TestEvalRunKilledMidwayResumesWithoutAskingTwice: a run killed with
+// SIGKILL while requests are in flight, then run again, sends no request
+// that was answered before; the second run completes every row.
+func TestEvalRunKilledMidwayResumesWithoutAskingTwice(t *testing.T) {
+	bin := serverBinary(t)
+	dir := t.TempDir()
+	rows, _ := puzzleRows(t, dir, 40)
+	model := newScriptedModel(t, func(scriptedRequest) string { return "MY ANSWER: 2000-01-01" }, "")
+	model.hold = func(n int) bool { return n >= 15 }
+	results := filepath.Join(dir, "results.jsonl")
+	args := []string{"eval", "run", "--endpoint", model.URL, "--model", "m", "--data", rows, "--out", results, "--concurrency", "4"}
+
+	cmd := exec.Command(bin, args...)
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { r, _, _ := model.counts(); return r >= 15+4 }, 20*time.Second, 5*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+	assert.NoFileExists(t, results, "a killed run leaves no results file")
+	_, answered, _ := model.counts()
+	assert.Equal(t, 15, answered)
+
+	model.mu.Lock()
+	model.hold = nil
+	model.mu.Unlock()
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "40 results of 40 rows")
+	assert.Contains(t, string(out), "15 from the cache")
+	_, distinct, twice := model.counts()
+	assert.Equal(t, 40, distinct)
+	assert.Zero(t, twice, "no request is answered twice")
+	assert.Len(t, readResultLines(t, results), 40)
+}
+
+// TestEvalRunInterruptedWritesWhatIsDone: Ctrl-C writes the finished
+// results, says how to resume, and exits 1.
+func TestEvalRunInterruptedWritesWhatIsDone(t *testing.T) {
+	bin := serverBinary(t)
+	dir := t.TempDir()
+	rows, _ := puzzleRows(t, dir, 12)
+	model := newScriptedModel(t, func(scriptedRequest) string { return "MY ANSWER: 2000-01-01" }, "")
+	model.hold = func(n int) bool { return n >= 5 }
+	results := filepath.Join(dir, "results.jsonl")
+	cmd := exec.Command(bin, "eval", "run", "--endpoint", model.URL, "--model", "m", "--data", rows, "--out", results, "--concurrency", "2")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { r, _, _ := model.counts(); return r >= 7 }, 20*time.Second, 5*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, stderr.String(), "interrupted with 5 of 12 results done")
+	assert.Contains(t, stderr.String(), "run the same command again to resume")
+	lines := readResultLines(t, results)
+	require.Len(t, lines, 5)
+	for i, l := range lines {
+		assert.EqualValues(t, i, l["index"])
+	}
+}
+
+// TestEvalCompareBeforeAndAfter: two runs on the same puzzles, one model
+// always wrong, one right on every row: EM goes from 0 to 1.
+func TestEvalCompareBeforeAndAfter(t *testing.T) {
+	dir := t.TempDir()
+	rows, gold := puzzleRows(t, dir, 20)
+	wrong := newScriptedModel(t, func(scriptedRequest) string { return "MY ANSWER: 1066-10-14" }, "")
+	right := newScriptedModel(t, func(r scriptedRequest) string { return "Let me see.\nMY ANSWER: " + gold[r.lastUser()] }, "")
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	for _, run := range []struct{ url, out string }{{wrong.URL, a}, {right.URL, b}} {
+		code, _, stderr := runCLI(t, "eval", "run", "--endpoint", run.url, "--model", "m", "--data", rows, "--out", run.out, "--no-cache")
+		require.Equal(t, 0, code, stderr)
+	}
+	code, stdout, stderr := runCLI(t, "eval", "compare", a, b, "--json")
+	require.Equal(t, 0, code, stderr)
+	var cmp struct {
+		DataSources map[string]struct {
+			Rows    int `json:"rows"`
+			Metrics map[string]struct {
+				A, B, Diff float64
+				CI95       [2]float64 `json:"ci95"`
+			} `json:"metrics"`
+		} `json:"data_sources"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &cmp))
+	sc := cmp.DataSources["timepuzzles"]
+	assert.Equal(t, 20, sc.Rows)
+	em := sc.Metrics["em"]
+	assert.Equal(t, 0.0, em.A)
+	assert.Equal(t, 1.0, em.B)
+	assert.Equal(t, 1.0, em.Diff)
+	assert.Equal(t, [2]float64{1, 1}, em.CI95)
+
+	code, stdout, _ = runCLI(t, "eval", "compare", a, b)
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "timepuzzles: 20 rows in both")
+	assert.Regexp(t, `em\s+0\.0000\s+1\.0000\s+1\.0000\s+\[1\.0000, 1\.0000\]`, stdout)
+}
+
+func TestEvalRunErrors(t *testing.T) {
+	dir := t.TempDir()
+	rows, _ := puzzleRows(t, dir, 3)
+	bad := writeFile(t, filepath.Join(dir, "bad.jsonl"), `{"data_source": "timepuzzles", "prompt": [], "reward_model": {}}`+"\n")
+	down := newScriptedModel(t, func(scriptedRequest) string { return "x" }, "")
+	down.Close()
+	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no such model", http.StatusNotFound) }))
+	defer notFound.Close()
+	base := func(extra ...string) []string {
+		return append([]string{"eval", "run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--data", rows, "--out", filepath.Join(dir, "r.jsonl")}, extra...)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no endpoint", []string{"eval", "run", "--model", "m", "--data", rows, "--out", "r.jsonl"}, 2, "--endpoint is required"},
+		{"no model", []string{"eval", "run", "--endpoint", "http://h/v1", "--data", rows, "--out", "r.jsonl"}, 2, "--model is required"},
+		{"no data", []string{"eval", "run", "--endpoint", "http://h/v1", "--model", "m", "--out", "r.jsonl"}, 2, "--data is required"},
+		{"no out", []string{"eval", "run", "--endpoint", "http://h/v1", "--model", "m", "--data", rows}, 2, "--out is required"},
+		{"bad endpoint", append(base(), "--endpoint", "ftp://h"), 2, `eval: url "ftp://h": scheme must be http or https`},
+		{"zero samples", base("--samples", "0"), 2, "--samples 0: want at least 1"},
+		{"negative temperature", base("--temperature", "-1"), 2, "--temperature -1: must not be negative"},
+		{"missing data", base("--data", filepath.Join(dir, "nope.parquet")), 2, "--data " + filepath.Join(dir, "nope.parquet") + ": no such file or directory"},
+		{"bad row", base("--data", bad), 1, "eval: " + bad + ": row 1: prompt: empty"},
+		{"failing endpoint", append(base(), "--endpoint", notFound.URL, "--no-cache"), 1, "3 of 3 results failed (--max-errors 0); first: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, tc.code, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+	// With --max-errors the failed results are written and reported.
+	out := filepath.Join(dir, "failed.jsonl")
+	code, _, stderr := runCLI(t, "eval", "run", "--endpoint", notFound.URL, "--model", "m", "--data", rows, "--out", out, "--no-cache", "--max-errors", "3")
+	require.Equal(t, 0, code, stderr)
+	lines := readResultLines(t, out)
+	require.Len(t, lines, 3)
+	assert.Contains(t, lines[0]["error"], "HTTP 404")
+
+	code, _, stderr = runCLI(t, "eval", "compare", out)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "compare takes two RESULTS.jsonl files, got 1 arguments")
+	code, _, stderr = runCLI(t, "eval", "compare", out, rows)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "eval: "+rows+": line 1: a result needs data_source and request_id")
+}

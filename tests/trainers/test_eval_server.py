@@ -1,0 +1,106 @@
+"""`timeaware eval run` against a real OpenAI-compatible model server:
+`transformers serve` with the tiny Llama on CPU. The replies of a random
+model are noise; what is checked is the wire: the server takes our
+requests (tools, tool_choice, seed, max_tokens, multi-turn tool messages)
+and the runner reads its answers, for every kind of row we write."""
+
+import json
+import re
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+
+class ModelServer:
+    """`transformers serve` on a port the kernel chose, read from its log."""
+
+    def __init__(self, model_dir: Path, log: Path) -> None:
+        self.log = log
+        self._logf = log.open("wb")
+        exe = Path(__import__("sys").executable).with_name("transformers")
+        self.proc = subprocess.Popen(
+            [str(exe), "serve", str(model_dir), "--host", "127.0.0.1", "--port", "0", "--log-level", "info"],
+            stdin=subprocess.DEVNULL,
+            stdout=self._logf,
+            stderr=subprocess.STDOUT,
+        )
+        self.url = self._wait_for_port()
+
+    def _wait_for_port(self) -> str:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("transformers serve exited:\n" + self.log.read_text(errors="replace"))
+            m = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", self.log.read_text(errors="replace"))
+            if m:
+                url = m.group(1)
+                try:
+                    with urllib.request.urlopen(url + "/health", timeout=5) as r:
+                        if r.status == 200:
+                            return url
+                except OSError:
+                    pass
+            time.sleep(0.2)
+        raise RuntimeError("transformers serve did not start:\n" + self.log.read_text(errors="replace"))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self._logf.close()
+
+
+@pytest.fixture(scope="module")
+def model_server(work, tiny_model_dir):
+    s = ModelServer(tiny_model_dir, work / "transformers-serve.log")
+    yield s
+    s.stop()
+
+
+def first_rows(src: Path, dst: Path, n: int) -> Path:
+    """The first n rows of a synth output, as JSONL (eval reads any format;
+    few rows keep a CPU model quick)."""
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(src).slice(0, n).to_pylist()
+    dst.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return dst
+
+
+def test_eval_run_against_transformers_serve(work, run_timeaware, model_server, tiny_model_dir, synth_outputs, pairs_split):
+    data = [first_rows(synth_outputs[name], work / f"eval-{name}.jsonl", 3) for name in ("puzzles", "traveler", "negotiation", "budget")]
+    data.append(first_rows(pairs_split["test"], work / "eval-pairs.jsonl", 4))
+    out = work / "eval-results.jsonl"
+    args = ["eval", "run", "--endpoint", model_server.url + "/v1", "--model", str(tiny_model_dir),
+            "--out", str(out), "--max-tokens", "8", "--max-turns", "3", "--json", "--concurrency", "2", "--bootstrap", "50"]
+    for d in data:
+        args += ["--data", str(d)]
+    proc = run_timeaware(*args)
+    assert proc.returncode == 0, proc.stderr + "\n" + model_server.log.read_text(errors="replace")[-3000:]
+    report = json.loads(proc.stdout)
+
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(results) == 3 * 4 + 4
+    assert [r["index"] for r in results] == list(range(len(results)))
+    for r in results:
+        assert "error" not in r, r
+        assert isinstance(r["reply"], str)
+    sources = {r["data_source"] for r in results}
+    assert {"timepuzzles", "traveler", "negotiation", "tictoc/decision"} <= sources
+    assert any(s.startswith("timely/") for s in sources)
+    for name, sr in report["data_sources"].items():
+        assert sr["failed"] == 0, name
+        if sr["n"]:
+            assert "score" in sr["metrics"], name
+    assert report["requests"]["requests"] >= len(results) - sum(1 for r in results if r.get("skipped"))
+
+    # A rerun is answered from the cache: the server is asked nothing.
+    again = run_timeaware(*args)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["requests"]["requests"] == 0
+    assert [json.loads(line)["reply"] for line in out.read_text().splitlines()] == [r["reply"] for r in results]
