@@ -18,16 +18,12 @@ const DefaultDirectInstruction = "For this turn, reply to the user's most recent
 	"do not say that you will look something up. If the information you have may be out of date, " +
 	"you may say so briefly, but still give your best answer. Keep the reply short and to the point."
 
-// GeneratorOptions configures DirectGenerator.
+// GeneratorOptions configures DirectGenerator. URL, Model, APIKey,
+// Concurrency, MaxRetries, Backoff, Timeout, CacheDir and HTTPClient are
+// the chat client's options, with the same meanings and defaults (see
+// chat.Options).
 type GeneratorOptions struct {
-	// URL is an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1
-	// (to which /chat/completions is appended) or a full URL ending in
-	// /chat/completions, used as is.
-	URL string
-	// Model is the model name sent with every request. Required.
-	Model string
-	// APIKey, when set, is sent as "Authorization: Bearer <key>".
-	APIKey string
+	URL, Model, APIKey string
 	// Instruction is the system guidance asking for a direct reply; "" means
 	// DefaultDirectInstruction. It is added at the end of the conversation's
 	// first system message (see DirectGenerator).
@@ -35,25 +31,11 @@ type GeneratorOptions struct {
 	// Temperature is the sampling temperature (default 0, greedy).
 	Temperature float64
 	// MaxTokens caps the reply length; 0 omits max_tokens from the request.
-	MaxTokens int
-	// Concurrency is the maximum number of HTTP requests in flight across all
-	// Generate calls; 0 means 8.
-	Concurrency int
-	// MaxRetries is the number of retries after the first attempt on 408,
-	// 429, 5xx, timeouts and connection errors; 0 means 4, a negative value
-	// disables retries.
-	MaxRetries int
-	// Backoff is the wait before the first retry, doubled for each further
-	// retry, with jitter. A Retry-After header (in seconds) takes precedence.
-	// Every wait is capped at 60s. 0 means 500ms.
-	Backoff time.Duration
-	// Timeout bounds each attempt; 0 means 120s.
-	Timeout time.Duration
-	// CacheDir, when set, is a directory where replies are cached on disk
-	// keyed by the request; "" disables the cache.
-	CacheDir string
-	// HTTPClient sends the requests; nil means a fresh http.Client.
-	HTTPClient *http.Client
+	MaxTokens               int
+	Concurrency, MaxRetries int
+	Backoff, Timeout        time.Duration
+	CacheDir                string
+	HTTPClient              *http.Client
 }
 
 // DirectRequest asks for a direct reply to the final user message of
