@@ -486,15 +486,21 @@ func describeTransportErr(err error, timeout time.Duration) error {
 	return err
 }
 
-// parseRetryAfter reads a Retry-After header given in seconds; -1 when it is
-// absent or not a number of seconds.
+// parseRetryAfter reads a Retry-After header, in seconds or as an HTTP
+// date; -1 when it is absent or unreadable.
 func parseRetryAfter(v string) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return -1
 	}
 	n, err := strconv.ParseFloat(v, 64)
-	if err != nil || n < 0 {
+	if err != nil {
+		t, derr := http.ParseTime(v)
+		if derr != nil {
+			return -1
+		}
+		n = max(0, time.Until(t).Seconds())
+	} else if n < 0 || math.IsNaN(n) {
 		return -1
 	}
 	if n >= maxWait.Seconds() {

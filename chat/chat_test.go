@@ -249,3 +249,14 @@ func TestBadRequests(t *testing.T) {
 	assert.EqualValues(t, 2, c.Stats().Failures)
 	assert.Zero(t, c.Stats().Requests)
 }
+
+func TestParseRetryAfter(t *testing.T) {
+	assert.Equal(t, 1500*time.Millisecond, parseRetryAfter(" 1.5 "))
+	assert.Equal(t, maxWait, parseRetryAfter("3600"))
+	assert.Equal(t, time.Duration(-1), parseRetryAfter(""))
+	assert.Equal(t, time.Duration(-1), parseRetryAfter("-2"))
+	assert.Equal(t, time.Duration(-1), parseRetryAfter("soon"))
+	d := parseRetryAfter(time.Now().Add(30 * time.Second).UTC().Format(http.TimeFormat))
+	assert.InDelta(t, 30, d.Seconds(), 2, "an HTTP date")
+	assert.Equal(t, time.Duration(0), parseRetryAfter(time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)))
+}

@@ -42,9 +42,10 @@ type wireMsg struct {
 }
 
 type wireReq struct {
-	Messages []wireMsg        `json:"messages"`
-	Tools    []map[string]any `json:"tools"`
-	Seed     *int64           `json:"seed"`
+	Messages   []wireMsg        `json:"messages"`
+	Tools      []map[string]any `json:"tools"`
+	ToolChoice *string          `json:"tool_choice"`
+	Seed       *int64           `json:"seed"`
 }
 
 // answer is what a script says: text, or one tool call (by name).
@@ -479,7 +480,7 @@ func TestSamplesOfARowResampleTogether(t *testing.T) {
 			res = append(res, &Result{Row: row, Sample: k, RequestID: fmt.Sprint(row), DataSource: "timepuzzles", Score: v, Details: map[string]float64{}})
 		}
 	}
-	rows, _ := sumRows(res, metricsFor("timepuzzles"), &SourceReport{})
+	rows, _ := sumRows(res, metricsFor("timepuzzles"), &SourceReport{}, byRow)
 	require.Len(t, rows, 2)
 	seen := map[float64]bool{}
 	rng := rand.New(rand.NewPCG(4, 4))
@@ -521,7 +522,25 @@ func TestCompare(t *testing.T) {
 	_, err = Compare(a, []*Result{{Row: 0, RequestID: "x", DataSource: "traveler"}}, ReportOptions{})
 	assert.ErrorContains(t, err, "share no data source")
 	_, err = Compare(append(a, &Result{Row: 7, RequestID: "r0", DataSource: "timepuzzles"}), b, ReportOptions{})
-	assert.ErrorContains(t, err, `request id "r0" names two rows`)
+	assert.ErrorContains(t, err, `request id "r0" sample 0 appears twice in run A`)
+	_, err = Compare(a, append(b, &Result{Row: 0, RequestID: "r1", DataSource: "timepuzzles"}), ReportOptions{})
+	assert.ErrorContains(t, err, `request id "r1" sample 0 appears twice in run B`)
+
+	// Rows pair by request id, not by their position in a run: B written
+	// as two shards whose row numbers restart pairs the same as B whole.
+	shards := mk(1, 0, 1, 1, 1)
+	for i, r := range shards {
+		r.Row = i % 3
+	}
+	cmp2, err := Compare(a, shards, ReportOptions{Resamples: 20000, Seed: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 5, cmp2.DataSources["timepuzzles"].Rows)
+	assert.Equal(t, sc.Metrics["em"], cmp2.DataSources["timepuzzles"].Metrics["em"])
+
+	// A data source only one run has is named.
+	cmp3, err := Compare(append(a, &Result{Row: 8, RequestID: "t", DataSource: "traveler", Details: map[string]float64{}}), b, ReportOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"traveler"}, cmp3.OnlyA)
 }
 
 func TestReadResults(t *testing.T) {
@@ -531,6 +550,8 @@ func TestReadResults(t *testing.T) {
 	assert.Equal(t, 1.0, res[0].Details["em"])
 	_, err = ReadResults(strings.NewReader("{\"row\":0}\n"), "r.jsonl")
 	assert.EqualError(t, err, "eval: r.jsonl: line 1: a result needs data_source and request_id")
+	_, err = ReadResults(strings.NewReader("{\n  \"endpoint\": \"http://h/v1\",\n"), "rep.json")
+	assert.ErrorContains(t, err, "rep.json: this is an eval report (eval run --json); compare reads the RESULTS.jsonl files")
 	_, err = ReadResults(strings.NewReader("{\"request_id\":\"a\",\"data_source\":\"x\"}\n[1]\n"), "r.jsonl")
 	assert.ErrorContains(t, err, "eval: r.jsonl: line 2: not a result")
 }
@@ -550,7 +571,7 @@ func TestNARResamplesKeepBothClasses(t *testing.T) {
 	assert.Equal(t, Interval{Mean: 0.5, CI95: [2]float64{0.5, 0.5}}, iv)
 
 	one := Summarize(res[:2], ReportOptions{Seed: 9}).DataSources["tictoc/decision"].Metrics
-	assert.Equal(t, Interval{Mean: 1, CI95: [2]float64{1, 1}}, one["nar"])
+	assert.Equal(t, Interval{Mean: 1, CI95: [2]float64{1, 1}, OneClass: true}, one["nar"])
 	assert.NotContains(t, one, "tnr")
 }
 
@@ -573,5 +594,96 @@ func TestEverySourceIsARewardAndEveryRewardHasMetrics(t *testing.T) {
 			assert.False(t, seen[n], "%s: metric %s twice", rw.DataSource, n)
 			seen[n] = true
 		}
+	}
+}
+
+func timelyRow(id string) map[string]any {
+	return map[string]any{
+		"data_source": "timely/general", "prompt": []any{map[string]any{"role": "user", "content": "2+2? Use <answer>."}},
+		"reward_model": map[string]any{"ground_truth": "4"},
+		"extra_info":   map[string]any{"request_id": id, "timer": map[string]any{"speed_factor": 1.0, "jitter": 0.0}, "time_limit_s": 5.0},
+	}
+}
+
+// TestLiveTurnLimit: a model that never stops calling tools gets MaxTurns
+// replies; its last call is not answered (the model would never read the
+// answer), and the result says it hit the limit.
+func TestLiveTurnLimit(t *testing.T) {
+	srv := newScript(t, func(wireReq) answer { return answer{tool: "get_duration"} })
+	rows, err := ReadRows(writeRows(t, timelyRow("loop")))
+	require.NoError(t, err)
+	res, err := Run(context.Background(), rows, Options{Client: client(t, srv.URL, ""), Rewards: rewards.DefaultConfig(), MaxTurns: 3})
+	require.NoError(t, err)
+	r := res[0]
+	assert.EqualValues(t, 3, srv.hits.Load())
+	var roles []string
+	for _, m := range r.Turns {
+		roles = append(roles, m.Role)
+	}
+	assert.Equal(t, []string{"assistant", "tool", "assistant", "tool", "assistant"}, roles)
+	assert.True(t, r.TurnLimit)
+	assert.Empty(t, r.Error)
+	assert.Equal(t, 0.0, r.Score, "a call is no answer")
+}
+
+// TestLiveTextToolCalls: with tool choice "none" the server leaves calls
+// in the text; the runner reads Hermes-style blocks and answers them.
+func TestLiveTextToolCalls(t *testing.T) {
+	var choices []string
+	var mu sync.Mutex
+	srv := newScript(t, func(req wireReq) answer {
+		mu.Lock()
+		if req.ToolChoice != nil {
+			choices = append(choices, *req.ToolChoice)
+		}
+		mu.Unlock()
+		last := req.Messages[len(req.Messages)-1]
+		if last.Role == "tool" {
+			assert.Empty(t, last.ToolCallID, "a call written in text has no id")
+			return answer{text: "<answer>4</answer>"}
+		}
+		return answer{text: "Checking the clock.\n<tool_call>\n{\"name\": \"get_duration\", \"arguments\": {}}\n</tool_call>"}
+	})
+	rows, err := ReadRows(writeRows(t, timelyRow("text")))
+	require.NoError(t, err)
+	res, err := Run(context.Background(), rows, Options{Client: client(t, srv.URL, ""), Rewards: rewards.DefaultConfig(), ToolChoice: "none"})
+	require.NoError(t, err)
+	r := res[0]
+	require.Len(t, r.Turns, 3)
+	assert.Contains(t, *r.Turns[0].Content, "<tool_call>")
+	assert.Regexp(t, `^\d+\.\d\d seconds\.$`, *r.Turns[1].Content)
+	assert.Equal(t, 1.0, r.Details["acc"])
+	assert.False(t, r.TurnLimit)
+	assert.Equal(t, []string{"none", "none"}, choices)
+
+	_, err = Run(context.Background(), rows, Options{Client: client(t, srv.URL, ""), ToolChoice: "maybe"})
+	assert.ErrorContains(t, err, `tool choice "maybe": want auto, none or omit`)
+}
+
+// TestCheckRows: a row whose ground truth the reward cannot read fails
+// before anything is sent, naming the file, the row and the field; rows
+// the reward reads pass, whatever the reply will be.
+func TestCheckRows(t *testing.T) {
+	good := writeRows(t, puzzleRow(0, "2024-01-01"), timelyRow("t"))
+	rows, err := ReadRows(good)
+	require.NoError(t, err)
+	require.NoError(t, CheckRows(rows, rewards.DefaultConfig()))
+
+	bad := puzzleRow(1, "2024-13-45")
+	trav := map[string]any{"data_source": "traveler", "prompt": []any{map[string]any{"role": "user", "content": "q"}},
+		"reward_model": map[string]any{"ground_truth": `{"category": "sideways"}`}}
+	for _, tc := range []struct {
+		row  any
+		want string
+	}{
+		{bad, "row 1: ground_truth"},
+		{trav, "row 1: ground_truth"},
+	} {
+		p := writeRows(t, tc.row)
+		rows, err := ReadRows(p)
+		require.NoError(t, err)
+		err = CheckRows(rows, rewards.DefaultConfig())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "eval: "+p+": "+tc.want)
 	}
 }

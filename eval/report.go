@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/timeaware/timeaware/internal/jsonscan"
@@ -32,6 +33,9 @@ type ReportOptions struct {
 type Interval struct {
 	Mean float64    `json:"mean"`
 	CI95 [2]float64 `json:"ci95"`
+	// OneClass marks a NAR over rows of one class only: it is then that
+	// class's rate (TPR or TNR) alone, as eval nar reports it with "*".
+	OneClass bool `json:"one_class,omitempty"`
 }
 
 // SourceReport is the report of one data source, or of one group of it.
@@ -123,12 +127,14 @@ func summarizeSource(name, group string, rs []*Result, opt ReportOptions) *Sourc
 	if group != "" {
 		ms = groupMetricsFor(name)
 	}
-	rows, _ := sumRows(rs, ms, sr)
+	rows, _ := sumRows(rs, ms, sr, byRow)
 	sr.Rows = len(rows)
 	rng := rand.New(rand.NewPCG(opt.Seed, streamOf(name, group)))
 	for j, m := range ms {
 		full := sumOver(rows, nil, j, m.width)
-		m = m.on(full)
+		fell := m.on(full)
+		oneClass := fell.fallback == nil && m.fallback != nil
+		m = fell
 		v, ok := m.value(full)
 		if !ok {
 			continue
@@ -139,7 +145,7 @@ func summarizeSource(name, group string, rs []*Result, opt ReportOptions) *Sourc
 		if math.IsNaN(lo) {
 			lo, hi = v, v // no resample defines it: the rows hold one case
 		}
-		sr.Metrics[m.name] = Interval{Mean: v, CI95: [2]float64{lo, hi}}
+		sr.Metrics[m.name] = Interval{Mean: v, CI95: [2]float64{lo, hi}, OneClass: oneClass}
 		sr.Order = append(sr.Order, m.name)
 	}
 	return sr
@@ -147,9 +153,9 @@ func summarizeSource(name, group string, rs []*Result, opt ReportOptions) *Sourc
 
 // sumRows groups the counted results by row and sums each metric's
 // columns over a row's samples; it counts N, Failed and Skipped into sr.
-// keys are the rows' (request id, data source) keys, in order.
-func sumRows(rs []*Result, ms []metric, sr *SourceReport) ([]rowSums, []string) {
-	at := map[int]int{}
+// A row is named by key(r); the rows' keys come back in order.
+func sumRows(rs []*Result, ms []metric, sr *SourceReport, key func(*Result) string) ([]rowSums, []string) {
+	at := map[string]int{}
 	var rows []rowSums
 	var keys []string
 	for _, r := range rs {
@@ -162,16 +168,17 @@ func sumRows(rs []*Result, ms []metric, sr *SourceReport) ([]rowSums, []string) 
 			continue
 		}
 		sr.N++
-		i, ok := at[r.Row]
+		k := key(r)
+		i, ok := at[k]
 		if !ok {
 			i = len(rows)
-			at[r.Row] = i
+			at[k] = i
 			sums := make(rowSums, len(ms))
 			for j, m := range ms {
 				sums[j] = make([]float64, m.width)
 			}
 			rows = append(rows, sums)
-			keys = append(keys, r.RequestID)
+			keys = append(keys, k)
 		}
 		for j, m := range ms {
 			c := make([]float64, m.width)
@@ -183,6 +190,13 @@ func sumRows(rs []*Result, ms []metric, sr *SourceReport) ([]rowSums, []string) 
 	}
 	return rows, keys
 }
+
+// byRow names a result's row by its position in the run.
+func byRow(r *Result) string { return strconv.Itoa(r.Row) }
+
+// byRequest names a result's row by its request id, which two runs on the
+// same data share.
+func byRequest(r *Result) string { return r.RequestID }
 
 // sumOver sums metric j's columns over the rows at idx (all rows when idx
 // is nil).
@@ -276,44 +290,70 @@ type SourceComparison struct {
 // Comparison is the paired comparison of two runs.
 type Comparison struct {
 	DataSources map[string]*SourceComparison `json:"data_sources"`
+	// OnlyA and OnlyB name the data sources one run has and the other not.
+	OnlyA []string `json:"only_a,omitempty"`
+	OnlyB []string `json:"only_b,omitempty"`
 }
 
 // Compare pairs the rows of two runs by data source and request id and
 // reports, per metric, B − A with a paired bootstrap interval: each
-// resample draws rows and takes both runs' results of those rows.
+// resample draws rows and takes both runs' results of those rows. A run
+// that holds one sample of a row twice (two result files concatenated, a
+// dataset read twice) is an error: its pairing would be ambiguous.
 func Compare(a, b []*Result, opt ReportOptions) (*Comparison, error) {
 	opt = opt.withDefaults()
-	split := func(rs []*Result) map[string][]*Result {
+	split := func(rs []*Result, run string) (map[string][]*Result, error) {
 		m := map[string][]*Result{}
+		seen := map[[3]string]bool{}
 		for _, r := range rs {
-			if r != nil {
-				m[r.DataSource] = append(m[r.DataSource], r)
+			if r == nil {
+				continue
 			}
+			k := [3]string{r.DataSource, r.RequestID, strconv.Itoa(r.Sample)}
+			if seen[k] {
+				return nil, fmt.Errorf("eval: compare: %s: request id %q sample %d appears twice in run %s", r.DataSource, r.RequestID, r.Sample, run)
+			}
+			seen[k] = true
+			m[r.DataSource] = append(m[r.DataSource], r)
 		}
-		return m
+		return m, nil
 	}
-	sa, sb := split(a), split(b)
+	sa, err := split(a, "A")
+	if err != nil {
+		return nil, err
+	}
+	sb, err := split(b, "B")
+	if err != nil {
+		return nil, err
+	}
 	cmp := &Comparison{DataSources: map[string]*SourceComparison{}}
+	for name := range sa {
+		if _, ok := sb[name]; !ok {
+			cmp.OnlyA = append(cmp.OnlyA, name)
+		}
+	}
+	for name := range sb {
+		if _, ok := sa[name]; !ok {
+			cmp.OnlyB = append(cmp.OnlyB, name)
+		}
+	}
+	sort.Strings(cmp.OnlyA)
+	sort.Strings(cmp.OnlyB)
 	for name, ra := range sa {
 		rb, ok := sb[name]
 		if !ok {
 			continue
 		}
 		ms := metricsFor(name)
-		rowsA, keysA := sumRows(ra, ms, &SourceReport{})
-		rowsB, keysB := sumRows(rb, ms, &SourceReport{})
+		rowsA, keysA := sumRows(ra, ms, &SourceReport{}, byRequest)
+		rowsB, keysB := sumRows(rb, ms, &SourceReport{}, byRequest)
 		inB := map[string]int{}
 		for i, k := range keysB {
 			inB[k] = i
 		}
 		sc := &SourceComparison{Metrics: map[string]Difference{}}
 		var pa, pb []rowSums
-		seen := map[string]bool{}
 		for i, k := range keysA {
-			if seen[k] {
-				return nil, fmt.Errorf("eval: compare: %s: request id %q names two rows in the first run", name, k)
-			}
-			seen[k] = true
 			if j, ok := inB[k]; ok {
 				pa, pb = append(pa, rowsA[i]), append(pb, rowsB[j])
 			} else {
@@ -370,6 +410,9 @@ func ReadResults(r io.Reader, name string) ([]*Result, error) {
 		if len(strings.TrimSpace(string(line))) == 0 {
 			continue
 		}
+		if n == 1 && isReport(line) {
+			return nil, fmt.Errorf("eval: %s: this is an eval report (eval run --json); compare reads the RESULTS.jsonl files eval run writes with --out", name)
+		}
 		var res Result
 		if err := json.Unmarshal(line, &res); err != nil {
 			return nil, fmt.Errorf("eval: %s: line %d: not a result: %w", name, n, err)
@@ -382,4 +425,17 @@ func ReadResults(r io.Reader, name string) ([]*Result, error) {
 		}
 		out = append(out, &res)
 	}
+}
+
+// isReport tells the first line of an eval run --json report: an object
+// that opens with "{" alone or holds "data_sources".
+func isReport(line []byte) bool {
+	t := strings.TrimSpace(string(line))
+	if t == "{" {
+		return true
+	}
+	var probe struct {
+		DataSources json.RawMessage `json:"data_sources"`
+	}
+	return json.Unmarshal(line, &probe) == nil && probe.DataSources != nil
 }

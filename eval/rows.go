@@ -2,12 +2,14 @@ package eval
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow/array"
 
@@ -319,4 +321,33 @@ func idText(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return ""
+}
+
+// CheckRows scores every row that will be sent with an empty reply, and
+// returns the first error the reward finds in what the row gives it (its
+// ground_truth or extra_info), naming the file, the row and the field: a
+// row the reward cannot read fails before any request is spent on it.
+func CheckRows(rows []Row, cfg rewards.Config) error {
+	scorer, err := rewards.NewScorer(cfg, nil)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.Skip != "" {
+			continue
+		}
+		it := rewards.Item{DataSource: r.DataSource, GroundTruth: r.GroundTruth}
+		if len(r.ExtraInfo) > 0 && string(r.ExtraInfo) != "null" {
+			if err := json.Unmarshal(r.ExtraInfo, &it.ExtraInfo); err != nil {
+				return fmt.Errorf("eval: %s: row %d: extra_info: %w", r.File, r.Line, err)
+			}
+		}
+		res := scorer.Score(context.Background(), &it)
+		var fe *rewards.FieldError
+		if errors.As(res.Err, &fe) && (strings.HasPrefix(fe.Field, "ground_truth") || strings.HasPrefix(fe.Field, "extra_info")) {
+			return fmt.Errorf("eval: %s: row %d: %w", r.File, r.Line, res.Err)
+		}
+	}
+	return nil
 }

@@ -45,6 +45,13 @@ type Options struct {
 	// Workers is the number of rows in flight (default DefaultWorkers); the
 	// client bounds the HTTP requests.
 	Workers int
+	// ToolChoice is sent with requests that offer tools: "auto" (the
+	// default) asks the server to parse tool calls, which vLLM serves only
+	// when started with --enable-auto-tool-choice and a --tool-call-parser;
+	// "none" renders the tools in the prompt and leaves the calls in the
+	// reply's text, where the runner and the rewards read Hermes-style
+	// <tool_call> blocks; "omit" sends no tool_choice.
+	ToolChoice string
 	// Done, when set, is called after each finished result, from any
 	// goroutine.
 	Done func(r *Result)
@@ -73,6 +80,9 @@ type Result struct {
 	Labels  map[string]string  `json:"labels,omitempty"`
 	// Cached says every reply came from the cache.
 	Cached bool `json:"cached"`
+	// TurnLimit says a live row was still calling tools when it reached
+	// the turn limit; it is scored on that last reply.
+	TurnLimit bool `json:"turn_limit,omitempty"`
 	// Error says why the row has no score (the request or the scoring
 	// failed); Skipped says why it was not sent. Such results are left out
 	// of the metrics.
@@ -99,6 +109,13 @@ func Run(ctx context.Context, rows []Row, opt Options) ([]*Result, error) {
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = DefaultWorkers
+	}
+	switch opt.ToolChoice {
+	case "":
+		opt.ToolChoice = "auto"
+	case "auto", "none", "omit":
+	default:
+		return nil, fmt.Errorf("eval: tool choice %q: want auto, none or omit", opt.ToolChoice)
 	}
 	if opt.Temperature < 0 || opt.MaxTokens < 0 {
 		return nil, fmt.Errorf("eval: temperature %g and max tokens %d must not be negative", opt.Temperature, opt.MaxTokens)
@@ -213,7 +230,10 @@ func (w *worker) run(ctx context.Context, rows []Row, i int) *Result {
 func (w *worker) request(msgs []chat.Message, row *Row, seed int64) chat.Request {
 	req := chat.Request{Messages: msgs, Temperature: w.opt.Temperature, MaxTokens: w.opt.MaxTokens, Seed: &seed}
 	if len(row.Tools) > 0 {
-		req.Tools, req.ToolChoice = row.Tools, "auto"
+		req.Tools = row.Tools
+		if w.opt.ToolChoice != "omit" {
+			req.ToolChoice = w.opt.ToolChoice
+		}
 	}
 	return req
 }
@@ -250,7 +270,8 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 	msgs := append([]chat.Message(nil), row.Prompt...)
 	r.Cached = true
 	var last chat.Reply
-	for range w.opt.MaxTurns {
+	answered := false
+	for turn := range w.opt.MaxTurns {
 		last, err = w.opt.Client.Complete(ctx, w.request(msgs, row, seed))
 		if err != nil {
 			return err
@@ -261,19 +282,23 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 		if len(calls) == 0 {
 			calls, structured = textToolCalls(last.Content), false
 		}
-		if len(calls) == 0 {
-			break
-		}
 		am := chat.Message{Role: "assistant"}
-		if last.Content != "" || !structured {
+		if last.Content != "" || !structured || len(calls) == 0 {
 			text := last.Content
 			am.Content = &text
 		}
 		if structured {
 			am.ToolCalls = calls
 		}
-		msgs = append(msgs, am)
 		r.Turns = append(r.Turns, am)
+		if len(calls) == 0 {
+			answered = true
+			break
+		}
+		if turn == w.opt.MaxTurns-1 {
+			break // no answer the model would never read
+		}
+		msgs = append(msgs, am)
 		for _, c := range calls {
 			answer := fmt.Sprintf("error: no tool named %q; the only tool is %s", c.Function.Name, budget.GetDurationName)
 			if c.Function.Name == budget.GetDurationName {
@@ -291,11 +316,8 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 			r.Turns = append(r.Turns, tm)
 		}
 	}
+	r.TurnLimit = !answered
 	final := last
-	if len(final.ToolCalls) == 0 {
-		text := final.Content
-		r.Turns = append(r.Turns, chat.Message{Role: "assistant", Content: &text})
-	}
 	stopped, err := w.store.Stop(tok)
 	if err != nil {
 		return fmt.Errorf("timer: %w", err)

@@ -2,11 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,11 +25,12 @@ import (
 // evalRunFlags are the flags of eval run.
 type evalRunFlags struct {
 	endpoint, model, out, cacheDir, apiKeyEnv string
+	toolChoice                                string
 	data                                      []string
 	concurrency, samples, maxTokens, maxTurns int
 	resamples, maxErrors                      int
 	temperature                               float64
-	seed                                      int64
+	seed, bootstrapSeed                       int64
 	timeout                                   time.Duration
 	noCache, asJSON                           bool
 }
@@ -74,7 +76,9 @@ results that finished and exits 1.`,
 	fs.IntVar(&f.concurrency, "concurrency", chat.DefaultConcurrency, "requests in flight")
 	fs.IntVar(&f.samples, "samples", 1, "replies per row (sample k is sent with seed --seed+k)")
 	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
-	fs.Int64Var(&f.seed, "seed", 0, "seed of the requests, the timers' jitter and the bootstrap")
+	fs.Int64Var(&f.seed, "seed", 0, "seed of the requests (sample k: seed+k), the timers' jitter and, unless --bootstrap-seed, the bootstrap")
+	fs.Int64Var(&f.bootstrapSeed, "bootstrap-seed", 0, "seed of the bootstrap alone (default: --seed); changing it asks the model nothing new")
+	fs.StringVar(&f.toolChoice, "tool-choice", "auto", "tool_choice sent with tools: auto (vLLM: --enable-auto-tool-choice --tool-call-parser), none (calls stay in the text), omit")
 	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each reply's tokens (0: the server's)")
 	fs.IntVar(&f.maxTurns, "max-turns", eval.DefaultMaxTurns, "model calls a live row may make")
 	fs.IntVar(&f.resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
@@ -101,8 +105,10 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 		return usagef("--concurrency %d: want at least 1", f.concurrency)
 	case f.samples <= 0:
 		return usagef("--samples %d: want at least 1", f.samples)
-	case f.temperature < 0 || math.IsNaN(f.temperature):
-		return usagef("--temperature %g: must not be negative", f.temperature)
+	case !(f.temperature >= 0 && f.temperature <= 100):
+		return usagef("--temperature %g: want a number from 0 to 100", f.temperature)
+	case f.toolChoice != "auto" && f.toolChoice != "none" && f.toolChoice != "omit":
+		return usagef("--tool-choice %q: want auto, none or omit", f.toolChoice)
 	case f.maxTokens < 0:
 		return usagef("--max-tokens %d: must not be negative", f.maxTokens)
 	case f.maxTurns <= 0:
@@ -118,26 +124,8 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	if err != nil {
 		return err
 	}
-	var rows []eval.Row
-	for _, p := range f.data {
-		files := []string{p}
-		if st, err := os.Stat(p); err != nil {
-			return usagef("--data %s: %v", p, unwrapPathError(err))
-		} else if st.IsDir() {
-			if files, err = splits.ExpandDir(p); err != nil {
-				return usagef("--data %s: %v", p, err)
-			}
-		}
-		for _, file := range files {
-			rs, err := eval.ReadRows(file)
-			if err != nil {
-				return err
-			}
-			rows = append(rows, rs...)
-		}
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("--data: no rows in %s", strings.Join(f.data, ", "))
+	if st, err := os.Stat(f.out); err == nil && st.IsDir() {
+		return usagef("--out %s: is a directory; want the RESULTS.jsonl file to write", f.out)
 	}
 	cache := f.cacheDir
 	if cache == "" {
@@ -146,12 +134,19 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	if f.noCache {
 		cache = ""
 	}
+	rows, err := readEvalData(f.data, f.out, cache)
+	if err != nil {
+		return err
+	}
+	if err := eval.CheckRows(rows, cfg); err != nil {
+		return err
+	}
 	client, err := chat.New(chat.Options{
 		Name: "eval", URL: f.endpoint, Model: f.model, APIKey: os.Getenv(f.apiKeyEnv),
 		Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: cache,
 	})
 	if err != nil {
-		return usageError{err}
+		return usagef("--endpoint %s: %v", f.endpoint, err)
 	}
 	// The output must be creatable before any request is sent.
 	af, err := output.Create(f.out)
@@ -161,14 +156,30 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	defer af.Abort()
 
 	prog := newProgress(a.stderr, fmt.Sprintf("of %d results", len(rows)*f.samples))
+	// More failures than --max-errors stop the run at once: an endpoint
+	// that is down or refuses every request is not asked for hours.
+	ctx, stop := context.WithCancel(cmd.Context())
+	defer stop()
 	var mu sync.Mutex
-	results, runErr := eval.Run(cmd.Context(), rows, eval.Options{
+	failures, gaveUp := 0, false
+	results, runErr := eval.Run(ctx, rows, eval.Options{
 		Client: client, Rewards: cfg, Samples: f.samples, Temperature: f.temperature,
 		MaxTokens: f.maxTokens, Seed: f.seed, MaxTurns: f.maxTurns, Workers: f.concurrency,
-		Done: func(*eval.Result) { mu.Lock(); prog.add(1); mu.Unlock() },
+		ToolChoice: f.toolChoice,
+		Done: func(r *eval.Result) {
+			mu.Lock()
+			defer mu.Unlock()
+			prog.add(1)
+			if r.Error != "" {
+				if failures++; failures > f.maxErrors && !gaveUp {
+					gaveUp = true
+					stop()
+				}
+			}
+		},
 	})
 	prog.done()
-	if runErr != nil && cmd.Context().Err() == nil {
+	if runErr != nil && ctx.Err() == nil {
 		return runErr
 	}
 	var buf bytes.Buffer
@@ -197,16 +208,21 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	if err := af.Commit(); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	rep := eval.Summarize(results, eval.ReportOptions{Resamples: f.resamples, Seed: uint64(f.seed)})
+	bseed := f.seed
+	if cmd.Flags().Changed("bootstrap-seed") {
+		bseed = f.bootstrapSeed
+	}
+	rep := eval.Summarize(results, eval.ReportOptions{Resamples: f.resamples, Seed: uint64(bseed)})
 	stats := client.Stats()
 	if f.asJSON {
 		err = writeJSON(a.stdout, struct {
-			Endpoint string     `json:"endpoint"`
-			Model    string     `json:"model"`
-			Results  string     `json:"results"`
-			Requests chat.Stats `json:"requests"`
+			Endpoint    string     `json:"endpoint"`
+			Model       string     `json:"model"`
+			Results     string     `json:"results"`
+			Concurrency int        `json:"concurrency"`
+			Requests    chat.Stats `json:"requests"`
 			*eval.Report
-		}{client.Endpoint(), f.model, f.out, stats, rep})
+		}{client.Endpoint(), f.model, f.out, f.concurrency, stats, rep})
 	} else {
 		printEvalReport(a.stdout, rep)
 	}
@@ -215,6 +231,10 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	}
 	fmt.Fprintf(a.stderr, "eval run: %d results of %d rows written to %s; %d requests, %d from the cache, %d retries, %d failed\n",
 		done, len(rows), f.out, stats.Requests, stats.CacheHits, stats.Retries, failed)
+	if gaveUp {
+		return fmt.Errorf("stopped after %d failed results (--max-errors %d), %d of %d results done (written to %s); first: %s",
+			failed, f.maxErrors, done, len(results), f.out, strings.Join(firstErrs, "; "))
+	}
 	if runErr != nil {
 		return fmt.Errorf("interrupted with %d of %d results done (written to %s); run the same command again to resume from the cache", done, len(results), f.out)
 	}
@@ -251,7 +271,7 @@ func printEvalReport(w io.Writer, rep *eval.Report) {
 			fmt.Fprintf(w, ", %d skipped", sr.Skipped)
 		}
 		fmt.Fprintln(w)
-		printMetrics(w, "", sr)
+		oneClass := printMetrics(w, "", sr)
 		groups := make([]string, 0, len(sr.Groups))
 		for g := range sr.Groups {
 			groups = append(groups, g)
@@ -260,7 +280,10 @@ func printEvalReport(w io.Writer, rep *eval.Report) {
 		for _, g := range groups {
 			gr := sr.Groups[g]
 			fmt.Fprintf(w, "  %s (%d results)\n", g, gr.N)
-			printMetrics(w, "  ", gr)
+			oneClass = printMetrics(w, "  ", gr) || oneClass
+		}
+		if oneClass {
+			fmt.Fprintln(w, "  * one class only: NAR is that class's rate (TPR or TNR) alone")
 		}
 	}
 	if rep.Missing > 0 {
@@ -271,11 +294,18 @@ func printEvalReport(w io.Writer, rep *eval.Report) {
 	}
 }
 
-func printMetrics(w io.Writer, indent string, sr *eval.SourceReport) {
+// printMetrics prints a metric a line; it reports whether a NAR was of
+// one class only (marked *).
+func printMetrics(w io.Writer, indent string, sr *eval.SourceReport) (oneClass bool) {
 	for _, m := range sr.Order {
 		iv := sr.Metrics[m]
-		fmt.Fprintf(w, "%s  %-16s %8s  [%s, %s]\n", indent, m, num(iv.Mean), num(iv.CI95[0]), num(iv.CI95[1]))
+		mark := " "
+		if iv.OneClass {
+			mark, oneClass = "*", true
+		}
+		fmt.Fprintf(w, "%s  %-16s %8s%s [%s, %s]\n", indent, m, num(iv.Mean), mark, num(iv.CI95[0]), num(iv.CI95[1]))
 	}
+	return oneClass
 }
 
 // num renders a metric value with four decimals.
@@ -344,6 +374,9 @@ func printComparison(w io.Writer, a, b string, cmp *eval.Comparison) {
 	}
 	sort.Strings(names)
 	fmt.Fprintf(w, "A: %s\nB: %s\n", a, b)
+	if len(cmp.OnlyA)+len(cmp.OnlyB) > 0 {
+		fmt.Fprintf(w, "left out: data sources only in A %v, only in B %v\n", cmp.OnlyA, cmp.OnlyB)
+	}
 	for _, n := range names {
 		sc := cmp.DataSources[n]
 		fmt.Fprintf(w, "\n%s: %d rows in both", n, sc.Rows)
@@ -356,4 +389,73 @@ func printComparison(w io.Writer, a, b string, cmp *eval.Comparison) {
 			fmt.Fprintf(w, "  %-16s %8s %8s %8s  [%s, %s]\n", m, num(d.A), num(d.B), num(d.Diff), num(d.CI95[0]), num(d.CI95[1]))
 		}
 	}
+}
+
+// readEvalData reads the --data rows: files, and directories of dataset
+// files. In a directory, the results file and the reply cache are left out,
+// and a directory that holds both sides of a split is refused: a report of
+// train and test rows together measures neither.
+func readEvalData(data []string, out, cache string) ([]eval.Row, error) {
+	skip := map[string]bool{}
+	for _, p := range []string{out, cache} {
+		if p != "" {
+			if abs, err := filepath.Abs(p); err == nil {
+				skip[abs] = true
+			}
+		}
+	}
+	under := func(path string) bool {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return false
+		}
+		for p := range skip {
+			if abs == p || strings.HasPrefix(abs, p+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
+	var rows []eval.Row
+	for _, p := range data {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, usagef("--data %s: %v", p, unwrapPathError(err))
+		}
+		files := []string{p}
+		if st.IsDir() {
+			all, err := splits.ExpandDir(p)
+			if err != nil {
+				return nil, usagef("--data %s: %v", p, err)
+			}
+			files = files[:0]
+			sides := map[string]string{}
+			for _, file := range all {
+				if under(file) {
+					continue
+				}
+				files = append(files, file)
+				if side := splits.SideFromPath(p, file); side != "" && sides[side] == "" {
+					sides[side] = file
+				}
+			}
+			if sides[splits.Train] != "" && sides[splits.Test] != "" {
+				return nil, usagef("--data %s: holds both sides of a split (%s, %s); name the side to evaluate", p, sides[splits.Train], sides[splits.Test])
+			}
+			if len(files) == 0 {
+				return nil, usagef("--data %s: no dataset files besides the results and the cache", p)
+			}
+		}
+		for _, file := range files {
+			rs, err := eval.ReadRows(file)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, rs...)
+		}
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("--data: no rows in %s", strings.Join(data, ", "))
+	}
+	return rows, nil
 }

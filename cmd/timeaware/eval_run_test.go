@@ -297,6 +297,11 @@ func TestEvalRunErrors(t *testing.T) {
 	dir := t.TempDir()
 	rows, _ := puzzleRows(t, dir, 3)
 	bad := writeFile(t, filepath.Join(dir, "bad.jsonl"), `{"data_source": "timepuzzles", "prompt": [], "reward_model": {}}`+"\n")
+	badTruth := writeFile(t, filepath.Join(dir, "truth.jsonl"), `{"data_source": "timepuzzles", "prompt": [{"role": "user", "content": "q"}], "reward_model": {"ground_truth": "2024-02-30"}}`+"\n")
+	sides := filepath.Join(dir, "sides")
+	require.NoError(t, os.MkdirAll(sides, 0o755))
+	code, _, stderr := runCLI(t, "synth", "puzzles", "--count", "20", "--seed", "1", "--test-fraction", "0.3", "--out", filepath.Join(sides, "p.jsonl"))
+	require.Equal(t, 0, code, stderr)
 	down := newScriptedModel(t, func(scriptedRequest) string { return "x" }, "")
 	down.Close()
 	notFound := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no such model", http.StatusNotFound) }))
@@ -316,10 +321,16 @@ func TestEvalRunErrors(t *testing.T) {
 		{"no out", []string{"eval", "run", "--endpoint", "http://h/v1", "--model", "m", "--data", rows}, 2, "--out is required"},
 		{"bad endpoint", append(base(), "--endpoint", "ftp://h"), 2, `eval: url "ftp://h": scheme must be http or https`},
 		{"zero samples", base("--samples", "0"), 2, "--samples 0: want at least 1"},
-		{"negative temperature", base("--temperature", "-1"), 2, "--temperature -1: must not be negative"},
+		{"negative temperature", base("--temperature", "-1"), 2, "--temperature -1: want a number from 0 to 100"},
 		{"missing data", base("--data", filepath.Join(dir, "nope.parquet")), 2, "--data " + filepath.Join(dir, "nope.parquet") + ": no such file or directory"},
 		{"bad row", base("--data", bad), 1, "eval: " + bad + ": row 1: prompt: empty"},
-		{"failing endpoint", append(base(), "--endpoint", notFound.URL, "--no-cache"), 1, "3 of 3 results failed (--max-errors 0); first: "},
+		{"failing endpoint", append(base(), "--endpoint", notFound.URL, "--no-cache", "--concurrency", "1"), 1, "stopped after 1 failed results (--max-errors 0), 1 of 3 results done"},
+		{"bad endpoint url", append(base(), "--endpoint", "127.0.0.1:8000/v1"), 2, "--endpoint 127.0.0.1:8000/v1: eval: url"},
+		{"infinite temperature", base("--temperature", "inf"), 2, "--temperature +Inf: want a number from 0 to 100"},
+		{"bad tool choice", base("--tool-choice", "maybe"), 2, `--tool-choice "maybe": want auto, none or omit`},
+		{"out is a directory", append(base(), "--out", dir), 2, "--out " + dir + ": is a directory"},
+		{"bad ground truth", base("--data", badTruth), 1, "eval: " + badTruth + ": row 1: ground_truth"},
+		{"both sides in a directory", base("--data", sides), 2, "holds both sides of a split"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.args...)
@@ -329,7 +340,7 @@ func TestEvalRunErrors(t *testing.T) {
 	}
 	// With --max-errors the failed results are written and reported.
 	out := filepath.Join(dir, "failed.jsonl")
-	code, _, stderr := runCLI(t, "eval", "run", "--endpoint", notFound.URL, "--model", "m", "--data", rows, "--out", out, "--no-cache", "--max-errors", "3")
+	code, _, stderr = runCLI(t, "eval", "run", "--endpoint", notFound.URL, "--model", "m", "--data", rows, "--out", out, "--no-cache", "--max-errors", "3")
 	require.Equal(t, 0, code, stderr)
 	lines := readResultLines(t, out)
 	require.Len(t, lines, 3)
@@ -341,4 +352,16 @@ func TestEvalRunErrors(t *testing.T) {
 	code, _, stderr = runCLI(t, "eval", "compare", out, rows)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "eval: "+rows+": line 1: a result needs data_source and request_id")
+
+	// One side of a split in a directory is evaluated; the results and the
+	// cache beside the data are not read as data.
+	side := filepath.Join(dir, "side")
+	require.NoError(t, os.MkdirAll(side, 0o755))
+	require.NoError(t, os.Rename(filepath.Join(sides, "p-test.jsonl"), filepath.Join(side, "p-test.jsonl")))
+	model := newScriptedModel(t, func(scriptedRequest) string { return "MY ANSWER: 2000-01-01" }, "")
+	for range 2 {
+		code, _, stderr = runCLI(t, "eval", "run", "--endpoint", model.URL, "--model", "m", "--data", side, "--out", filepath.Join(side, "results.jsonl"))
+		require.Equal(t, 0, code, stderr)
+	}
+	assert.Contains(t, stderr, "from the cache")
 }
