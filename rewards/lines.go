@@ -12,9 +12,20 @@ import (
 	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
+// LinesOptions tunes ScoreLines.
+type LinesOptions struct {
+	// ShardIndex and ShardCount, when ShardCount > 1, score only the lines
+	// whose 0-based number is ShardIndex mod ShardCount, so that shards of
+	// one input together score every line once. Errors still name the
+	// input's own line numbers.
+	ShardIndex, ShardCount int
+}
+
 // LinesSummary counts what ScoreLines did.
 type LinesSummary struct {
 	Items, Failed int
+	// Skipped counts the lines left to other shards.
+	Skipped int
 	// Sum is the sum of the scores, fallbacks included.
 	Sum float64
 	// FirstErrors are the first three item errors, "line N: error".
@@ -35,7 +46,7 @@ func (s *LinesSummary) Mean() float64 {
 // item, another data source, an error of the reward) the fallback score
 // and the error. A blank line, or one that cannot be read, stops it with
 // an error naming the line.
-func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name string, w io.Writer) (*LinesSummary, error) {
+func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name string, w io.Writer, opt LinesOptions) (*LinesSummary, error) {
 	sum := &LinesSummary{}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	lines := jsonscan.NewLineReader(r)
@@ -47,6 +58,10 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		}
 		if err != nil {
 			return sum, fmt.Errorf("%s: line %d: %w", name, n, err)
+		}
+		if opt.ShardCount > 1 && (n-1)%opt.ShardCount != opt.ShardIndex {
+			sum.Skipped++
+			continue
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			return sum, fmt.Errorf("%s: line %d: empty line; every line must be one JSON item", name, n)

@@ -37,6 +37,7 @@ is written then.`,
 	fs.String("input", "", "JSONL items to score (- for stdin)")
 	fs.String("out", "", "write results here (default stdout); written atomically")
 	fs.Int("max-errors", 0, "items that may fail before the run fails")
+	fs.String("shard", "", "score only the lines whose 0-based number is i mod n, e.g. 0/4 (shards together score every line once)")
 	return cmd
 }
 
@@ -57,6 +58,14 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	in, _ := fs.GetString("input")
 	out, _ := fs.GetString("out")
 	maxErrors, _ := fs.GetInt("max-errors")
+	var lopt rewards.LinesOptions
+	if sh, _ := fs.GetString("shard"); sh != "" {
+		shard, err := parseShardFlag(sh)
+		if err != nil {
+			return err
+		}
+		lopt.ShardIndex, lopt.ShardCount = shard.Index, shard.Count
+	}
 	if ds == "" {
 		return usagef("--data-source is required: one of %s", dataSources())
 	}
@@ -106,7 +115,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		defer af.Abort()
 		w = af
 	}
-	sum, err := scorer.ScoreLines(cmd.Context(), rw, r, name, w)
+	sum, err := scorer.ScoreLines(cmd.Context(), rw, r, name, w, lopt)
 	if err != nil {
 		return err
 	}

@@ -110,3 +110,42 @@ func TestScoreTimerTokensNeedTheSecret(t *testing.T) {
 	assert.Equal(t, exitData, code)
 	assert.Contains(t, stderr, "extra_info.timer: invalid timer token")
 }
+
+// TestScoreShards: the shards of one input score its lines i mod n, each
+// once, as the whole run scores them; errors name the input's own lines.
+func TestScoreShards(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := range 7 {
+		lines = append(lines, `{"solution_str":"<answer>`+strings.Repeat("1", i+1)+`</answer>","ground_truth":"111","extra_info":{"elapsed_s":1,"time_limit_s":10}}`)
+	}
+	lines[5] = `{"solution_str": 5}`
+	in := writeFile(t, filepath.Join(dir, "items.jsonl"), strings.Join(lines, "\n")+"\n")
+	whole := filepath.Join(dir, "whole.jsonl")
+	code, _, stderr := runCLI(t, "score", "--data-source", "timely/general", "--input", in, "--out", whole, "--max-errors", "1")
+	require.Equal(t, exitOK, code, stderr)
+	raw, err := os.ReadFile(whole)
+	require.NoError(t, err)
+	want := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	got := map[int]string{}
+	for i := range 3 {
+		part := filepath.Join(dir, "part"+strings.Repeat("x", i)+".jsonl")
+		code, _, stderr := runCLI(t, "score", "--data-source", "timely/general", "--input", in, "--out", part, "--shard", strings.Join([]string{string(rune('0' + i)), "3"}, "/"), "--max-errors", "1")
+		require.Equal(t, exitOK, code, stderr)
+		if i == 2 {
+			assert.Contains(t, stderr, "line 6: ", "errors name the input's line")
+		}
+		raw, err := os.ReadFile(part)
+		require.NoError(t, err)
+		for k, l := range strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n") {
+			got[i+3*k] = l
+		}
+	}
+	require.Len(t, got, 7)
+	for i, w := range want {
+		assert.Equal(t, w, got[i], "line %d", i+1)
+	}
+	code, _, stderr = runCLI(t, "score", "--data-source", "timely/general", "--input", in, "--shard", "1/0")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--shard")
+}

@@ -20,7 +20,7 @@ import (
 )
 
 type synthNegotiationFlags struct {
-	out          string
+	out, shard   string
 	count        int
 	seed         uint64
 	labels       bool
@@ -68,6 +68,7 @@ scenarios or more (--scenario).`,
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.count, "count", 0, "number of rows (required)")
+	fs.StringVar(&f.shard, "shard", "", "write only the rows whose index is i mod n, e.g. 0/4 (shards together hold every row once)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the per-row draws (required)")
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
 	testFractionFlag(fs, &f.testFraction, "scenario")
@@ -126,6 +127,13 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 	if err := p.opt.Validate(); err != nil {
 		return nil, negotiationOptionError(err)
 	}
+	if f.shard != "" {
+		sh, err := parseShardFlag(f.shard)
+		if err != nil {
+			return nil, err
+		}
+		p.opt.ShardIndex, p.opt.ShardCount = sh.Index, sh.Count
+	}
 	if err := checkTestFraction(f.testFraction); err != nil {
 		return nil, err
 	}
@@ -145,6 +153,9 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 	p.config["seed"] = f.seed
 	p.config["count"] = f.count
 	p.config["test_fraction"] = f.testFraction
+	if f.shard != "" {
+		p.config["shard"] = f.shard
+	}
 	return p, nil
 }
 

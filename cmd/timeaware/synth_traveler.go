@@ -19,7 +19,7 @@ import (
 )
 
 type synthTravelerFlags struct {
-	out          string
+	out, shard   string
 	count        int
 	seed         uint64
 	labels       bool
@@ -69,6 +69,7 @@ split and "timeaware splits check" passes the two files.`,
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.count, "count", 0, "number of questions (rows) to write (required)")
+	fs.StringVar(&f.shard, "shard", "", "write only the rows whose index is i mod n, e.g. 0/4 (shards together hold every row once)")
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of every draw (required)")
 	fs.StringVar(&f.out, "out", "", "output file; the extension picks the format unless --format is given")
 	testFractionFlag(fs, &f.testFraction, "event set")
@@ -148,6 +149,13 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	if err := opt.Validate(); err != nil {
 		return travelerOptionError(err)
 	}
+	if f.shard != "" {
+		sh, err := parseShardFlag(f.shard)
+		if err != nil {
+			return err
+		}
+		opt.ShardIndex, opt.ShardCount = sh.Index, sh.Count
+	}
 	if err := checkTestFraction(f.testFraction); err != nil {
 		return err
 	}
@@ -184,6 +192,9 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	config["count"] = f.count
 	config["seed"] = f.seed
 	config["test_fraction"] = f.testFraction
+	if f.shard != "" {
+		config["shard"] = f.shard
+	}
 	summary := struct {
 		*traveler.Summary
 		Split *splits.UnitSummary `json:"split,omitempty"`

@@ -165,6 +165,10 @@ type Options struct {
 	Seed uint64
 	// Count is the number of rows.
 	Count int
+	// ShardIndex and ShardCount, when ShardCount > 1, make Build write
+	// only the rows whose index is ShardIndex mod ShardCount: shards of one
+	// seed and count together hold every row once.
+	ShardIndex, ShardCount int
 	// Conditions are cycled by row index: row i has Conditions[i mod n].
 	Conditions []string
 	// Scenarios are drawn uniformly per row.
@@ -563,6 +567,8 @@ type Summary struct {
 	ByFirstSpeaker map[string]int `json:"by_first_speaker"`
 	// ByBudget counts rows by budget: "300s" or "7 turns".
 	ByBudget map[string]int `json:"by_budget"`
+	// Skipped counts the rows left to other shards.
+	Skipped int `json:"skipped_other_shards,omitempty"`
 }
 
 func (s *Summary) add(r *Row) {
@@ -596,6 +602,10 @@ func Build(ctx context.Context, opt Options, emit func(*Row) error) (*Summary, e
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		if opt.ShardCount > 1 && int(i%int64(opt.ShardCount)) != opt.ShardIndex {
+			sum.Skipped++
+			continue
 		}
 		row, err := n.Row(i)
 		if err != nil {

@@ -81,6 +81,10 @@ const DefaultSystemPrompt = "You answer questions about what happened in a house
 type Options struct {
 	// Seed decides every draw; a row depends only on Seed and its index.
 	Seed uint64
+	// ShardIndex and ShardCount, when ShardCount > 1, make Build write
+	// only the rows whose index is ShardIndex mod ShardCount: shards of one
+	// seed and count together hold every row once.
+	ShardIndex, ShardCount int
 	// MinEvents and MaxEvents bound the size of a row's event set (drawn
 	// uniformly; the TRAVELER paper uses 5 to 100).
 	MinEvents, MaxEvents int
@@ -618,6 +622,8 @@ type Summary struct {
 	// VagueBestMean is the mean best score of the vague questions: what a
 	// perfect answerer would average on them.
 	VagueBestMean float64 `json:"vague_best_mean"`
+	// Skipped counts the rows left to other shards.
+	Skipped int `json:"skipped_other_shards,omitempty"`
 }
 
 // Build makes rows 0 … count−1 and passes each to emit, in order.
@@ -637,6 +643,10 @@ func Build(ctx context.Context, opt Options, count int, emit func(*Row) error) (
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		if opt.ShardCount > 1 && i%opt.ShardCount != opt.ShardIndex {
+			s.Skipped++
+			continue
 		}
 		row, err := g.Row(int64(i))
 		if err != nil {
@@ -662,7 +672,9 @@ func Build(ctx context.Context, opt Options, count int, emit func(*Row) error) (
 			vagueBest += row.BestScore
 		}
 	}
-	s.EventsMean = float64(events) / float64(s.Rows)
+	if s.Rows > 0 {
+		s.EventsMean = float64(events) / float64(s.Rows)
+	}
 	if vague > 0 {
 		s.VagueBestMean = vagueBest / float64(vague)
 	}
