@@ -54,8 +54,10 @@ func WriteManifest(path string, m *Manifest) error {
 var ErrChanged = errors.New("changed since the build")
 
 // ReadManifest reads the manifest at path. Its outputs' paths are as they
-// were given at build time; when one is not there, the manifest's own
-// directory is tried, and the path that exists is put in the entry.
+// were given at build time; when one is not there, it is tried relative to
+// the manifest's own directory (a merged manifest of sharded parts names
+// them so), then by its base name there, and the path that exists is put
+// in the entry.
 // verify checks each output's SHA-256 against the recorded one: a data
 // file changed after its build is an error.
 func ReadManifest(path string, verify bool) (*Manifest, error) {
@@ -70,11 +72,21 @@ func ReadManifest(path string, verify bool) (*Manifest, error) {
 	for i := range m.Outputs {
 		o := &m.Outputs[i]
 		if _, err := os.Stat(o.Path); err != nil {
-			alt := filepath.Join(filepath.Dir(path), filepath.Base(o.Path))
-			if _, err2 := os.Stat(alt); err2 != nil {
+			dir := filepath.Dir(path)
+			alts := []string{filepath.Join(dir, filepath.Base(o.Path))}
+			if !filepath.IsAbs(o.Path) {
+				alts = append([]string{filepath.Join(dir, o.Path)}, alts...)
+			}
+			found := false
+			for _, alt := range alts {
+				if _, err2 := os.Stat(alt); err2 == nil {
+					o.Path, found = alt, true
+					break
+				}
+			}
+			if !found {
 				return nil, fmt.Errorf("output %s: %w", o.Path, err)
 			}
-			o.Path = alt
 		}
 		if verify && o.SHA256 != "" {
 			got, err := HashFile(o.Path, "")

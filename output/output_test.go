@@ -207,6 +207,21 @@ func TestReadManifest(t *testing.T) {
 	require.NoError(t, os.WriteFile(mp, []byte("not json"), 0o644))
 	_, err = ReadManifest(mp, false)
 	assert.ErrorContains(t, err, "not a timeaware manifest")
+
+	// A path relative to the manifest's directory, into a subdirectory (the
+	// merged manifest of a sharded run names its parts so), read from
+	// another working directory.
+	part := filepath.Join(dir, "run", "train", "part-00000-of-00002.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(part), 0o755))
+	require.NoError(t, os.WriteFile(part, []byte("{}\n"), 0o644))
+	e, err = HashFile(part, "pairs")
+	require.NoError(t, err)
+	e.Path = filepath.Join("run", "train", "part-00000-of-00002.jsonl")
+	mp = filepath.Join(dir, "run.manifest.json")
+	require.NoError(t, WriteManifest(mp, &Manifest{Tool: "timeaware", Outputs: []Entry{e}}))
+	m, err = ReadManifest(mp, true)
+	require.NoError(t, err)
+	assert.Equal(t, part, m.Outputs[0].Path)
 }
 
 func TestInputHashesWhatIsRead(t *testing.T) {

@@ -5,8 +5,10 @@
   batch variants) that micro-batch calls into ``POST /v1/score/batch``.
 * `timeaware.tools.GetDurationTool`: the ``get_duration`` timer tool with
   VeRL's tool interface.
+* `timeaware.ray`: a timeaware command as Ray tasks, one shard each, with
+  one merged manifest (``python -m timeaware.ray``; extra ``timeaware[ray]``).
 
-Importing the package imports neither VeRL nor the tool module.
+Importing the package imports neither VeRL, Ray nor the tool module.
 """
 
 from timeaware.client import Client, ServerUnavailable, TimeawareError

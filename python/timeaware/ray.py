@@ -1,0 +1,290 @@
+"""Run a timeaware command as N Ray tasks, one shard each, and merge their
+manifests: a corpus too big for one machine is spread over the Ray cluster
+a training job already has (extra ``timeaware[ray]``).
+
+    python -m timeaware.ray --shards 8 --out DIR [--address ADDR] [--binary PATH] \\
+        -- pairs build --input /data/trajectories --split group
+
+Shard i runs the command with ``--shard i/N --out DIR/part-iiiii-of-NNNNN.EXT``
+(EXT from the command's ``--format``, else parquet; score writes JSONL). A
+command that splits (``--split``, ``--test-fraction``) writes its train and
+test parts to ``DIR/train/`` and ``DIR/test/``, the layout Hugging Face
+``datasets`` reads as two splits. ``DIR.manifest.json``, beside the
+directory as a single run's manifest is beside its file (inside, the
+trainers' loaders would take it for data), merges the parts' manifests:
+inputs, config, every part's path (relative to the manifest), hash and row
+count, the summaries' integer counts summed. A failed shard is retried
+(``--retries``).
+
+The binary reaches the workers through Ray's object store (the
+``timeaware`` found on PATH is put there once, and each node writes it to a
+cache directory named by its hash before the first shard it runs), or
+``--binary`` names a path every node has. Paths in the command, and DIR,
+are resolved against the driver's working directory: give absolute paths on
+a file system every node mounts.
+
+The same from Python::
+
+    from timeaware.ray import run_sharded
+    manifest = run_sharded(["synth", "puzzles", "--count", "100000", "--seed", "1"],
+                           shards=8, out="puzzles")
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+__all__ = ["run_sharded", "ShardFailed", "main"]
+
+#: Extensions by --format value.
+_EXTENSIONS = {"parquet": "parquet", "jsonl": "jsonl", "arrow": "arrow"}
+
+#: Commands that take --shard i/n.
+SHARDED_COMMANDS = (
+    ("pairs", "build"),
+    ("synth", "timestamps"),
+    ("synth", "budget"),
+    ("synth", "puzzles"),
+    ("synth", "traveler"),
+    ("synth", "negotiation"),
+    ("score",),
+)
+
+
+class ShardFailed(RuntimeError):
+    """A shard's command failed after its retries; the message holds its
+    exit status and the end of its error output."""
+
+
+def _command_of(args: Sequence[str]) -> tuple:
+    for cmd in SHARDED_COMMANDS:
+        if tuple(args[: len(cmd)]) == cmd:
+            return cmd
+    names = ", ".join(" ".join(c) for c in SHARDED_COMMANDS)
+    raise ValueError(f"timeaware.ray: {' '.join(args[:2]) or '(no command)'!s} cannot be sharded; one of: {names}")
+
+
+def _flag_value(args: Sequence[str], flag: str) -> Optional[str]:
+    for i, a in enumerate(args):
+        if a == flag and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith(flag + "="):
+            return a[len(flag) + 1:]
+    return None
+
+
+def _check_args(args: Sequence[str]) -> None:
+    for flag in ("--out", "--shard"):
+        if _flag_value(args, flag) is not None or flag in args:
+            raise ValueError(f"timeaware.ray: leave {flag} out of the command; each shard gets its own")
+
+
+def _extension(cmd: tuple, args: Sequence[str]) -> str:
+    if cmd == ("score",):
+        return "jsonl"
+    fmt = _flag_value(args, "--format")
+    if fmt is None:
+        return "parquet"
+    if fmt not in _EXTENSIONS:
+        raise ValueError(f"timeaware.ray: --format {fmt!r}: want one of {', '.join(_EXTENSIONS)}")
+    return _EXTENSIONS[fmt]
+
+
+def _part_name(i: int, n: int, ext: str) -> str:
+    return f"part-{i:05d}-of-{n:05d}.{ext}"
+
+
+def _materialise(blob: bytes, digest: str) -> str:
+    """Write the shipped binary once per node, atomically; return its path."""
+    d = os.path.join(tempfile.gettempdir(), f"timeaware-ray-{digest[:16]}")
+    exe = os.path.join(d, "timeaware")
+    if os.path.exists(exe):
+        return exe
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".timeaware-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(blob)
+    os.chmod(tmp, 0o755)
+    os.replace(tmp, exe)
+    return exe
+
+
+def _run_shard(binary: Any, args: List[str], cwd: str, out: str) -> Dict[str, Any]:
+    """One shard, on a worker: run the command, return its manifest. binary
+    is a path, or (bytes, sha256) shipped through the object store."""
+    exe = binary if isinstance(binary, str) else _materialise(*binary)
+    proc = subprocess.run([exe, *args, "--out", out], cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        tail = (proc.stderr or "").strip().splitlines()[-5:]
+        raise ShardFailed(f"{' '.join(args[-2:])}: exit {proc.returncode}: " + " | ".join(tail))
+    with open(os.path.join(cwd, out + ".manifest.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _sum_counts(summaries: List[Any]) -> Any:
+    """Integer counts summed, key by key; other values kept where every part
+    agrees and dropped where they differ (a mean is not a sum)."""
+    first = summaries[0]
+    if all(isinstance(s, bool) for s in summaries):
+        return first if all(s == first for s in summaries) else None
+    if all(isinstance(s, int) and not isinstance(s, bool) for s in summaries):
+        return sum(summaries)
+    if all(isinstance(s, dict) for s in summaries):
+        out = {}
+        keys: List[str] = []
+        for s in summaries:
+            keys.extend(k for k in s if k not in keys)
+        for k in keys:
+            vals = [s[k] for s in summaries if k in s]
+            if len(vals) < len(summaries) and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
+                out[k] = sum(vals)  # a count some parts lack is 0 there
+                continue
+            if len(vals) < len(summaries):
+                continue
+            merged = _sum_counts(vals)
+            if merged is not None:
+                out[k] = merged
+        return out
+    return first if all(s == first for s in summaries) else None
+
+
+def _rows_by(outputs: List[Dict[str, Any]]) -> Dict[str, int]:
+    rows: Dict[str, int] = {}
+    for o in outputs:
+        key = o["path"].split("/")[-2] if o["path"].count("/") >= 2 else (o.get("role") or "rows")
+        rows[key] = rows.get(key, 0) + (o.get("rows") or 0)
+    return rows
+
+
+def run_sharded(
+    command: Sequence[str],
+    shards: int,
+    out: str,
+    *,
+    address: Optional[str] = None,
+    binary: Optional[str] = None,
+    retries: int = 2,
+) -> Dict[str, Any]:
+    """Run ``timeaware COMMAND`` as ``shards`` Ray tasks writing to the
+    directory ``out``; return the merged manifest (also written to
+    ``out.manifest.json``). Connects to the Ray cluster at ``address``, or
+    starts or joins one as ``ray.init()`` does when Ray is not yet
+    initialised. Raises ``ShardFailed`` when a shard still fails after
+    ``retries`` retries, leaving no merged manifest."""
+    import ray  # the extra timeaware[ray]
+
+    args = [str(a) for a in command]
+    if args and args[0] == "timeaware":
+        args = args[1:]
+    cmd = _command_of(args)
+    _check_args(args)
+    if shards < 1:
+        raise ValueError(f"timeaware.ray: shards must be at least 1, got {shards}")
+    if retries < 0:
+        raise ValueError(f"timeaware.ray: retries must not be negative, got {retries}")
+    ext = _extension(cmd, args)
+    cwd = os.getcwd()
+    root = Path(out).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+
+    options: Dict[str, Any] = {"max_retries": retries, "retry_exceptions": [ShardFailed], "num_cpus": 1}
+    if binary is None:
+        found = shutil.which("timeaware")
+        if found is None:
+            raise FileNotFoundError("timeaware.ray: no timeaware binary on PATH; give binary= (--binary)")
+        blob = Path(found).read_bytes()
+        shipped: Any = (blob, hashlib.sha256(blob).hexdigest())
+    else:
+        shipped = str(Path(binary).resolve())
+
+    if not ray.is_initialized():
+        ray.init(address=address)
+    task = ray.remote(_run_shard).options(**options)
+    ref = ray.put(shipped)
+    refs = [
+        task.remote(ref, [*args, "--shard", f"{i}/{shards}"], cwd, str(root / _part_name(i, shards, ext)))
+        for i in range(shards)
+    ]
+    try:
+        manifests = ray.get(refs)
+    except ray.exceptions.RayTaskError as e:
+        cause = e.as_instanceof_cause()
+        raise ShardFailed(str(cause).strip().splitlines()[-1]) from None
+
+    outputs = []
+    for i, m in enumerate(manifests):
+        part = root / _part_name(i, shards, ext)
+        stem = part.name[: -len(ext) - 1]
+        for entry in m.get("outputs", []):
+            src = part.parent / entry["path"]
+            # A split run writes <out>-train.<ext> and <out>-test.<ext>.
+            side = next((s for s in ("train", "test") if src.name == f"{stem}-{s}.{ext}"), None)
+            if side is not None:
+                dest_dir = root / side
+                dest_dir.mkdir(exist_ok=True)
+                dest = dest_dir / _part_name(i, shards, ext)
+                os.replace(src, dest)
+            else:
+                dest = src
+            outputs.append({**entry, "path": str(dest.relative_to(root.parent)), "shard": i})
+        (part.parent / (part.name + ".manifest.json")).unlink(missing_ok=True)
+
+    first = manifests[0]
+    config = dict(first.get("config") or {})
+    config.pop("shard", None)
+    merged = {
+        "tool": first.get("tool", "timeaware"),
+        "version": first.get("version"),
+        "command": first.get("command"),
+        "runner": {"name": "timeaware.ray", "shards": shards, "args": args},
+        "outputs": outputs,
+        "inputs": first.get("inputs"),
+        "config": config,
+        "summary": _sum_counts([m.get("summary") or {} for m in manifests]),
+        # Rows by side for a split run, else by the output's role (the
+        # command's name for it: "pairs", "puzzles", ...).
+        "rows": _rows_by(outputs),
+    }
+    dest = root.parent / (root.name + ".manifest.json")
+    tmp = root.parent / f".{root.name}.manifest.json.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, dest)
+    return merged
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--" not in argv:
+        print("timeaware.ray: put the timeaware command after --, e.g. "
+              "python -m timeaware.ray --shards 4 --out DIR -- synth puzzles --count 1000 --seed 1", file=sys.stderr)
+        return 2
+    cut = argv.index("--")
+    ap = argparse.ArgumentParser(prog="python -m timeaware.ray", description="Run a timeaware command as Ray tasks, one shard each.")
+    ap.add_argument("--shards", type=int, required=True, help="number of shards (Ray tasks)")
+    ap.add_argument("--out", required=True, help="output directory of the parts; the merged manifest is OUT.manifest.json")
+    ap.add_argument("--address", help="Ray cluster address (default: as ray.init() finds or starts one)")
+    ap.add_argument("--binary", help="path of the timeaware binary on every node (default: the one on PATH, shipped to the workers)")
+    ap.add_argument("--retries", type=int, default=2, help="retries of a failed shard (default 2)")
+    opts = ap.parse_args(argv[:cut])
+    try:
+        m = run_sharded(argv[cut + 1:], opts.shards, opts.out, address=opts.address, binary=opts.binary, retries=opts.retries)
+    except (ValueError, FileNotFoundError, ShardFailed) as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    rows = ", ".join(f"{k} {v}" for k, v in m["rows"].items())
+    print(f"timeaware.ray: {m['command']} in {opts.shards} shards: {len(m['outputs'])} parts ({rows} rows) in {opts.out}; "
+          f"manifest {opts.out.rstrip(os.sep)}.manifest.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

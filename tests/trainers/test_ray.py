@@ -1,0 +1,140 @@
+"""timeaware.ray on a real local Ray cluster (2 CPUs): sharded runs
+reproduce the single-process outputs row for row, the merged manifest sums
+to the same counts, a shard killed once is retried with the result
+unchanged, and the parts load as one dataset in the gate, Hugging Face
+datasets and Ray Data."""
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from timeaware.ray import ShardFailed, main, run_sharded  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(timeaware_bin):
+    # The workers find the binary the way a user's driver does: on PATH.
+    path = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{Path(timeaware_bin).parent}{os.pathsep}{path}"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield
+    ray.shutdown()
+    os.environ["PATH"] = path
+
+
+def rows_of(path) -> list:
+    """Every row of a Parquet file or directory, as sorted JSON text."""
+    table = pq.read_table(str(path))
+    return sorted(json.dumps(r, sort_keys=True, default=str) for r in table.to_pylist())
+
+
+def direct_side_file(work, v1_files) -> Path:
+    side = work / "ray_direct.jsonl"
+    if not side.exists():
+        ids = sorted({r["id"] for p in v1_files for r in json.loads(p.read_text(encoding="utf-8"))})
+        side.write_text("".join(json.dumps({"id": i, "direct_answer": f"Still current for {i}."}) + "\n" for i in ids))
+    return side
+
+
+def test_pairs_build_in_four_shards_is_the_single_run(ray_cluster, run_timeaware, work, v1_files):
+    side = direct_side_file(work, v1_files)
+    inputs = [a for p in v1_files for a in ("--input", str(p))]
+    command = ["pairs", "build", *inputs, "--direct-answers", str(side)]
+    single = work / "ray-single.parquet"
+    run_timeaware(*command, "--out", single)
+    out = work / "ray-pairs"
+    m = run_sharded(command, shards=4, out=str(out))
+
+    assert rows_of(out) == rows_of(single)
+    assert sorted(p.name for p in out.glob("part-*")) == [f"part-{i:05d}-of-00004.parquet" for i in range(4)]
+    single_manifest = json.loads((work / "ray-single.parquet.manifest.json").read_text())
+    only = single_manifest["outputs"][0]
+    assert m["rows"] == {only["role"]: only["rows"]}
+    assert m["summary"]["pairs"] == single_manifest["summary"]["pairs"]
+    assert {o["shard"] for o in m["outputs"]} == {0, 1, 2, 3}
+    assert all(len(o["sha256"]) == 64 for o in m["outputs"])
+    assert "shard" not in m["config"]
+    assert json.loads((work / "ray-pairs.manifest.json").read_text()) == m
+    assert sorted(p.name for p in out.iterdir()) == [f"part-{i:05d}-of-00004.parquet" for i in range(4)], \
+        "nothing but the parts: the trainers' loaders read every file of the directory"
+
+    # The directory is one dataset for the trainers' loaders.
+    from datasets import load_dataset
+
+    ds = load_dataset("parquet", data_dir=str(out), split="train")
+    assert ds.num_rows == only["rows"]
+    assert ray.data.read_parquet(str(out)).count() == only["rows"]
+
+
+def test_group_split_in_four_shards_agrees_and_passes_the_gate(ray_cluster, run_timeaware, work, v1_files):
+    side = direct_side_file(work, v1_files)
+    inputs = [a for p in v1_files for a in ("--input", str(p))]
+    command = ["pairs", "build", *inputs, "--direct-answers", str(side), "--split", "group", "--seed", "7"]
+    run_timeaware(*command, "--out", work / "ray-split.parquet")
+    out = work / "ray-split"
+    m = run_sharded(command, shards=4, out=str(out))
+    assert rows_of(out / "train") == rows_of(work / "ray-split-train.parquet")
+    assert rows_of(out / "test") == rows_of(work / "ray-split-test.parquet")
+    assert set(m["rows"]) == {"train", "test"}
+
+    gate = run_timeaware("splits", "check", out / "train", out / "test")
+    assert "FAIL" not in gate.stdout
+    # The merged manifest is one the gate reads and verifies, hashes included.
+    gate = run_timeaware("splits", "check", work / "ray-split.manifest.json")
+    assert "FAIL" not in gate.stdout
+
+    from datasets import load_dataset
+
+    dd = load_dataset("parquet", data_dir=str(out))
+    assert {k: v.num_rows for k, v in dd.items()} == m["rows"]
+
+
+def test_synth_puzzles_in_four_shards_through_the_cli(ray_cluster, run_timeaware, work, capsys):
+    command = ["synth", "puzzles", "--count", "40", "--seed", "3"]
+    run_timeaware(*command, "--out", work / "ray-puzzles.parquet")
+    out = work / "ray-puzzles"
+    assert main(["--shards", "4", "--out", str(out), "--", *command]) == 0
+    assert "synth puzzles in 4 shards: 4 parts (" in capsys.readouterr().out
+    assert rows_of(out) == rows_of(work / "ray-puzzles.parquet")
+
+
+def test_a_shard_killed_once_is_retried(ray_cluster, timeaware_bin, run_timeaware, work):
+    mark = work / "killed-once"
+    wrapper = work / "timeaware-killer.sh"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'case "$*" in *"--shard 2/4"*) if [ ! -e "{mark}" ]; then touch "{mark}"; kill -9 $$; fi;; esac\n'
+        f'exec "{timeaware_bin}" "$@"\n'
+    )
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    command = ["synth", "traveler", "--count", "24", "--seed", "5"]
+    run_timeaware(*command, "--out", work / "ray-traveler.parquet")
+    out = work / "ray-traveler"
+    m = run_sharded(command, shards=4, out=str(out), binary=str(wrapper))
+    assert mark.exists(), "shard 2 was killed once"
+    assert rows_of(out) == rows_of(work / "ray-traveler.parquet")
+    assert sum(m["rows"].values()) == 24
+
+    # With no retries the kill fails the run, naming the shard.
+    mark.unlink()
+    with pytest.raises(ShardFailed, match=r"--shard 2/4: exit -9"):
+        run_sharded(command, shards=4, out=str(work / "ray-traveler-noretry"), binary=str(wrapper), retries=0)
+    assert not (work / "ray-traveler-noretry.manifest.json").exists()
+
+
+def test_bad_commands_are_refused_before_any_task(ray_cluster):
+    with pytest.raises(ValueError, match="cannot be sharded"):
+        run_sharded(["splits", "check", "a", "b"], shards=2, out="x")
+    with pytest.raises(ValueError, match="leave --out out of the command"):
+        run_sharded(["synth", "puzzles", "--count", "4", "--out", "y.parquet"], shards=2, out="x")
+    with pytest.raises(ValueError, match="--format 'csv'"):
+        run_sharded(["synth", "puzzles", "--count", "4", "--format", "csv"], shards=2, out="x")
+    assert main(["--shards", "2", "--out", "x", "synth", "puzzles"]) == 2
