@@ -17,6 +17,13 @@
 #       stalled bodies, announced-but-unsent bodies, ten-million-item
 #       floods, deep nesting), reporting its throughput and p99 next to (a)'s
 #       and the server's peak resident memory;
+#   (f) run (a) again with -retry-429 beside memory hogs (loadgen -mode attack
+#       -hog N: connections that each send all but the last bytes of a 30 MiB
+#       batch body and stall, holding request memory): N x 32 MiB of buffers
+#       exceed the server's 256 MiB request budget, so it sheds requests with
+#       429 + Retry-After, which the batch clients count and retry; reports
+#       throughput, latency (retries included) and the 429s next to (a)'s,
+#       the hogs' answers and the server's peak resident memory;
 # stop the server with SIGTERM; then
 #   (b) the Python baseline: reference.compute_score over the same corpus in
 #       one process, 7 passes, run once before the server starts and once
@@ -36,6 +43,8 @@
 #   TIMEAWARE_BENCH_CLIENTS    batch clients (default 32); TIMEAWARE_BENCH_BATCH items per request (default 64)
 #   TIMEAWARE_BENCH_GD_CLIENTS get_duration clients (default 64)
 #   TIMEAWARE_BENCH_ATTACK_STALL, _ANNOUNCE, _FLOOD  hostile clients of run (e) (default 600, 64, 2)
+#   TIMEAWARE_BENCH_HOGS       memory hogs of run (f) (default 12)
+#   TIMEAWARE_BENCH_HOG_SECONDS measured seconds of run (f) (default twice the batch run's: 30 s, three of the hogs' 10 s body deadlines)
 #   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
 #   TIMEAWARE_BENCH_DIR        keep the corpus, logs and JSON results here (default: a temp dir removed at exit)
 set -euo pipefail
@@ -58,6 +67,8 @@ gd_clients="${TIMEAWARE_BENCH_GD_CLIENTS:-64}"
 attack_stall="${TIMEAWARE_BENCH_ATTACK_STALL:-600}"
 attack_announce="${TIMEAWARE_BENCH_ATTACK_ANNOUNCE:-64}"
 attack_flood="${TIMEAWARE_BENCH_ATTACK_FLOOD:-2}"
+hogs="${TIMEAWARE_BENCH_HOGS:-12}"
+hog_seconds="${TIMEAWARE_BENCH_HOG_SECONDS:-$((seconds * 2))}"
 corpus_items=8192
 
 if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
@@ -67,7 +78,12 @@ else
     work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-bench-serve.XXXXXX")"
 fi
 server_pid=""
+attack_pid=""
 cleanup() {
+    if [ -n "$attack_pid" ] && kill -0 "$attack_pid" 2>/dev/null; then
+        kill -TERM "$attack_pid" 2>/dev/null || true
+        wait "$attack_pid" 2>/dev/null || true
+    fi
     if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
         kill -TERM "$server_pid" 2>/dev/null || true
         wait "$server_pid" 2>/dev/null || true
@@ -140,6 +156,27 @@ sleep 1
 "$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
     -corpus "$corpus_items" -warmup 2s -duration "${seconds}s" -json >"$work/batch-attack.json"
 wait "$attack_pid"
+attack_pid=""
+
+# Each hog's buffer grows by doubling to 32 MiB as its 30 MiB arrive, all of
+# it reserved from the request budget (half the 512 MiB limit: 256 MiB), so
+# eight hogs would fill the budget by themselves; twelve ask for 384 MiB.
+# Who holds the budget is a race, renewed each time held hogs reach the
+# server's 10 s body deadline, so the run is measured over 30 s by default.
+# The attack runs until the batch run ends (SIGTERM), its verification pass
+# included. The peak resident memory is reset first (clear_refs 5), so that
+# run (f) reports its own.
+echo "== (f) POST /v1/score/batch again, retrying 429s, beside ${hogs} memory hogs (30 MiB bodies held short of their last bytes), ${hog_seconds}s measured" >&2
+echo 5 >"/proc/$server_pid/clear_refs" 2>/dev/null || echo "run.sh: could not reset the server's peak RSS; run (f) reports the peak since it started" >&2
+"$loadgen" -mode attack -url "$url" -server-pid "$server_pid" -stall 0 -announce 0 -flood 0 -deep 0 -hog "$hogs" \
+    -duration 1h -json >"$work/hog.json" &
+attack_pid=$!
+sleep 1
+"$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
+    -corpus "$corpus_items" -warmup 2s -duration "${hog_seconds}s" -retry-429 -json >"$work/batch-hog.json"
+kill -TERM "$attack_pid"
+wait "$attack_pid"
+attack_pid=""
 
 echo "== stopping the server (SIGTERM)" >&2
 kill -TERM "$server_pid"
@@ -167,6 +204,8 @@ b = json.loads((work / "batch.json").read_text())
 g = json.loads((work / "get_duration.json").read_text())
 ba = json.loads((work / "batch-attack.json").read_text())
 at = json.loads((work / "attack.json").read_text())
+bh = json.loads((work / "batch-hog.json").read_text())
+hg = json.loads((work / "hog.json").read_text())
 runs = [json.loads((work / f"python-{i}.json").read_text()) for i in (1, 2)]
 p = max(runs, key=lambda r: r["items_per_s"])
 py_cpu = min(r["cpu_us_per_item"] for r in runs)
@@ -209,11 +248,30 @@ print(f"{'under attack: batch latency p50 / p99 (ms)':{w}} {ba['p50_ms']:>7.1f} 
       f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}); legitimate errors {ba['errors']}")
 print(f"{'attackers got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(at['statuses'].items()))}; "
       f"server peak RSS {at.get('server_peak_rss_mb', 0):.0f} MiB (memory limit 512 MiB)")
+print(f"{'memory hogs: batch items/s':{w}} {bh['items_per_s']:>14,.0f}  "
+      f"{bh['items_per_s'] / b['items_per_s']:.2f}x of (a); {hg['hog_connections']} hogs of {hg['hog_bytes'] / 2**20:.0f} MiB "
+      f"against a 256 MiB request budget; 429s retried after Retry-After")
+print(f"{'memory hogs: batch latency p50 / p99 (ms)':{w}} {bh['p50_ms']:>7.1f} / {bh['p99_ms']:<5.1f} "
+      f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}; retries included, max {bh['max_ms']:.0f}); legitimate errors {bh['errors']}")
+print(f"{'memory hogs: shed (429)':{w}} {bh['shed']:>14,}  "
+      f"answers to {bh['shed_requests']:,} of the requests sent in the measured window ({bh['requests']:,} completed, "
+      f"{bh['shed_unfinished']} still shed at its end); the verification pass before it took {bh['verify_seconds']:.1f} s "
+      f"through {bh['shed_verify']:,} 429s")
+ps = bh.get("items_per_second", [])
+print(f"{'memory hogs: seconds with nothing scored':{w}} {sum(1 for v in ps if v == 0):>14}  "
+      f"of {len(ps)}; items scored in each second: {' '.join(f'{v // 1000}k' if v else '0' for v in ps)}")
+print(f"{'hogs got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(hg['hog_statuses'].items()))}; "
+      f"server peak RSS {hg.get('server_peak_rss_mb', 0):.0f} MiB (memory limit 512 MiB)")
 print(f"checks: {dump['corpus_items']:,} server scores equal the in-process Go scorer; Python score sum "
       f"{p['score_sum']:.6f} = server {b['server_score_sum']:.6f}; errors {b['errors'] + g['errors']}, "
-      f"mismatches {b['mismatches'] + g['mismatches'] + ba['mismatches']}")
+      f"mismatches {b['mismatches'] + g['mismatches'] + ba['mismatches'] + bh['mismatches']}")
 if ba["errors"]:
     sys.exit(f"FAIL: {ba['errors']} legitimate requests failed under attack")
-if at.get("server_peak_rss_mb", 0) > 512:
-    sys.exit(f"FAIL: the server's peak resident memory {at['server_peak_rss_mb']:.0f} MiB exceeds its 512 MiB memory limit")
+if bh["errors"]:
+    sys.exit(f"FAIL: {bh['errors']} legitimate requests failed beside the memory hogs for a reason other than shedding")
+for name, run in (("(e)", at), ("(f)", hg)):
+    if run.get("server_peak_rss_mb", 0) > 512:
+        sys.exit(f"FAIL: run {name}: the server's peak resident memory {run['server_peak_rss_mb']:.0f} MiB exceeds its 512 MiB memory limit")
+if bh["shed_all"] == 0:
+    print("note: the memory hogs never made the server shed a legitimate request")
 PY

@@ -2,7 +2,7 @@ package main
 
 // attack mode: hostile clients beside the measured batch run, so that the
 // benchmark reports what legitimate clients get while the service is under
-// attack. Four kinds run at once for -duration:
+// attack. Five kinds run at once for -duration (or until SIGTERM/SIGINT):
 //
 //   - stall:    -stall connections that send a request head and one byte
 //     of a 1,000-byte body, then nothing; when the server cuts one off (its
@@ -11,9 +11,17 @@ package main
 //     32 MiB limit and send none of it, reconnecting when cut off;
 //   - flood:    -flood clients sending back to back a 30 MB body of ten
 //     million empty items;
-//   - deep:     one client sending back to back a body nested 100,000 deep.
+//   - deep:     -deep clients (default 1) sending back to back a body
+//     nested 100,000 deep;
+//   - hog:      -hog connections (default 0) that announce a -hog-bytes
+//     batch body (default 30 MiB, under the 32 MiB limit) and send all of
+//     it but its last 16 bytes, at once, then nothing: each holds as much of
+//     the server's request memory as a body can until the server answers
+//     (408 at its body deadline, or 429 when its memory budget is used up)
+//     or closes the connection; then it reconnects. Enough of them use up
+//     the budget, and the server sheds requests with 429.
 //
-// Answers are counted by status; the summary also gives the server's peak
+// Answers are counted by status, the hogs' apart; the summary also gives the server's peak
 // resident memory (VmHWM) when -server-pid is set.
 
 import (
@@ -24,10 +32,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -37,7 +47,11 @@ type attackSummary struct {
 	Stalled         int            `json:"stalled_connections"`
 	Announced       int            `json:"announced_connections"`
 	Floods          int            `json:"flood_clients"`
+	Deep            int            `json:"deep_clients"`
+	Hogs            int            `json:"hog_connections"`
+	HogBytes        int            `json:"hog_bytes"`
 	Statuses        map[string]int `json:"statuses"`
+	HogStatuses     map[string]int `json:"hog_statuses"`
 	Reconnects      int64          `json:"reconnects"`
 	ServerPeakRSSMB float64        `json:"server_peak_rss_mb,omitempty"`
 }
@@ -47,12 +61,15 @@ type attacker struct {
 	token      string
 	mu         sync.Mutex
 	statuses   map[string]int
+	hogs       map[string]int // the hogs' answers
 	reconnects atomic.Int64
 }
 
-func (a *attacker) count(status string) {
+func (a *attacker) count(status string) { a.countIn(a.statuses, status) }
+
+func (a *attacker) countIn(m map[string]int, status string) {
 	a.mu.Lock()
-	a.statuses[status]++
+	m[status]++
 	a.mu.Unlock()
 }
 
@@ -142,16 +159,118 @@ func (a *attacker) send(stop <-chan struct{}, path string, body []byte) {
 	}
 }
 
+// hogHeld is how many bytes at the end of its body a hog never sends.
+const hogHeld = 16
+
+// hog sends a request head announcing len(body) bytes and all of body but
+// its last hogHeld bytes, then waits for the server to answer or close the
+// connection; then it starts over, until stop.
+func (a *attacker) hog(stop <-chan struct{}, body []byte) {
+	head := a.head("/v1/score/batch", len(body))
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		c, err := net.DialTimeout("tcp", a.addr, 5*time.Second)
+		if err != nil {
+			a.countIn(a.hogs, "dial error")
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		done := make(chan struct{})
+		go func() {
+			select {
+			case <-stop:
+			case <-done:
+			}
+			c.Close()
+		}()
+		// The body is written beside the read: a server that answers
+		// before reading it all (429) stops reading, and the write then
+		// blocks until the connection is closed.
+		go func() {
+			if _, err := c.Write(head); err == nil {
+				_, _ = c.Write(body[:len(body)-hogHeld])
+			}
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		switch {
+		case err == nil:
+			a.countIn(a.hogs, strconv.Itoa(resp.StatusCode))
+			resp.Body.Close()
+		case !stopped(stop):
+			a.countIn(a.hogs, "connection error")
+		}
+		close(done)
+		a.reconnects.Add(1)
+	}
+}
+
+func stopped(stop <-chan struct{}) bool {
+	select {
+	case <-stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// hogBody is a batch body of exactly n bytes: at most 8,000 timely/general
+// items of ~n/8,000 bytes each (so that the body would be a valid batch
+// within the service's default limits, were it sent whole), then spaces.
+func hogBody(n int) []byte {
+	const (
+		maxItems = 8000
+		prefix   = `{"items":[`
+		suffix   = `]}`
+		head     = `{"data_source":"timely/general","solution_str":"<think>`
+		tail     = `</think><answer>42</answer>","ground_truth":"42","extra_info":{"elapsed_s":1,"time_limit_s":60,"index":0,"split":"bench"}}`
+	)
+	text := max((n-len(prefix)-len(suffix))/maxItems-1-len(head)-len(tail), 0)
+	item := head + strings.Repeat("Step by step. ", text/14+1)[:text] + tail
+	b := make([]byte, 0, n)
+	b = append(b, prefix...)
+	for k := 0; k < maxItems && len(b)+1+len(item)+len(suffix) <= n; k++ {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, item...)
+	}
+	for len(b) < n-len(suffix) {
+		b = append(b, ' ')
+	}
+	return append(b, suffix...)
+}
+
 type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 
 func runAttack(c config) error {
-	u, err := url.Parse(c.url)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	s, err := attack(c, sig)
 	if err != nil {
 		return err
 	}
-	a := &attacker{addr: u.Host, host: u.Host, token: c.token, statuses: map[string]int{}}
+	fmt.Fprintf(os.Stderr, "attack: %.0f s; %d stalled, %d announced, %d flood clients, %d deep, %d hogs of %d bytes; answers %v, hogs' %v; %d reconnects; server peak RSS %.0f MB\n",
+		s.Seconds, s.Stalled, s.Announced, s.Floods, s.Deep, s.Hogs, s.HogBytes, s.Statuses, s.HogStatuses, s.Reconnects, s.ServerPeakRSSMB)
+	emit(c, s)
+	return nil
+}
+
+// attack runs the attackers for c.duration, or until interrupt.
+func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
+	u, err := url.Parse(c.url)
+	if err != nil {
+		return attackSummary{}, err
+	}
+	if c.hog > 0 && c.hogBytes <= hogHeld {
+		return attackSummary{}, fmt.Errorf("-hog-bytes %d: want more than %d", c.hogBytes, hogHeld)
+	}
+	a := &attacker{addr: u.Host, host: u.Host, token: c.token, statuses: map[string]int{}, hogs: map[string]int{}}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	start := func(f func()) {
@@ -169,23 +288,35 @@ func runAttack(c config) error {
 		start(func() { a.send(stop, "/v1/score/batch", flood) })
 	}
 	deep := []byte(`{"data_source":"timepuzzles","ground_truth":` + strings.Repeat("[", 100_000) + strings.Repeat("]", 100_000) + `}`)
-	start(func() { a.send(stop, "/v1/score", deep) })
+	for range c.deep {
+		start(func() { a.send(stop, "/v1/score", deep) })
+	}
+	if c.hog > 0 {
+		hb := hogBody(c.hogBytes)
+		for range c.hog {
+			start(func() { a.hog(stop, hb) })
+		}
+	}
 
 	t0 := time.Now()
-	time.Sleep(c.duration)
+	select {
+	case <-time.After(c.duration):
+	case <-interrupt:
+	}
 	close(stop)
 	wg.Wait()
 	s := attackSummary{Mode: "attack", Seconds: time.Since(t0).Seconds(), Stalled: c.stall, Announced: c.announce,
-		Floods: c.flood, Statuses: a.statuses, Reconnects: a.reconnects.Load()}
+		Floods: c.flood, Deep: c.deep, Hogs: c.hog, HogBytes: c.hogBytes, Statuses: a.statuses, HogStatuses: a.hogs,
+		Reconnects: a.reconnects.Load()}
+	if c.hog == 0 {
+		s.HogBytes = 0
+	}
 	if c.serverPID > 0 {
 		if kb, err := procStatusKB(c.serverPID, "VmHWM"); err == nil {
 			s.ServerPeakRSSMB = float64(kb) / 1024
 		}
 	}
-	fmt.Fprintf(os.Stderr, "attack: %.0f s; %d stalled, %d announced, %d flood clients, 1 deep; answers %v; %d reconnects; server peak RSS %.0f MB\n",
-		s.Seconds, s.Stalled, s.Announced, s.Floods, s.Statuses, s.Reconnects, s.ServerPeakRSSMB)
-	emit(c, s)
-	return nil
+	return s, nil
 }
 
 // procStatusKB reads one "Name: N kB" line of /proc/PID/status.

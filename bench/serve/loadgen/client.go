@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -51,6 +52,18 @@ func newRequest(c config, path string, body []byte) (*request, error) {
 // doer sends requests on one connection (raw) or one shared pool (std).
 type doer interface {
 	do(r *request) (status int, body []byte, err error)
+	// retryAfter is the last response's Retry-After, in delta-seconds
+	// (the form the service sends), if it had one.
+	retryAfter() (time.Duration, bool)
+}
+
+// parseRetryAfter reads a Retry-After value in delta-seconds.
+func parseRetryAfter(v string) (time.Duration, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return time.Duration(n) * time.Second, true
 }
 
 func newDoer(c config, std *http.Client) (doer, error) {
@@ -87,7 +100,10 @@ type stdDoer struct {
 	base  string
 	token string
 	buf   bytes.Buffer
+	retry string // the last response's Retry-After
 }
+
+func (p *stdDoer) retryAfter() (time.Duration, bool) { return parseRetryAfter(p.retry) }
 
 func (p *stdDoer) do(r *request) (int, []byte, error) {
 	req, err := http.NewRequest(http.MethodPost, p.base+r.path, bytes.NewReader(r.body))
@@ -103,6 +119,7 @@ func (p *stdDoer) do(r *request) (int, []byte, error) {
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
+	p.retry = resp.Header.Get("Retry-After")
 	p.buf.Reset()
 	if _, err := p.buf.ReadFrom(resp.Body); err != nil {
 		return resp.StatusCode, nil, err
@@ -117,7 +134,11 @@ type rawDoer struct {
 	br      *bufio.Reader
 	body    []byte
 	used    bool // the connection has answered a request
+	retry   time.Duration
+	retryOK bool // the last response had a Retry-After, retry
 }
+
+func (p *rawDoer) retryAfter() (time.Duration, bool) { return p.retry, p.retryOK }
 
 func (p *rawDoer) close() {
 	if p.conn != nil {
@@ -169,6 +190,7 @@ var errMalformed = errors.New("malformed HTTP response")
 
 // readResponse reads one response into p.body.
 func (p *rawDoer) readResponse() (status int, closeAfter bool, err error) {
+	p.retry, p.retryOK = 0, false
 	line, err := p.br.ReadSlice('\n')
 	if err != nil {
 		return 0, false, err
@@ -204,6 +226,8 @@ func (p *rawDoer) readResponse() (status int, closeAfter bool, err error) {
 			chunked = bytes.EqualFold(v, []byte("chunked"))
 		case bytes.EqualFold(k, []byte("Connection")):
 			closeAfter = bytes.EqualFold(v, []byte("close"))
+		case bytes.EqualFold(k, []byte("Retry-After")):
+			p.retry, p.retryOK = parseRetryAfter(string(v))
 		}
 	}
 	switch {

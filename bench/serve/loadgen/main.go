@@ -2,9 +2,9 @@
 // benchmark (bench/serve/run.sh).
 //
 //	loadgen -dump-corpus FILE [-corpus N] [-seed S]
-//	loadgen -mode batch -url URL [-clients 32] [-batch 64] [-duration 15s | -items N]
+//	loadgen -mode batch -url URL [-clients 32] [-batch 64] [-duration 15s | -items N] [-retry-429 [-retry-max 1s]]
 //	loadgen -mode get_duration -url URL [-clients 64] [-timers 256] [-duration 8s]
-//	loadgen -mode attack -url URL [-stall 600] [-announce 64] [-flood 2] [-duration 15s]
+//	loadgen -mode attack -url URL [-stall 600] [-announce 64] [-flood 2] [-deep 1] [-hog 0 -hog-bytes 30MiB] [-duration 15s]
 //	loadgen -mode wait -url URL [-timeout 30s]
 //
 // batch sends POST /v1/score/batch with B timely/general items per request
@@ -14,14 +14,18 @@
 // every result against the in-process Go scorer; during the timed run every
 // response must hold B results and no failures, and one response in
 // -check-every is parsed and checked score by score. Any error or mismatch
-// makes the exit status non-zero.
+// makes the exit status non-zero. With -retry-429 a 429 (the server shedding
+// load) is not an error: it is counted as shed, and the request is sent
+// again after the server's Retry-After (at most -retry-max), as the
+// project's Python client does; a request's latency includes its retries.
 //
 // get_duration creates M timers (POST /v1/timers) and then has N clients
 // call POST /v1/tools/get_duration {"timer": token} round-robin.
 //
 // attack runs hostile clients (attack.go) for -duration, beside a batch
 // run, so that the benchmark can compare what legitimate clients get with
-// and without them.
+// and without them. It stops early, still printing its summary, on SIGTERM
+// or SIGINT.
 //
 // -dump-corpus writes the corpus as JSONL, so that the Python baseline
 // scores the very same items, and prints its statistics, among them the
@@ -73,6 +77,11 @@ type config struct {
 	stall      int
 	announce   int
 	flood      int
+	deep       int
+	hog        int
+	hogBytes   int
+	retry429   bool
+	retryMax   time.Duration
 }
 
 func main() {
@@ -97,12 +106,20 @@ func main() {
 	flag.IntVar(&c.stall, "stall", 600, "attack mode: connections that stall mid-body")
 	flag.IntVar(&c.announce, "announce", 64, "attack mode: connections that announce a 32 MiB body and send none")
 	flag.IntVar(&c.flood, "flood", 2, "attack mode: clients sending ten-million-item bodies back to back")
+	flag.IntVar(&c.deep, "deep", 1, "attack mode: clients sending JSON nested 100,000 deep back to back")
+	flag.IntVar(&c.hog, "hog", 0, "attack mode: connections that send all but the last bytes of a -hog-bytes batch body and stall, holding the server's request memory")
+	flag.IntVar(&c.hogBytes, "hog-bytes", 30<<20, "attack mode: the body length a -hog connection announces (keep it under the server's serve.max_body_bytes)")
+	flag.BoolVar(&c.retry429, "retry-429", false, "batch mode: count a 429 as shed and retry after its Retry-After, instead of failing")
+	flag.DurationVar(&c.retryMax, "retry-max", time.Second, "batch mode: the longest wait before a retry, whatever Retry-After asks")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail("unexpected arguments %q", flag.Args())
 	}
 	if c.corpusN <= 0 || c.batch <= 0 || c.checkEvery <= 0 || c.timers <= 0 || c.clients < 0 {
 		fail("-corpus, -batch, -check-every and -timers must be positive, -clients non-negative")
+	}
+	if c.stall < 0 || c.announce < 0 || c.flood < 0 || c.deep < 0 || c.hog < 0 || c.retryMax < 0 {
+		fail("-stall, -announce, -flood, -deep, -hog and -retry-max must not be negative")
 	}
 	var err error
 	switch {
@@ -304,10 +321,52 @@ type batchSummary struct {
 	ServerCPUUsPerItem *float64 `json:"server_cpu_us_per_item,omitempty"`
 	Errors             int      `json:"errors"`
 	Mismatches         int      `json:"mismatches"`
-	Checked            int64    `json:"checked_responses"`
-	ServerScoreSum     float64  `json:"server_score_sum"`
-	ServerCorrect      int      `json:"server_correct"`
+	// With -retry-429: the 429s answered to requests first sent in the
+	// measured window, how many of those requests got one or more, the 429s
+	// of the verification pass, and the 429s in all (the verification pass
+	// and the warm-up included).
+	Retry429     bool  `json:"retry_429"`
+	Shed         int64 `json:"shed"`
+	ShedRequests int64 `json:"shed_requests"`
+	ShedVerify   int64 `json:"shed_verify"`
+	ShedAll      int64 `json:"shed_all"`
+	// ShedUnfinished counts the requests first sent in the measured window
+	// that were still being shed at its end (not in Requests, nor in the
+	// latencies).
+	ShedUnfinished int64 `json:"shed_unfinished"`
+	// PerSecond is the items completed in each second of the measured
+	// window (timed runs).
+	PerSecond []int64 `json:"items_per_second,omitempty"`
+	// VerifySeconds is how long the verification pass took.
+	VerifySeconds  float64 `json:"verify_seconds"`
+	Checked        int64   `json:"checked_responses"`
+	ServerScoreSum float64 `json:"server_score_sum"`
+	ServerCorrect  int     `json:"server_correct"`
 	corpusStats
+}
+
+// doShed sends r once, or, with -retry-429, again after every 429 (the
+// server shedding load), waiting what its Retry-After asks (at most
+// -retry-max; -retry-max when it sends none), as the project's Python client
+// does. When the wait would end after until (unless until is zero), it waits
+// until then and returns the 429. shed is the number of 429s.
+func doShed(c config, p doer, r *request, until time.Time) (status int, body []byte, shed int64, err error) {
+	for {
+		status, body, err = p.do(r)
+		if err != nil || status != http.StatusTooManyRequests || !c.retry429 {
+			return status, body, shed, err
+		}
+		shed++
+		wait := c.retryMax
+		if d, ok := p.retryAfter(); ok {
+			wait = min(d, c.retryMax)
+		}
+		if !until.IsZero() && time.Now().Add(wait).After(until) {
+			time.Sleep(time.Until(until))
+			return status, body, shed, nil
+		}
+		time.Sleep(wait)
+	}
 }
 
 var (
@@ -348,6 +407,7 @@ func runBatch(c config) error {
 	meanBody := float64(reqBytes) / float64(nb)
 	std := newStdClient(c)
 	var errs, mism errorLog
+	var shedWin, shedReqs, shedAll, shedUnfinished atomic.Int64
 
 	check := func(bb batchBody, body []byte, scores []float64, correct []bool) {
 		var br batchResponse
@@ -377,6 +437,7 @@ func runBatch(c config) error {
 
 	// Verification pass: the whole corpus once, every result checked.
 	scores, correct := make([]float64, n), make([]bool, n)
+	verifyStart := time.Now()
 	{
 		var next atomic.Int64
 		var wg sync.WaitGroup
@@ -389,7 +450,8 @@ func runBatch(c config) error {
 			go func() {
 				defer wg.Done()
 				for k := int(next.Add(1) - 1); k < nb; k = int(next.Add(1) - 1) {
-					status, body, err := p.do(bodies[k].req)
+					status, body, shed, err := doShed(c, p, bodies[k].req, time.Time{})
+					shedAll.Add(shed)
 					switch {
 					case err != nil:
 						errs.add("verification batch %d: %v", k, err)
@@ -403,6 +465,8 @@ func runBatch(c config) error {
 		}
 		wg.Wait()
 	}
+	verifySecs := time.Since(verifyStart).Seconds()
+	shedVerify := shedAll.Load()
 	var serverSum float64
 	serverCorrect := 0
 	for i := range n {
@@ -417,7 +481,12 @@ func runBatch(c config) error {
 	if err := mism.err("mismatches in the verification pass"); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "verified: %d items scored by the server equal the in-process scorer (sum %.6f, %d right)\n", n, serverSum, serverCorrect)
+	fmt.Fprintf(os.Stderr, "verified: %d items scored by the server equal the in-process scorer (sum %.6f, %d right) in %.1f s",
+		n, serverSum, serverCorrect, verifySecs)
+	if shedVerify > 0 {
+		fmt.Fprintf(os.Stderr, ", %d answers 429 retried", shedVerify)
+	}
+	fmt.Fprintln(os.Stderr)
 
 	// Timed run.
 	doers := make([]doer, c.clients)
@@ -433,6 +502,10 @@ func runBatch(c config) error {
 		issued   atomic.Int64 // items mode: items handed out
 		lastDone atomic.Int64 // items mode: ns since start of the last completion
 	)
+	var perSecond []atomic.Int64 // timed runs: requests completed in each second of the window
+	if c.items == 0 {
+		perSecond = make([]atomic.Int64, int(math.Ceil(c.duration.Seconds())))
+	}
 	start := time.Now()
 	measureFrom := start.Add(c.warmup)
 	deadline := measureFrom.Add(c.duration)
@@ -461,11 +534,28 @@ func runBatch(c config) error {
 				}
 				bb := bodies[k]
 				t0 := time.Now()
-				status, body, err := p.do(bb.req)
+				until := deadline
+				if c.items > 0 {
+					until = time.Time{}
+				}
+				status, body, shed, err := doShed(c, p, bb.req, until)
 				t1 := time.Now()
+				if shed > 0 {
+					shedAll.Add(shed)
+					if !t0.Before(measureFrom) {
+						shedWin.Add(shed)
+						shedReqs.Add(1)
+					}
+				}
 				switch {
 				case err != nil:
 					errs.add("batch %d: %v", k, err)
+					continue
+				case status == http.StatusTooManyRequests && c.retry429:
+					// Shed, and the deadline came before its retry.
+					if !t0.Before(measureFrom) {
+						shedUnfinished.Add(1)
+					}
 					continue
 				case status != http.StatusOK:
 					errs.add("batch %d: HTTP %d: %.200s", k, status, body)
@@ -479,6 +569,9 @@ func runBatch(c config) error {
 				if !t0.Before(measureFrom) && !t1.After(deadline) {
 					mine = append(mine, t1.Sub(t0))
 					doneReqs.Add(1)
+					if perSecond != nil {
+						perSecond[min(int(t1.Sub(measureFrom)/time.Second), len(perSecond)-1)].Add(1)
+					}
 					for {
 						old := lastDone.Load()
 						if ns := int64(t1.Sub(start)); ns <= old || lastDone.CompareAndSwap(old, ns) {
@@ -510,12 +603,17 @@ func runBatch(c config) error {
 		ItemsPerS: float64(reqs*int64(B)) / secs, RequestsPerS: float64(reqs) / secs,
 		MBPerS:    float64(reqs) * meanBody / secs / 1e6,
 		latencies: summarize(lat), cpuUse: use, Errors: errs.count(), Mismatches: mism.count(),
+		Retry429: c.retry429, Shed: shedWin.Load(), ShedRequests: shedReqs.Load(), ShedVerify: shedVerify, ShedAll: shedAll.Load(),
+		VerifySeconds: verifySecs, ShedUnfinished: shedUnfinished.Load(),
 		Checked: checked.Load() / int64(c.checkEvery), ServerScoreSum: serverSum, ServerCorrect: serverCorrect,
 		corpusStats: stats,
 	}
 	if use.ServerCPUS != nil && s.Items > 0 {
 		v := *use.ServerCPUS / float64(s.Items) * 1e6
 		s.ServerCPUUsPerItem = &v
+	}
+	for i := range perSecond {
+		s.PerSecond = append(s.PerSecond, perSecond[i].Load()*int64(B))
 	}
 	fmt.Fprintf(os.Stderr, "batch: %d clients x %d items (%s client), %.1f s measured (after %.1f s warm-up): %d requests, %d items\n",
 		c.clients, B, c.client, secs, c.warmup.Seconds(), reqs, s.Items)
@@ -527,6 +625,11 @@ func runBatch(c config) error {
 		fmt.Fprintf(os.Stderr, "; server CPU %.1f µs per item", *s.ServerCPUUsPerItem)
 	}
 	fmt.Fprintf(os.Stderr, "\n  errors %d, mismatches %d, responses checked score by score %d\n", s.Errors, s.Mismatches, s.Checked)
+	if c.retry429 {
+		fmt.Fprintf(os.Stderr, "  shed (429, retried after Retry-After, at most %v): %d answers to %d requests first sent in the measured window (%d of them still shed at its end); %d in the verification pass; %d in all\n",
+			c.retryMax, s.Shed, s.ShedRequests, s.ShedUnfinished, s.ShedVerify, s.ShedAll)
+		fmt.Fprintf(os.Stderr, "  items completed in each second of the measured window: %v\n", s.PerSecond)
+	}
 	emit(c, s)
 	if err := errs.err("request errors"); err != nil {
 		return err
