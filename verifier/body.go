@@ -50,11 +50,20 @@ type memBudget struct {
 	used  atomic.Int64
 }
 
-// take reserves n bytes, reporting whether they fit.
-func (b *memBudget) take(n int64) bool {
+// take reserves n bytes for a request that then holds total, reporting
+// whether they fit. A large request (holding more than a 64th of the
+// budget) may take only while three quarters of the budget or less are in
+// use: the last quarter is kept for small requests, so that a few clients
+// sending large bodies slowly cannot shut everyone else out until their
+// body deadlines pass.
+func (b *memBudget) take(n, total int64) bool {
+	limit := b.limit
+	if total > b.limit/64 {
+		limit = b.limit - b.limit/4
+	}
 	for {
 		u := b.used.Load()
-		if u+n > b.limit {
+		if u+n > limit {
 			return false
 		}
 		if b.used.CompareAndSwap(u, u+n) {
@@ -77,7 +86,7 @@ type requestBody struct {
 }
 
 func (b *requestBody) reserve(n int64) error {
-	if !b.s.mem.take(n) {
+	if !b.s.mem.take(n, b.reserved+n) {
 		b.s.metrics.shed.WithLabelValues("memory").Inc()
 		return errMemory
 	}

@@ -650,6 +650,46 @@ func TestMemoryBudgetShedsWith429(t *testing.T) {
 	assert.Contains(t, string(metrics), `timeaware_shed_requests_total{reason="memory"} 1`)
 }
 
+// TestLargeBodiesLeaveAQuarterForSmallOnes: requests holding more than a
+// 64th of the memory budget share three quarters of it; the rest stays for
+// small requests, which large bodies held open cannot shut out.
+func TestLargeBodiesLeaveAQuarterForSmallOnes(t *testing.T) {
+	b := &memBudget{limit: 64 << 10} // large: over 1 KiB; large share: 48 KiB
+	require.True(t, b.take(40<<10, 40<<10), "a large request within three quarters")
+	assert.False(t, b.take(10<<10, 10<<10), "another large one would pass three quarters")
+	assert.True(t, b.take(8<<10, 8<<10), "up to exactly three quarters")
+	assert.False(t, b.take(1, 48<<10+1), "a large request growing past them")
+	for range 16 {
+		require.True(t, b.take(1<<10, 1<<10), "small requests use the last quarter")
+	}
+	assert.False(t, b.take(1, 1), "and no more")
+	assert.Equal(t, int64(64<<10), b.used.Load())
+	b.give(64 << 10)
+
+	// Over HTTP: bodies of large requests held open do not shut out a
+	// small request.
+	f := newFixture(t, func(o *Options) { o.MemoryBudget = 4 << 20; o.BodyTimeout = 5 * time.Second })
+	addr := strings.TrimPrefix(f.ts.URL, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		conns = append(conns, c)
+		head := fmt.Sprintf("POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 2<<20)
+		_, err = c.Write(append([]byte(head), bytes.Repeat([]byte(" "), 1<<20)...))
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return f.srv.mem.used.Load() >= 2<<20 }, 5*time.Second, 5*time.Millisecond, "the held bodies take their share")
+	assert.LessOrEqual(t, f.srv.mem.used.Load(), int64(3<<20), "large bodies hold three quarters at most")
+	code, body := f.do(t, "POST", "/v1/score/batch", `{"items":[`+general("42", 1, 2)+`]}`)
+	assert.Equal(t, http.StatusOK, code, "%v", body)
+}
+
 func TestReadinessFailsFirstOnShutdown(t *testing.T) {
 	f := newFixture(t, nil)
 	code, body := f.do(t, "GET", "/readyz", "")
