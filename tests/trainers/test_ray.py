@@ -138,3 +138,15 @@ def test_bad_commands_are_refused_before_any_task(ray_cluster):
     with pytest.raises(ValueError, match="--format 'csv'"):
         run_sharded(["synth", "puzzles", "--count", "4", "--format", "csv"], shards=2, out="x")
     assert main(["--shards", "2", "--out", "x", "synth", "puzzles"]) == 2
+
+
+def test_synth_timestamps_and_score_write_jsonl_parts(ray_cluster, run_timeaware, work, v1_files):
+    inputs = [a for p in v1_files for a in ("--input", str(p))]
+    command = ["synth", "timestamps", *inputs, "--seed", "2"]
+    run_timeaware(*command, "--out", work / "ray-stamped.jsonl")
+    out = work / "ray-stamped"
+    run_sharded(command, shards=3, out=str(out))
+    parts = sorted(out.glob("part-*-of-00003.jsonl"))
+    assert len(parts) == 3
+    lines = sorted(line for p in parts for line in p.read_text().splitlines())
+    assert lines == sorted((work / "ray-stamped.jsonl").read_text().splitlines())
