@@ -8,6 +8,12 @@ Contract:
 * The base URL comes from the ``base_url`` argument, else ``TIMEAWARE_URL``,
   else ``http://127.0.0.1:8080``; the bearer token from ``token``, else
   ``TIMEAWARE_SERVE_TOKEN``, else none.
+* The base URL may list replicas, comma-separated (replicas that share the
+  timer secret, as `timeaware.ray.start_verifiers` starts them). A replica on
+  this machine is used first, then the others in the order given; a request
+  that cannot reach a replica, or that a replica answers 429/502/503/504 to,
+  moves to the next one at once, and the client stays there, trying its
+  first choice again after ``failback_s``.
 * Every request has a connect timeout and a read timeout.
 * Requests are retried with exponential backoff (plus jitter) on connection
   errors and on 429 and 503 answers, waiting what the server's
@@ -189,9 +195,12 @@ class Client:
         token: bearer token (default: env ``TIMEAWARE_SERVE_TOKEN``).
         timeout_s: read timeout per attempt, seconds.
         connect_timeout_s: TCP (and TLS) connect timeout per attempt, seconds.
-        retries: extra attempts after the first for retryable failures.
+        retries: extra attempts after the first for retryable failures (with
+            several replicas, each is tried at least once).
         backoff_s: first backoff; doubles per attempt, with +-50% jitter.
         max_retry_wait_s: cap on any single wait, including Retry-After.
+        failback_s: after a move to another replica, how long to stay before
+            trying the first choice again.
 
     Thread-safe. Each thread reuses one keep-alive connection.
     """
@@ -206,16 +215,24 @@ class Client:
         retries: int = 2,
         backoff_s: float = 0.1,
         max_retry_wait_s: float = 5.0,
+        failback_s: float = 30.0,
     ) -> None:
-        url = (base_url or os.environ.get("TIMEAWARE_URL") or DEFAULT_URL).rstrip("/")
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ValueError(f"timeaware: base URL {url!r} is not an http(s) URL")
-        self.base_url = url
-        self._scheme = parsed.scheme
-        self._host = parsed.hostname
-        self._port = parsed.port
-        self._prefix = parsed.path.rstrip("/")
+        raw = base_url or os.environ.get("TIMEAWARE_URL") or DEFAULT_URL
+        urls = [u.strip().rstrip("/") for u in raw.split(",") if u.strip()]
+        if not urls:
+            raise ValueError(f"timeaware: base URL {raw!r} names no URL")
+        self._endpoints = []
+        for url in urls:
+            parsed = urllib.parse.urlsplit(url)
+            if parsed.scheme not in ("http", "https") or not parsed.hostname:
+                raise ValueError(f"timeaware: base URL {url!r} is not an http(s) URL")
+            self._endpoints.append(_Endpoint(url, parsed.scheme, parsed.hostname, parsed.port, parsed.path.rstrip("/")))
+        # A replica on this machine first; otherwise the order given.
+        self._endpoints.sort(key=lambda e: not _is_local(e.host))
+        self.base_url = ",".join(e.url for e in self._endpoints)
+        self._current = 0
+        self._failed_over_at = 0.0
+        self.failback_s = float(failback_s)
         if token is None:
             token = os.environ.get("TIMEAWARE_SERVE_TOKEN") or None
         self.token = token or None
@@ -231,17 +248,23 @@ class Client:
 
     # ------------------------------------------------------------------ transport
 
-    def _connection(self) -> http.client.HTTPConnection:
-        conn = getattr(self._local, "conn", None)
+    def _conns(self) -> Dict[int, http.client.HTTPConnection]:
+        conns = getattr(self._local, "conns", None)
+        if conns is None:
+            conns = self._local.conns = {}
+        return conns
+
+    def _connection(self, i: int) -> http.client.HTTPConnection:
+        conns = self._conns()
+        conn = conns.get(i)
         if conn is None:
-            cls = _TLSConnection if self._scheme == "https" else _Connection
-            conn = cls(self._host, self._port, self.connect_timeout_s, self.timeout_s)
-            self._local.conn = conn
+            e = self._endpoints[i]
+            cls = _TLSConnection if e.scheme == "https" else _Connection
+            conn = conns[i] = cls(e.host, e.port, self.connect_timeout_s, self.timeout_s)
         return conn
 
-    def _drop_connection(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        self._local.conn = None
+    def _drop_connection(self, i: int) -> None:
+        conn = self._conns().pop(i, None)
         if conn is not None:
             try:
                 conn.close()
@@ -249,21 +272,38 @@ class Client:
                 pass
 
     def close(self) -> None:
-        """Close this thread's connection (others close when their threads end)."""
-        self._drop_connection()
+        """Close this thread's connections (others close when their threads end)."""
+        for i in list(self._conns()):
+            self._drop_connection(i)
+
+    def _pick(self) -> int:
+        """The replica to try first: the current one, or the first choice
+        again once failback_s has passed since a move."""
+        if self._current != 0 and time.monotonic() - self._failed_over_at >= self.failback_s:
+            self._current = 0
+        return self._current
+
+    def _move_from(self, i: int) -> int:
+        """Make the replica after i current (when i still is) and return it."""
+        nxt = (i + 1) % len(self._endpoints)
+        if self._current == i and nxt != i:
+            self._current = nxt
+            self._failed_over_at = time.monotonic()
+        return nxt
 
     def _once(
-        self, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
+        self, i: int, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
     ) -> Tuple[int, Dict[str, str], bytes]:
-        """One attempt. Returns (status, headers, body). Raises `_ConnectFailed`
-        when no connection could be made (the request was not sent), else
-        OSError / http.client.HTTPException from sending or reading."""
-        conn = self._connection()
+        """One attempt on replica i. Returns (status, headers, body). Raises
+        `_ConnectFailed` when no connection could be made (the request was not
+        sent), else OSError / http.client.HTTPException from sending or
+        reading."""
+        conn = self._connection(i)
         if conn.sock is None:
             try:
                 conn.connect()
             except BaseException as exc:
-                self._drop_connection()
+                self._drop_connection(i)
                 if isinstance(exc, (OSError, http.client.HTTPException)):
                     raise _ConnectFailed(exc) from exc
                 raise
@@ -275,31 +315,31 @@ class Client:
         if extra:
             headers.update(extra)
         try:
-            conn.request(method, self._prefix + path, body=body, headers=headers)
+            conn.request(method, self._endpoints[i].prefix + path, body=body, headers=headers)
             resp = conn.getresponse()
             data = resp.read()
         except BaseException:
-            self._drop_connection()
+            self._drop_connection(i)
             raise
         hdrs = {k.lower(): v for k, v in resp.getheaders()}
         if resp.will_close:
-            self._drop_connection()
+            self._drop_connection(i)
         return resp.status, hdrs, data
 
     def _attempt(
-        self, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
+        self, i: int, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
     ) -> Tuple[int, Dict[str, str], bytes]:
         """`_once`, repeated at once on a fresh connection when a reused
         keep-alive connection turns out to have been closed by the server
         (that costs no retry: the request never reached a handler)."""
-        conn = getattr(self._local, "conn", None)
+        conn = self._conns().get(i)
         reused = conn is not None and conn.sock is not None
         try:
-            return self._once(method, path, body, extra)
+            return self._once(i, method, path, body, extra)
         except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
             if not reused:
                 raise
-            return self._once(method, path, body, extra)
+            return self._once(i, method, path, body, extra)
 
     def _sleep_before_retry(self, attempt: int, retry_after: Optional[float]) -> None:
         if retry_after is not None:
@@ -340,30 +380,32 @@ class Client:
         method = method.upper()
         if idempotent is None:
             idempotent = method in ("GET", "HEAD", "DELETE")
-        tries = 1 + (self.retries if retries is None else max(0, int(retries)))
+        n = len(self._endpoints)
+        tries = max(n, 1 + (self.retries if retries is None else max(0, int(retries))))
         body = None
         if payload is not None:
             body = json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False).encode("utf-8")
         last: Optional[TimeawareError] = None
+        i = self._pick()
+        tried = 0  # replicas tried since the last wait
         for attempt in range(tries):
+            url = self._endpoints[i].url
             retry_after: Optional[float] = None
             try:
-                status, resp_headers, data = self._attempt(method, path, body, headers)
+                status, resp_headers, data = self._attempt(i, method, path, body, headers)
             except _ConnectFailed as exc:
-                last = ServerUnavailable(f"{method} {path}: cannot connect to {self.base_url}: {exc.cause!r}")
+                last = ServerUnavailable(f"{method} {path}: cannot connect to {url}: {exc.cause!r}")
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 # Typically a keep-alive socket the server had closed before
                 # reading the request; repeating is safe for any method.
-                last = ServerUnavailable(f"{method} {path}: connection lost: {exc!r}")
+                last = ServerUnavailable(f"{method} {path}: connection lost: {exc!r} ({url})")
             except (socket.timeout, TimeoutError) as exc:
-                last = ServerUnavailable(
-                    f"{method} {path}: no answer within {self.timeout_s:g}s ({self.base_url})"
-                )
+                last = ServerUnavailable(f"{method} {path}: no answer within {self.timeout_s:g}s ({url})")
                 if not idempotent:
                     # The server may have acted on it; do not repeat.
                     raise last from exc
             except (OSError, http.client.HTTPException) as exc:
-                last = ServerUnavailable(f"{method} {path}: {exc!r} ({self.base_url})")
+                last = ServerUnavailable(f"{method} {path}: {exc!r} ({url})")
             else:
                 if 200 <= status < 300:
                     if not data.strip():
@@ -382,8 +424,15 @@ class Client:
                     err.message, status=status, code=err.code, field=err.field, retry_after=err.retry_after
                 )
                 retry_after = err.retry_after
-            if attempt + 1 < tries:
+            if attempt + 1 >= tries:
+                break
+            tried += 1
+            if n > 1:
+                i = self._move_from(i)
+            if tried >= n:
+                # Every replica failed since the last wait: back off.
                 self._sleep_before_retry(attempt, retry_after)
+                tried = 0
         assert last is not None
         raise last
 
@@ -497,6 +546,40 @@ class Client:
         if rollout_id:
             body["rollout_id"] = str(rollout_id)
         return self.request("POST", "/v1/tools/get_duration", body, idempotent=True)
+
+
+class _Endpoint:
+    """One replica's URL, split."""
+
+    __slots__ = ("url", "scheme", "host", "port", "prefix")
+
+    def __init__(self, url: str, scheme: str, host: str, port: Optional[int], prefix: str) -> None:
+        self.url, self.scheme, self.host, self.port, self.prefix = url, scheme, host, port, prefix
+
+
+_local_hosts: Dict[str, bool] = {}
+
+
+def _is_local(host: str) -> bool:
+    """Whether host names this machine: a loopback name, or an address a
+    socket can be bound to here."""
+    if host in _local_hosts:
+        return _local_hosts[host]
+    local = host in ("localhost", "127.0.0.1", "::1")
+    if not local:
+        try:
+            for family, _, _, _, addr in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP):
+                with socket.socket(family, socket.SOCK_STREAM) as s:
+                    try:
+                        s.bind((addr[0], 0))
+                        local = True
+                        break
+                    except OSError:
+                        continue
+        except OSError:
+            local = False
+    _local_hosts[host] = local
+    return local
 
 
 class _ConnectFailed(Exception):

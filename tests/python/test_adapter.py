@@ -608,27 +608,27 @@ def test_expired_timer_is_410_and_its_item_falls_back(shared_server, adapter):
 
 
 def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter):
-    """A request whose 60 kB body trickles in holds nearly all of the
-    server's request memory (a 60.5 kB budget); the adapter's batch
-    meanwhile gets 429 + Retry-After and must come back later instead of
-    falling back."""
+    """Seventy small requests whose bodies trickle in hold all of the
+    server's request memory (a 60.5 kB budget; each is small enough to use
+    the quarter kept for small requests); the adapter's batch meanwhile gets
+    429 + Retry-After and must come back later instead of falling back."""
     server = make_server({"TIMEAWARE_SERVE_MEMORY_BUDGET": "60500"})
     adapter(server.url, retries=4)
     args, want = timely_item(5)
     assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)  # first use: the registry check
-    body = b'{"items": []}'.ljust(60000)
-    slow = socket.create_connection(("127.0.0.1", server.port))
-    slow.sendall(
-        b"POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        + f"Content-Length: {len(body)}\r\n\r\n".encode()
-        + body[:5]
-    )
+    holders = []
+    for _ in range(70):
+        c = socket.create_connection(("127.0.0.1", server.port))
+        c.sendall(
+            b"POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 900\r\n\r\n{\"it"
+        )
+        holders.append(c)
 
     def finish_slow_request():
         time.sleep(0.5)
-        slow.sendall(body[5:])
-        slow.recv(4096)
-        slow.close()
+        for c in holders:
+            c.close()
 
     finisher = threading.Thread(target=finish_slow_request)
     finisher.start()

@@ -1,0 +1,104 @@
+"""The client's replicas: a base URL listing several is tried in order (a
+replica on this machine first), a replica that cannot be reached or answers
+503 is left at once for the next, and the first choice is tried again after
+failback_s."""
+
+import json
+import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from timeaware.client import Client, ServerUnavailable, _is_local
+
+
+class Replica:
+    def __init__(self, name, status=200):
+        self.name, self.status, self.hits = name, status, 0
+        replica = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                replica.hits += 1
+                body = json.dumps({"replica": replica.name}).encode()
+                self.send_response(replica.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                if replica.status == 503:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def replicas():
+    made = []
+
+    def make(*args, **kw):
+        r = Replica(*args, **kw)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.close()
+
+
+def dead_url():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return f"http://127.0.0.1:{port}"
+
+
+def test_an_unreachable_replica_is_left_at_once(replicas):
+    b = replicas("b")
+    c = Client(f"{dead_url()},{b.url}", retries=0, backoff_s=5)
+    assert c.request("GET", "/x") == {"replica": "b"}  # no backoff wait: 5 s would time the test out
+    assert c.request("GET", "/x") == {"replica": "b"}
+    assert b.hits == 2
+
+
+def test_a_503_moves_to_the_next_replica_and_failback_returns(replicas):
+    a, b = replicas("a", status=503), replicas("b")
+    c = Client(f"{a.url},{b.url}", retries=0, failback_s=0.2)
+    assert c.request("GET", "/x") == {"replica": "b"}
+    assert (a.hits, b.hits) == (1, 1)
+    assert c.request("GET", "/x") == {"replica": "b"}
+    assert a.hits == 1, "the client stays on the replica that answered"
+    a.status = 200
+    import time
+
+    time.sleep(0.25)
+    assert c.request("GET", "/x") == {"replica": "a"}, "the first choice is tried again after failback_s"
+
+
+def test_every_replica_down_raises_naming_the_last(replicas):
+    urls = [dead_url(), dead_url()]
+    c = Client(",".join(urls), retries=1, backoff_s=0.01)
+    with pytest.raises(ServerUnavailable, match="cannot connect to http://127.0.0.1"):
+        c.request("GET", "/x")
+
+
+def test_local_replicas_come_first():
+    assert _is_local("127.0.0.1") and _is_local("localhost")
+    assert not _is_local("192.0.2.1")  # TEST-NET-1: never this machine
+    c = Client("http://192.0.2.1:8080,http://127.0.0.1:9", retries=0)
+    assert c.base_url == "http://127.0.0.1:9,http://192.0.2.1:8080"
+    with pytest.raises(ValueError, match="names no URL"):
+        Client(" , ")
+    with pytest.raises(ValueError, match="is not an http"):
+        Client("http://127.0.0.1:1,ftp://x")
