@@ -23,6 +23,13 @@ cache directory named by its hash before the first shard it runs), or
 are resolved against the driver's working directory: give absolute paths on
 a file system every node mounts.
 
+``start_verifiers()`` runs the verifier service on the cluster itself: one
+``timeaware serve`` per node, each in a Ray actor pinned to its node, all
+sharing one timer secret and bearer token. Give the returned ``env()`` to
+the training job's runtime environment: the adapter then scores on its
+node's replica and moves to another when that one fails, so a VeRL cluster
+needs no separate deployment.
+
 The same from Python::
 
     from timeaware.ray import run_sharded
@@ -43,7 +50,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-__all__ = ["run_sharded", "ShardFailed", "main"]
+__all__ = ["run_sharded", "ShardFailed", "main", "start_verifiers", "Verifiers"]
 
 #: Extensions by --format value.
 _EXTENSIONS = {"parquet": "parquet", "jsonl": "jsonl", "arrow": "arrow"}
@@ -273,6 +280,141 @@ def run_sharded(
     tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, dest)
     return merged
+
+
+class _Replica:
+    """A Ray actor holding one ``timeaware serve`` process on its node."""
+
+    def __init__(self, binary: Any, env: Dict[str, str], port: int, extra: List[str]) -> None:
+        import ray
+
+        exe = binary if isinstance(binary, str) else _materialise(*binary)
+        host = ray.util.get_node_ip_address()
+        self._log = tempfile.NamedTemporaryFile(prefix="timeaware-serve-", suffix=".log", delete=False)
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+        full_env.update(env)
+        self._proc = subprocess.Popen(
+            [exe, "serve", "--addr", f"{host}:{port}", *extra],
+            env=full_env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+        )
+        self.url = self._wait(host)
+
+    def _wait(self, host: str) -> str:
+        import re
+        import time
+        import urllib.request
+
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            text = Path(self._log.name).read_text(errors="replace")
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"timeaware serve exited {self._proc.returncode}: {text[-2000:]}")
+            m = re.search(r"msg=serving addr=(\S+)", text)
+            if m:
+                url = f"http://{m.group(1)}"
+                try:
+                    with urllib.request.urlopen(url + "/readyz", timeout=2) as r:
+                        if r.status == 200:
+                            return url
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        raise RuntimeError("timeaware serve did not become ready within 30 s")
+
+    def info(self) -> Dict[str, Any]:
+        import ray
+
+        return {"url": self.url, "node_id": ray.get_runtime_context().get_node_id(), "pid": self._proc.pid}
+
+    def stop(self) -> int:
+        self._proc.terminate()
+        try:
+            return self._proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            return self._proc.wait()
+
+
+class Verifiers:
+    """Replicas started by `start_verifiers`: their URLs, the token and
+    secret they share, and the actors holding them."""
+
+    def __init__(self, actors: List[Any], infos: List[Dict[str, Any]], token: str, secret: str) -> None:
+        self.actors, self.infos, self.token, self.secret = actors, infos, token, secret
+
+    @property
+    def urls(self) -> List[str]:
+        return [i["url"] for i in self.infos]
+
+    def env(self) -> Dict[str, str]:
+        """Environment variables for the training job (for example Ray's
+        ``runtime_env={"env_vars": ...}``): the adapter's ``TIMEAWARE_URL``
+        listing every replica (each process uses its own node's first) and
+        ``TIMEAWARE_SERVE_TOKEN``."""
+        return {"TIMEAWARE_URL": ",".join(self.urls), "TIMEAWARE_SERVE_TOKEN": self.token}
+
+    def stop(self) -> None:
+        """Stop every replica (SIGTERM: each drains its requests) and its actor."""
+        import ray
+
+        for a in self.actors:
+            try:
+                ray.get(a.stop.remote(), timeout=30)
+            except Exception:  # noqa: BLE001 - a replica already gone
+                pass
+            ray.kill(a)
+
+
+def start_verifiers(
+    *,
+    per_node: int = 1,
+    port: int = 0,
+    token: Optional[str] = None,
+    secret: Optional[str] = None,
+    binary: Optional[str] = None,
+    serve_args: Sequence[str] = (),
+    address: Optional[str] = None,
+) -> Verifiers:
+    """Start ``per_node`` ``timeaware serve`` replicas on every alive node of
+    the Ray cluster, each in an actor pinned to its node, listening on the
+    node's address (``port`` 0: a port the kernel picks; a fixed port allows
+    one replica per node). All share one timer secret and one bearer token
+    (random ones unless given), so a timer created on one replica reads on
+    any. Returns once every replica answers ``/readyz``."""
+    import secrets as _secrets
+
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    if per_node < 1:
+        raise ValueError(f"timeaware.ray: per_node must be at least 1, got {per_node}")
+    if port and per_node > 1:
+        raise ValueError("timeaware.ray: a fixed port allows one replica per node")
+    if not ray.is_initialized():
+        ray.init(address=address)
+    if binary is None:
+        found = shutil.which("timeaware")
+        if found is None:
+            raise FileNotFoundError("timeaware.ray: no timeaware binary on PATH; give binary=")
+        blob = Path(found).read_bytes()
+        shipped: Any = (blob, hashlib.sha256(blob).hexdigest())
+    else:
+        shipped = str(Path(binary).resolve())
+    token = token or _secrets.token_urlsafe(24)
+    secret = secret or _secrets.token_urlsafe(32)
+    env = {"TIMEAWARE_SERVE_TOKEN": token, "TIMEAWARE_TIMERS_SECRET": secret}
+    ref = ray.put(shipped)
+    Replica = ray.remote(num_cpus=0)(_Replica)
+    actors = []
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        for _ in range(per_node):
+            actors.append(Replica.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
+            ).remote(ref, env, port, list(serve_args)))
+    infos = ray.get([a.info.remote() for a in actors])
+    return Verifiers(actors, infos, token, secret)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

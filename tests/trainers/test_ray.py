@@ -150,3 +150,52 @@ def test_synth_timestamps_and_score_write_jsonl_parts(ray_cluster, run_timeaware
     assert len(parts) == 3
     lines = sorted(line for p in parts for line in p.read_text().splitlines())
     assert lines == sorted((work / "ray-stamped.jsonl").read_text().splitlines())
+
+
+def synth_items(synth_outputs) -> list:
+    """Right answers to every synth row, as the adapter's calls."""
+    from conftest import right_answer
+
+    items = []
+    for name in ("puzzles", "traveler", "negotiation", "budget"):
+        for row in pq.read_table(str(synth_outputs[name])).to_pylist():
+            gt = row["reward_model"]["ground_truth"]
+            ei = dict(row["extra_info"])
+            if name == "budget":
+                ei = {"time_limit_s": ei["time_limit_s"], "elapsed_s": 1.5}
+            items.append((row["data_source"], right_answer(row["data_source"], gt, row["extra_info"]), gt, ei))
+    return items
+
+
+def test_verifier_replicas_on_ray_lose_no_item_when_one_is_killed(ray_cluster, adapter, synth_outputs):
+    import signal
+    import time
+
+    from timeaware import verl as tv
+
+    items = synth_items(synth_outputs) * 3
+    want = [tv.compute_score_sync(*it) for it in items]  # the single server
+    assert sum(w["score"] for w in want) > 0
+
+    from timeaware.ray import start_verifiers
+
+    v = start_verifiers(per_node=2)
+    try:
+        assert len(v.urls) == 2 and len(set(v.urls)) == 2
+        assert all(not u.startswith("http://127.") for u in v.urls), "each listens on its node's address"
+        adapter.shutdown()
+        adapter.configure(reset=True, url=v.env()["TIMEAWARE_URL"], token=v.token, retries=1, max_wait_ms=1)
+        got = []
+        killed = False
+        for k, it in enumerate(items):
+            if k == len(items) // 2:
+                os.kill(v.infos[0]["pid"], signal.SIGKILL)  # the replica used first dies mid-run
+                killed = True
+            got.append(tv.compute_score_sync(*it))
+        assert killed
+        assert got == want, "every score equals the single server's"
+        assert tv.stats()["fallbacks"] == 0, "no item lost to the fallback"
+        assert tv.stats()["item_errors"] == 0
+    finally:
+        v.stop()
+        adapter.shutdown()
