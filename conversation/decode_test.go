@@ -454,3 +454,54 @@ func TestDecodeString(t *testing.T) {
 		assert.Equal(t, tt.want, got, tt.in)
 	}
 }
+
+// FuzzRecordID: whenever RecordID reads an id, a record that parses has
+// that very id, so a shard passing over records by RecordID keeps the
+// same trajectories as one that parses them all.
+func FuzzRecordID(f *testing.F) {
+	for _, s := range fuzzSeeds() {
+		f.Add(s)
+	}
+	f.Add([]byte(`{"id":"a","ID":"b"}`))
+	f.Add([]byte(`{"id":"a","id":"b"}`))
+	f.Add([]byte(`{"x":{"id":"inner"},"id":"w\u00e9_1"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		id, ok := RecordID(data)
+		if !ok {
+			return
+		}
+		tr, err := ParseTrajectory(RawRecord{Source: "f.jsonl", Record: 1, Line: 1, Data: data})
+		if err == nil && tr.ID != id {
+			t.Fatalf("RecordID %q, ParseTrajectory %q", id, tr.ID)
+		}
+		var probe struct {
+			ID *string `json:"id"`
+		}
+		if json.Unmarshal(data, &probe) == nil && probe.ID != nil && *probe.ID != id {
+			t.Fatalf("RecordID %q, encoding/json %q", id, *probe.ID)
+		}
+	})
+}
+
+func TestRecordID(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		id   string
+		ok   bool
+	}{
+		{`{"id":"flight_1","messages":[{"role":"user","content":"{\"id\":\"x\"}"}]}`, "flight_1", true},
+		{` { "messages" : [] , "id" : "w\u00e9_2" } `, "wé_2", true},
+		{`{"meta":{"id":"inner"}}`, "", false},
+		{`{"id":7}`, "", false},
+		{`{"ID":"a"}`, "", false},
+		{`{"id":"a","Id":"b"}`, "", false},
+		{`{"id":"a","id":"b"}`, "", false},
+		{`{"id":"a",}`, "", false},
+		{`[{"id":"a"}]`, "", false},
+		{`{}`, "", false},
+	} {
+		id, ok := RecordID([]byte(tc.data))
+		assert.Equal(t, tc.ok, ok, tc.data)
+		assert.Equal(t, tc.id, id, tc.data)
+	}
+}

@@ -630,3 +630,53 @@ func NormalizePreference(s string) (string, bool) {
 	}
 	return "", false
 }
+
+// idKeys is the one member RecordID looks for.
+var idKeys = jsonscan.Keys{"id"}
+
+// RecordID reads a record's top-level "id" string without decoding the
+// rest of the record, so that a shard can pass over the records of other
+// shards cheaply. When ok, id is the id ParseTrajectory reads. It is not ok
+// when the record is not a JSON object, has no "id" string, names it twice
+// or with other letter case (encoding/json's case folding is left to the
+// full decoder), or is malformed: the caller then parses the record, which
+// reports what is wrong.
+func RecordID(data []byte) (id string, ok bool) {
+	var s jsonscan.Scanner
+	s.Reset(data)
+	if s.Expect('{', "") != nil || s.Peek() == '}' {
+		return "", false
+	}
+	for {
+		if s.Peek() != '"' {
+			return "", false
+		}
+		key, err := s.ReadString()
+		if err != nil {
+			return "", false
+		}
+		idx, folded := idKeys.Index(key)
+		if folded || s.Expect(':', "") != nil {
+			return "", false
+		}
+		if idx == 0 {
+			if ok || s.Peek() != '"' {
+				return "", false
+			}
+			v, err := s.ReadString()
+			if err != nil {
+				return "", false
+			}
+			id, ok = string(v), true
+		} else if s.SkipValue(1) != nil {
+			return "", false
+		}
+		more, err := s.More('}', "")
+		if err != nil {
+			return "", false
+		}
+		if !more {
+			return id, ok
+		}
+	}
+}

@@ -377,6 +377,14 @@ func process(ctx context.Context, from conversation.Batch, in Input, opt *Option
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		// Another shard's record is passed over on its id alone: every
+		// shard reads the whole corpus, and decoding it all would cost each
+		// shard the single run's work.
+		if opt.Shard.Count > 1 {
+			if id, ok := conversation.RecordID(raw.Data); ok && !opt.Shard.Has(id) {
+				continue
+			}
+		}
 		t, err := conversation.ParseTrajectory(raw)
 		if err != nil {
 			return nil, fmt.Errorf("prefpairs: %w", err)

@@ -110,6 +110,13 @@ func process(ctx context.Context, raws []conversation.RawRecord, st *Stamper, ke
 			return nil, err
 		}
 		b.records++
+		// Another shard's record is passed over on its id alone.
+		if keep != nil {
+			if id, ok := conversation.RecordID(raw.Data); ok && !keep(id) {
+				b.skipped++
+				continue
+			}
+		}
 		t, err := conversation.ParseTrajectory(raw)
 		if err != nil {
 			return nil, fmt.Errorf("timestamps: %w", err)
