@@ -19,6 +19,10 @@ type LinesOptions struct {
 	// one input together score every line once. Errors still name the
 	// input's own line numbers.
 	ShardIndex, ShardCount int
+	// Before is the number of lines read before this input, when it is one
+	// part of a dataset: a line's number for sharding counts from the
+	// dataset's first line.
+	Before int
 }
 
 // LinesSummary counts what ScoreLines did.
@@ -26,6 +30,8 @@ type LinesSummary struct {
 	Items, Failed int
 	// Skipped counts the lines left to other shards.
 	Skipped int
+	// Lines counts the lines read, blank ones included.
+	Lines int
 	// Sum is the sum of the scores, fallbacks included.
 	Sum float64
 	// FirstErrors are the first three item errors, "line N: error".
@@ -59,7 +65,8 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		if err != nil {
 			return sum, fmt.Errorf("%s: line %d: %w", name, n, err)
 		}
-		if opt.ShardCount > 1 && (n-1)%opt.ShardCount != opt.ShardIndex {
+		sum.Lines = n
+		if opt.ShardCount > 1 && (opt.Before+n-1)%opt.ShardCount != opt.ShardIndex {
 			sum.Skipped++
 			continue
 		}

@@ -9,8 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/splits"
 )
 
 func (a *app) scoreCmd() *cobra.Command {
@@ -34,7 +36,7 @@ is written then.`,
 	}
 	fs := cmd.Flags()
 	fs.String("data-source", "", "reward to apply (see GET /v1/rewards): "+dataSources())
-	fs.String("input", "", "JSONL items to score (- for stdin)")
+	fs.String("input", "", "JSONL items to score (- for stdin; a directory: its JSONL parts in name order, as one input)")
 	fs.String("out", "", "write results here (default stdout); written atomically")
 	fs.Int("max-errors", 0, "items that may fail before the run fails")
 	fs.String("shard", "", "score only the lines whose 0-based number is i mod n, e.g. 0/4 (shards together score every line once)")
@@ -96,15 +98,29 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		return usageError{err}
 	}
 
-	var r io.Reader = a.stdin
-	name := "stdin"
+	// --input is a file, stdin, or a directory of JSONL parts (a sharded
+	// run's output) read in name order as one input.
+	inputs := []string{in}
 	if in != "-" {
-		f, err := os.Open(in)
+		st, err := os.Stat(in)
 		if err != nil {
 			return usagef("--input: %v", err)
 		}
-		defer f.Close()
-		r, name = f, in
+		if st.IsDir() {
+			all, err := splits.ExpandDir(in)
+			if err != nil {
+				return usagef("--input %s: %v", in, err)
+			}
+			inputs = inputs[:0]
+			for _, p := range all {
+				if f, ok := dataset.ForPath(p); ok && f.Name == "jsonl" {
+					inputs = append(inputs, p)
+				}
+			}
+			if len(inputs) == 0 {
+				return usagef("--input %s: the directory holds no JSONL files", in)
+			}
+		}
 	}
 	var w io.Writer = a.stdout
 	var af *output.File
@@ -115,9 +131,39 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		defer af.Abort()
 		w = af
 	}
-	sum, err := scorer.ScoreLines(cmd.Context(), rw, r, name, w, lopt)
-	if err != nil {
-		return err
+	sum := &rewards.LinesSummary{}
+	name := in
+	for _, p := range inputs {
+		var r io.Reader = a.stdin
+		name = "stdin"
+		if p != "-" {
+			f, err := os.Open(p)
+			if err != nil {
+				return usagef("--input: %v", err)
+			}
+			defer f.Close()
+			r, name = f, p
+		}
+		part, err := scorer.ScoreLines(cmd.Context(), rw, r, name, w, lopt)
+		if err != nil {
+			return err
+		}
+		lopt.Before += part.Lines
+		sum.Items += part.Items
+		sum.Failed += part.Failed
+		sum.Skipped += part.Skipped
+		sum.Sum += part.Sum
+		for _, e := range part.FirstErrors {
+			if len(sum.FirstErrors) < 3 {
+				if len(inputs) > 1 {
+					e = name + ": " + e
+				}
+				sum.FirstErrors = append(sum.FirstErrors, e)
+			}
+		}
+	}
+	if len(inputs) > 1 {
+		name = in
 	}
 	if sum.Failed > maxErrors {
 		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", name, sum.Failed, sum.Items, maxErrors, strings.Join(sum.FirstErrors, "; "))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,4 +149,46 @@ func TestScoreShards(t *testing.T) {
 	code, _, stderr = runCLI(t, "score", "--data-source", "timely/general", "--input", in, "--shard", "1/0")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--shard")
+}
+
+// TestScoreDirectoryOfParts: a directory of JSONL parts scores as the file
+// they were cut from, and its shards, numbered across the parts, together
+// score every line once.
+func TestScoreDirectoryOfParts(t *testing.T) {
+	dir := t.TempDir()
+	var lines []string
+	for i := range 9 {
+		lines = append(lines, `{"solution_str":"<answer>`+strings.Repeat("2", i%3+1)+`</answer>","ground_truth":"22","extra_info":{"elapsed_s":1,"time_limit_s":10}}`)
+	}
+	whole := writeFile(t, filepath.Join(dir, "whole.jsonl"), strings.Join(lines, "\n")+"\n")
+	parts := filepath.Join(dir, "parts")
+	require.NoError(t, os.MkdirAll(parts, 0o755))
+	writeFile(t, filepath.Join(parts, "part-00000-of-00002.jsonl"), strings.Join(lines[:4], "\n")+"\n")
+	writeFile(t, filepath.Join(parts, "part-00001-of-00002.jsonl"), strings.Join(lines[4:], "\n")+"\n")
+	run := func(args ...string) string {
+		out := filepath.Join(dir, fmt.Sprintf("out-%d.jsonl", len(args)+len(strings.Join(args, ""))))
+		code, _, stderr := runCLI(t, append([]string{"score", "--data-source", "timely/general", "--out", out}, args...)...)
+		require.Equal(t, exitOK, code, stderr)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		return string(b)
+	}
+	want := run("--input", whole)
+	assert.Equal(t, want, run("--input", parts))
+	wantLines := strings.Split(strings.TrimSuffix(want, "\n"), "\n")
+	var got []string
+	for i := range 2 {
+		got = append(got, strings.Split(strings.TrimSuffix(run("--input", parts, "--shard", fmt.Sprintf("%d/2", i)), "\n"), "\n")...)
+	}
+	require.Len(t, got, 9)
+	for i, l := range wantLines {
+		k := i / 2
+		if i%2 == 1 {
+			k = 5 + i/2
+		}
+		assert.Equal(t, l, got[k], "line %d", i+1)
+	}
+	code, _, stderr := runCLI(t, "score", "--data-source", "timely/general", "--input", t.TempDir())
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "no dataset files")
 }
