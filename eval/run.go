@@ -355,36 +355,17 @@ func replyText(r chat.Reply) string {
 	return string(b)
 }
 
-// textToolCalls reads Hermes-style calls written in a reply's text, as a
-// model served without a tool-call parser writes them:
-// <tool_call>{"name": "get_duration", "arguments": {}}</tool_call>. A block
-// whose JSON does not parse or names no function is not a call.
+// textToolCalls reads the Hermes-style calls written in a reply's text, as
+// a model served without a tool-call parser writes them, the way the
+// tictoc/decision reward reads them (rewards.HermesCalls).
 func textToolCalls(s string) []chat.ToolCall {
-	const open, end = "<tool_call>", "</tool_call>"
 	var calls []chat.ToolCall
-	for {
-		i := strings.Index(s, open)
-		if i < 0 {
-			return calls
-		}
-		s = s[i+len(open):]
-		body := s
-		if j := strings.Index(s, end); j >= 0 {
-			body, s = s[:j], s[j+len(end):]
-		} else {
-			s = ""
-		}
-		var c struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if json.Unmarshal([]byte(strings.TrimSpace(body)), &c) != nil || c.Name == "" {
-			continue
-		}
-		args := string(c.Arguments)
+	for _, c := range rewards.HermesCalls(s) {
+		args := strings.TrimSpace(string(c.Arguments))
 		if args == "" || args == "null" {
 			args = "{}"
 		}
 		calls = append(calls, chat.ToolCall{Type: "function", Function: chat.Function{Name: c.Name, Arguments: args}})
 	}
+	return calls
 }

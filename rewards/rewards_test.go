@@ -376,3 +376,20 @@ func TestTimerSettingsObject(t *testing.T) {
 		})
 	}
 }
+
+func TestHermesCalls(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []HermesCall
+	}{
+		{`<tool_call>{"name": "get_duration", "arguments": {}}</tool_call>`, []HermesCall{{"get_duration", json.RawMessage(`{}`)}}},
+		{"a<tool_call>\n{\"name\":\"f\"}\n</tool_call><tool_call>{\"name\":\"g\",\"arguments\":{\"x\":1}}<|im_end|>", []HermesCall{{"f", nil}, {"g", json.RawMessage(`{"x":1}`)}}},
+		{`<think><tool_call>{"name":"f"}</tool_call></think>Sure.`, nil},
+		{`<tool_call>{"arguments":{}}</tool_call>`, nil},
+		{`<tool_call>{"name":"f"} and more text</tool_call>`, nil},
+		{`no calls`, nil},
+	} {
+		assert.Equal(t, tc.want, HermesCalls(tc.in), tc.in)
+		assert.Equal(t, len(tc.want) > 0, DetectToolCall(tc.in), tc.in)
+	}
+}

@@ -101,17 +101,32 @@ func tcBuiltin(s string) (string, bool) {
 	return tcJSON(t)
 }
 
-// tcHermes reports whether some <tool_call> tag holds a JSON object with a
-// function name. A tag's body ends at </tool_call>, at the next <tool_call>
-// or at the end of the text (a stop string may have cut the closing tag),
-// as in vLLM's Hermes parser; after the JSON only whitespace and special
-// tokens may follow. Bodies never overlap, so the work is linear in s.
-func tcHermes(s string) bool {
+// HermesCall is a tool call written in a reply's text in the Qwen / Hermes
+// style: <tool_call>{"name": "f", "arguments": {...}}</tool_call>.
+// Arguments is the raw JSON of "arguments" (nil when the call gives none).
+type HermesCall struct {
+	Name      string
+	Arguments json.RawMessage
+}
+
+// HermesCalls returns the calls written in response in the Qwen / Hermes
+// style, in order, as DetectToolCall reads them: only the text after the
+// last </think> counts; a tag's body ends at </tool_call>, at the next
+// <tool_call> or at the end of the text (a stop string may have cut the
+// closing tag), as in vLLM's Hermes parser; it must hold a JSON object
+// with a function name, followed by nothing but whitespace and special
+// tokens. Bodies never overlap, so the work is linear in the response.
+func HermesCalls(response string) []HermesCall {
+	s := response
+	if i := strings.LastIndex(s, "</think>"); i >= 0 {
+		s = s[i+len("</think>"):]
+	}
 	const open, end = "<tool_call>", "</tool_call>"
+	var calls []HermesCall
 	for {
 		i := strings.Index(s, open)
 		if i < 0 {
-			return false
+			return calls
 		}
 		s = s[i+len(open):]
 		body := s
@@ -123,11 +138,16 @@ func tcHermes(s string) bool {
 		}
 		dec := json.NewDecoder(strings.NewReader(body))
 		var m map[string]json.RawMessage
-		if dec.Decode(&m) == nil && tcJSONString(m["name"]) != "" && tcOnlyTrailer(body[dec.InputOffset():]) {
-			return true
+		if dec.Decode(&m) == nil && tcOnlyTrailer(body[dec.InputOffset():]) {
+			if name := tcJSONString(m["name"]); name != "" {
+				calls = append(calls, HermesCall{Name: name, Arguments: m["arguments"]})
+			}
 		}
 	}
 }
+
+// tcHermes reports whether some <tool_call> tag holds a call (HermesCalls).
+func tcHermes(s string) bool { return len(HermesCalls(s)) > 0 }
 
 // tcJSON reports whether t, which starts with { or [, is a JSON tool
 // call followed by nothing but end-of-turn tokens or further calls.
