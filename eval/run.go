@@ -52,6 +52,9 @@ type Options struct {
 	// reply's text, where the runner and the rewards read Hermes-style
 	// <tool_call> blocks; "omit" sends no tool_choice.
 	ToolChoice string
+	// StopAtLimit ends a live row once its timer passes the row's time
+	// limit: a teacher that has run out of budget is not asked on.
+	StopAtLimit bool
 	// Done, when set, is called after each finished result, from any
 	// goroutine.
 	Done func(r *Result)
@@ -83,6 +86,9 @@ type Result struct {
 	// TurnLimit says a live row was still calling tools when it reached
 	// the turn limit; it is scored on that last reply.
 	TurnLimit bool `json:"turn_limit,omitempty"`
+	// OutOfTime says a live row was stopped when its timer passed the time
+	// limit (Options.StopAtLimit), still calling tools.
+	OutOfTime bool `json:"out_of_time,omitempty"`
 	// Error says why the row has no score (the request or the scoring
 	// failed); Skipped says why it was not sent. Such results are left out
 	// of the metrics.
@@ -298,6 +304,16 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 		if turn == w.opt.MaxTurns-1 {
 			break // no answer the model would never read
 		}
+		if w.opt.StopAtLimit && ts.TimeLimitS > 0 {
+			rd, err := w.store.Read(tok)
+			if err != nil {
+				return fmt.Errorf("timer: %w", err)
+			}
+			if rd.ElapsedS > ts.TimeLimitS {
+				r.OutOfTime = true
+				break
+			}
+		}
 		msgs = append(msgs, am)
 		for _, c := range calls {
 			answer := fmt.Sprintf("error: no tool named %q; the only tool is %s", c.Function.Name, budget.GetDurationName)
@@ -316,7 +332,7 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 			r.Turns = append(r.Turns, tm)
 		}
 	}
-	r.TurnLimit = !answered
+	r.TurnLimit = !answered && !r.OutOfTime
 	final := last
 	stopped, err := w.store.Stop(tok)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,15 +21,12 @@ import (
 
 // evalRunFlags are the flags of eval run.
 type evalRunFlags struct {
-	endpoint, model, out, cacheDir, apiKeyEnv string
-	toolChoice                                string
-	data                                      []string
-	concurrency, samples, maxTokens, maxTurns int
-	resamples, maxErrors                      int
-	temperature                               float64
-	seed, bootstrapSeed                       int64
-	timeout                                   time.Duration
-	noCache, asJSON                           bool
+	modelFlags
+	out           string
+	data          []string
+	resamples     int
+	bootstrapSeed int64
+	asJSON        bool
 }
 
 func (a *app) evalRunCmd() *cobra.Command {
@@ -69,71 +63,32 @@ results that finished and exits 1.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runEvalRun(cmd, f) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.endpoint, "endpoint", "", "OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1")
-	fs.StringVar(&f.model, "model", "", "model name sent with every request")
+	f.add(fs, "seed of the requests (sample k: seed+k), the timers' jitter and, unless --bootstrap-seed, the bootstrap")
 	fs.StringArrayVar(&f.data, "data", nil, "a pairs or synth dataset (Parquet, Arrow, JSONL) or a directory of them (repeatable)")
 	fs.StringVar(&f.out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
-	fs.IntVar(&f.concurrency, "concurrency", chat.DefaultConcurrency, "requests in flight")
-	fs.IntVar(&f.samples, "samples", 1, "replies per row (sample k is sent with seed --seed+k)")
-	fs.Float64Var(&f.temperature, "temperature", 0, "sampling temperature")
-	fs.Int64Var(&f.seed, "seed", 0, "seed of the requests (sample k: seed+k), the timers' jitter and, unless --bootstrap-seed, the bootstrap")
 	fs.Int64Var(&f.bootstrapSeed, "bootstrap-seed", 0, "seed of the bootstrap alone (default: --seed); changing it asks the model nothing new")
-	fs.StringVar(&f.toolChoice, "tool-choice", "auto", "tool_choice sent with tools: auto (vLLM: --enable-auto-tool-choice --tool-call-parser), none (calls stay in the text), omit")
-	fs.IntVar(&f.maxTokens, "max-tokens", 0, "cap on each reply's tokens (0: the server's)")
-	fs.IntVar(&f.maxTurns, "max-turns", eval.DefaultMaxTurns, "model calls a live row may make")
 	fs.IntVar(&f.resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
-	fs.IntVar(&f.maxErrors, "max-errors", 0, "results that may fail (request or scoring) before the run fails")
-	fs.StringVar(&f.cacheDir, "cache", "", "reply cache directory (default: --out with .cache appended)")
-	fs.BoolVar(&f.noCache, "no-cache", false, "send every request, keep no cache")
-	fs.StringVar(&f.apiKeyEnv, "api-key-env", "OPENAI_API_KEY", "environment variable holding the API key (sent when set)")
-	fs.DurationVar(&f.timeout, "timeout", chat.DefaultTimeout, "bound on each request attempt")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
 func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	switch {
-	case f.endpoint == "":
-		return usagef("--endpoint is required (an OpenAI-compatible base URL such as http://127.0.0.1:8000/v1)")
-	case f.model == "":
-		return usagef("--model is required (the model name the endpoint serves)")
 	case len(f.data) == 0:
 		return usagef("--data is required (a pairs or synth dataset; repeatable)")
 	case f.out == "":
 		return usagef("--out is required (RESULTS.jsonl)")
-	case f.concurrency <= 0:
-		return usagef("--concurrency %d: want at least 1", f.concurrency)
-	case f.samples <= 0:
-		return usagef("--samples %d: want at least 1", f.samples)
-	case !(f.temperature >= 0 && f.temperature <= 100):
-		return usagef("--temperature %g: want a number from 0 to 100", f.temperature)
-	case f.toolChoice != "auto" && f.toolChoice != "none" && f.toolChoice != "omit":
-		return usagef("--tool-choice %q: want auto, none or omit", f.toolChoice)
-	case f.maxTokens < 0:
-		return usagef("--max-tokens %d: must not be negative", f.maxTokens)
-	case f.maxTurns <= 0:
-		return usagef("--max-turns %d: want at least 1", f.maxTurns)
 	case f.resamples <= 0:
 		return usagef("--bootstrap %d: want at least 1 resample", f.resamples)
-	case f.maxErrors < 0:
-		return usagef("--max-errors %d: must not be negative", f.maxErrors)
-	case f.timeout <= 0:
-		return usagef("--timeout %s: must be positive", f.timeout)
+	}
+	if err := f.check(f.out); err != nil {
+		return err
 	}
 	cfg, err := rewardsConfig(a.v)
 	if err != nil {
 		return err
 	}
-	if st, err := os.Stat(f.out); err == nil && st.IsDir() {
-		return usagef("--out %s: is a directory; want the RESULTS.jsonl file to write", f.out)
-	}
-	cache := f.cacheDir
-	if cache == "" {
-		cache = f.out + ".cache"
-	}
-	if f.noCache {
-		cache = ""
-	}
+	cache := f.cache(f.out)
 	rows, err := readEvalData(f.data, f.out, cache)
 	if err != nil {
 		return err
@@ -141,12 +96,9 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	if err := eval.CheckRows(rows, cfg); err != nil {
 		return err
 	}
-	client, err := chat.New(chat.Options{
-		Name: "eval", URL: f.endpoint, Model: f.model, APIKey: os.Getenv(f.apiKeyEnv),
-		Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: cache,
-	})
+	client, err := f.client("eval", f.out)
 	if err != nil {
-		return usagef("--endpoint %s: %v", f.endpoint, err)
+		return err
 	}
 	// The output must be creatable before any request is sent.
 	af, err := output.Create(f.out)
@@ -155,33 +107,11 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	}
 	defer af.Abort()
 
-	prog := newProgress(a.stderr, fmt.Sprintf("of %d results", len(rows)*f.samples))
-	// More failures than --max-errors stop the run at once: an endpoint
-	// that is down or refuses every request is not asked for hours.
-	ctx, stop := context.WithCancel(cmd.Context())
-	defer stop()
-	var mu sync.Mutex
-	failures, gaveUp := 0, false
-	results, runErr := eval.Run(ctx, rows, eval.Options{
-		Client: client, Rewards: cfg, Samples: f.samples, Temperature: f.temperature,
-		MaxTokens: f.maxTokens, Seed: f.seed, MaxTurns: f.maxTurns, Workers: f.concurrency,
-		ToolChoice: f.toolChoice,
-		Done: func(r *eval.Result) {
-			mu.Lock()
-			defer mu.Unlock()
-			prog.add(1)
-			if r.Error != "" {
-				if failures++; failures > f.maxErrors && !gaveUp {
-					gaveUp = true
-					stop()
-				}
-			}
-		},
-	})
-	prog.done()
-	if runErr != nil && ctx.Err() == nil {
-		return runErr
+	run, err := f.run(cmd, a, rows, client, cfg, false)
+	if err != nil {
+		return err
 	}
+	results, runErr, gaveUp := run.results, run.err, run.gaveUp
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

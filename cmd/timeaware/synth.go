@@ -7,7 +7,7 @@ func (a *app) synthCmd() *cobra.Command {
 		Use:   "synth",
 		Short: "Synthetic timestamps, time-budgeted prompt sets and verifiable temporal tasks",
 	}
-	cmd.AddCommand(a.synthTimestampsCmd(), a.synthBudgetCmd(), a.synthSFTCmd(),
+	cmd.AddCommand(a.synthTimestampsCmd(), a.synthBudgetCmd(), a.synthDistillCmd(), a.synthSFTCmd(),
 		a.synthPuzzlesCmd(), a.synthTravelerCmd(), a.synthNegotiationCmd())
 	return cmd
 }
