@@ -259,6 +259,18 @@ def run_sharded(
             outputs.append({**entry, "path": str(dest.relative_to(root.parent)), "shard": i})
         (part.parent / (part.name + ".manifest.json")).unlink(missing_ok=True)
 
+    # Parts of an earlier run into the same directory (with another number
+    # of shards, or split where this one is not) would be read as data:
+    # remove every part this run did not write.
+    written = {root / o["path"].split("/", 1)[1] for o in outputs}
+    for d in (root, root / "train", root / "test"):
+        if d.is_dir():
+            for p in d.glob("part-*-of-*.*"):
+                if p not in written and not p.name.endswith(".manifest.json"):
+                    p.unlink()
+            if d != root and not any(d.iterdir()):
+                d.rmdir()
+
     first = manifests[0]
     config = dict(first.get("config") or {})
     config.pop("shard", None)

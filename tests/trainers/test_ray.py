@@ -199,3 +199,15 @@ def test_verifier_replicas_on_ray_lose_no_item_when_one_is_killed(ray_cluster, a
     finally:
         v.stop()
         adapter.shutdown()
+
+
+def test_a_rerun_into_the_same_directory_leaves_only_its_parts(ray_cluster, run_timeaware, work):
+    command = ["synth", "negotiation", "--count", "12", "--seed", "2"]
+    run_timeaware(*command, "--out", work / "ray-neg.parquet")
+    out = work / "ray-neg"
+    run_sharded(command, shards=4, out=str(out))
+    (out / "notes.txt").write_text("the user's own file stays")
+    run_sharded(command, shards=2, out=str(out))
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "part-00000-of-00002.parquet", "part-00001-of-00002.parquet"]
+    assert rows_of(out / "part-00000-of-00002.parquet") + rows_of(out / "part-00001-of-00002.parquet") != []
+    assert sorted(rows_of(out / "part-00000-of-00002.parquet") + rows_of(out / "part-00001-of-00002.parquet")) == rows_of(work / "ray-neg.parquet")
