@@ -195,8 +195,9 @@ class Client:
         token: bearer token (default: env ``TIMEAWARE_SERVE_TOKEN``).
         timeout_s: read timeout per attempt, seconds.
         connect_timeout_s: TCP (and TLS) connect timeout per attempt, seconds.
-        retries: extra attempts after the first for retryable failures (with
-            several replicas, each is tried at least once).
+        retries: extra rounds after the first for retryable failures; a round
+            tries every replica, moving on at once, and the client waits
+            between rounds.
         backoff_s: first backoff; doubles per attempt, with +-50% jitter.
         max_retry_wait_s: cap on any single wait, including Retry-After.
         failback_s: after a move to another replica, how long to stay before
@@ -227,11 +228,17 @@ class Client:
             if parsed.scheme not in ("http", "https") or not parsed.hostname:
                 raise ValueError(f"timeaware: base URL {url!r} is not an http(s) URL")
             self._endpoints.append(_Endpoint(url, parsed.scheme, parsed.hostname, parsed.port, parsed.path.rstrip("/")))
-        # A replica on this machine first; otherwise the order given.
-        self._endpoints.sort(key=lambda e: not _is_local(e.host))
+        if len(self._endpoints) > 1:
+            # Replicas on this machine first; each group in a random order of
+            # this client's own, so that clients spread over the replicas and
+            # do not all move to the same one when theirs fails.
+            rnd = random.Random()
+            keyed = [(not _is_local(e.host), rnd.random(), e) for e in self._endpoints]
+            self._endpoints = [e for _, _, e in sorted(keyed, key=lambda k: (k[0], k[1]))]
         self.base_url = ",".join(e.url for e in self._endpoints)
-        self._current = 0
-        self._failed_over_at = 0.0
+        # (current replica, when the client moved to it): one tuple, so that
+        # threads always see the two together.
+        self._state: Tuple[int, float] = (0, 0.0)
         self.failback_s = float(failback_s)
         if token is None:
             token = os.environ.get("TIMEAWARE_SERVE_TOKEN") or None
@@ -279,16 +286,17 @@ class Client:
     def _pick(self) -> int:
         """The replica to try first: the current one, or the first choice
         again once failback_s has passed since a move."""
-        if self._current != 0 and time.monotonic() - self._failed_over_at >= self.failback_s:
-            self._current = 0
-        return self._current
+        current, moved_at = self._state
+        if current != 0 and time.monotonic() - moved_at >= self.failback_s:
+            self._state = (0, 0.0)
+            return 0
+        return current
 
     def _move_from(self, i: int) -> int:
         """Make the replica after i current (when i still is) and return it."""
         nxt = (i + 1) % len(self._endpoints)
-        if self._current == i and nxt != i:
-            self._current = nxt
-            self._failed_over_at = time.monotonic()
+        if self._state[0] == i and nxt != i:
+            self._state = (nxt, time.monotonic())
         return nxt
 
     def _once(
@@ -381,24 +389,32 @@ class Client:
         if idempotent is None:
             idempotent = method in ("GET", "HEAD", "DELETE")
         n = len(self._endpoints)
-        tries = max(n, 1 + (self.retries if retries is None else max(0, int(retries))))
+        # Each round tries every replica, moving on at once; the client waits
+        # between rounds. A request that may have reached a replica is not
+        # sent to another unless it is idempotent: a timer created twice
+        # would leave an orphan bound to its rollout id.
+        rounds = 1 + (self.retries if retries is None else max(0, int(retries)))
         body = None
         if payload is not None:
             body = json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False).encode("utf-8")
         last: Optional[TimeawareError] = None
         i = self._pick()
+        tries = rounds * n
         tried = 0  # replicas tried since the last wait
         for attempt in range(tries):
             url = self._endpoints[i].url
             retry_after: Optional[float] = None
+            may_move = True
             try:
                 status, resp_headers, data = self._attempt(i, method, path, body, headers)
             except _ConnectFailed as exc:
                 last = ServerUnavailable(f"{method} {path}: cannot connect to {url}: {exc.cause!r}")
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
                 # Typically a keep-alive socket the server had closed before
-                # reading the request; repeating is safe for any method.
+                # reading the request; repeating is safe for any method, on
+                # the same replica.
                 last = ServerUnavailable(f"{method} {path}: connection lost: {exc!r} ({url})")
+                may_move = idempotent
             except (socket.timeout, TimeoutError) as exc:
                 last = ServerUnavailable(f"{method} {path}: no answer within {self.timeout_s:g}s ({url})")
                 if not idempotent:
@@ -406,6 +422,7 @@ class Client:
                     raise last from exc
             except (OSError, http.client.HTTPException) as exc:
                 last = ServerUnavailable(f"{method} {path}: {exc!r} ({url})")
+                may_move = idempotent
             else:
                 if 200 <= status < 300:
                     if not data.strip():
@@ -427,11 +444,12 @@ class Client:
             if attempt + 1 >= tries:
                 break
             tried += 1
-            if n > 1:
+            if n > 1 and may_move:
                 i = self._move_from(i)
-            if tried >= n:
-                # Every replica failed since the last wait: back off.
-                self._sleep_before_retry(attempt, retry_after)
+            if tried >= n or not may_move:
+                # Every replica failed since the last wait (or the request
+                # stays on its replica): back off.
+                self._sleep_before_retry(attempt // n if n > 1 else attempt, retry_after)
                 tried = 0
         assert last is not None
         raise last
@@ -439,7 +457,8 @@ class Client:
     # ------------------------------------------------------------------ endpoints
 
     def healthz(self) -> bool:
-        """True when ``GET /healthz`` answers 200 with status ok (one attempt)."""
+        """True when ``GET /healthz`` answers 200 with status ok (one attempt
+        per replica)."""
         try:
             doc = self.request("GET", "/healthz", retries=0)
         except TimeawareError:

@@ -111,17 +111,31 @@ def _part_name(i: int, n: int, ext: str) -> str:
 
 
 def _materialise(blob: bytes, digest: str) -> str:
-    """Write the shipped binary once per node, atomically; return its path."""
-    d = os.path.join(tempfile.gettempdir(), f"timeaware-ray-{digest[:16]}")
+    """Write the shipped binary once per node and user, atomically, into a
+    directory only this user may write; a file there is used only when it
+    has the shipped hash. Returns its path."""
+    d = os.path.join(tempfile.gettempdir(), f"timeaware-ray-{os.getuid()}-{digest[:16]}")
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    st = os.stat(d)
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        d = tempfile.mkdtemp(prefix="timeaware-ray-")  # someone else's: use a fresh one
     exe = os.path.join(d, "timeaware")
-    if os.path.exists(exe):
-        return exe
-    os.makedirs(d, exist_ok=True)
+    try:
+        with open(exe, "rb") as f:
+            if hashlib.sha256(f.read()).hexdigest() == digest:
+                return exe
+    except OSError:
+        pass
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".timeaware-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(blob)
-    os.chmod(tmp, 0o755)
-    os.replace(tmp, exe)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(blob)
+        os.chmod(tmp, 0o700)
+        os.replace(tmp, exe)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
     return exe
 
 
@@ -129,18 +143,21 @@ def _run_shard(binary: Any, args: List[str], cwd: str, out: str) -> Dict[str, An
     """One shard, on a worker: run the command, return its manifest. binary
     is a path, or (bytes, sha256) shipped through the object store."""
     exe = binary if isinstance(binary, str) else _materialise(*binary)
-    proc = subprocess.run([exe, *args, "--out", out], cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    # The driver's directory, for the command's relative paths; a node that
+    # lacks it runs from its own (absolute paths work everywhere).
+    run_dir = cwd if os.path.isdir(cwd) else None
+    proc = subprocess.run([exe, *args, "--out", out], cwd=run_dir, capture_output=True, text=True, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         tail = (proc.stderr or "").strip().splitlines()[-5:]
         raise ShardFailed(f"{' '.join(args[-2:])}: exit {proc.returncode}: " + " | ".join(tail))
-    path = os.path.join(cwd, out + ".manifest.json")
+    path = os.path.join(run_dir or "", out + ".manifest.json")
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     # A command that writes no manifest (synth timestamps): describe the
     # part here, as its manifest would.
     h, size, rows = hashlib.sha256(), 0, 0
-    with open(os.path.join(cwd, out), "rb") as f:
+    with open(os.path.join(run_dir or "", out), "rb") as f:
         for line in f:
             h.update(line)
             size += len(line)
@@ -151,13 +168,18 @@ def _run_shard(binary: Any, args: List[str], cwd: str, out: str) -> Dict[str, An
             "inputs": None, "config": {}, "summary": {}}
 
 
-def _sum_counts(summaries: List[Any]) -> Any:
-    """Integer counts summed, key by key; other values kept where every part
-    agrees and dropped where they differ (a mean is not a sum)."""
+def _sum_counts(summaries: List[Any], key: str = "") -> Any:
+    """The parts' summaries merged: integer counts summed, key by key;
+    ``*_min`` and ``*_max`` taken as the minimum and maximum; other values
+    kept where every part agrees and dropped where they differ (a mean is
+    not a sum); the shards' own ``skipped_other_shards`` dropped."""
     first = summaries[0]
-    if all(isinstance(s, bool) for s in summaries):
-        return first if all(s == first for s in summaries) else None
-    if all(isinstance(s, int) and not isinstance(s, bool) for s in summaries):
+    ints = all(isinstance(s, int) and not isinstance(s, bool) for s in summaries)
+    if ints and key.endswith("_min"):
+        return min(summaries)
+    if ints and key.endswith("_max"):
+        return max(summaries)
+    if ints:
         return sum(summaries)
     if all(isinstance(s, dict) for s in summaries):
         out = {}
@@ -165,13 +187,14 @@ def _sum_counts(summaries: List[Any]) -> Any:
         for s in summaries:
             keys.extend(k for k in s if k not in keys)
         for k in keys:
+            if k == "skipped_other_shards":
+                continue
             vals = [s[k] for s in summaries if k in s]
-            if len(vals) < len(summaries) and all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
-                out[k] = sum(vals)  # a count some parts lack is 0 there
-                continue
             if len(vals) < len(summaries):
+                if all(isinstance(v, int) and not isinstance(v, bool) for v in vals) and not k.endswith(("_min", "_max")):
+                    out[k] = sum(vals)  # a count some parts lack is 0 there
                 continue
-            merged = _sum_counts(vals)
+            merged = _sum_counts(vals, k)
             if merged is not None:
                 out[k] = merged
         return out
@@ -216,6 +239,10 @@ def run_sharded(
     cwd = os.getcwd()
     root = Path(out).resolve()
     root.mkdir(parents=True, exist_ok=True)
+    # A manifest of an earlier run must not vouch for what this one writes:
+    # it goes first, and comes back only when every shard has succeeded.
+    merged_path = root.parent / (root.name + ".manifest.json")
+    merged_path.unlink(missing_ok=True)
 
     options: Dict[str, Any] = {"max_retries": retries, "retry_exceptions": [ShardFailed], "num_cpus": 1}
     if binary is None:
@@ -237,9 +264,15 @@ def run_sharded(
     ]
     try:
         manifests = ray.get(refs)
-    except ray.exceptions.RayTaskError as e:
-        cause = e.as_instanceof_cause()
-        raise ShardFailed(str(cause).strip().splitlines()[-1]) from None
+    except ray.exceptions.RayError as e:
+        for r in refs:  # the other shards stop writing into DIR
+            try:
+                ray.cancel(r, force=True)
+            except Exception:  # noqa: BLE001 - finished already
+                pass
+        cause = e.as_instanceof_cause() if isinstance(e, ray.exceptions.RayTaskError) else e
+        lines = str(cause).strip().splitlines() or [type(e).__name__]
+        raise ShardFailed(f"{lines[-1]} (no manifest written; the parts in {out} are incomplete)") from None
 
     outputs = []
     for i, m in enumerate(manifests):
@@ -266,8 +299,8 @@ def run_sharded(
     for d in (root, root / "train", root / "test"):
         if d.is_dir():
             for p in d.glob("part-*-of-*.*"):
-                if p not in written and not p.name.endswith(".manifest.json"):
-                    p.unlink()
+                if p not in written:
+                    p.unlink()  # an earlier run's part, or its manifest
             if d != root and not any(d.iterdir()):
                 d.rmdir()
 
@@ -287,10 +320,9 @@ def run_sharded(
         # command's name for it: "pairs", "puzzles", ...).
         "rows": _rows_by(outputs),
     }
-    dest = root.parent / (root.name + ".manifest.json")
     tmp = root.parent / f".{root.name}.manifest.json.tmp-{os.getpid()}"
     tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, dest)
+    os.replace(tmp, merged_path)
     return merged
 
 
@@ -309,7 +341,11 @@ class _Replica:
             [exe, "serve", "--addr", f"{host}:{port}", *extra],
             env=full_env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
         )
-        self.url = self._wait(host)
+        try:
+            self.url = self._wait(host)
+        except BaseException:
+            self.stop()
+            raise
 
     def _wait(self, host: str) -> str:
         import re
@@ -366,15 +402,30 @@ class Verifiers:
         return {"TIMEAWARE_URL": ",".join(self.urls), "TIMEAWARE_SERVE_TOKEN": self.token}
 
     def stop(self) -> None:
-        """Stop every replica (SIGTERM: each drains its requests) and its actor."""
-        import ray
+        """Stop every replica at once (SIGTERM: each drains its requests),
+        then its actor."""
+        _stop_all(self.actors)
 
-        for a in self.actors:
-            try:
-                ray.get(a.stop.remote(), timeout=30)
-            except Exception:  # noqa: BLE001 - a replica already gone
-                pass
+
+def _stop_all(actors: List[Any]) -> None:
+    import ray
+
+    pending = []
+    for a in actors:
+        try:
+            pending.append(a.stop.remote())
+        except Exception:  # noqa: BLE001 - an actor already gone
+            pass
+    for ref in pending:
+        try:
+            ray.get(ref, timeout=30)
+        except Exception:  # noqa: BLE001 - a replica already gone
+            pass
+    for a in actors:
+        try:
             ray.kill(a)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def start_verifiers(
@@ -386,13 +437,18 @@ def start_verifiers(
     binary: Optional[str] = None,
     serve_args: Sequence[str] = (),
     address: Optional[str] = None,
+    detached: bool = False,
 ) -> Verifiers:
     """Start ``per_node`` ``timeaware serve`` replicas on every alive node of
     the Ray cluster, each in an actor pinned to its node, listening on the
     node's address (``port`` 0: a port the kernel picks; a fixed port allows
     one replica per node). All share one timer secret and one bearer token
     (random ones unless given), so a timer created on one replica reads on
-    any. Returns once every replica answers ``/readyz``."""
+    any. Returns once every replica answers ``/readyz``; when one fails to
+    start, the others are stopped and the error raised. ``detached`` keeps
+    the replicas after this driver exits (stop them with ``stop()`` from
+    the returned object, or ``ray.kill``), so that one script can start them
+    and the training job, started with their ``env()``, use them."""
     import secrets as _secrets
 
     import ray
@@ -422,10 +478,17 @@ def start_verifiers(
         if not node.get("Alive"):
             continue
         for _ in range(per_node):
-            actors.append(Replica.options(
-                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
-            ).remote(ref, env, port, list(serve_args)))
-    infos = ray.get([a.info.remote() for a in actors])
+            opts: Dict[str, Any] = {
+                "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
+            }
+            if detached:
+                opts["lifetime"] = "detached"
+            actors.append(Replica.options(**opts).remote(ref, env, port, list(serve_args)))
+    try:
+        infos = ray.get([a.info.remote() for a in actors])
+    except BaseException:
+        _stop_all(actors)
+        raise
     return Verifiers(actors, infos, token, secret)
 
 

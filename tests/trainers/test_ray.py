@@ -211,3 +211,28 @@ def test_a_rerun_into_the_same_directory_leaves_only_its_parts(ray_cluster, run_
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "part-00000-of-00002.parquet", "part-00001-of-00002.parquet"]
     assert rows_of(out / "part-00000-of-00002.parquet") + rows_of(out / "part-00001-of-00002.parquet") != []
     assert sorted(rows_of(out / "part-00000-of-00002.parquet") + rows_of(out / "part-00001-of-00002.parquet")) == rows_of(work / "ray-neg.parquet")
+
+
+def test_summaries_merge_counts_extremes_and_drop_what_does_not_add_up():
+    from timeaware.ray import _sum_counts
+
+    parts = [
+        {"rows": 3, "events_min": 6, "events_max": 40, "events_mean": 20.5, "by_category": {"vague": 1, "explicit": 2},
+         "skipped_other_shards": 9, "years": "1900-2030", "lunar": True},
+        {"rows": 4, "events_min": 9, "events_max": 100, "events_mean": 30.0, "by_category": {"vague": 4},
+         "skipped_other_shards": 8, "years": "1900-2030", "lunar": True},
+    ]
+    assert _sum_counts(parts) == {
+        "rows": 7, "events_min": 6, "events_max": 100, "by_category": {"vague": 5, "explicit": 2},
+        "years": "1900-2030", "lunar": True,
+    }
+
+
+def test_merged_traveler_summary_matches_the_single_run(ray_cluster, run_timeaware, work):
+    command = ["synth", "traveler", "--count", "60", "--seed", "8"]
+    run_timeaware(*command, "--out", work / "ray-trav.parquet")
+    single = json.loads((work / "ray-trav.parquet.manifest.json").read_text())["summary"]
+    m = run_sharded(command, shards=3, out=str(work / "ray-trav"))
+    for k in ("rows", "events_min", "events_max", "by_category", "by_template", "did_answers"):
+        assert m["summary"][k] == single[k], k
+    assert "skipped_other_shards" not in m["summary"]
