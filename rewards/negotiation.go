@@ -360,6 +360,11 @@ type NegotiationTurn struct {
 	Role   string          `json:"role"`
 	Text   string          `json:"text"`
 	Action json.RawMessage `json:"action,omitempty"`
+	// ThinkS is the time the speaker took to produce the message (a
+	// model's generation time, measured by its rollout timer); under the
+	// clock conditions it is charged against the deadline before the
+	// message's speech. Absent or 0 charges speech alone.
+	ThinkS float64 `json:"think_s,omitempty"`
 }
 
 // NegotiationAction is a parsed action: Kind is one of propose, accept,
@@ -463,6 +468,7 @@ func ParseNegotiationTranscript(s string) ([]NegotiationTurn, error) {
 			Role   *string         `json:"role"`
 			Text   *string         `json:"text"`
 			Action json.RawMessage `json:"action"`
+			ThinkS *float64        `json:"think_s"`
 		}
 		if err := json.Unmarshal(r, &m); err != nil {
 			return nil, fmt.Errorf("message %d: not an object {role, text, action}: %w", i+1, err)
@@ -471,6 +477,12 @@ func ParseNegotiationTranscript(s string) ([]NegotiationTurn, error) {
 			return nil, fmt.Errorf("message %d: text must be a string", i+1)
 		}
 		out[i] = NegotiationTurn{Text: *m.Text, Action: m.Action}
+		if m.ThinkS != nil {
+			if !(*m.ThinkS >= 0 && *m.ThinkS <= negMaxDeadline) {
+				return nil, fmt.Errorf("message %d: think_s %v is not a number of seconds from 0 to %g", i+1, *m.ThinkS, negMaxDeadline)
+			}
+			out[i].ThinkS = *m.ThinkS
+		}
 		if m.Role != nil {
 			out[i].Role = *m.Role
 		}
@@ -504,7 +516,8 @@ type NegotiationOutcome struct {
 }
 
 // Play runs a transcript under the ground truth's rules. Messages are
-// delivered in order; each costs SpeechSeconds of its text, and a message
+// delivered in order; each costs SpeechSeconds of its text (plus its
+// ThinkS under the clock conditions), and a message
 // whose speech would end after the deadline (or, under turn_limit, one past
 // the turn limit) is not delivered: the budget has run out. An accept takes
 // the other side's latest standing proposal, which must settle every issue;
@@ -529,6 +542,9 @@ func (g *NegotiationGroundTruth) Play(msgs []NegotiationTurn) (NegotiationOutcom
 	for i, m := range msgs {
 		turn := i + 1
 		dt := SpeechSeconds(m.Text, wpm)
+		if m.ThinkS > 0 && g.Condition != NegotiationTurnLimit {
+			dt += m.ThinkS
+		}
 		if g.Condition == NegotiationTurnLimit {
 			if turn > g.TurnLimit {
 				out.OutOfBudget = true

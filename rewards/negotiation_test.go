@@ -381,3 +381,34 @@ func FuzzNegotiationTranscript(f *testing.F) {
 		}
 	})
 }
+
+// TestNegotiationThinkTime: under a clock, a message's think_s is charged
+// with its speech; under a turn limit it is not.
+func TestNegotiationThinkTime(t *testing.T) {
+	gt := &NegotiationGroundTruth{
+		Scenario: NegotiationScenario{ID: "s", Roles: []NegotiationRole{{ID: "a", BATNA: 1}, {ID: "b", BATNA: 1}},
+			Issues: []NegotiationIssue{{ID: "x", Options: []string{"lo", "hi"}, Points: map[string][]float64{"a": {0, 4}, "b": {4, 0}}}}},
+		Role: "a", Condition: NegotiationControl, DeadlineS: 10, FirstSpeaker: "a",
+	}
+	msgs, err := ParseNegotiationTranscript(`[{"role":"a","text":"one two three","think_s":2,"action":{"action":"propose","offer":{"x":"hi"}}},
+		{"role":"b","text":"fine","think_s":7.5,"action":{"action":"accept"}}]`)
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, msgs[0].ThinkS)
+	// 3 words at 150 wpm = 1.2 s, + 2 s; then 0.4 s + 7.5 s: 11.1 s > 10.
+	out, err := gt.Play(msgs)
+	require.NoError(t, err)
+	assert.True(t, out.OutOfBudget)
+	assert.False(t, out.Deal)
+	msgs[1].ThinkS = 6
+	out, err = gt.Play(msgs)
+	require.NoError(t, err)
+	assert.True(t, out.Deal)
+	assert.InDelta(t, 9.6, out.ElapsedS, 1e-9)
+	gt.Condition, gt.TurnLimit, gt.DeadlineS = NegotiationTurnLimit, 2, 0
+	msgs[1].ThinkS = 1e5
+	out, err = gt.Play(msgs)
+	require.NoError(t, err)
+	assert.True(t, out.Deal, "a turn limit counts messages, not time")
+	_, err = ParseNegotiationTranscript(`[{"role":"a","text":"x","think_s":-1}]`)
+	assert.ErrorContains(t, err, "message 1: think_s -1 is not a number of seconds")
+}
