@@ -175,6 +175,7 @@ func (s *Server) routes() []route {
 		{pattern: "DELETE /v1/timers/{id}", name: "/v1/timers/{id}", h: s.stopTimer},
 		{pattern: "POST /v1/timers/{id}/spans", name: "/v1/timers/{id}/spans", h: s.addSpan},
 		{pattern: "POST /v1/tools/get_duration", name: "/v1/tools/get_duration", h: s.getDuration},
+		{pattern: "POST /v1/envs/negotiation/step", name: "/v1/envs/negotiation/step", h: s.negotiationStep},
 	}
 }
 

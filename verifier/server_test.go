@@ -706,3 +706,57 @@ func TestReadinessFailsFirstOnShutdown(t *testing.T) {
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "requests are still served")
 	assert.True(t, resp.Close, "with Connection: close, so clients move their connections")
 }
+
+// TestNegotiationEnvironment: an episode played over HTTP, one step at a
+// time, with the transcript the service returns sent back each step.
+func TestNegotiationEnvironment(t *testing.T) {
+	f := newFixture(t, nil)
+	gt := `{"scenario":{"id":"hand","roles":[{"id":"cand","batna":3},{"id":"hr","batna":4}],"issues":[` +
+		`{"id":"salary","options":["low","mid","high"],"points":{"cand":[0,4,8],"hr":[8,4,0]}},` +
+		`{"id":"start","options":["June","July"],"points":{"cand":[0,2],"hr":[3,0]}}]},` +
+		`"role":"cand","condition":"time_aware","deadline_s":60,"first_speaker":"cand"}`
+	propose := `{"text":"I propose a middle salary and a June start.","action":{"action":"propose","offer":{"salary":"mid","start":"June"}},"think_s":2}`
+
+	// A hard-liner counters with its best; the agent sees the time left.
+	code, body := f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"turn_prefix":"[{seconds} seconds left]","message":`+propose+`}`)
+	require.Equal(t, 200, code, "%v", body)
+	assert.Equal(t, false, body["done"])
+	assert.Nil(t, body["score"])
+	assert.Equal(t, "[52 seconds left]\n"+`{"text":"Here is what I can offer.","action":{"action":"propose","offer":{"salary":"low","start":"June"}}}`, body["shown"])
+	transcript, err := json.Marshal(body["transcript"])
+	require.NoError(t, err)
+
+	// The agent accepts: the episode ends, scored (0 points of 0–10).
+	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"transcript":`+string(transcript)+`,"message":{"text":"Fine.","action":{"action":"accept"}}}`)
+	require.Equal(t, 200, code, "%v", body)
+	assert.Equal(t, true, body["done"])
+	assert.Nil(t, body["reply"])
+	assert.Equal(t, 0.0, body["score"])
+	assert.Equal(t, 1.0, body["details"].(map[string]any)["deal"])
+
+	// A conceding opponent accepts the first proposal: 0.4.
+	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"opponent":{"beta":10},"message":`+propose+`}`)
+	require.Equal(t, 200, code, "%v", body)
+	assert.Equal(t, true, body["done"])
+	assert.InDelta(t, 0.4, body["score"], 1e-12)
+
+	// Its time from the rollout's timer: 50 s of thinking leave no time.
+	code, tm := f.do(t, "POST", "/v1/timers", `{"rollout_id":"neg-1"}`)
+	require.Equal(t, 201, code, "%v", tm)
+	f.clock.Advance(50 * time.Second)
+	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"timer":"`+tm["timer"].(string)+`","message":{"text":"Let me think about a big and generous proposal for you now.","action":{"action":"message"}}}`)
+	require.Equal(t, 200, code, "%v", body)
+	msgs := body["transcript"].([]any)
+	assert.InDelta(t, 50, msgs[0].(map[string]any)["think_s"], 1e-9)
+
+	for _, tc := range []struct{ body, field string }{
+		{`{"ground_truth":{"scenario":{}},"message":{"text":"x"}}`, "ground_truth.scenario.id"},
+		{`{"ground_truth":` + gt + `,"transcript":[{"role":"cand","text":"bye","action":{"action":"batna"}}],"message":{"text":"x"}}`, "transcript"},
+		{`{"ground_truth":` + gt + `,"message":{"text":"x","think_s":-1}}`, "message.think_s"},
+		{`{"ground_truth":` + gt + `,"opponent":{"beta":-1},"message":{"text":"x"}}`, "opponent.beta"},
+	} {
+		code, body := f.do(t, "POST", "/v1/envs/negotiation/step", tc.body)
+		assert.Equal(t, 400, code, "%s: %v", tc.body, body)
+		assert.Equal(t, tc.field, errorOf(t, body)["field"], "%s", tc.body)
+	}
+}

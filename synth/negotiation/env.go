@@ -204,6 +204,37 @@ func NewEpisode(gt json.RawMessage, prefix string, opp Opponent, scorer *rewards
 	return e, nil
 }
 
+// Resume continues the episode from the messages exchanged after the
+// row's opening (both roles), as a stateless service receives them with
+// every step. It is an error when they already ended the negotiation or
+// name a role the scenario lacks.
+func (e *Episode) Resume(msgs []rewards.NegotiationTurn) error {
+	if len(e.transcript) > 1 || (len(e.transcript) == 1 && e.gt.Opening == nil) {
+		return errors.New("negotiation: resume a fresh episode only")
+	}
+	e.transcript = append(e.transcript, msgs...)
+	out, err := e.gt.Play(e.transcript)
+	if err != nil {
+		return fmt.Errorf("negotiation: %w", err)
+	}
+	if ended(out) {
+		e.done = true
+		return errors.New("negotiation: the transcript has already ended the episode")
+	}
+	return nil
+}
+
+// AgentThinkS is the think time the agent's messages so far were charged.
+func (e *Episode) AgentThinkS() float64 {
+	var t float64
+	for _, m := range e.transcript {
+		if m.Role == e.gt.Role {
+			t += m.ThinkS
+		}
+	}
+	return t
+}
+
 // Transcript returns the messages so far, both roles, in order.
 func (e *Episode) Transcript() []rewards.NegotiationTurn { return e.transcript }
 
