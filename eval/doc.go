@@ -6,10 +6,10 @@
 // Decision rows send the conversation with its tools; a reply that calls a
 // tool is an attempt, and the report gives the normalised alignment rate,
 // its two halves and the attempt rates (the TicToc paper's protocol),
-// broken down by sensitivity and elapse level. Time Puzzles, TRAVELER and
-// negotiation rows send the prompt and score the reply; negotiation rows
-// are scored on the model's first turn, since no opponent plays the other
-// side. timely/general rows run live: the model may call get_duration, which
+// broken down by sensitivity and elapse level. Time Puzzles and TRAVELER
+// rows send the prompt and score the reply; negotiation rows play whole
+// episodes against the scripted opponent of synth/negotiation, each reply
+// charged its generation time on the row's clock. timely/general rows run live: the model may call get_duration, which
 // is answered from a real timer (package timers) created with the row's
 // speed factor, jitter and budget, whose clock advances by the time each
 // model call took; the reward then reads the timer. timely/game and

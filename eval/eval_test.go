@@ -687,3 +687,60 @@ func TestCheckRows(t *testing.T) {
 		assert.Contains(t, err.Error(), "eval: "+p+": "+tc.want)
 	}
 }
+
+// negotiationRow is a row of the two-issue negotiation worked out by hand
+// in synth/negotiation's tests (the candidate's deal of a mid salary and a
+// June start is worth 4 of its 0–10 points).
+func negotiationRow() map[string]any {
+	gt := `{"scenario":{"id":"hand","roles":[{"id":"cand","batna":3},{"id":"hr","batna":4}],"issues":[` +
+		`{"id":"salary","options":["low","mid","high"],"points":{"cand":[0,4,8],"hr":[8,4,0]}},` +
+		`{"id":"start","options":["June","July"],"points":{"cand":[0,2],"hr":[3,0]}}]},` +
+		`"role":"cand","condition":"time_aware","deadline_s":60,"first_speaker":"cand"}`
+	return map[string]any{
+		"data_source": "negotiation", "prompt": []any{map[string]any{"role": "system", "content": "You are the candidate."}, map[string]any{"role": "user", "content": "Make your first offer."}},
+		"reward_model": map[string]any{"ground_truth": gt},
+		"extra_info":   map[string]any{"id": "neg-1", "condition": "time_aware", "turn_prefix": "[{seconds} seconds left]"},
+	}
+}
+
+// TestNegotiationEpisodes: rows are played as whole episodes against the
+// scripted opponent; a conceding one accepts the first offer (score 0.4),
+// a hard-liner counters and the model's acceptance ends it at 0.
+func TestNegotiationEpisodes(t *testing.T) {
+	const offer = `{"text": "I propose a middle salary and a June start.", "action": {"action": "propose", "offer": {"salary": "mid", "start": "June"}}}`
+	var seen []string
+	var mu sync.Mutex
+	srv := newScript(t, func(req wireReq) answer {
+		last := *req.Messages[len(req.Messages)-1].Content
+		mu.Lock()
+		seen = append(seen, last)
+		mu.Unlock()
+		if strings.Contains(last, "Here is what I can offer") {
+			return answer{text: `{"text": "Fine.", "action": {"action": "accept"}}`}
+		}
+		return answer{text: offer}
+	})
+	rows, err := ReadRows(writeRows(t, negotiationRow()))
+	require.NoError(t, err)
+	require.NotNil(t, rows[0].Episode)
+	assert.Equal(t, "[{seconds} seconds left]", rows[0].Episode.TurnPrefix)
+
+	res, err := Run(context.Background(), rows, Options{Client: client(t, srv.URL, ""), Rewards: rewards.DefaultConfig(), OpponentBeta: 10})
+	require.NoError(t, err)
+	r := res[0]
+	require.Empty(t, r.Error)
+	assert.InDelta(t, 0.4, r.Score, 1e-12)
+	assert.Equal(t, 1.0, r.Details["deal"])
+	assert.Equal(t, 2.0, r.Details["turns"])
+
+	res, err = Run(context.Background(), rows, Options{Client: client(t, srv.URL, ""), Rewards: rewards.DefaultConfig()})
+	require.NoError(t, err)
+	r = res[0]
+	require.Empty(t, r.Error)
+	assert.Equal(t, 0.0, r.Score)
+	assert.Equal(t, 1.0, r.Details["deal"])
+	assert.Equal(t, 3.0, r.Details["turns"], "offer, counter-offer, acceptance")
+	require.Len(t, r.Turns, 3)
+	assert.Regexp(t, `^\[\d+ seconds left\]\n`, *r.Turns[1].Content, "the agent reads the clock")
+	assert.Contains(t, Summarize(res, ReportOptions{}).Notes[0], "whole episodes")
+}

@@ -9,6 +9,7 @@ const (
 	runOnce = iota // one reply to the prompt
 	runLive        // a tool loop against a live timer
 	runSkip        // not sent: Row.Skip says why
+	runEpisode     // a negotiation episode against the scripted opponent
 )
 
 // source is how one data source is run and reported. Every reward in
@@ -43,8 +44,9 @@ var sources = map[string]source{
 		},
 	},
 	rewards.Negotiation.DataSource: {
+		run:  runEpisode,
 		by:   []string{"condition"},
-		note: "negotiation: scored on the model's first turn only; no opponent plays the other side",
+		note: "negotiation: whole episodes against the scripted concession opponent, each reply charged its generation time on the clock",
 	},
 }
 

@@ -44,6 +44,8 @@ type Row struct {
 	Labels map[string]string
 	// Timer is set for rows that run live against a timer.
 	Timer *TimerSettings
+	// Episode is set for negotiation rows, played as whole episodes.
+	Episode *EpisodeSettings
 	// Skip, when not "", says why the row is not sent.
 	Skip string
 }
@@ -56,6 +58,13 @@ type TimerSettings struct {
 	Jitter      float64 `json:"jitter"`
 	TimeLimitS  float64 `json:"time_limit_s"`
 	TTLS        float64 `json:"ttl_s"`
+}
+
+// EpisodeSettings are what a negotiation episode needs besides the ground
+// truth: the prefix the environment puts before every later turn
+// (extra_info.turn_prefix).
+type EpisodeSettings struct {
+	TurnPrefix string
 }
 
 // rawRow is the union of the two row layouts read.
@@ -83,6 +92,7 @@ type extraFields struct {
 	ID          json.RawMessage `json:"id"`
 	Timer       json.RawMessage `json:"timer"`
 	TimeLimitS  *float64        `json:"time_limit_s"`
+	TurnPrefix  *string         `json:"turn_prefix"`
 	ToolsKwargs struct {
 		GetDuration struct {
 			CreateKwargs *TimerSettings `json:"create_kwargs"`
@@ -267,6 +277,11 @@ func decodeVeRL(raw *rawRow, r *Row) error {
 		}
 		r.Timer = ts
 		r.Tools = []conversation.Tool{budget.GetDurationTool("")}
+	case runEpisode:
+		r.Episode = &EpisodeSettings{}
+		if ef.TurnPrefix != nil {
+			r.Episode.TurnPrefix = *ef.TurnPrefix
+		}
 	case runSkip:
 		r.Skip = spec.skip
 	}

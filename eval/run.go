@@ -14,6 +14,7 @@ import (
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/budget"
+	"github.com/timeaware/timeaware/synth/negotiation"
 	"github.com/timeaware/timeaware/timers"
 )
 
@@ -55,6 +56,9 @@ type Options struct {
 	// StopAtLimit ends a live row once its timer passes the row's time
 	// limit: a teacher that has run out of budget is not asked on.
 	StopAtLimit bool
+	// OpponentBeta shapes the scripted negotiation opponent's concession
+	// curve (see negotiation.Concession); 0 means 1.
+	OpponentBeta float64
 	// Done, when set, is called after each finished result, from any
 	// goroutine.
 	Done func(r *Result)
@@ -205,9 +209,12 @@ func (w *worker) run(ctx context.Context, rows []Row, i int) *Result {
 		}
 	}
 	var err error
-	if row.Timer != nil {
+	switch {
+	case row.Timer != nil:
 		err = w.live(ctx, row, seed, r, &item)
-	} else {
+	case row.Episode != nil:
+		err = w.episode(ctx, row, seed, r, &item)
+	default:
 		err = w.once(ctx, row, seed, r, &item)
 	}
 	if err != nil {
@@ -384,4 +391,60 @@ func textToolCalls(s string) []chat.ToolCall {
 		calls = append(calls, chat.ToolCall{Type: "function", Function: chat.Function{Name: c.Name, Arguments: args}})
 	}
 	return calls
+}
+
+// episode plays a negotiation row against the scripted opponent: each reply
+// of the model is its turn ({"text", "action"}, as the row's prompt asks),
+// charged its generation time on the clock; the opponent's answers come
+// back as the next user turn, with the condition's prefix. The episode ends
+// in a deal, a walk-away or the budget spent, or after MaxTurns replies;
+// the reward then scores the whole transcript.
+func (w *worker) episode(ctx context.Context, row *Row, seed int64, r *Result, item *rewards.Item) error {
+	ep, err := negotiation.NewEpisode(row.GroundTruth, row.Episode.TurnPrefix, negotiation.Concession{Beta: w.opt.OpponentBeta}, w.scorer)
+	if err != nil {
+		return err
+	}
+	msgs := append([]chat.Message(nil), row.Prompt...)
+	r.Cached = true
+	for turn := range w.opt.MaxTurns {
+		reply, err := w.opt.Client.Complete(ctx, w.request(msgs, row, seed))
+		if err != nil {
+			return err
+		}
+		r.Cached = r.Cached && reply.Cached
+		r.Reply = reply.Content
+		text := reply.Content
+		am := chat.Message{Role: "assistant", Content: &text}
+		msgs = append(msgs, am)
+		r.Turns = append(r.Turns, am)
+		agent := rewards.NegotiationTurn{Text: reply.Content, ThinkS: reply.Latency.Seconds()}
+		if parsed, err := rewards.ParseNegotiationTranscript(reply.Content); err == nil && len(parsed) == 1 {
+			agent.Text, agent.Action = parsed[0].Text, parsed[0].Action
+		}
+		st, err := ep.Step(ctx, agent)
+		if err != nil {
+			return err
+		}
+		if st.Done {
+			if st.Reply != nil {
+				shown := st.Shown
+				r.Turns = append(r.Turns, chat.Message{Role: "user", Content: &shown})
+			}
+			break
+		}
+		if turn == w.opt.MaxTurns-1 {
+			r.TurnLimit = true
+			break
+		}
+		shown := st.Shown
+		um := chat.Message{Role: "user", Content: &shown}
+		msgs = append(msgs, um)
+		r.Turns = append(r.Turns, um)
+	}
+	transcript, err := json.Marshal(ep.Transcript())
+	if err != nil {
+		return err
+	}
+	item.SolutionStr = string(transcript)
+	return nil
 }

@@ -26,6 +26,7 @@ type evalRunFlags struct {
 	data          []string
 	resamples     int
 	bootstrapSeed int64
+	opponentBeta  float64
 	asJSON        bool
 }
 
@@ -45,7 +46,8 @@ each reply with its data source's reward, and reports every metric with a
                               sensitivity and elapse level.
   synth rows                  scored by their data_source's reward: Time
                               Puzzles em/f1/jaccard, TRAVELER crisp and soft
-                              accuracy, negotiation (first turn only).
+                              accuracy; negotiation rows play whole episodes
+                              against the scripted opponent (--opponent-beta).
   timely/general rows         run live: the model's get_duration calls are
                               answered from a timer with the row's speed
                               factor; the reward reads the timer (acc,
@@ -68,6 +70,7 @@ results that finished and exits 1.`,
 	fs.StringVar(&f.out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
 	fs.Int64Var(&f.bootstrapSeed, "bootstrap-seed", 0, "seed of the bootstrap alone (default: --seed); changing it asks the model nothing new")
 	fs.IntVar(&f.resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
+	fs.Float64Var(&f.opponentBeta, "opponent-beta", 1, "negotiation rows: the scripted opponent's concession curve (1 linear, above 1 concedes early, below 1 late)")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -80,6 +83,8 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 		return usagef("--out is required (RESULTS.jsonl)")
 	case f.resamples <= 0:
 		return usagef("--bootstrap %d: want at least 1 resample", f.resamples)
+	case !(f.opponentBeta > 0 && f.opponentBeta <= 100):
+		return usagef("--opponent-beta %g: want a number above 0, up to 100", f.opponentBeta)
 	}
 	if err := f.check(f.out); err != nil {
 		return err
@@ -107,7 +112,7 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	}
 	defer af.Abort()
 
-	run, err := f.run(cmd, a, rows, client, cfg, false)
+	run, err := f.run(cmd, a, rows, client, cfg, false, f.opponentBeta)
 	if err != nil {
 		return err
 	}
