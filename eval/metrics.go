@@ -6,10 +6,10 @@ import (
 
 // How a data source's rows are put to the model.
 const (
-	runOnce = iota // one reply to the prompt
-	runLive        // a tool loop against a live timer
-	runSkip        // not sent: Row.Skip says why
-	runEpisode     // a negotiation episode against the scripted opponent
+	runOnce    = iota // one reply to the prompt
+	runLive           // a tool loop against a live timer
+	runSkip           // not sent: Row.Skip says why
+	runEpisode        // a negotiation episode against the scripted opponent
 )
 
 // source is how one data source is run and reported. Every reward in
