@@ -35,6 +35,8 @@ type negotiationStepResponse struct {
 	Done       bool                      `json:"done"`
 	Score      *float64                  `json:"score"`
 	Details    map[string]float64        `json:"details,omitempty"`
+	// Transcript is the messages after the row's opening, to send back
+	// with the next step.
 	Transcript []rewards.NegotiationTurn `json:"transcript"`
 }
 
@@ -76,7 +78,7 @@ func (s *Server) negotiationStep(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, badRequest("invalid_request", "message", err.Error())
 	}
-	resp := negotiationStepResponse{Reply: st.Reply, Shown: st.Shown, Done: st.Done, Transcript: ep.Transcript()}
+	resp := negotiationStepResponse{Reply: st.Reply, Shown: st.Shown, Done: st.Done, Transcript: ep.Exchanged()}
 	if st.Done {
 		score := st.Score
 		resp.Score, resp.Details = &score, st.Details

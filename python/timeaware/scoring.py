@@ -438,6 +438,10 @@ def fallback_result(
     return out
 
 
+#: The extra field where NegotiationAgentLoop leaves an episode's transcript.
+TRANSCRIPT_FIELD = "timeaware_transcript"
+
+
 def prepare_item(
     data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, s: Settings
 ) -> Dict[str, Any]:
@@ -455,8 +459,16 @@ def prepare_item(
        tool's ``calc_reward`` (the elapsed seconds) in VeRL's SGLang
        multi-turn rollout, becomes ``extra_info["elapsed_s"]``. A negative
        value means the tool could not read its timer and is ignored.
+
+    A negotiation rollout of `timeaware.negotiation.NegotiationAgentLoop`
+    is scored on the episode's whole transcript, which the loop leaves in
+    ``extra_info["timeaware_transcript"]``, instead of the decoded response
+    (the agent's turns and the opponent's, as tokens).
     """
     ei: Dict[str, Any] = dict(extra_info) if isinstance(extra_info, Mapping) else {}
+    transcript = ei.pop(TRANSCRIPT_FIELD, None)
+    if isinstance(transcript, str) and transcript and str(data_source) == "negotiation":
+        solution_str = transcript
     if not (isinstance(ei.get("timer"), str) and ei.get("timer")):
         token = ei.get(s.timer_field)
         if isinstance(token, str) and token:

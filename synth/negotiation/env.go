@@ -235,6 +235,15 @@ func (e *Episode) AgentThinkS() float64 {
 	return t
 }
 
+// Exchanged returns the messages after the row's opening, both roles, in
+// order: what Resume takes back.
+func (e *Episode) Exchanged() []rewards.NegotiationTurn {
+	if e.gt.Opening != nil && len(e.transcript) > 0 {
+		return e.transcript[1:]
+	}
+	return e.transcript
+}
+
 // Transcript returns the messages so far, both roles, in order.
 func (e *Episode) Transcript() []rewards.NegotiationTurn { return e.transcript }
 

@@ -551,3 +551,16 @@ def test_concurrent_first_uses_share_one_reachability_check(stub):
     assert [r["score"] for r in results] == [float(i) for i in range(50)]
     # One registry request for the check, at most one more for the key lists.
     assert 1 <= state.rewards_calls <= 2, state.rewards_calls
+
+
+def test_a_negotiation_episode_is_scored_on_its_transcript():
+    from timeaware import scoring
+
+    s = scoring.settings()
+    ei = {"role": "cand", "timeaware_transcript": '[{"role": "cand", "text": "hi"}]'}
+    item = scoring.prepare_item("negotiation", "decoded tokens of both sides", "{}", ei, s)
+    assert item["solution_str"] == '[{"role": "cand", "text": "hi"}]'
+    assert "timeaware_transcript" not in item["extra_info"], "the transcript is not sent twice"
+    assert ei["timeaware_transcript"], "extra_info is copied, never modified"
+    other = scoring.prepare_item("timepuzzles", "MY ANSWER: 2024-01-01", "2024-01-01", ei, s)
+    assert other["solution_str"] == "MY ANSWER: 2024-01-01", "other data sources keep their response"

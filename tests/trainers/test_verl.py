@@ -252,3 +252,83 @@ def test_agent_loop_and_reward_loop_score_every_data_source(name, config, tokeni
             speed = row["extra_info"]["tools_kwargs"]["get_duration"]["create_kwargs"]["speed_factor"]
             now = client.read_timer(timer)["elapsed_s"]
             assert 2 * GENERATION_S * speed * 0.99 <= details["elapsed_s"] <= now, f"row {i}: {details}, now {now}"
+
+
+class NegotiatingServer(ScriptedServer):
+    """A policy that proposes, on its first turn, the package the opponent
+    likes best on every issue, which the scripted opponent accepts."""
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.calls += 1
+        await asyncio.sleep(0.05)
+        text = self.tokenizer.decode(prompt_ids, skip_special_tokens=False)
+        row = self.rows[self.row_of(text)]
+        gt = json.loads(row["reward_model"]["ground_truth"])
+        other = next(r["id"] for r in gt["scenario"]["roles"] if r["id"] != gt["role"])
+        offer = {}
+        for issue in gt["scenario"]["issues"]:
+            pts = issue["points"][other]
+            offer[issue["id"]] = issue["options"][pts.index(max(pts))]
+        reply = json.dumps({"text": "Take the terms you like best.", "action": {"action": "propose", "offer": offer}})
+        ids = self.tokenizer(reply, add_special_tokens=False)["input_ids"] + [self.tokenizer.eos_token_id]
+        return TokenOutput(token_ids=ids, stop_reason="completed", num_preempted=0)
+
+
+def test_negotiation_agent_loop_plays_episodes_against_the_environment(config, tokenizer, synth_outputs, server, adapter, work):
+    """Negotiation rows with agent_name timeaware_negotiation go through
+    VeRL's AgentLoopWorker to timeaware.negotiation.NegotiationAgentLoop
+    (registered by the example agent-loop config), which plays each against
+    the service's environment; VeRL's reward loop then scores the whole
+    episode: a deal on the opponent's best package, worth to the agent what
+    its payoff table says."""
+    import pyarrow as pa
+    from omegaconf import OmegaConf
+
+    from conftest import REPO_ROOT
+
+    table = pq.read_table(synth_outputs["negotiation"])
+    table = table.append_column("agent_name", pa.array(["timeaware_negotiation"] * table.num_rows))
+    path = work / "negotiation-agent.parquet"
+    pq.write_table(table, path)
+    rows = table.to_pylist()
+    cfg = OmegaConf.merge(config, {"actor_rollout_ref": {"rollout": {"agent": {
+        "agent_loop_config_path": str(REPO_ROOT / "python" / "examples" / "negotiation_agent_loop.yaml")}}}})
+
+    from verl import DataProto
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+    from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+    from verl.utils.dataset.rl_dataset import collate_fn
+
+    ds = dataset(cfg, tokenizer, path)
+    batch = DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
+    gen_batch = RayPPOTrainer._get_gen_batch(None, batch)
+    llm = NegotiatingServer(tokenizer, rows)
+
+    async def run():
+        rewards = RewardLoopWorker(cfg)
+        worker = AgentLoopWorker(cfg, llm_client=llm, reward_loop_worker_handles=[InProcessActor(rewards)])
+        return await worker.generate_sequences(gen_batch)
+
+    out = asyncio.run(run())
+    assert llm.calls == len(rows), "one turn each: the opponent accepts its best package"
+    prompt_len = out.batch["prompts"].shape[1]
+    for i, row in enumerate(rows):
+        gt = json.loads(row["reward_model"]["ground_truth"])
+        role = gt["role"]
+        other = next(r["id"] for r in gt["scenario"]["roles"] if r["id"] != role)
+        issues = gt["scenario"]["issues"]
+        mine = sum(iss["points"][role][iss["points"][other].index(max(iss["points"][other]))] for iss in issues)
+        lo = sum(min(iss["points"][role]) for iss in issues)
+        hi = sum(max(iss["points"][role]) for iss in issues)
+        want = min(max((mine - lo) / (hi - lo), 0.0), 1.0)
+        valid = int(out.batch["attention_mask"][i, prompt_len:].sum())
+        reward = float(out.batch["rm_scores"][i, valid - 1])
+        assert float(out.non_tensor_batch["deal"][i]) == 1.0, f"row {i}"
+        assert reward == pytest.approx(want, abs=1e-6), f"row {i}"
+        assert float(out.non_tensor_batch["points_self"][i]) == pytest.approx(mine)
+        transcript = json.loads(out.non_tensor_batch["timeaware_transcript"][i])
+        assert transcript[-1]["role"] == other and transcript[-1]["action"] == {"action": "accept"}
+        assert transcript[0]["think_s"] > 0, "the policy's generation time is on the clock"

@@ -1,0 +1,137 @@
+"""A VeRL agent loop that plays negotiation rows (`timeaware synth
+negotiation`) against the verifier's negotiation environment, so that GRPO
+trains the policy on whole episodes.
+
+VeRL 0.8 removed ``verl.interactions``; multi-turn environments are agent
+loops chosen by a row's ``agent_name``. Register this one with an agent-loop
+config (``actor_rollout_ref.rollout.agent.agent_loop_config_path``, see
+``python/examples/negotiation_agent_loop.yaml``) and give the rows
+``agent_name: timeaware_negotiation``.
+
+Each turn the policy generates its message, ``{"text", "action"}`` as the
+row's prompt asks; the loop charges it its generation time (``think_s``) and
+posts it, with the row's ground truth, turn prefix and the transcript so far,
+to ``POST /v1/envs/negotiation/step`` of the service (``TIMEAWARE_URL``,
+``TIMEAWARE_SERVE_TOKEN``). The opponent's answer, with the condition's
+prefix, becomes the next user turn, until a deal, a walk-away, the budget
+spent, ``max_turns`` or the response length. The transcript is left in the
+rollout's extra fields, where ``timeaware.verl.compute_score`` finds it and
+scores the episode with the ``negotiation`` reward. Only the policy's tokens
+are trained on (response mask 1); the opponent's turns are context (0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any, Dict, List, Optional
+from uuid import uuid4
+
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+
+from timeaware.client import Client
+from timeaware.scoring import TRANSCRIPT_FIELD
+
+__all__ = ["NegotiationAgentLoop", "AGENT_NAME"]
+
+#: The ``agent_name`` of the rows this loop plays.
+AGENT_NAME = "timeaware_negotiation"
+
+STEP_PATH = "/v1/envs/negotiation/step"
+
+
+def parse_message(text: str) -> Dict[str, Any]:
+    """The policy's message: the JSON object {"text", "action"} it was asked
+    for, or, when it wrote something else, that text with no action (the
+    rules count no action; the episode goes on)."""
+    t = text.strip()
+    if t.startswith("{"):
+        try:
+            obj = json.loads(t)
+        except ValueError:
+            obj = None
+        if isinstance(obj, dict) and isinstance(obj.get("text"), str):
+            out: Dict[str, Any] = {"text": obj["text"]}
+            if "action" in obj:
+                out["action"] = obj["action"]
+            return out
+    return {"text": text}
+
+
+@register(AGENT_NAME)
+class NegotiationAgentLoop(AgentLoopBase):
+    """Plays one negotiation row per rollout (see the module's doc).
+
+    Args (from the agent-loop config, besides VeRL's own):
+        opponent_beta: the scripted opponent's concession curve (1 linear,
+            above 1 concedes early, below 1 late).
+        max_turns: the most messages the policy sends in an episode.
+        base_url, token: the service (default: TIMEAWARE_URL,
+            TIMEAWARE_SERVE_TOKEN).
+    """
+
+    def __init__(self, *args: Any, opponent_beta: float = 1.0, max_turns: int = 12,
+                 base_url: Optional[str] = None, token: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.response_length = self.rollout_config.response_length
+        self.opponent_beta = float(opponent_beta)
+        self.max_turns = int(max_turns)
+        self.client = Client(base_url, token)
+
+    async def _step(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        # The client blocks; the loop must not.
+        return await asyncio.get_running_loop().run_in_executor(
+            None, lambda: self.client.request("POST", STEP_PATH, body, idempotent=True)
+        )
+
+    async def run(self, sampling_params: Dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        messages: List[Dict[str, Any]] = [dict(m) for m in kwargs["raw_prompt"]]
+        ground_truth = kwargs["reward_model"]["ground_truth"]
+        extra = kwargs.get("extra_info") or {}
+        prefix = extra.get("turn_prefix") or ""
+        request_id = uuid4().hex
+        metrics: Dict[str, Any] = {}
+
+        prompt_ids = await self.ct_build_initial_tokens(messages)
+        response_mask: List[int] = []
+        transcript: List[Dict[str, Any]] = []
+        turns = 0
+        done = False
+        while turns < self.max_turns and len(response_mask) < self.response_length:
+            t0 = time.monotonic()
+            out = await self.server_manager.generate(
+                request_id=request_id, prompt_ids=prompt_ids, sampling_params=sampling_params
+            )
+            think = time.monotonic() - t0
+            turns += 1
+            merge, response_mask, _ = await self.ct_merge_assistant_token(prompt_ids, out.token_ids, response_mask, None)
+            prompt_ids = merge.token_ids
+            text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
+            messages.append({"role": "assistant", "content": text})
+            message = parse_message(text)
+            message["think_s"] = think
+            step = await self._step({
+                "ground_truth": ground_truth, "turn_prefix": prefix, "transcript": transcript,
+                "message": message, "opponent": {"beta": self.opponent_beta},
+            })
+            transcript = step["transcript"]  # after the row's opening, which the reward puts back
+            if step["done"]:
+                done = True
+                break
+            previous = list(messages)
+            messages.append({"role": "user", "content": step["shown"]})
+            merge, response_mask, _ = await self.ct_merge_context_msg(previous, messages, prompt_ids, response_mask, None)
+            prompt_ids = merge.token_ids
+
+        n = len(response_mask)
+        response_ids = prompt_ids[len(prompt_ids) - n:] if n else []
+        metrics["negotiation_done"] = float(done)
+        return AgentLoopOutput(
+            prompt_ids=prompt_ids[: len(prompt_ids) - n],
+            response_ids=response_ids[: self.response_length],
+            response_mask=response_mask[: self.response_length],
+            num_turns=len(messages) - len(kwargs["raw_prompt"]) + 1,
+            metrics=metrics,
+            extra_fields={TRANSCRIPT_FIELD: json.dumps(transcript), "turn_scores": [], "tool_rewards": []},
+        )
