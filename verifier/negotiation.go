@@ -30,11 +30,11 @@ type negotiationStepRequest struct {
 }
 
 type negotiationStepResponse struct {
-	Reply      *rewards.NegotiationTurn  `json:"reply"`
-	Shown      string                    `json:"shown"`
-	Done       bool                      `json:"done"`
-	Score      *float64                  `json:"score"`
-	Details    map[string]float64        `json:"details,omitempty"`
+	Reply   *rewards.NegotiationTurn `json:"reply"`
+	Shown   string                   `json:"shown"`
+	Done    bool                     `json:"done"`
+	Score   *float64                 `json:"score"`
+	Details map[string]float64       `json:"details,omitempty"`
 	// Transcript is the messages after the row's opening, to send back
 	// with the next step.
 	Transcript []rewards.NegotiationTurn `json:"transcript"`
