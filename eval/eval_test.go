@@ -22,6 +22,7 @@ import (
 
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
 // script is a scripted OpenAI-compatible model: it answers each request
@@ -743,4 +744,23 @@ func TestNegotiationEpisodes(t *testing.T) {
 	require.Len(t, r.Turns, 3)
 	assert.Regexp(t, `^\[\d+ seconds left\]\n`, *r.Turns[1].Content, "the agent reads the clock")
 	assert.Contains(t, Summarize(res, ReportOptions{}).Notes[0], "whole episodes")
+}
+
+// TestNegotiationAgainstAModelOpponent: a model plays the other role; its
+// acceptance of the first offer closes the deal.
+func TestNegotiationAgainstAModelOpponent(t *testing.T) {
+	const offer = `{"text": "I propose a middle salary and a June start.", "action": {"action": "propose", "offer": {"salary": "mid", "start": "June"}}}`
+	agent := newScript(t, func(wireReq) answer { return answer{text: offer} })
+	opponent := newScript(t, func(req wireReq) answer {
+		assert.Contains(t, *req.Messages[0].Content, "You are the hr")
+		return answer{text: `{"text": "Agreed.", "action": {"action": "accept"}}`}
+	})
+	rows, err := ReadRows(writeRows(t, negotiationRow()))
+	require.NoError(t, err)
+	opp := negotiation.ModelOpponent{Client: client(t, opponent.URL, "")}
+	res, err := Run(context.Background(), rows, Options{Client: client(t, agent.URL, ""), Rewards: rewards.DefaultConfig(), Opponent: opp})
+	require.NoError(t, err)
+	require.Empty(t, res[0].Error)
+	assert.InDelta(t, 0.4, res[0].Score, 1e-12)
+	assert.EqualValues(t, 1, opponent.hits.Load())
 }

@@ -59,6 +59,9 @@ type Options struct {
 	// OpponentBeta shapes the scripted negotiation opponent's concession
 	// curve (see negotiation.Concession); 0 means 1.
 	OpponentBeta float64
+	// Opponent, when set, plays the other role of negotiation rows instead
+	// of the scripted one (a negotiation.ModelOpponent, say).
+	Opponent negotiation.Opponent
 	// Done, when set, is called after each finished result, from any
 	// goroutine.
 	Done func(r *Result)
@@ -400,7 +403,11 @@ func textToolCalls(s string) []chat.ToolCall {
 // in a deal, a walk-away or the budget spent, or after MaxTurns replies;
 // the reward then scores the whole transcript.
 func (w *worker) episode(ctx context.Context, row *Row, seed int64, r *Result, item *rewards.Item) error {
-	ep, err := negotiation.NewEpisode(row.GroundTruth, row.Episode.TurnPrefix, negotiation.Concession{Beta: w.opt.OpponentBeta}, w.scorer)
+	var opp negotiation.Opponent = negotiation.Concession{Beta: w.opt.OpponentBeta}
+	if w.opt.Opponent != nil {
+		opp = w.opt.Opponent
+	}
+	ep, err := negotiation.NewEpisode(row.GroundTruth, row.Episode.TurnPrefix, opp, w.scorer)
 	if err != nil {
 		return err
 	}

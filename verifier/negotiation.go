@@ -3,6 +3,7 @@ package verifier
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/timeaware/timeaware/rewards"
@@ -25,6 +26,9 @@ type negotiationStepRequest struct {
 	Timer   string                  `json:"timer"`
 	// Opponent configures the scripted opponent.
 	Opponent struct {
+		// Kind is "scripted" (the default) or "model": the server's
+		// configured model opponent.
+		Kind string  `json:"kind"`
 		Beta float64 `json:"beta"`
 	} `json:"opponent"`
 }
@@ -49,7 +53,18 @@ func (s *Server) negotiationStep(r *http.Request, body []byte) (any, error) {
 	if !(req.Opponent.Beta >= 0 && req.Opponent.Beta <= 100) {
 		return nil, badRequest("invalid_request", "opponent.beta", "opponent.beta: want a number from 0 (the default, 1) to 100")
 	}
-	ep, err := negotiation.NewEpisode(req.GroundTruth, req.TurnPrefix, negotiation.Concession{Beta: req.Opponent.Beta}, s.opts.Scorer)
+	var opp negotiation.Opponent = negotiation.Concession{Beta: req.Opponent.Beta}
+	switch req.Opponent.Kind {
+	case "", "scripted":
+	case "model":
+		if s.opts.NegotiationOpponent == nil {
+			return nil, badRequest("invalid_request", "opponent.kind", "opponent.kind: this server has no model opponent (serve.negotiation_opponent_url)")
+		}
+		opp = s.opts.NegotiationOpponent
+	default:
+		return nil, badRequest("invalid_request", "opponent.kind", fmt.Sprintf("opponent.kind: %q is not scripted or model", req.Opponent.Kind))
+	}
+	ep, err := negotiation.NewEpisode(req.GroundTruth, req.TurnPrefix, opp, s.opts.Scorer)
 	if err != nil {
 		var fe *rewards.FieldError
 		if errors.As(err, &fe) {

@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth/negotiation"
 	"github.com/timeaware/timeaware/timers"
 )
 
@@ -64,6 +65,9 @@ type Options struct {
 	// OpenRLHFDataSource is the data source of OpenRLHF requests that do not
 	// name one in the data_source query parameter (default timely/general).
 	OpenRLHFDataSource string
+	// NegotiationOpponent, when set, plays the other side of negotiation
+	// steps that ask for a model opponent ("opponent": {"kind": "model"}).
+	NegotiationOpponent negotiation.Opponent
 	// ShutdownGrace is how long the service keeps answering after it is
 	// told to stop, with /readyz failing and keep-alives off, so a load
 	// balancer sees it leave and clients move their connections before the

@@ -24,7 +24,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth/negotiation"
 	"github.com/timeaware/timeaware/timers"
 )
 
@@ -759,4 +761,34 @@ func TestNegotiationEnvironment(t *testing.T) {
 		assert.Equal(t, 400, code, "%s: %v", tc.body, body)
 		assert.Equal(t, tc.field, errorOf(t, body)["field"], "%s", tc.body)
 	}
+}
+
+// TestNegotiationModelOpponent: a server configured with a model opponent
+// lets it answer steps that ask for it.
+func TestNegotiationModelOpponent(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"{\"text\": \"Agreed.\", \"action\": {\"action\": \"accept\"}}"}}]}`)
+	}))
+	defer model.Close()
+	c, err := chat.New(chat.Options{URL: model.URL, Model: "opponent"})
+	require.NoError(t, err)
+	gt := `{"scenario":{"id":"hand","roles":[{"id":"cand","batna":3},{"id":"hr","batna":4}],"issues":[` +
+		`{"id":"salary","options":["low","mid","high"],"points":{"cand":[0,4,8],"hr":[8,4,0]}}]},` +
+		`"role":"cand","condition":"control","deadline_s":60,"first_speaker":"cand"}`
+	step := `{"ground_truth":` + gt + `,"opponent":{"kind":"model"},"message":{"text":"Mid?","action":{"action":"propose","offer":{"salary":"mid"}}}}`
+
+	f := newFixture(t, func(o *Options) { o.NegotiationOpponent = negotiation.ModelOpponent{Client: c} })
+	code, body := f.do(t, "POST", "/v1/envs/negotiation/step", step)
+	require.Equal(t, 200, code, "%v", body)
+	assert.Equal(t, true, body["done"])
+	assert.InDelta(t, 0.5, body["score"], 1e-12, "4 of the candidate's 0–8 points")
+
+	bare := newFixture(t, nil)
+	code, body = bare.do(t, "POST", "/v1/envs/negotiation/step", step)
+	assert.Equal(t, 400, code)
+	assert.Equal(t, "opponent.kind", errorOf(t, body)["field"])
+	code, body = bare.do(t, "POST", "/v1/envs/negotiation/step", strings.Replace(step, `"model"`, `"human"`, 1))
+	assert.Equal(t, 400, code)
+	assert.Contains(t, errorOf(t, body)["message"], `"human" is not scripted or model`)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
 // evalRunFlags are the flags of eval run.
@@ -27,6 +28,8 @@ type evalRunFlags struct {
 	resamples     int
 	bootstrapSeed int64
 	opponentBeta  float64
+	opponentURL   string
+	opponentModel string
 	asJSON        bool
 }
 
@@ -71,6 +74,8 @@ results that finished and exits 1.`,
 	fs.Int64Var(&f.bootstrapSeed, "bootstrap-seed", 0, "seed of the bootstrap alone (default: --seed); changing it asks the model nothing new")
 	fs.IntVar(&f.resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
 	fs.Float64Var(&f.opponentBeta, "opponent-beta", 1, "negotiation rows: the scripted opponent's concession curve (1 linear, above 1 concedes early, below 1 late)")
+	fs.StringVar(&f.opponentURL, "opponent-endpoint", "", "negotiation rows: an OpenAI-compatible endpoint whose model plays the other role instead of the scripted opponent")
+	fs.StringVar(&f.opponentModel, "opponent-model", "", "the model --opponent-endpoint serves")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
@@ -112,7 +117,19 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	}
 	defer af.Abort()
 
-	run, err := f.run(cmd, a, rows, client, cfg, false, f.opponentBeta)
+	var opp negotiation.Opponent
+	if f.opponentURL != "" || f.opponentModel != "" {
+		if f.opponentURL == "" || f.opponentModel == "" {
+			return usagef("--opponent-endpoint and --opponent-model go together")
+		}
+		oc, err := chat.New(chat.Options{Name: "opponent", URL: f.opponentURL, Model: f.opponentModel,
+			APIKey: os.Getenv(f.apiKeyEnv), Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: f.cache(f.out)})
+		if err != nil {
+			return usagef("--opponent-endpoint %s: %v", f.opponentURL, err)
+		}
+		opp = negotiation.ModelOpponent{Client: oc, Temperature: f.temperature, MaxTokens: f.maxTokens}
+	}
+	run, err := f.run(cmd, a, rows, client, cfg, false, f.opponentBeta, opp)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
 // modelFlags are the flags of the commands that put rows to a model behind
@@ -107,7 +108,7 @@ type modelRun struct {
 // run puts the rows to the model with progress on a TTY, stopping at once
 // when more than --max-errors results fail: an endpoint that is down or
 // refuses every request is not asked for hours.
-func (m *modelFlags) run(cmd *cobra.Command, a *app, rows []eval.Row, client *chat.Client, cfg rewards.Config, stopAtLimit bool, opponentBeta float64) (*modelRun, error) {
+func (m *modelFlags) run(cmd *cobra.Command, a *app, rows []eval.Row, client *chat.Client, cfg rewards.Config, stopAtLimit bool, opponentBeta float64, opponent negotiation.Opponent) (*modelRun, error) {
 	prog := newProgress(a.stderr, fmt.Sprintf("of %d results", len(rows)*m.samples))
 	ctx, stop := context.WithCancel(cmd.Context())
 	defer stop()
@@ -117,7 +118,7 @@ func (m *modelFlags) run(cmd *cobra.Command, a *app, rows []eval.Row, client *ch
 	results, err := eval.Run(ctx, rows, eval.Options{
 		Client: client, Rewards: cfg, Samples: m.samples, Temperature: m.temperature,
 		MaxTokens: m.maxTokens, Seed: m.seed, MaxTurns: m.maxTurns, Workers: m.concurrency,
-		ToolChoice: m.toolChoice, StopAtLimit: stopAtLimit, OpponentBeta: opponentBeta,
+		ToolChoice: m.toolChoice, StopAtLimit: stopAtLimit, OpponentBeta: opponentBeta, Opponent: opponent,
 		Done: func(r *eval.Result) {
 			mu.Lock()
 			defer mu.Unlock()

@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/memlimit"
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth/negotiation"
 	"github.com/timeaware/timeaware/verifier"
 )
 
@@ -84,6 +86,15 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	token := v.GetString("serve.token")
+	var opponent negotiation.Opponent
+	if u, m := v.GetString("serve.negotiation_opponent_url"), v.GetString("serve.negotiation_opponent_model"); u != "" || m != "" {
+		c, err := chat.New(chat.Options{Name: "serve.negotiation_opponent_url", URL: u, Model: m,
+			APIKey: os.Getenv(v.GetString("serve.negotiation_opponent_api_key_env"))})
+		if err != nil {
+			return usageError{err}
+		}
+		opponent = negotiation.ModelOpponent{Client: c}
+	}
 	srv, err := verifier.New(verifier.Options{
 		Scorer: scorer, Timers: store, Token: token,
 		MaxBodyBytes: int64(v.GetInt("serve.max_body_bytes")), MaxBatchItems: v.GetInt("serve.max_batch_items"),
@@ -91,8 +102,9 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		MaxInflight: v.GetInt("serve.max_inflight"), MemoryBudget: budget,
 		RequestTimeout: durations["serve.request_timeout"], BodyTimeout: durations["serve.body_timeout"],
 		ShutdownGrace: durations["serve.shutdown_grace"], ShutdownTimeout: durations["serve.shutdown_timeout"],
-		OpenRLHFDataSource: v.GetString("serve.openrlhf_data_source"),
-		Logger:             log, Version: buildVersion(),
+		OpenRLHFDataSource:  v.GetString("serve.openrlhf_data_source"),
+		NegotiationOpponent: opponent,
+		Logger:              log, Version: buildVersion(),
 	})
 	if err != nil {
 		return usageError{err}

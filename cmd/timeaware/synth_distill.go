@@ -122,7 +122,7 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 		return fmt.Errorf("--out: %w", err)
 	}
 	defer af.Abort()
-	run, err := f.run(cmd, a, rows, client, cfg, true, 0)
+	run, err := f.run(cmd, a, rows, client, cfg, true, 0, nil)
 	if err != nil {
 		return err
 	}

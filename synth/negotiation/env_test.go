@@ -3,11 +3,16 @@ package negotiation
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -133,4 +138,38 @@ func TestConcessionFollowsItsCurve(t *testing.T) {
 	}
 	_, err := NewEpisode(json.RawMessage(`{"scenario":{}}`), "", Concession{}, newScorer(t))
 	assert.ErrorContains(t, err, "ground_truth")
+}
+
+// TestModelOpponent: a model plays the HR manager, prompted with its own
+// payoff table; its reply is its turn, charged its generation time, and an
+// acceptance closes the deal.
+func TestModelOpponent(t *testing.T) {
+	var system, last string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		require.NoError(t, json.NewDecoder(r.Body).Decode(&req))
+		system, last = req.Messages[0].Content, req.Messages[len(req.Messages)-1].Content
+		time.Sleep(30 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"{\"text\": \"Deal.\", \"action\": {\"action\": \"accept\"}}"}}]}`)
+	}))
+	defer srv.Close()
+	c, err := chat.New(chat.Options{URL: srv.URL, Model: "opponent"})
+	require.NoError(t, err)
+	ep, err := NewEpisode(envGT(t, rewards.NegotiationControl, 60), "", ModelOpponent{Client: c}, newScorer(t))
+	require.NoError(t, err)
+	st, err := ep.Step(context.Background(), agentProposal)
+	require.NoError(t, err)
+	assert.Contains(t, system, "You are the hr", "the opponent is briefed as its own role")
+	assert.Contains(t, system, `"low" = 8, "mid" = 4, "high" = 0`, "with its own payoff table")
+	assert.Contains(t, last, `"offer":{"salary":"mid","start":"June"}`, "the agent's message is its user turn")
+	require.True(t, st.Done)
+	assert.True(t, st.Outcome.Deal)
+	assert.InDelta(t, 0.4, st.Score, 1e-12)
+	assert.GreaterOrEqual(t, st.Reply.ThinkS, 0.03, "its generation time is on the clock")
 }

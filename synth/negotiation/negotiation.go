@@ -424,6 +424,37 @@ func table(s *rewards.NegotiationScenario, r int) string {
 	return b.String()
 }
 
+// system is the system prompt of role ri of scenario s, whose payoff
+// section is tbl, under a condition and its budget: the brief (the
+// scenario's, else Prompts.Brief), the private payoff table, the reply
+// format, and the rules of the clock (with the speech latency) or of the
+// turn limit.
+func (p *Prompts) system(s *rewards.NegotiationScenario, ri int, tbl, cond string, deadline float64, turns int, wpm float64) string {
+	self, other := &s.Roles[ri], &s.Roles[1-ri]
+	names := strings.NewReplacer(PlaceholderRole, roleName(self), PlaceholderOther, roleName(other))
+	brief := self.Brief
+	if strings.TrimSpace(brief) == "" {
+		brief = names.Replace(p.Brief)
+	}
+	issueKeys := make([]string, len(s.Issues))
+	for i, is := range s.Issues {
+		issueKeys[i] = strconv.Quote(is.ID)
+	}
+	format := strings.NewReplacer(PlaceholderOther, roleName(other), PlaceholderIssues, strings.Join(issueKeys, ", ")).Replace(p.Format)
+	var rules string
+	if cond == rewards.NegotiationTurnLimit {
+		rules = strings.Replace(p.TurnLimit, PlaceholderTurns, strconv.Itoa(turns), 1)
+	} else {
+		perWord := strconv.FormatFloat(60/wpm, 'f', -1, 64)
+		if len(perWord) > 6 {
+			perWord = strconv.FormatFloat(60/wpm, 'f', 3, 64)
+		}
+		rules = strings.Replace(p.Deadline, PlaceholderSeconds, fmtPoints(deadline), 1) + " " +
+			strings.NewReplacer(PlaceholderWPM, fmtPoints(wpm), PlaceholderSecondsPerWord, perWord, PlaceholderOther, roleName(other)).Replace(p.Latency)
+	}
+	return brief + "\n\n" + tbl + "\n\n" + format + "\n\n" + rules
+}
+
 // Row returns row index. Its draws, in order: the scenario, the agent's
 // role, the first speaker, the deadline and the turn limit; all are made
 // whatever the condition, so changing the conditions does not shift them.
@@ -456,31 +487,12 @@ func (n *Generator) Row(index int64) (*Row, error) {
 		WPM:          o.WPM,
 	}
 	p := &o.Prompts
-	names := strings.NewReplacer(PlaceholderRole, roleName(self), PlaceholderOther, roleName(other))
-	brief := self.Brief
-	if strings.TrimSpace(brief) == "" {
-		brief = names.Replace(p.Brief)
-	}
-	issueKeys := make([]string, len(s.Issues))
-	for i, is := range s.Issues {
-		issueKeys[i] = strconv.Quote(is.ID)
-	}
-	format := strings.NewReplacer(PlaceholderOther, roleName(other), PlaceholderIssues, strings.Join(issueKeys, ", ")).Replace(p.Format)
-	var rules string
 	if cond == rewards.NegotiationTurnLimit {
 		row.TurnLimit = turns
-		rules = strings.Replace(p.TurnLimit, PlaceholderTurns, strconv.Itoa(turns), 1)
 	} else {
 		row.DeadlineS = deadline
-		perWord := strconv.FormatFloat(60/o.WPM, 'f', -1, 64)
-		if len(perWord) > 6 {
-			perWord = strconv.FormatFloat(60/o.WPM, 'f', 3, 64)
-		}
-		rules = strings.Replace(p.Deadline, PlaceholderSeconds, fmtPoints(deadline), 1) + " " +
-			strings.NewReplacer(PlaceholderWPM, fmtPoints(o.WPM), PlaceholderSecondsPerWord, perWord, PlaceholderOther, roleName(other)).Replace(p.Latency)
 	}
-	row.System = brief + "\n\n" + n.tables[si][ri] + "\n\n" + format + "\n\n" + rules
-
+	row.System = p.system(s, ri, n.tables[si][ri], cond, row.DeadlineS, row.TurnLimit, o.WPM)
 	gt := rewards.NegotiationGroundTruth{
 		Scenario:     n.scoring[si],
 		Role:         self.ID,
