@@ -97,6 +97,7 @@ var defaults = map[string]any{
 	"synth.puzzles.explicit":              false,
 	"synth.puzzles.instruction":           "",
 	"synth.puzzles.system_prompt":         "",
+	"synth.puzzles.conventions":           "",
 	"synth.puzzles.split":                 "train",
 	"synth.puzzles.ability":               "temporal_reasoning",
 	"synth.puzzles.format":                "",

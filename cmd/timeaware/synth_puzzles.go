@@ -173,6 +173,9 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, *output.Entry, error) {
 		o.Prompt.Instruction = s
 	}
 	o.Prompt.System = v.GetString("synth.puzzles.system_prompt")
+	if s := v.GetString("synth.puzzles.conventions"); s != "" {
+		o.Prompt.Conventions = s
+	}
 	o.Split = v.GetString("synth.puzzles.split")
 	o.Ability = v.GetString("synth.puzzles.ability")
 	o.MaxAttempts = v.GetInt("synth.puzzles.max_attempts")

@@ -562,7 +562,9 @@ func orList(items []string) string {
 func (u *universe) implicit(f *Fact) string {
 	switch f.Kind {
 	case KindDecade:
-		return fmt.Sprintf("It is in the %ds.", f.Year)
+		// Written as a decade with its years: "the 1900s" alone reads as a
+		// century to many people.
+		return fmt.Sprintf("It is in the %ds decade, %d–%d.", f.Year, f.Year, f.Year+9)
 	case KindZodiac:
 		return fmt.Sprintf("It is in a Chinese zodiac year of the %s (the zodiac year begins at the Chinese New Year).", f.Animal)
 	case KindSeason:

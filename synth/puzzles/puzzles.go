@@ -59,15 +59,23 @@ type Prompt struct {
 	System string
 	// Instruction is the user turn. Placeholders: {constraints} (the
 	// numbered constraints, one a line), {first_date} and {last_date} (the
-	// range of dates that count) and {season_note} (a sentence defining the
-	// seasons, empty unless the puzzle names one).
+	// range of dates that count), {season_note} (a sentence defining the
+	// seasons, empty unless the puzzle names one) and {conventions}.
 	Instruction string
+	// Conventions states the calendars the puzzle is solved in, for the
+	// {conventions} placeholder: the proleptic Gregorian calendar, and the
+	// Chinese calendar as computed for UTC+8.
+	Conventions string
 }
+
+// DefaultConventions is the conventions preamble of DefaultInstruction.
+const DefaultConventions = "Dates are in the Gregorian calendar, its rules extended back before its adoption in 1582 (the proleptic Gregorian calendar), unless a constraint says otherwise. " +
+	"Chinese lunar months and zodiac years are those of the Chinese calendar computed for China's time zone, UTC+8; a zodiac year begins at the Chinese New Year."
 
 // DefaultInstruction asks for the answer on a last line "MY ANSWER:
 // YYYY-MM-DD, ..." or "MY ANSWER: None", which rewards.ParseDateAnswer
 // reads.
-const DefaultInstruction = `Find every date that satisfies all of the constraints below. There may be no such date, exactly one, or several. Dates are in the Gregorian calendar unless a constraint says otherwise, and only dates from {first_date} to {last_date} count.{season_note}
+const DefaultInstruction = `Find every date that satisfies all of the constraints below. There may be no such date, exactly one, or several, and only dates from {first_date} to {last_date} count. {conventions}{season_note}
 
 Constraints:
 {constraints}
@@ -126,7 +134,7 @@ func DefaultOptions() Options {
 		KB:             DefaultKB(),
 		DisputedYears:  DefaultDisputedYears(),
 		DisputedMonths: DefaultDisputedMonths(),
-		Prompt:         Prompt{Instruction: DefaultInstruction},
+		Prompt:         Prompt{Instruction: DefaultInstruction, Conventions: DefaultConventions},
 		Split:          "train",
 		Ability:        "temporal_reasoning",
 		MaxAttempts:    100000,
@@ -720,7 +728,7 @@ func (g *Generator) finish(rng *rand.Rand, index int64, target, attempts int, fa
 		note = " " + seasonNote(sh.opt.Seasons)
 	}
 	text := strings.NewReplacer("{constraints}", list.String(), "{first_date}", p.FirstDate,
-		"{last_date}", p.LastDate, "{season_note}", note).Replace(sh.opt.Prompt.Instruction)
+		"{last_date}", p.LastDate, "{season_note}", note, "{conventions}", sh.opt.Prompt.Conventions).Replace(sh.opt.Prompt.Instruction)
 	if sh.opt.Prompt.System != "" {
 		p.Messages = append(p.Messages, Message{"system", sh.opt.Prompt.System})
 	}

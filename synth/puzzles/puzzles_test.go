@@ -768,3 +768,37 @@ func TestGroupIsTheAnchorEvent(t *testing.T) {
 	kb := []Event{{Event: "b"}, {Event: "a"}, {Event: "b"}}
 	assert.Equal(t, []string{"a", "b"}, Groups(kb))
 }
+
+// TestWordingLeavesNoRoomForMisreading: decades are written as decades with
+// their years (never "the 1900s" alone, which reads as a century), and the
+// prompt states the calendars: proleptic Gregorian, the Chinese calendar at
+// UTC+8; the conventions text is replaceable.
+func TestWordingLeavesNoRoomForMisreading(t *testing.T) {
+	bare := regexp.MustCompile(`\bthe \d{3}0s\b(?: [^d]|[.,;]|$)`)
+	opt := testOptions(5, func(o *Options) { o.FromYear, o.ToYear = 1, 2000 })
+	g, err := NewGenerator(opt)
+	require.NoError(t, err)
+	decades := 0
+	for i := range 300 {
+		p, err := g.Generate(int64(i))
+		require.NoError(t, err)
+		user := p.Messages[len(p.Messages)-1].Content
+		assert.NotRegexp(t, bare, user)
+		assert.Contains(t, user, "proleptic Gregorian calendar")
+		assert.Contains(t, user, "UTC+8")
+		for _, c := range p.Constraints {
+			if strings.Contains(c, "decade") {
+				decades++
+				assert.Regexp(t, `^It is in the (\d+)0s decade, \d+0–\d+9\.$`, c)
+			}
+		}
+	}
+	assert.Positive(t, decades)
+
+	opt.Prompt.Conventions = "All dates are Gregorian."
+	g, err = NewGenerator(opt)
+	require.NoError(t, err)
+	p, err := g.Generate(0)
+	require.NoError(t, err)
+	assert.Contains(t, p.Messages[len(p.Messages)-1].Content, "count. All dates are Gregorian.")
+}
