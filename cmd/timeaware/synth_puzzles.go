@@ -327,7 +327,7 @@ func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, sp
 	}
 	lunar := "on"
 	if !s.LunarFacts {
-		lunar = "off (years outside the lunar table, or not enabled)"
+		lunar = "off (years that miss the lunar table, or not enabled)"
 	}
 	fmt.Fprintf(w, "  years:       %s; lunar facts %s\n", s.Years, lunar)
 	fmt.Fprintf(w, "  solutions:   %s\n", countList(s.BySolutions))

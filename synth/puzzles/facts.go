@@ -114,7 +114,16 @@ type universe struct {
 	fromYear, toYear int
 	words            int
 	lunar            *lunarTable
-	lunarOK          bool // the table covers every day of the range
+	// lunarAny says the table covers some day of the range: lunar and
+	// zodiac facts can be used, and decide a puzzle unless its other facts
+	// leave a day the table cannot place (monthUnknown, yearUnknown).
+	lunarAny bool
+	// monthUnknown holds the days of the range outside the table, whose
+	// lunar month is unknown; yearUnknown those after its end, whose lunar
+	// year (zodiac animal) is unknown. The days before its first new year
+	// belong to the lunar year before the table's first, whose animal the
+	// cycle gives.
+	monthUnknown, yearUnknown dateSet
 
 	full       dateSet
 	weekday    [8]dateSet
@@ -156,7 +165,7 @@ func newUniverseWith(fromYear, toYear int, lt *lunarTable) (*universe, error) {
 	u.first = dayNumber(fromYear, 1, 1)
 	u.n = dayNumber(toYear, 12, 31) + 1 - u.first
 	u.words = (u.n + 63) / 64
-	u.lunarOK = u.first >= lt.first() && u.first+u.n <= lt.end()
+	u.lunarAny = u.first < lt.end() && u.first+u.n > lt.first()
 	newSet := func() dateSet { return dateSet{w: make([]uint64, u.words), lo: 0, hi: u.words} }
 	u.full = newSet()
 	u.full.setRange(0, u.n)
@@ -176,6 +185,7 @@ func newUniverseWith(fromYear, toYear int, lt *lunarTable) (*universe, error) {
 	for a := range u.zodiac {
 		all = append(all, &u.zodiac[a])
 	}
+	all = append(all, &u.monthUnknown, &u.yearUnknown)
 	for _, s := range all {
 		*s = newSet()
 	}
@@ -208,7 +218,18 @@ func newUniverseWith(fromYear, toYear int, lt *lunarTable) (*universe, error) {
 		u.domLE[d].copyFrom(&u.domLE[d-1])
 		u.domLE[d].or(&u.dom[d])
 	}
-	if u.lunarOK {
+	if u.lunarAny {
+		if a, b := u.first, min(lt.first(), u.first+u.n); a < b {
+			// Before the table's first new year: the lunar year before its
+			// first, one step back in the animal cycle; months unknown.
+			prev := (animalIndex(lt.animalOf(lt.firstYear)) + 11) % 12
+			u.zodiac[prev].setBitsRange(0, b-a)
+			u.monthUnknown.setBitsRange(0, b-a)
+		}
+		if a, b := max(lt.end(), u.first), u.first+u.n; a < b {
+			u.monthUnknown.setBitsRange(a-u.first, b-u.first)
+			u.yearUnknown.setBitsRange(a-u.first, b-u.first)
+		}
 		for _, lm := range lt.months {
 			a, b := max(lm.start, u.first)-u.first, min(lm.start+lm.days, u.first+u.n)-u.first
 			if a >= b {
@@ -329,8 +350,8 @@ func (u *universe) checkFact(f *Fact) error {
 	default:
 		return fmt.Errorf("unknown kind %q", f.Kind)
 	}
-	if (f.Kind == KindZodiac || f.Kind == KindLunar) && !u.lunarOK {
-		return fmt.Errorf("%s facts need years within the lunar table (%s to %s)", f.Kind,
+	if (f.Kind == KindZodiac || f.Kind == KindLunar) && !u.lunarAny {
+		return fmt.Errorf("%s facts need years that meet the lunar table (%s to %s)", f.Kind,
 			formatDate(u.lunar.first()), formatDate(u.lunar.end()-1))
 	}
 	return nil

@@ -378,8 +378,10 @@ type Generator struct {
 func levelIndex(l Level) int { return slices.Index(allLevels[:], l) }
 
 // NewGenerator validates opt and precomputes the calendar sets of its
-// year range. Zodiac and lunar-month facts are left out when the range
-// reaches outside the lunar table (1801–2050 are covered whole).
+// year range. Zodiac and lunar-month facts are used whenever the range
+// meets the lunar table (1800-01-25 to the end of 2050); a puzzle with one
+// is kept only when its other facts rule out every day the table cannot
+// place, as for the disputed months and years.
 func NewGenerator(opt Options) (*Generator, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
@@ -402,7 +404,7 @@ func NewGenerator(opt Options) (*Generator, error) {
 		}
 	}
 	for _, k := range kinds {
-		if k == KindEvent || (k == KindZodiac || k == KindLunar) && !u.lunarOK ||
+		if k == KindEvent || (k == KindZodiac || k == KindLunar) && !u.lunarAny ||
 			k == KindSeason && len(opt.Seasons) == 0 || slices.Contains(sh.kinds[levelIndex(kindLevel[k])], k) {
 			continue
 		}
@@ -424,10 +426,13 @@ func NewGenerator(opt Options) (*Generator, error) {
 	if len(sh.events[0])+len(sh.events[1])+len(sh.events[2]) == 0 {
 		return nil, &synth.OptionError{Family: "puzzles", Key: "kb", Err: fmt.Errorf("no event of the knowledge base falls in %d-%d", opt.FromYear, opt.ToYear)}
 	}
-	if u.lunarOK {
+	if u.lunarAny {
 		sh.uncMonth, sh.uncYear = u.newScratch(), u.newScratch()
 		sh.uncMonth.clear()
 		sh.uncYear.clear()
+		sh.uncMonth.or(&u.monthUnknown)
+		sh.uncYear.or(&u.yearUnknown)
+		sh.hasUnc = u.monthUnknown.count() > 0 || u.yearUnknown.count() > 0
 		lt := u.lunar
 		mark := func(s *dateSet, a, b int) { // day numbers [a, b)
 			for n := max(a, u.first); n < min(b, u.first+u.n); n++ {
@@ -754,6 +759,9 @@ func seasonNote(seasons []Season) string {
 	return "Seasons go by month: " + strings.Join(parts, "; ") + "."
 }
 
+// ErrUndecidable marks a puzzle whose answer the calendars cannot decide.
+var ErrUndecidable = errors.New("undecidable")
+
 // Solver computes answer sets from structured facts (Alg. 3). It
 // caches the calendar sets of each year range it sees; it is safe for
 // concurrent use.
@@ -807,6 +815,35 @@ func (s *Solver) Solve(facts []Fact, fromYear, toYear int) ([]string, error) {
 		sets[i] = u.factSet(&facts[i], &scratch)
 		counts[i] = sets[i].count()
 		order[i] = i
+	}
+	// A lunar (zodiac) fact decides nothing on a day the table cannot place:
+	// when the other facts leave such a day, the answer is unknown.
+	for i := range facts {
+		unknown := &u.monthUnknown
+		switch facts[i].Kind {
+		case KindLunar:
+		case KindZodiac:
+			unknown = &u.yearUnknown
+		default:
+			continue
+		}
+		rest := u.newScratch()
+		rest.copyFrom(unknown)
+		for j := range facts {
+			if j != i {
+				rest.and(sets[j])
+			}
+		}
+		if rest.count() > 0 {
+			day := -1
+			rest.members(func(d int) {
+				if day < 0 {
+					day = d
+				}
+			})
+			return nil, fmt.Errorf("fact %d (%s): %w: the lunar calendar is not known on %s, a day the other facts allow",
+				i+1, facts[i].Kind, ErrUndecidable, formatDate(u.first+day))
+		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return counts[a] - counts[b] })
 	a := u.newScratch()

@@ -49,7 +49,7 @@ func TestCalendarMatchesTimePackage(t *testing.T) {
 func randomFact(rng *rand.Rand, u *universe, kb []Event) Fact {
 	for {
 		k := Kinds[rng.IntN(len(Kinds))]
-		if (k == KindZodiac || k == KindLunar) && !u.lunarOK {
+		if (k == KindZodiac || k == KindLunar) && !u.lunarAny {
 			continue
 		}
 		f := Fact{Kind: k}
@@ -167,9 +167,11 @@ func TestSolveRejectsBadFacts(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	_, err := solver.Solve([]Fact{{Kind: KindLunar, Month: 1}}, 1700, 1900)
+	_, err := solver.Solve([]Fact{{Kind: KindLunar, Month: 1}}, 1600, 1700)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "lunar table")
+	_, err = solver.Solve([]Fact{{Kind: KindLunar, Month: 1}}, 1700, 1900)
+	assert.ErrorIs(t, err, ErrUndecidable, "a range the table covers in part decides only what it covers")
 }
 
 func testOptions(seed uint64, edit func(*Options)) Options {
@@ -230,7 +232,7 @@ func TestGeneratedHaveTheirTargetCount(t *testing.T) {
 					if tc.opt.Kinds != nil && f.Kind != KindEvent {
 						require.Contains(t, tc.opt.Kinds, f.Kind)
 					}
-					if !u.lunarOK {
+					if !u.lunarAny {
 						require.NotContains(t, []Kind{KindZodiac, KindLunar}, f.Kind)
 					}
 				}
@@ -801,4 +803,46 @@ func TestWordingLeavesNoRoomForMisreading(t *testing.T) {
 	p, err := g.Generate(0)
 	require.NoError(t, err)
 	assert.Contains(t, p.Messages[len(p.Messages)-1].Content, "count. All dates are Gregorian.")
+}
+
+// TestThePublishedRangeWorks: over 1800–2050, the published setting, the
+// lunar table misses only 1800-01-01 to 01-24. Zodiac facts still decide
+// those days (the Goat year began in 1799); lunar-month facts make only
+// the puzzles that leave such a day undecidable; generation uses both.
+func TestThePublishedRangeWorks(t *testing.T) {
+	solver := NewSolver()
+	early := []Fact{{Kind: KindYear, Year: 1800}, {Kind: KindMonth, Month: 1}, {Kind: KindDay, Day: 10}}
+	got, err := solver.Solve(append(early, Fact{Kind: KindZodiac, Animal: "Goat"}), 1800, 2050)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1800-01-10"}, got, "the days before the table's first new year are of the Goat year")
+	got, err = solver.Solve(append(early, Fact{Kind: KindZodiac, Animal: "Monkey"}), 1800, 2050)
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	_, err = solver.Solve(append(early, Fact{Kind: KindLunar, Month: 12}), 1800, 2050)
+	require.ErrorIs(t, err, ErrUndecidable)
+	assert.ErrorContains(t, err, "fact 4 (lunar_month): undecidable: the lunar calendar is not known on 1800-01-10")
+	// A lunar fact whose other facts keep away from January 1800 decides.
+	got, err = solver.Solve([]Fact{{Kind: KindYear, Year: 1800}, {Kind: KindMonth, Month: 3}, {Kind: KindDay, Day: 1}, {Kind: KindLunar, Month: 2}}, 1800, 2050)
+	require.NoError(t, err)
+	u, err := solver.universe(1800, 2050)
+	require.NoError(t, err)
+	assert.Equal(t, bruteForce(u, []Fact{{Kind: KindYear, Year: 1800}, {Kind: KindMonth, Month: 3}, {Kind: KindDay, Day: 1}, {Kind: KindLunar, Month: 2}}), got)
+
+	opt := testOptions(9, func(o *Options) { o.FromYear, o.ToYear = 1800, 2050 })
+	g, err := NewGenerator(opt)
+	require.NoError(t, err)
+	assert.True(t, g.LunarFacts())
+	kinds := map[Kind]int{}
+	for i := range 400 {
+		p, err := g.Generate(int64(i))
+		require.NoError(t, err)
+		for _, f := range p.Facts {
+			kinds[f.Kind]++
+		}
+		ans, err := solver.Solve(p.Facts, 1800, 2050)
+		require.NoError(t, err, "every generated puzzle is decidable: %+v", p.Facts)
+		assert.Equal(t, p.Solutions, ans)
+	}
+	assert.Positive(t, kinds[KindZodiac])
+	assert.Positive(t, kinds[KindLunar])
 }
