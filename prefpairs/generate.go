@@ -126,7 +126,7 @@ func (g *DirectGenerator) request(req DirectRequest) chat.Request {
 	msgs := make([]chat.Message, 0, len(req.Messages)+1)
 	merged := false
 	for _, m := range req.Messages {
-		w := ChatMessage(m)
+		w := chatMessage(m)
 		if m.Role == conversation.RoleSystem && !merged {
 			merged = true
 			text := g.instruction
@@ -150,10 +150,10 @@ func (g *DirectGenerator) request(req DirectRequest) chat.Request {
 	return r
 }
 
-// ChatMessage converts a conversation message to the wire form: tool calls
+// chatMessage converts a conversation message to the wire form: tool calls
 // with type "function" and "{}" for empty arguments, and null content only
 // for an assistant turn that calls tools.
-func ChatMessage(m conversation.Message) chat.Message {
+func chatMessage(m conversation.Message) chat.Message {
 	w := chat.Message{Role: m.Role, ToolCallID: m.ToolCallID, Name: m.Name}
 	for _, tc := range m.ToolCalls {
 		typ := tc.Type

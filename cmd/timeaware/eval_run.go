@@ -15,7 +15,6 @@ import (
 
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
-	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )
@@ -94,29 +93,6 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	if err := f.check(f.out); err != nil {
 		return err
 	}
-	cfg, err := rewardsConfig(a.v)
-	if err != nil {
-		return err
-	}
-	cache := f.cache(f.out)
-	rows, err := readEvalData(f.data, f.out, cache)
-	if err != nil {
-		return err
-	}
-	if err := eval.CheckRows(rows, cfg); err != nil {
-		return err
-	}
-	client, err := f.client("eval", f.out)
-	if err != nil {
-		return err
-	}
-	// The output must be creatable before any request is sent.
-	af, err := output.Create(f.out)
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
-	}
-	defer af.Abort()
-
 	var opp negotiation.Opponent
 	if f.opponentURL != "" || f.opponentModel != "" {
 		if f.opponentURL == "" || f.opponentModel == "" {
@@ -129,6 +105,20 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 		}
 		opp = negotiation.ModelOpponent{Client: oc, Temperature: f.temperature, MaxTokens: f.maxTokens}
 	}
+	cfg, err := rewardsConfig(a.v)
+	if err != nil {
+		return err
+	}
+	cache := f.cache(f.out)
+	rows, err := readEvalData(f.data, f.out, cache)
+	if err != nil {
+		return err
+	}
+	client, af, err := f.start("eval", f.out, rows, cfg)
+	if err != nil {
+		return err
+	}
+	defer af.Abort()
 	run, err := f.run(cmd, a, rows, client, cfg, false, f.opponentBeta, opp)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )
@@ -95,6 +96,24 @@ func (m *modelFlags) client(name, out string) (*chat.Client, error) {
 		return nil, usagef("--endpoint %s: %v", m.endpoint, err)
 	}
 	return c, nil
+}
+
+// start checks the rows against their rewards, builds the chat client
+// (name prefixes its errors) and creates --out, before any request is sent;
+// the caller aborts the file unless it commits it.
+func (m *modelFlags) start(name, out string, rows []eval.Row, cfg rewards.Config) (*chat.Client, *output.File, error) {
+	if err := eval.CheckRows(rows, cfg); err != nil {
+		return nil, nil, err
+	}
+	client, err := m.client(name, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	af, err := output.Create(out)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--out: %w", err)
+	}
+	return client, af, nil
 }
 
 // modelRun is what run did: the results (nil where unfinished), whether it

@@ -110,16 +110,9 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("--input %s: no timely/general rows to distill (%d rows of other data sources)", f.input, skipped)
 	}
-	if err := eval.CheckRows(rows, cfg); err != nil {
-		return err
-	}
-	client, err := f.client("distill", f.out)
+	client, af, err := f.start("distill", f.out, rows, cfg)
 	if err != nil {
 		return err
-	}
-	af, err := output.Create(f.out)
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
 	}
 	defer af.Abort()
 	run, err := f.run(cmd, a, rows, client, cfg, true, 0, nil)

@@ -202,9 +202,10 @@ def _sum_counts(summaries: List[Any], key: str = "") -> Any:
 
 
 def _rows_by(outputs: List[Dict[str, Any]]) -> Dict[str, int]:
+    """Rows by split for a split run, else by the outputs' role."""
     rows: Dict[str, int] = {}
     for o in outputs:
-        key = o["path"].split("/")[-2] if o["path"].count("/") >= 2 else (o.get("role") or "rows")
+        key = o.get("split") or o.get("role") or "rows"
         rows[key] = rows.get(key, 0) + (o.get("rows") or 0)
     return rows
 
@@ -289,13 +290,16 @@ def run_sharded(
                 os.replace(src, dest)
             else:
                 dest = src
-            outputs.append({**entry, "path": str(dest.relative_to(root.parent)), "shard": i})
+            out = {**entry, "path": str(dest.relative_to(root.parent)), "shard": i}
+            if side is not None:
+                out["split"] = side
+            outputs.append(out)
         (part.parent / (part.name + ".manifest.json")).unlink(missing_ok=True)
 
     # Parts of an earlier run into the same directory (with another number
     # of shards, or split where this one is not) would be read as data:
     # remove every part this run did not write.
-    written = {root / o["path"].split("/", 1)[1] for o in outputs}
+    written = {root.parent / o["path"] for o in outputs}
     for d in (root, root / "train", root / "test"):
         if d.is_dir():
             for p in d.glob("part-*-of-*.*"):

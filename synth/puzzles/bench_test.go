@@ -12,6 +12,12 @@ import (
 func BenchmarkGenerate(b *testing.B) {
 	opt := DefaultOptions()
 	opt.Seed = 1
+	benchGenerate(b, opt)
+}
+
+// benchGenerate generates b.N puzzles of opt on one goroutine and reports
+// puzzles per second.
+func benchGenerate(b *testing.B, opt Options) {
 	g, err := NewGenerator(opt)
 	if err != nil {
 		b.Fatal(err)
@@ -35,18 +41,7 @@ func BenchmarkGenerateYears(b *testing.B) {
 			opt := DefaultOptions()
 			opt.Seed = 1
 			opt.FromYear, opt.ToYear = r[0], r[1]
-			g, err := NewGenerator(opt)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				if _, err := g.Generate(int64(i)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "puzzles/s")
+			benchGenerate(b, opt)
 		})
 	}
 }
