@@ -235,8 +235,9 @@ func TestLiveTimelyRowReadsTheTimer(t *testing.T) {
 	assert.Equal(t, 1.0, r.Details["on_time"])
 	assert.Equal(t, 30.0, r.Details["time_limit_s"])
 	// The score is the Timely reward at that time, as the rewards compute it.
-	cfg := rewards.DefaultConfig().Timely
-	assert.InDelta(t, rewards.TimelyReward(cfg, el, 30, cfg.CorrectReward), r.Score, 1e-9)
+	// Timely-RL, written from the paper: r_f + r + λ·sin(π/2 · t/T), with
+	// r_f = 0.1, r = 0.5, λ = 0.4 for a right answer on time.
+	assert.InDelta(t, 0.1+0.5+0.4*math.Sin(math.Pi/2*el/30), r.Score, 1e-9)
 	require.Len(t, r.Turns, 3)
 	assert.Equal(t, "get_duration", r.Turns[0].ToolCalls[0].Function.Name)
 	assert.Equal(t, toolAnswers[0], *r.Turns[1].Content)
