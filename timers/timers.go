@@ -453,7 +453,11 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-var b64 = base64.RawURLEncoding
+// b64 encodes a token's two parts. Decoding is strict (a last character
+// whose unused low bits are set is refused) and decode checks each part's
+// length (the decoder skips CR and LF even when strict), so a signed timer
+// has exactly one accepted spelling.
+var b64 = base64.RawURLEncoding.Strict()
 
 func (s *Store) encode(st state) string {
 	buf := make([]byte, fixedLen, fixedLen+len(st.rollout)+macLen)
@@ -493,20 +497,20 @@ func (s *Store) decode(tok string) (state, error) {
 	}
 	var pbuf [fixedLen + maxRolloutID + 8]byte
 	var mbuf [macLen + 8]byte
-	payload, mac := pbuf[:0], mbuf[:0]
 	if b64.DecodedLen(dot) > len(pbuf) || b64.DecodedLen(len(tok)-dot-1) != macLen {
 		return state{}, ErrInvalid
 	}
+	// A part longer than its bytes' encoding had CR or LF in it.
 	n, err := b64.Decode(pbuf[:], []byte(tok[:dot]))
-	if err != nil {
+	if err != nil || b64.EncodedLen(n) != dot {
 		return state{}, ErrInvalid
 	}
-	payload = pbuf[:n]
+	payload := pbuf[:n]
 	m, err := b64.Decode(mbuf[:], []byte(tok[dot+1:]))
-	if err != nil || m != macLen {
+	if err != nil || m != macLen || b64.EncodedLen(m) != len(tok)-dot-1 {
 		return state{}, ErrInvalid
 	}
-	mac = mbuf[:m]
+	mac := mbuf[:m]
 	want := s.sign(payload)
 	if !hmac.Equal(mac, want[:macLen]) {
 		return state{}, ErrInvalid

@@ -2,6 +2,7 @@ package timers
 
 import (
 	"context"
+	"encoding/base64"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -297,6 +298,87 @@ func TestOutOfBoundsTokensAreInvalid(t *testing.T) {
 	}
 }
 
+// otherSpellings returns the spellings of one part of a token that
+// non-strict unpadded base64url decodes to the same bytes: the last
+// character with any of its unused low bits set, and CR or LF inserted at
+// any position (which even a strict decoder skips).
+func otherSpellings(t *testing.T, part string) []string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	// A final group of 2 characters carries 1 byte (4 unused bits), one of
+	// 3 carries 2 bytes (2 unused bits); a full group has none.
+	unused := map[int]uint{0: 0, 2: 4, 3: 2}[len(part)%4]
+	last := strings.IndexByte(alphabet, part[len(part)-1])
+	require.GreaterOrEqual(t, last, 0)
+	require.Zero(t, last&(1<<unused-1), "the canonical spelling has its unused bits clear")
+	var out []string
+	for low := 1; low < 1<<unused; low++ {
+		out = append(out, part[:len(part)-1]+string(alphabet[last|low]))
+	}
+	for i := 0; i <= len(part); i++ {
+		out = append(out, part[:i]+"\r"+part[i:], part[:i]+"\n"+part[i:])
+	}
+	return out
+}
+
+// TestTokenHasOneSpelling: a timer is accepted under its canonical token
+// only; every other spelling of either part that lenient base64 decoding
+// would read as the same bytes is refused.
+func TestTokenHasOneSpelling(t *testing.T) {
+	tests := []struct {
+		name, rollout string
+		unusedBits    int // in the payload's last character (the MAC's has 4)
+	}{
+		{"payload ends in one byte", "r", 4},
+		{"payload ends in two bytes", "ro", 2},
+		{"payload ends on a full group", "rol", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
+			s := newStore(t, clk, secret)
+			r, err := s.Create(Spec{RolloutID: tc.rollout})
+			require.NoError(t, err)
+			payload, mac, ok := strings.Cut(r.Timer, ".")
+			require.True(t, ok)
+
+			_, err = s.Read(r.Timer)
+			require.NoError(t, err, "the canonical token")
+
+			type part struct{ canon, other, name string }
+			var variants []part
+			payloads := otherSpellings(t, payload)
+			require.Len(t, payloads, 1<<tc.unusedBits-1+2*(len(payload)+1))
+			for _, p := range payloads {
+				variants = append(variants, part{payload, p, "payload"})
+			}
+			macs := otherSpellings(t, mac)
+			require.Len(t, macs, 15+2*(len(mac)+1))
+			for _, m := range macs {
+				variants = append(variants, part{mac, m, "mac"})
+			}
+			for _, v := range variants {
+				// The variant is a real second spelling: lenient decoding
+				// reads it as the canonical part's bytes.
+				want, err := base64.RawURLEncoding.DecodeString(v.canon)
+				require.NoError(t, err)
+				got, err := base64.RawURLEncoding.DecodeString(v.other)
+				require.NoError(t, err, "%s %q", v.name, v.other)
+				require.Equal(t, want, got, "%s %q", v.name, v.other)
+
+				tok := payload + "." + v.other
+				if v.name == "payload" {
+					tok = v.other + "." + mac
+				}
+				_, err = s.Read(tok)
+				assert.ErrorIs(t, err, ErrInvalid, "%s spelled %q", v.name, v.other)
+			}
+			_, err = s.Read(r.Timer)
+			assert.NoError(t, err, "the canonical token after the variants")
+		})
+	}
+}
+
 func TestErrors(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1_800_000_000, 0)}
 	s := newStore(t, clk, secret)
@@ -385,6 +467,10 @@ func FuzzReadToken(f *testing.F) {
 			again, err := s.Read(got.Timer)
 			if err != nil || again.RolloutID != got.RolloutID {
 				t.Fatalf("accepted %q but cannot re-read its token", tok)
+			}
+			// and only in their one canonical spelling.
+			if st, err := s.decode(tok); err != nil || s.encode(st) != tok {
+				t.Fatalf("accepted %q, which is not the canonical token of its timer", tok)
 			}
 		}
 	})
