@@ -103,9 +103,6 @@ type Result struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// counted reports whether the result enters the metrics.
-func (r *Result) counted() bool { return r != nil && r.Error == "" && r.Skipped == "" }
-
 // Run puts every row to the model Samples times and scores the replies. It
 // returns the results in input order, one per row and sample. When ctx is
 // cancelled it stops sending, and returns what finished (the others nil)

@@ -426,7 +426,6 @@ type gateNear struct {
 // gateBatch is a run of rows hashed by one worker.
 type gateBatch struct {
 	seq   int // batch number
-	first uint32
 	rows  []Row
 	fps   []uint64
 	empty []bool

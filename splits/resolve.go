@@ -64,7 +64,7 @@ func ResolveColumns(sets []Dataset, o Overrides) (*Columns, error) {
 				continue
 			}
 			if preset != nil && p != preset {
-				return nil, fmt.Errorf("%s looks like %s output and %s like %s output: check one kind at a time, or name the columns with --preset none --text ...", from, preset.Name, d.Path, p.Name)
+				return nil, fmt.Errorf("%s looks like %s output and %s like %s output: check one kind at a time, or name the columns with --preset none and --text", from, preset.Name, d.Path, p.Name)
 			}
 			preset, from = p, d.Path
 		}
