@@ -347,6 +347,12 @@ func (s *dateSet) setRange(a, b int) {
 	}
 	s.lo, s.hi = a>>6, (b-1)>>6+1
 	clear(s.w[s.lo:s.hi])
+	s.orRange(a, b)
+}
+
+// orRange adds days [a, b) to s; s must span every word (a full-span
+// scratch set).
+func (s *dateSet) orRange(a, b int) {
 	for i := a; i < b; {
 		if i&63 == 0 && i+64 <= b {
 			s.w[i>>6] = ^uint64(0)

@@ -30,11 +30,12 @@ const (
 	KindDecade   Kind = "decade"        // Year: the decade's first year (1980 for the 1980s)
 	KindLeapYear Kind = "leap_year"     // Leap: whether the year is a leap year
 	KindZodiac   Kind = "zodiac"        // Animal: the Chinese zodiac animal of the lunar year
+	KindYearSet  Kind = "year_set"      // Event (what took place), Years (when it did) and Year (the last year counted): a YearSet
 	KindMonth    Kind = "month"         // Month
 	KindSeason   Kind = "season"        // Season (its name) and Months (what it means)
 	KindLunar    Kind = "lunar_month"   // Month (1–12) and Leap of the Chinese lunar month
 	KindWeekday  Kind = "weekday"       // Weekday
-	KindNth      Kind = "nth_weekday"   // N (1–5, or -1 for the last) and Weekday
+	KindNth      Kind = "nth_weekday"   // N (1–5 from the start, -1 to -5 from the end: -1 the last, -2 the second to last) and Weekday
 	KindDay      Kind = "day_of_month"  // Day (1–31, or -1 for the last day)
 	KindDayRange Kind = "day_range"     // Op ("before" or "after") and Day: day of month < Day or > Day
 	KindWeekdays Kind = "multi_weekday" // Weekdays (2 to 6 of them)
@@ -43,7 +44,7 @@ const (
 
 // Kinds lists every kind in the order of the Time Puzzles paper, Table 2.
 var Kinds = []Kind{
-	KindYear, KindDecade, KindLeapYear, KindZodiac,
+	KindYear, KindDecade, KindLeapYear, KindZodiac, KindYearSet,
 	KindMonth, KindSeason, KindLunar,
 	KindNth, KindDay, KindWeekday, KindWeekdays, KindDayRange,
 	KindEvent,
@@ -53,7 +54,7 @@ var Kinds = []Kind{
 // on its relation.
 var kindLevel = map[Kind]Level{
 	KindYear: LevelYear, KindDecade: LevelYear, KindLeapYear: LevelYear,
-	KindZodiac: LevelYear, KindMonth: LevelMonth, KindSeason: LevelMonth,
+	KindZodiac: LevelYear, KindYearSet: LevelYear, KindMonth: LevelMonth, KindSeason: LevelMonth,
 	KindLunar: LevelMonth, KindWeekday: LevelDay, KindNth: LevelDay,
 	KindDay: LevelDay, KindDayRange: LevelDay, KindWeekdays: LevelDay,
 }
@@ -97,13 +98,14 @@ type Fact struct {
 	Relation Relation `json:"relation"`
 	Start    string   `json:"start"`
 	End      string   `json:"end"`
+	Years    []int    `json:"years"`
 }
 
 // monthNames and weekdayNames name months 1–12 and ISO weekdays 1–7.
 var (
 	monthNames   = [13]string{"", "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 	weekdayNames = [8]string{"", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
-	nthWords     = [6]string{"last", "first", "second", "third", "fourth", "fifth"}
+	nthWords     = [6]string{"", "first", "second", "third", "fourth", "fifth"}
 )
 
 // universe is the date range of a puzzle set with the day sets of
@@ -130,7 +132,8 @@ type universe struct {
 	dom        [32]dateSet
 	lastDom    dateSet
 	domLE      [32]dateSet // day of month ≤ d
-	nth        [6][8]dateSet
+	nth        [6][8]dateSet // n-th (1–5) weekday of the month
+	nthLast    [6][8]dateSet // n-th to last (1–5, 1 the last)
 	month      [13]dateSet
 	leap       dateSet
 	common     dateSet
@@ -173,7 +176,7 @@ func newUniverseWith(fromYear, toYear int, lt *lunarTable) (*universe, error) {
 	for i := 1; i <= 7; i++ {
 		all = append(all, &u.weekday[i])
 		for n := range 6 {
-			all = append(all, &u.nth[n][i])
+			all = append(all, &u.nth[n][i], &u.nthLast[n][i])
 		}
 	}
 	for d := 0; d <= 31; d++ {
@@ -208,9 +211,7 @@ func newUniverseWith(fromYear, toYear int, lt *lunarTable) (*universe, error) {
 				u.weekday[wd].set(i)
 				u.dom[d].set(i)
 				u.nth[(d-1)/7+1][wd].set(i)
-				if d+7 > dim {
-					u.nth[0][wd].set(i)
-				}
+				u.nthLast[(dim-d)/7+1][wd].set(i)
 			}
 		}
 	}
@@ -296,6 +297,8 @@ func (u *universe) checkFact(f *Fact) error {
 			return fmt.Errorf("decade %d is not a multiple of 10 from 0 to 9990", f.Year)
 		}
 	case KindLeapYear:
+	case KindYearSet:
+		return checkYearSet(f)
 	case KindZodiac:
 		if animalIndex(f.Animal) < 0 {
 			return fmt.Errorf("animal %q is not one of %s", f.Animal, strings.Join(ZodiacAnimals[:], ", "))
@@ -321,8 +324,8 @@ func (u *universe) checkFact(f *Fact) error {
 		if !weekdayOK(f.Weekday) {
 			return fmt.Errorf("weekday %d is not from 1 (Monday) to 7 (Sunday)", f.Weekday)
 		}
-		if f.N != -1 && (f.N < 1 || f.N > 5) {
-			return fmt.Errorf("n %d is not from 1 to 5, or -1 for the last", f.N)
+		if f.N == 0 || f.N < -5 || f.N > 5 {
+			return fmt.Errorf("n %d is not from 1 to 5 (from the start) or -1 to -5 (from the end, -1 the last)", f.N)
 		}
 	case KindDay:
 		if f.Day != -1 && (f.Day < 1 || f.Day > 31) {
@@ -353,6 +356,26 @@ func (u *universe) checkFact(f *Fact) error {
 	if (f.Kind == KindZodiac || f.Kind == KindLunar) && !u.lunarAny {
 		return fmt.Errorf("%s facts need years that meet the lunar table (%s to %s)", f.Kind,
 			formatDate(u.lunar.first()), formatDate(u.lunar.end()-1))
+	}
+	return nil
+}
+
+// checkYearSet validates a year_set fact: an event, increasing years, and
+// a last year counted no earlier than the last of them.
+func checkYearSet(f *Fact) error {
+	if strings.TrimSpace(f.Event) == "" {
+		return fmt.Errorf("year set has no event")
+	}
+	if len(f.Years) == 0 {
+		return fmt.Errorf("year set %q has no years", f.Event)
+	}
+	for i, y := range f.Years {
+		if y < MinYear || y > MaxYear || i > 0 && y <= f.Years[i-1] {
+			return fmt.Errorf("year set %q: years are not increasing years from %d to %d at %d", f.Event, MinYear, MaxYear, y)
+		}
+	}
+	if f.Year < f.Years[len(f.Years)-1] {
+		return fmt.Errorf("year set %q: last year counted %d is before its year %d", f.Event, f.Year, f.Years[len(f.Years)-1])
 	}
 	return nil
 }
@@ -437,6 +460,12 @@ func (u *universe) factSet(f *Fact, scratch *dateSet) *dateSet {
 		return &u.common
 	case KindZodiac:
 		return &u.zodiac[animalIndex(f.Animal)]
+	case KindYearSet:
+		scratch.clear()
+		for _, y := range f.Years {
+			scratch.orRange(u.yearRange(y, y))
+		}
+		scratch.trim()
 	case KindMonth:
 		return &u.month[f.Month]
 	case KindSeason:
@@ -453,7 +482,10 @@ func (u *universe) factSet(f *Fact, scratch *dateSet) *dateSet {
 	case KindWeekday:
 		return &u.weekday[f.Weekday]
 	case KindNth:
-		return &u.nth[max(f.N, 0)][f.Weekday]
+		if f.N < 0 {
+			return &u.nthLast[-f.N][f.Weekday]
+		}
+		return &u.nth[f.N][f.Weekday]
 	case KindDay:
 		if f.Day == -1 {
 			return &u.lastDom
@@ -512,6 +544,8 @@ func (u *universe) holds(f *Fact, n int) bool {
 	case KindZodiac:
 		i := u.lunar.monthAt(n)
 		return i >= 0 && strings.EqualFold(u.lunar.animalOf(u.lunar.months[i].year), f.Animal)
+	case KindYearSet:
+		return slices.Contains(f.Years, y)
 	case KindMonth:
 		return m == f.Month
 	case KindSeason:
@@ -525,8 +559,8 @@ func (u *universe) holds(f *Fact, n int) bool {
 		if wd != f.Weekday {
 			return false
 		}
-		if f.N == -1 {
-			return d > dim-7
+		if f.N < 0 {
+			return (dim-d)/7+1 == -f.N
 		}
 		return (d+6)/7 == f.N
 	case KindDay:
@@ -590,6 +624,10 @@ func (u *universe) implicit(f *Fact) string {
 		return fmt.Sprintf("It is in a Chinese zodiac year of the %s (the zodiac year begins at the Chinese New Year).", f.Animal)
 	case KindSeason:
 		return fmt.Sprintf("It is %s.", strings.ToLower(f.Season))
+	case KindYearSet:
+		// Held, not awarded; and a bound, so editions after what the
+		// knowledge base covers are not guessed at.
+		return fmt.Sprintf("It is in a year in which %s were held (an edition counts in the year it actually took place; cancelled editions do not count, nor any after %d).", f.Event, f.Year)
 	case KindLunar:
 		if f.Leap {
 			return fmt.Sprintf("It is in the leap month that follows month %d of the Chinese lunar calendar.", f.Month)
@@ -637,10 +675,30 @@ func (u *universe) explicit(f *Fact) string {
 		return fmt.Sprintf("The month is %s.", orList(names))
 	case KindZodiac, KindLunar:
 		return u.periods(f)
+	case KindYearSet:
+		var in []string
+		for _, y := range f.Years {
+			if y >= u.fromYear && y <= u.toYear {
+				in = append(in, strconv.Itoa(y))
+			}
+		}
+		if len(in) == 0 {
+			return "No year in the range qualifies."
+		}
+		if len(in) == 1 {
+			return fmt.Sprintf("The year is %s.", in[0])
+		}
+		return fmt.Sprintf("The year is one of %s.", orList(in))
 	case KindWeekday:
 		return fmt.Sprintf("It is a %s.", weekdayNames[f.Weekday])
 	case KindNth:
-		return fmt.Sprintf("It is the %s %s of its month.", nthWords[max(f.N, 0)], weekdayNames[f.Weekday])
+		switch {
+		case f.N == -1:
+			return fmt.Sprintf("It is the last %s of its month.", weekdayNames[f.Weekday])
+		case f.N < 0:
+			return fmt.Sprintf("It is the %s-to-last %s of its month.", nthWords[-f.N], weekdayNames[f.Weekday])
+		}
+		return fmt.Sprintf("It is the %s %s of its month.", nthWords[f.N], weekdayNames[f.Weekday])
 	case KindDay:
 		switch f.Day {
 		case -1:
@@ -701,6 +759,11 @@ func (u *universe) periods(f *Fact) string {
 	}
 	lt := u.lunar
 	if f.Kind == KindZodiac {
+		// The days before the table's first new year are of the lunar year
+		// before its first, one step back in the animal cycle.
+		if prev := ZodiacAnimals[(animalIndex(lt.animalOf(lt.firstYear))+11)%12]; strings.EqualFold(prev, f.Animal) {
+			add(u.first, lt.first()-1)
+		}
 		for i, a := range lt.animals {
 			if !strings.EqualFold(a, f.Animal) {
 				continue

@@ -48,88 +48,117 @@ func DefaultKB() []Event {
 // Event). Blank lines are skipped. An error names the file, the line
 // and the column (1-based, in bytes) and, for a bad value, the field.
 func ParseKB(r io.Reader, name string) ([]Event, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	header, err := cr.Read()
-	if err == io.EOF {
-		return nil, fmt.Errorf("%s: empty: want a header line %q", name, strings.Join(kBColumns, ","))
-	}
-	if err != nil {
-		return nil, cSVError(name, err)
-	}
-	col := map[string]int{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		if !slices.Contains(kBColumns, h) {
-			line, c := cr.FieldPos(i)
-			return nil, fmt.Errorf("%s: line %d, column %d: unknown column %q (want %s)", name, line, c, h, strings.Join(kBColumns, ", "))
-		}
-		if _, dup := col[h]; dup {
-			line, c := cr.FieldPos(i)
-			return nil, fmt.Errorf("%s: line %d, column %d: column %q given twice", name, line, c, h)
-		}
-		col[h] = i
-	}
-	for _, need := range kBColumns[:2] {
-		if _, ok := col[need]; !ok {
-			return nil, fmt.Errorf("%s: line 1: missing column %q", name, need)
-		}
-	}
 	var out []Event
-	for {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, cSVError(name, err)
-		}
-		field := func(c string) (string, int) {
-			i, ok := col[c]
-			if !ok || i >= len(rec) {
-				return "", -1
-			}
-			return strings.TrimSpace(rec[i]), i
-		}
-		bad := func(i int, c string, format string, args ...any) error {
-			line, column := cr.FieldPos(0)
-			if i >= 0 {
-				line, column = cr.FieldPos(i)
-			}
-			return fmt.Errorf("%s: line %d, column %d (%s): %s", name, line, column, c, fmt.Sprintf(format, args...))
-		}
-		if len(rec) != len(header) {
-			line, _ := cr.FieldPos(0)
-			return nil, fmt.Errorf("%s: line %d: %d fields, the header has %d", name, line, len(rec), len(header))
-		}
+	err := readTable(r, name, kBColumns, 2, func(row *tableRow) error {
 		var e Event
 		var i int
-		e.Event, i = field("event")
+		var err error
+		e.Event, i = row.field("event")
 		if e.Event == "" {
-			return nil, bad(i, "event", "empty: name the event")
+			return row.bad(i, "event", "empty: name the event")
 		}
 		if strings.ContainsAny(e.Event, "\r\n") {
-			return nil, bad(i, "event", "spans lines")
+			return row.bad(i, "event", "spans lines")
 		}
-		e.Start, i = field("start")
+		e.Start, i = row.field("start")
 		if e.sy, e.sm, e.sd, e.startPrec, err = parsePartial(e.Start); err != nil {
-			return nil, bad(i, "start", "%v", err)
+			return row.bad(i, "start", "%v", err)
 		}
-		e.End, i = field("end")
+		e.End, i = row.field("end")
 		if e.End != "" {
 			if e.ey, e.em, e.ed, e.endPrec, err = parsePartial(e.End); err != nil {
-				return nil, bad(i, "end", "%v", err)
+				return row.bad(i, "end", "%v", err)
 			}
 			if partialLast(e.ey, e.em, e.ed, e.endPrec) < dayNumber(e.sy, e.sm, e.sd) {
-				return nil, bad(i, "end", "%s is before start %s", e.End, e.Start)
+				return row.bad(i, "end", "%s is before start %s", e.End, e.Start)
 			}
 		}
 		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no events after the header", name)
 	}
 	return out, nil
+}
+
+// tableRow is one data row of a CSV read by readTable.
+type tableRow struct {
+	cr   *csv.Reader
+	col  map[string]int
+	rec  []string
+	name string
+}
+
+// field returns the trimmed value of column c and its index, or "" and -1
+// when the file has no such column.
+func (r *tableRow) field(c string) (string, int) {
+	i, ok := r.col[c]
+	if !ok || i >= len(r.rec) {
+		return "", -1
+	}
+	return strings.TrimSpace(r.rec[i]), i
+}
+
+// bad is an error at field i (column c) of the row: file, line, column.
+func (r *tableRow) bad(i int, c string, format string, args ...any) error {
+	line, column := r.cr.FieldPos(0)
+	if i >= 0 {
+		line, column = r.cr.FieldPos(i)
+	}
+	return fmt.Errorf("%s: line %d, column %d (%s): %s", r.name, line, column, c, fmt.Sprintf(format, args...))
+}
+
+// readTable reads a CSV whose header names columns from columns, in any
+// order, the first required of them mandatory, and calls row with each data
+// row. Blank lines are skipped.
+func readTable(r io.Reader, name string, columns []string, required int, row func(*tableRow) error) error {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return fmt.Errorf("%s: empty: want a header line %q", name, strings.Join(columns, ","))
+	}
+	if err != nil {
+		return cSVError(name, err)
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		if !slices.Contains(columns, h) {
+			line, c := cr.FieldPos(i)
+			return fmt.Errorf("%s: line %d, column %d: unknown column %q (want %s)", name, line, c, h, strings.Join(columns, ", "))
+		}
+		if _, dup := col[h]; dup {
+			line, c := cr.FieldPos(i)
+			return fmt.Errorf("%s: line %d, column %d: column %q given twice", name, line, c, h)
+		}
+		col[h] = i
+	}
+	for _, need := range columns[:required] {
+		if _, ok := col[need]; !ok {
+			return fmt.Errorf("%s: line 1: missing column %q", name, need)
+		}
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return cSVError(name, err)
+		}
+		if len(rec) != len(header) {
+			line, _ := cr.FieldPos(0)
+			return fmt.Errorf("%s: line %d: %d fields, the header has %d", name, line, len(rec), len(header))
+		}
+		if err := row(&tableRow{cr: cr, col: col, rec: rec, name: name}); err != nil {
+			return err
+		}
+	}
 }
 
 func cSVError(name string, err error) error {

@@ -105,6 +105,9 @@ type Options struct {
 	Seasons []Season
 	// KB is the knowledge base of event facts.
 	KB []Event
+	// YearSets are the sets of year_set facts (Olympic years and the like);
+	// none turns the kind off.
+	YearSets []YearSet
 	// DisputedYears and DisputedMonths are the parts of the lunar calendar
 	// no puzzle's answer may depend on: a zodiac or lunar-month fact is used
 	// only when the other facts already rule out every day whose lunar year
@@ -132,6 +135,7 @@ func DefaultOptions() Options {
 		MinFacts: 4, MaxFacts: 6,
 		Seasons:        DefaultSeasons(),
 		KB:             DefaultKB(),
+		YearSets:       DefaultYearSets(),
 		DisputedYears:  DefaultDisputedYears(),
 		DisputedMonths: DefaultDisputedMonths(),
 		Prompt:         Prompt{Instruction: DefaultInstruction, Conventions: DefaultConventions},
@@ -199,6 +203,17 @@ func (o *Options) Validate() error {
 	}
 	if len(o.KB) == 0 {
 		return bad("kb", "the knowledge base is empty")
+	}
+	names := map[string]bool{}
+	for _, ys := range o.YearSets {
+		f := ys.fact()
+		if err := checkYearSet(&f); err != nil || ys.Name == "" || names[ys.Name] {
+			if err == nil {
+				err = fmt.Errorf("name %q is empty or given twice", ys.Name)
+			}
+			return bad("year_sets", "set %s: %v", ys.Name, err)
+		}
+		names[ys.Name] = true
 	}
 	lt, err := lunar()
 	if err != nil {
@@ -405,7 +420,7 @@ func NewGenerator(opt Options) (*Generator, error) {
 	}
 	for _, k := range kinds {
 		if k == KindEvent || (k == KindZodiac || k == KindLunar) && !u.lunarAny ||
-			k == KindSeason && len(opt.Seasons) == 0 || slices.Contains(sh.kinds[levelIndex(kindLevel[k])], k) {
+			k == KindSeason && len(opt.Seasons) == 0 || k == KindYearSet && len(opt.YearSets) == 0 || slices.Contains(sh.kinds[levelIndex(kindLevel[k])], k) {
 			continue
 		}
 		l := levelIndex(kindLevel[k])
@@ -650,6 +665,17 @@ func (g *Generator) instantiate(rng *rand.Rand, k Kind, i int) (Fact, bool) {
 			return f, false
 		}
 		f.Animal = u.lunar.animalOf(u.lunar.months[j].year)
+	case KindYearSet:
+		var in []int
+		for k := range g.sh.opt.YearSets {
+			if _, ok := slices.BinarySearch(g.sh.opt.YearSets[k].Years, y); ok {
+				in = append(in, k)
+			}
+		}
+		if len(in) == 0 {
+			return f, false
+		}
+		f = g.sh.opt.YearSets[in[rng.IntN(len(in))]].fact()
 	case KindMonth:
 		f.Month = m
 	case KindSeason:
@@ -668,8 +694,8 @@ func (g *Generator) instantiate(rng *rand.Rand, k Kind, i int) (Fact, bool) {
 		f.Weekday = wd
 	case KindNth:
 		f.Weekday, f.N = wd, (d+6)/7
-		if d > dim-7 && rng.IntN(2) == 0 {
-			f.N = -1
+		if rng.IntN(2) == 0 {
+			f.N = -((dim-d)/7 + 1) // counted from the month's end
 		}
 	case KindDay:
 		f.Day = d

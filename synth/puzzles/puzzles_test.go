@@ -63,6 +63,9 @@ func randomFact(rng *rand.Rand, u *universe, kb []Event) Fact {
 			f.Leap = rng.IntN(2) == 0
 		case KindZodiac:
 			f.Animal = ZodiacAnimals[rng.IntN(12)]
+		case KindYearSet:
+			sets := DefaultYearSets()
+			f = sets[rng.IntN(len(sets))].fact()
 		case KindMonth:
 			f.Month = 1 + rng.IntN(12)
 		case KindSeason:
@@ -73,9 +76,9 @@ func randomFact(rng *rand.Rand, u *universe, kb []Event) Fact {
 		case KindWeekday:
 			f.Weekday = 1 + rng.IntN(7)
 		case KindNth:
-			f.Weekday, f.N = 1+rng.IntN(7), rng.IntN(6)
-			if f.N == 0 {
-				f.N = -1
+			f.Weekday, f.N = 1+rng.IntN(7), rng.IntN(10)-5 // -5..4
+			if f.N >= 0 {
+				f.N++
 			}
 		case KindDay:
 			f.Day = rng.IntN(32)
@@ -337,6 +340,12 @@ func explicitSet(t *testing.T, u *universe, text string) []string {
 		m := re(`(\d+) and (\d+)`).FindStringSubmatch(text)
 		a, b := atoi(m[1]), atoi(m[2])
 		pred = func(_, y, _, _, _, _ int) bool { return y >= a && y <= b }
+	case strings.HasPrefix(text, "The year is one of "):
+		var ys []int
+		for _, y := range re(`\d+`).FindAllString(text, -1) {
+			ys = append(ys, atoi(y))
+		}
+		pred = func(_, y, _, _, _, _ int) bool { return slices.Contains(ys, y) }
 	case text == "The year is a leap year." || text == "The year is not a leap year.":
 		want := text == "The year is a leap year."
 		pred = func(_, y, _, _, _, _ int) bool { return isLeap(y) == want }
@@ -378,12 +387,25 @@ func explicitSet(t *testing.T, u *universe, text string) []string {
 		pred = func(_, _, m, d, _, _ int) bool { return m == m0 && d == d0 }
 	case re(`^It is the (first|second|third|fourth|fifth|last) ([A-Z][a-z]+) of its month\.$`).MatchString(text):
 		m := re(`^It is the (\w+) (\w+) of`).FindStringSubmatch(text)
-		k, w := slices.Index(nthWords[:], m[1]), weekday(m[2])
+		w := weekday(m[2])
+		if m[1] == "last" {
+			// The last: no later one in the month.
+			pred = func(_, _, _, d, wd, dim int) bool { return wd == w && d+7 > dim }
+			break
+		}
+		k := slices.Index([]string{"first", "second", "third", "fourth", "fifth"}, m[1]) + 1
+		pred = func(_, _, _, d, wd, _ int) bool { return wd == w && d > 7*(k-1) && d <= 7*k }
+	case re(`^It is the (second|third|fourth|fifth)-to-last ([A-Z][a-z]+) of its month\.$`).MatchString(text):
+		m := re(`^It is the (\w+)-to-last (\w+) of`).FindStringSubmatch(text)
+		w := weekday(m[2])
+		k := slices.Index([]string{"first", "second", "third", "fourth", "fifth"}, m[1]) + 1
+		// The k-th to last: exactly k-1 more of its weekday follow in the month.
 		pred = func(_, _, _, d, wd, dim int) bool {
-			if k == 0 {
-				return wd == w && d+7 > dim
+			later := 0
+			for e := d + 7; e <= dim; e += 7 {
+				later++
 			}
-			return wd == w && d > 7*(k-1) && d <= 7*k
+			return wd == w && later == k-1
 		}
 	case text == "It is the last day of its month.":
 		pred = func(_, _, _, d, _, dim int) bool { return d == dim }
@@ -417,7 +439,7 @@ func explicitSet(t *testing.T, u *universe, text string) []string {
 }
 
 func TestExplicitRenderingHasTheSameAnswers(t *testing.T) {
-	for _, years := range [][2]int{{1960, 1975}, {1801, 1812}, {1700, 1720}} {
+	for _, years := range [][2]int{{1960, 1975}, {1800, 1812}, {1700, 1720}} {
 		t.Run(fmt.Sprint(years), func(t *testing.T) {
 			opt := testOptions(9, func(o *Options) { o.FromYear, o.ToYear, o.MinSolutions = years[0], years[1], 0 })
 			g, err := NewGenerator(opt)
@@ -439,6 +461,9 @@ func TestExplicitRenderingHasTheSameAnswers(t *testing.T) {
 					case KindEvent:
 						require.Contains(t, p.Constraints[j], f.Event)
 						require.NotContains(t, p.Constraints[j], f.Start, "the implicit text hides the date")
+					case KindYearSet:
+						require.Contains(t, p.Constraints[j], f.Event)
+						require.NotRegexp(t, `\d{4}, \d{4}`, p.Constraints[j], "the implicit text does not list the years")
 					case KindZodiac, KindLunar, KindDecade, KindSeason:
 						require.NotEqual(t, p.Explicit[j], p.Constraints[j])
 					default:

@@ -42,6 +42,7 @@ var (
 		arrow.Field{Name: "relation", Type: arrow.BinaryTypes.String, Nullable: true},
 		arrow.Field{Name: "start", Type: arrow.BinaryTypes.String, Nullable: true},
 		arrow.Field{Name: "end", Type: arrow.BinaryTypes.String, Nullable: true},
+		arrow.Field{Name: "years", Type: arrow.ListOf(intType), Nullable: true},
 	)
 	extraType = arrow.StructOf(
 		arrow.Field{Name: "split", Type: arrow.BinaryTypes.String},
@@ -98,8 +99,8 @@ type RecordBuilder struct {
 	year, month, day, weekday, n           *array.Int64Builder
 	leap                                   *array.BooleanBuilder
 	animal, season                         *array.StringBuilder
-	months, weekdays                       *array.ListBuilder
-	monthsV, weekdaysV                     *array.Int64Builder
+	months, weekdays, years                *array.ListBuilder
+	monthsV, weekdaysV, yearsV             *array.Int64Builder
 	op, event, relation, start, end        *array.StringBuilder
 }
 
@@ -139,15 +140,17 @@ func NewRecordBuilder(mem memory.Allocator) *RecordBuilder {
 	r.relation = r.fact.FieldBuilder(14).(*array.StringBuilder)
 	r.start = r.fact.FieldBuilder(15).(*array.StringBuilder)
 	r.end = r.fact.FieldBuilder(16).(*array.StringBuilder)
+	r.years = r.fact.FieldBuilder(17).(*array.ListBuilder)
+	r.yearsV = r.years.ValueBuilder().(*array.Int64Builder)
 	r.sols = r.Column(8).(*array.ListBuilder)
 	r.solsV = r.sols.ValueBuilder().(*array.StringBuilder)
 	return r
 }
 
 // factFields lists, per kind, the optional fields it writes, in
-// schema order from year (2) to end (16).
+// schema order from year (2) to years (17).
 var factFields = map[Kind][]int{
-	KindYear: {2}, KindDecade: {2}, KindLeapYear: {7}, KindZodiac: {8},
+	KindYear: {2}, KindDecade: {2}, KindLeapYear: {7}, KindZodiac: {8}, KindYearSet: {2, 13, 17},
 	KindMonth: {3}, KindSeason: {9, 10}, KindLunar: {3, 7},
 	KindWeekday: {5}, KindNth: {5, 6}, KindDay: {4}, KindDayRange: {4, 12},
 	KindWeekdays: {11}, KindEvent: {13, 14, 15, 16},
@@ -157,7 +160,7 @@ func (r *RecordBuilder) appendFact(f *Fact) {
 	r.fact.Append(true)
 	r.kind.Append(string(f.Kind))
 	r.level.Append(string(f.Level))
-	var has [17]bool
+	var has [18]bool
 	for _, i := range factFields[f.Kind] {
 		has[i] = true
 	}
@@ -206,6 +209,7 @@ func (r *RecordBuilder) appendFact(f *Fact) {
 	str(r.relation, has[14], string(f.Relation))
 	str(r.start, has[15], f.Start)
 	str(r.end, has[16], f.End)
+	list(r.years, r.yearsV, has[17], f.Years)
 }
 
 // Append adds one puzzle.
