@@ -41,6 +41,12 @@ type LunarRef struct {
 	Leap        bool
 }
 
+// The policies for disputed lunar data (Options.Disputed).
+const (
+	DisputedAvoid = "avoid"
+	DisputedAllow = "allow"
+)
+
 // DefaultDisputedYears are the lunar years whose new year another
 // astronomical source dates differently (as the reference tables' notes record).
 func DefaultDisputedYears() []int { return []int{1808, 1814, 1890, 1896} }
@@ -114,7 +120,11 @@ type Options struct {
 	// (month) they could move.
 	DisputedYears  []int
 	DisputedMonths []LunarRef
-	Prompt         Prompt
+	// Disputed is the policy for them: DisputedAvoid (the default, "")
+	// keeps every answer independent of them; DisputedAllow lets them
+	// decide answers as the embedded table has them.
+	Disputed string
+	Prompt   Prompt
 	// Explicit puts the explicit rendering of the constraints in the prompt
 	// instead of the implicit one (both are in every row).
 	Explicit bool
@@ -138,6 +148,7 @@ func DefaultOptions() Options {
 		YearSets:       DefaultYearSets(),
 		DisputedYears:  DefaultDisputedYears(),
 		DisputedMonths: DefaultDisputedMonths(),
+		Disputed:       DisputedAvoid,
 		Prompt:         Prompt{Instruction: DefaultInstruction, Conventions: DefaultConventions},
 		Split:          "train",
 		Ability:        "temporal_reasoning",
@@ -228,6 +239,9 @@ func (o *Options) Validate() error {
 		if lt.find(m) < 0 {
 			return bad("lunar_disputed_months", "%s is not a month of the table", m)
 		}
+	}
+	if o.Disputed != "" && o.Disputed != DisputedAvoid && o.Disputed != DisputedAllow {
+		return bad("disputed", "%q is not %s or %s", o.Disputed, DisputedAvoid, DisputedAllow)
 	}
 	if !strings.Contains(o.Prompt.Instruction, "{constraints}") {
 		return bad("instruction", "has no {constraints} placeholder")
@@ -447,35 +461,61 @@ func NewGenerator(opt Options) (*Generator, error) {
 		sh.uncYear.clear()
 		sh.uncMonth.or(&u.monthUnknown)
 		sh.uncYear.or(&u.yearUnknown)
-		sh.hasUnc = u.monthUnknown.count() > 0 || u.yearUnknown.count() > 0
-		lt := u.lunar
-		mark := func(s *dateSet, a, b int) { // day numbers [a, b)
-			for n := max(a, u.first); n < min(b, u.first+u.n); n++ {
-				s.set(n - u.first)
-				sh.hasUnc = true
-			}
-		}
-		for _, r := range opt.DisputedMonths {
-			s := lt.months[lt.find(r)].start
-			mark(&sh.uncMonth, s-1, s+1)
-			if r.Month == 1 && !r.Leap {
-				mark(&sh.uncYear, s-1, s+1)
-			}
-		}
-		for _, y := range opt.DisputedYears {
-			i := lt.newYear[y-lt.firstYear]
-			a := lt.months[max(i-1, 0)].start
-			b := lt.end()
-			if y+1-lt.firstYear < len(lt.newYear) {
-				b = lt.months[lt.newYear[y+1-lt.firstYear]].start
-			}
-			mark(&sh.uncMonth, a, b)
-			mark(&sh.uncYear, a, b)
+		if opt.Disputed != DisputedAllow {
+			dm, dy := u.disputed(opt.DisputedYears, opt.DisputedMonths)
+			sh.uncMonth.or(&dm)
+			sh.uncYear.or(&dy)
 		}
 		sh.uncMonth.trim()
 		sh.uncYear.trim()
+		sh.hasUnc = sh.uncMonth.count() > 0 || sh.uncYear.count() > 0
 	}
 	return sh.generator(), nil
+}
+
+// disputed returns the days of u whose lunar month (month) or lunar year
+// (year) the disputed months and years could change: the day before and
+// the first day of a disputed month (its new moon may fall on either), and
+// for a disputed year every day from the month before its new year to the
+// next new year. Both sets are trimmed; years and months must be in the
+// table (Options.Validate checks them).
+func (u *universe) disputed(years []int, months []LunarRef) (month, year dateSet) {
+	month, year = u.newScratch(), u.newScratch()
+	month.clear()
+	year.clear()
+	lt := u.lunar
+	mark := func(s *dateSet, a, b int) { // day numbers [a, b)
+		for n := max(a, u.first); n < min(b, u.first+u.n); n++ {
+			s.set(n - u.first)
+		}
+	}
+	for _, r := range months {
+		i := lt.find(r)
+		if i < 0 {
+			continue
+		}
+		s := lt.months[i].start
+		mark(&month, s-1, s+1)
+		if r.Month == 1 && !r.Leap {
+			mark(&year, s-1, s+1)
+		}
+	}
+	for _, y := range years {
+		if y < lt.firstYear || y-lt.firstYear >= len(lt.newYear) {
+			continue
+		}
+		i := lt.newYear[y-lt.firstYear]
+		a := lt.months[max(i-1, 0)].start
+		b := lt.end()
+		if y+1-lt.firstYear < len(lt.newYear) {
+			b = lt.months[lt.newYear[y+1-lt.firstYear]].start
+		}
+		mark(&month, a, b)
+		mark(&year, a, b)
+	}
+	month.trim()
+	year.trim()
+	return month, year
 }
 
 func (sh *setShared) generator() *Generator {
@@ -788,46 +828,102 @@ func seasonNote(seasons []Season) string {
 // ErrUndecidable marks a puzzle whose answer the calendars cannot decide.
 var ErrUndecidable = errors.New("undecidable")
 
+// UndecidableError says why a puzzle is undecidable: a lunar or zodiac fact
+// would decide a day the other facts allow, but the lunar calendar of that
+// day is unknown (outside the table) or disputed. It matches
+// ErrUndecidable with errors.Is.
+type UndecidableError struct {
+	Fact     int    // 1-based position of the lunar or zodiac fact
+	Kind     Kind   // its kind
+	Day      string // the first such day, YYYY-MM-DD
+	Disputed bool   // the day is in the table but disputed, not unknown
+}
+
+func (e *UndecidableError) Error() string {
+	why := "the lunar calendar is not known on %s, a day the other facts allow"
+	if e.Disputed {
+		why = "the answer depends on %s, a day whose lunar month or year is disputed"
+	}
+	return fmt.Sprintf("fact %d (%s): %v: "+why, e.Fact, e.Kind, ErrUndecidable, e.Day)
+}
+
+// Is makes errors.Is(err, ErrUndecidable) true.
+func (e *UndecidableError) Is(target error) bool { return target == ErrUndecidable }
+
+// SolverOptions are the lunar data a Solver treats as unsettled.
+type SolverOptions struct {
+	// DisputedYears and DisputedMonths are the lunar years and months whose
+	// dates are disputed: an answer that depends on them is undecidable.
+	DisputedYears  []int
+	DisputedMonths []LunarRef
+}
+
 // Solver computes answer sets from structured facts (Alg. 3). It
 // caches the calendar sets of each year range it sees; it is safe for
 // concurrent use.
 type Solver struct {
+	opt   SolverOptions
 	mu    sync.Mutex
-	cache map[[2]int]*universe
+	cache map[[2]int]*solverRange
 }
 
-// NewSolver returns a solver with an empty cache.
+// solverRange is a universe with its disputed days.
+type solverRange struct {
+	u                   *universe
+	dispMonth, dispYear dateSet
+}
+
+// NewSolver returns a solver that treats the default disputed lunar
+// data (DefaultDisputedYears, DefaultDisputedMonths) as undecidable.
 func NewSolver() *Solver {
-	return &Solver{cache: map[[2]int]*universe{}}
+	return NewSolverWith(SolverOptions{DisputedYears: DefaultDisputedYears(), DisputedMonths: DefaultDisputedMonths()})
+}
+
+// NewSolverWith returns a solver with the given disputed lunar data.
+func NewSolverWith(opt SolverOptions) *Solver {
+	return &Solver{opt: opt, cache: map[[2]int]*solverRange{}}
 }
 
 func (s *Solver) universe(from, to int) (*universe, error) {
+	r, err := s.rangeOf(from, to)
+	if err != nil {
+		return nil, err
+	}
+	return r.u, nil
+}
+
+func (s *Solver) rangeOf(from, to int) (*solverRange, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if u, ok := s.cache[[2]int{from, to}]; ok {
-		return u, nil
+	if r, ok := s.cache[[2]int{from, to}]; ok {
+		return r, nil
 	}
 	u, err := newUniverse(from, to)
 	if err != nil {
 		return nil, err
 	}
+	r := &solverRange{u: u}
+	r.dispMonth, r.dispYear = u.disputed(s.opt.DisputedYears, s.opt.DisputedMonths)
 	if len(s.cache) >= 16 {
 		clear(s.cache)
 	}
-	s.cache[[2]int{from, to}] = u
-	return u, nil
+	s.cache[[2]int{from, to}] = r
+	return r, nil
 }
 
 // Solve returns the dates from January 1 of fromYear to December 31 of
 // toYear that satisfy every fact, sorted, as YYYY-MM-DD. It intersects the
 // facts' sets in order of information gain, the smallest set first, and
-// stops early when the intersection is empty. A fact that is malformed, or
-// lunar outside the table, is an error naming its position (1-based).
+// stops early when the intersection is empty. A fact that is malformed is
+// an error naming its position (1-based); a puzzle whose answer depends on
+// a day whose lunar month or year is unknown or disputed is an
+// *UndecidableError.
 func (s *Solver) Solve(facts []Fact, fromYear, toYear int) ([]string, error) {
-	u, err := s.universe(fromYear, toYear)
+	r, err := s.rangeOf(fromYear, toYear)
 	if err != nil {
 		return nil, err
 	}
+	u := r.u
 	for i := range facts {
 		if err := u.checkFact(&facts[i]); err != nil {
 			return nil, fmt.Errorf("fact %d (%s): %w", i+1, facts[i].Kind, err)
@@ -842,33 +938,33 @@ func (s *Solver) Solve(facts []Fact, fromYear, toYear int) ([]string, error) {
 		counts[i] = sets[i].count()
 		order[i] = i
 	}
-	// A lunar (zodiac) fact decides nothing on a day the table cannot place:
-	// when the other facts leave such a day, the answer is unknown.
-	for i := range facts {
-		unknown := &u.monthUnknown
-		switch facts[i].Kind {
-		case KindLunar:
-		case KindZodiac:
-			unknown = &u.yearUnknown
-		default:
-			continue
-		}
+	// A lunar (zodiac) fact decides nothing on a day the table cannot place
+	// or whose month (year) is disputed: when the other facts leave such a
+	// day, the answer is unknown.
+	left := func(i int, doubt *dateSet) int {
 		rest := u.newScratch()
-		rest.copyFrom(unknown)
+		rest.copyFrom(doubt)
 		for j := range facts {
 			if j != i {
 				rest.and(sets[j])
 			}
 		}
-		if rest.count() > 0 {
-			day := -1
-			rest.members(func(d int) {
-				if day < 0 {
-					day = d
-				}
-			})
-			return nil, fmt.Errorf("fact %d (%s): %w: the lunar calendar is not known on %s, a day the other facts allow",
-				i+1, facts[i].Kind, ErrUndecidable, formatDate(u.first+day))
+		return rest.nth(0)
+	}
+	for i := range facts {
+		unknown, disputed := &u.monthUnknown, &r.dispMonth
+		switch facts[i].Kind {
+		case KindLunar:
+		case KindZodiac:
+			unknown, disputed = &u.yearUnknown, &r.dispYear
+		default:
+			continue
+		}
+		if d := left(i, unknown); d >= 0 {
+			return nil, &UndecidableError{Fact: i + 1, Kind: facts[i].Kind, Day: formatDate(u.first + d)}
+		}
+		if d := left(i, disputed); d >= 0 {
+			return nil, &UndecidableError{Fact: i + 1, Kind: facts[i].Kind, Day: formatDate(u.first + d), Disputed: true}
 		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return counts[a] - counts[b] })

@@ -121,7 +121,7 @@ func bruteForce(u *universe, facts []Fact) []string {
 func TestSolverMatchesBruteForce(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	kb := DefaultKB()
-	solver := NewSolver()
+	solver := NewSolverWith(SolverOptions{}) // set arithmetic only: no disputed days
 	ranges := [][2]int{{1801, 1812}, {1900, 1903}, {1930, 1935}, {1998, 2004}, {2040, 2050}, {1580, 1590}, {1, 4}, {9990, 9999}, {1952, 1952}}
 	var empty, some int
 	for i := range 4000 {
@@ -870,4 +870,49 @@ func TestThePublishedRangeWorks(t *testing.T) {
 	}
 	assert.Positive(t, kinds[KindZodiac])
 	assert.Positive(t, kinds[KindLunar])
+}
+
+// TestDisputedPolicy: with the default policy no generated answer depends on
+// a disputed lunar day; with "allow" some do, and Solve calls those
+// undecidable rather than answering them.
+func TestDisputedPolicy(t *testing.T) {
+	solver := NewSolver()
+	u, err := solver.universe(1930, 1936)
+	require.NoError(t, err)
+	i := u.lunar.find(LunarRef{Year: 1933, Month: 6})
+	require.GreaterOrEqual(t, i, 0)
+	y, m, d := civil(u.lunar.months[i].start)
+	facts := []Fact{{Kind: KindYear, Year: y}, {Kind: KindMonth, Month: m}, {Kind: KindDay, Day: d}, {Kind: KindLunar, Month: 6}}
+	_, err = solver.Solve(facts, 1930, 1936)
+	var ue *UndecidableError
+	require.ErrorAs(t, err, &ue)
+	assert.True(t, ue.Disputed)
+	assert.Equal(t, 4, ue.Fact)
+	assert.Equal(t, formatDate(u.lunar.months[i].start), ue.Day)
+	assert.ErrorIs(t, err, ErrUndecidable)
+	got, err := NewSolverWith(SolverOptions{}).Solve(facts, 1930, 1936)
+	require.NoError(t, err, "without disputes the table decides")
+	assert.Equal(t, []string{formatDate(u.lunar.months[i].start)}, got)
+
+	count := func(policy string) (undecidable int) {
+		g, err := NewGenerator(testOptions(5, func(o *Options) {
+			o.FromYear, o.ToYear, o.Disputed = 1930, 1936, policy
+			o.Kinds = []Kind{KindYear, KindLunar, KindZodiac, KindMonth, KindDay, KindWeekday, KindDayRange}
+		}))
+		require.NoError(t, err)
+		for i := range 400 {
+			p, err := g.Generate(int64(i))
+			require.NoError(t, err)
+			if _, err := solver.Solve(p.Facts, 1930, 1936); err != nil {
+				require.ErrorIs(t, err, ErrUndecidable)
+				undecidable++
+			}
+		}
+		return undecidable
+	}
+	assert.Zero(t, count(DisputedAvoid))
+	assert.Positive(t, count(DisputedAllow))
+
+	opt := testOptions(1, func(o *Options) { o.Disputed = "ignore" })
+	assert.ErrorContains(t, opt.Validate(), `"ignore" is not avoid or allow`)
 }
