@@ -131,7 +131,7 @@ type universe struct {
 	weekday    [8]dateSet
 	dom        [32]dateSet
 	lastDom    dateSet
-	domLE      [32]dateSet // day of month ≤ d
+	domLE      [32]dateSet   // day of month ≤ d
 	nth        [6][8]dateSet // n-th (1–5) weekday of the month
 	nthLast    [6][8]dateSet // n-th to last (1–5, 1 the last)
 	month      [13]dateSet

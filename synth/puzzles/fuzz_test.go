@@ -1,6 +1,7 @@
 package puzzles
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,48 @@ func FuzzParseYears(f *testing.F) {
 			if _, err := newUniverse(from, to); err != nil {
 				t.Fatalf("%q accepted but the universe fails: %v", s, err)
 			}
+		}
+	})
+}
+
+func FuzzParseYearSets(f *testing.F) {
+	f.Add(defaultYearSets)
+	f.Add("set,event,first,every,through\nx,the X,1,1,3\n")
+	f.Add("set,event,first,every,through,moved\nx,the X,2000,4,2008,2004>2005 2008>2001\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		sets, err := ParseYearSets(strings.NewReader(text), "sets.csv")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "sets.csv: ") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for _, s := range sets {
+			f := s.fact()
+			if err := checkYearSet(&f); err != nil {
+				t.Fatalf("set %s parsed but is not a valid fact: %v", s.Name, err)
+			}
+		}
+	})
+}
+
+func FuzzImportPublished(f *testing.F) {
+	f.Add(`[{"constraints_meta": [{"type": "explicit_year", "value": 2000}, {"type": "weekday_in_month", "direction": "backward", "weekday": "Friday", "n": 2}], "solutions": [], "year_range": [1990, 2010]}]`)
+	f.Add(`{"constraints_meta": [{"type": "lunar_month", "value": 4}, {"type": "explicit_year", "value": 2020}], "solutions": ["2020-05-01"], "year_range": [2019, 2021]}`)
+	f.Add(`{"data": [{"constraints_meta": [{"type": "event", "name": "world_cup"}], "solutions": [], "year_range": [1990, 1992]}]}`)
+	solver := NewSolver()
+	f.Fuzz(func(t *testing.T, text string) {
+		_, err := ImportPublished(context.Background(), strings.NewReader(text), "p.json", ImportOptions{Solver: solver}, func(im *Imported) error {
+			if im.Verdict == "" {
+				t.Fatalf("record %d has no verdict", im.Record)
+			}
+			if im.Verdict != VerdictNotConverted && im.Puzzle == nil {
+				t.Fatalf("record %d: verdict %s without a puzzle", im.Record, im.Verdict)
+			}
+			return nil
+		})
+		if err != nil && !strings.HasPrefix(err.Error(), "p.json: ") {
+			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
 }

@@ -781,8 +781,17 @@ func (g *Generator) finish(rng *rand.Rand, index int64, target, attempts int, fa
 		season = season || facts[i].Kind == KindSeason
 	}
 	p.Group = groupOf(p)
+	buildMessages(&sh.opt, p, season)
+	return p
+}
+
+// buildMessages renders the prompt of p from its constraints in the
+// rendering opt asks for; season says a fact names a season, so the
+// implicit prompt defines them.
+func buildMessages(opt *Options, p *Puzzle, season bool) {
 	shown := p.Constraints
-	if sh.opt.Explicit {
+	p.Variant = "implicit"
+	if opt.Explicit {
 		shown, p.Variant = p.Explicit, "explicit"
 	}
 	var list strings.Builder
@@ -795,16 +804,16 @@ func (g *Generator) finish(rng *rand.Rand, index int64, target, attempts int, fa
 		list.WriteString(c)
 	}
 	note := ""
-	if season && !sh.opt.Explicit {
-		note = " " + seasonNote(sh.opt.Seasons)
+	if season && !opt.Explicit {
+		note = " " + seasonNote(opt.Seasons)
 	}
 	text := strings.NewReplacer("{constraints}", list.String(), "{first_date}", p.FirstDate,
-		"{last_date}", p.LastDate, "{season_note}", note, "{conventions}", sh.opt.Prompt.Conventions).Replace(sh.opt.Prompt.Instruction)
-	if sh.opt.Prompt.System != "" {
-		p.Messages = append(p.Messages, Message{"system", sh.opt.Prompt.System})
+		"{last_date}", p.LastDate, "{season_note}", note, "{conventions}", opt.Prompt.Conventions).Replace(opt.Prompt.Instruction)
+	p.Messages = p.Messages[:0]
+	if opt.Prompt.System != "" {
+		p.Messages = append(p.Messages, Message{"system", opt.Prompt.System})
 	}
 	p.Messages = append(p.Messages, Message{"user", text})
-	return p
 }
 
 // seasonNote defines the seasons: "Seasons go by month: winter is
