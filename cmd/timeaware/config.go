@@ -92,6 +92,8 @@ var defaults = map[string]any{
 	"synth.puzzles.kinds":                 "",
 	"synth.puzzles.seasons":               "winter:12,1,2;spring:3,4,5;summer:6,7,8;autumn:9,10,11",
 	"synth.puzzles.kb":                    "",
+	"synth.puzzles.year_sets":             "",
+	"synth.puzzles.disputed":              "avoid",
 	"synth.puzzles.lunar_disputed_years":  "1808,1814,1890,1896",
 	"synth.puzzles.lunar_disputed_months": "1933-6,1954-11,1956-11,1978-8",
 	"synth.puzzles.explicit":              false,

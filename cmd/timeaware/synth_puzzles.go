@@ -21,24 +21,25 @@ import (
 )
 
 type synthPuzzlesFlags struct {
-	out, solve, shard string
-	count, start      int64
-	seed              uint64
-	labels            bool
-	testFraction      float64
+	out, solve, shard, importPublished string
+	count, start                       int64
+	seed                               uint64
+	labels                             bool
+	testFraction                       float64
 }
 
 func (a *app) synthPuzzlesCmd() *cobra.Command {
 	var f synthPuzzlesFlags
 	cmd := &cobra.Command{
-		Use:   "puzzles --count N --seed S --out FILE | --solve FILE",
+		Use:   "puzzles --count N --seed S --out FILE | --solve FILE | --import-published FILE --out FILE",
 		Short: "Time Puzzles for VeRL: date-inference puzzles with verifiable answer sets",
 		Long: `Puzzles writes Time Puzzles (data_source timepuzzles): each puzzle is a few
 facts about a hidden date — a knowledge-base event (same day, month or year,
 an anniversary, during a period), and calendar facts at year level (year,
-decade, leap year, Chinese zodiac), month level (month, season, Chinese lunar
-month) and day level (weekday, n-th weekday of the month, day of the month,
-a range of days, a set of weekdays) — and its answer is every date from the
+decade, leap year, Chinese zodiac, a year an event such as the Olympic Games
+was held), month level (month, season, Chinese lunar month) and day level
+(weekday, n-th or n-th to last weekday of the month, day of the month, a
+range of days, a set of weekdays) — and its answer is every date from the
 first to the last day of --years that satisfies them all.
 
 A puzzle starts from an event and a seed date it allows, then adds facts at
@@ -48,12 +49,15 @@ puzzles with no answer). Each row carries the constraints in implicit and
 explicit wording, constraints_meta (each fact structured), the solutions and
 VeRL's fields; the prompt asks for a last line "MY ANSWER: YYYY-MM-DD, ..." or
 "MY ANSWER: None", which the timepuzzles reward reads. Lunar facts follow the
-Chinese calendar in UTC+8 (embedded table, lunar years 1800-2050); the months
-and years whose dates are disputed never decide an answer.
+Chinese calendar in UTC+8 (embedded table, lunar years 1800-2050); with
+--disputed avoid (the default) the months and years whose dates are disputed
+never decide an answer.
 
 Puzzle i depends only on --seed and i: the same seed gives byte-identical
 output, and --start and --shard split a set without changing its puzzles.
---kb reads events from a CSV with columns event,start,end (see docs/puzzles.md).
+--kb reads events from a CSV with columns event,start,end and --year-sets
+year sets from a CSV with columns set,event,first,every,through,cancelled,moved
+(see docs/puzzles.md).
 Output is written atomically, with a manifest beside it.
 
 --test-fraction X writes <out>-train and <out>-test instead, split by the
@@ -64,12 +68,24 @@ never straddle the split, and "timeaware splits check" passes the two files.
 
 --solve FILE solves every puzzle of a file again from its constraints_meta
 (puzzles without a solution included), prints each whose stored answer
-(solutions or ground_truth) differs, and exits 1 if any does.`,
+(solutions or ground_truth) differs, and exits 1 if any does; a puzzle whose
+answer depends on a disputed or unknown lunar day is reported undecidable,
+not wrong.
+
+--import-published FILE reads the published Time Puzzles set (JSON records
+with constraints_meta), converts every constraint it can, solves each puzzle
+again and writes the converted, decidable ones to --out in this schema, with
+the solved answers; it prints each record whose published answer is wrong
+(with its cause), undecidable or not converted, and a summary.`,
 		Example: `  timeaware synth puzzles --count 600 --seed 1 --out puzzles.parquet
   timeaware synth puzzles --count 100 --seed 2 --solutions 3 --years 1950-2000 --kb events.csv --out p.jsonl
-  timeaware synth puzzles --solve p.jsonl`,
+  timeaware synth puzzles --solve p.jsonl
+  timeaware synth puzzles --import-published published.json --out published.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.solve != "" && f.importPublished != "" {
+				return usagef("--solve and --import-published: give one")
+			}
 			if f.solve != "" {
 				for _, name := range []string{"count", "seed", "out", "start", "shard", "test-fraction"} {
 					if cmd.Flags().Changed(name) {
@@ -77,6 +93,17 @@ never straddle the split, and "timeaware splits check" passes the two files.
 					}
 				}
 				return a.runSolvePuzzles(cmd.Context(), f.solve)
+			}
+			if f.importPublished != "" {
+				for _, name := range []string{"count", "seed", "start", "shard", "test-fraction"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--import-published converts a file; it takes no --%s", name)
+					}
+				}
+				if f.out == "" {
+					return usagef("--import-published needs --out")
+				}
+				return a.runImportPublished(cmd.Context(), &f)
 			}
 			if err := requireSeed(cmd, "puzzles"); err != nil {
 				return err
@@ -91,17 +118,22 @@ never straddle the split, and "timeaware splits check" passes the two files.
 	testFractionFlag(fs, &f.testFraction, "answer set")
 	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
 	fs.StringVar(&f.solve, "solve", "", "solve the puzzles of this file again and report those whose stored answer differs")
+	fs.StringVar(&f.importPublished, "import-published", "", "convert the published Time Puzzles JSON file to this schema, solve it again and report wrong answers")
 	fs.Int64Var(&f.start, "start", 0, "index of the first puzzle")
 	fs.StringVar(&f.shard, "shard", "", "write only the puzzles whose index is i mod n, e.g. 0/4")
 	fs.String("solutions", "", "solutions per puzzle: K (0-6) or a range A-B cycled by index (default 1-6)")
 	fs.String("years", "", "year range of the dates, A-B (default 1900-2030)")
 	fs.String("kb", "", "knowledge-base CSV of events (event,start,end; default: the built-in one)")
+	fs.String("year-sets", "", "CSV of year sets (set,event,first,every,through,cancelled,moved; default: the built-in Olympic and World Cup years)")
+	fs.String("disputed", "", "disputed lunar months and years: avoid (never decide an answer; the default) or allow")
 	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
 	fs.Int("workers", 0, "generating goroutines (default: all cores)")
 	fs.Bool("explicit", false, "put the explicit constraints in the prompt instead of the implicit ones")
 	bindKey(fs, "solutions", "synth.puzzles.solutions")
 	bindKey(fs, "years", "synth.puzzles.years")
 	bindKey(fs, "kb", "synth.puzzles.kb")
+	bindKey(fs, "year-sets", "synth.puzzles.year_sets")
+	bindKey(fs, "disputed", "synth.puzzles.disputed")
 	bindKey(fs, "format", "synth.puzzles.format")
 	bindKey(fs, "workers", "synth.puzzles.workers")
 	bindKey(fs, "explicit", "synth.puzzles.explicit")
@@ -123,9 +155,9 @@ func puzzleRangeKey(v *viper.Viper, key string) (int, int, error) {
 	return lo, hi, nil
 }
 
-// puzzleOptions reads the synth.puzzles.* keys over the defaults; kbRecord
+// puzzleOptions reads the synth.puzzles.* keys over the defaults; inputs
 // is the knowledge-base file's manifest entry when one was read.
-func puzzleOptions(v *viper.Viper) (puzzles.Options, *output.Entry, error) {
+func puzzleOptions(v *viper.Viper) (puzzles.Options, []output.Entry, error) {
 	o := puzzles.DefaultOptions()
 	var err error
 	if o.FromYear, o.ToYear, err = puzzles.ParseYears(v.GetString("synth.puzzles.years")); err != nil {
@@ -179,7 +211,8 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, *output.Entry, error) {
 	o.Split = v.GetString("synth.puzzles.split")
 	o.Ability = v.GetString("synth.puzzles.ability")
 	o.MaxAttempts = v.GetInt("synth.puzzles.max_attempts")
-	var kbRecord *output.Entry
+	o.Disputed = v.GetString("synth.puzzles.disputed")
+	var inputs []output.Entry
 	if path := v.GetString("synth.puzzles.kb"); path != "" {
 		in := output.OpenInput(path)
 		defer in.Close()
@@ -188,12 +221,22 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, *output.Entry, error) {
 		}
 		rec := in.Entry("")
 		rec.Role = "knowledge_base"
-		kbRecord = &rec
+		inputs = append(inputs, rec)
+	}
+	if path := v.GetString("synth.puzzles.year_sets"); path != "" {
+		in := output.OpenInput(path)
+		defer in.Close()
+		if o.YearSets, err = puzzles.ParseYearSets(in, path); err != nil {
+			return o, nil, usagef("--year-sets: %v", unwrapPathError(err))
+		}
+		rec := in.Entry("")
+		rec.Role = "year_sets"
+		inputs = append(inputs, rec)
 	}
 	if err := o.Validate(); err != nil {
 		return o, nil, puzzleOptionError(err)
 	}
-	return o, kbRecord, nil
+	return o, inputs, nil
 }
 
 // parsePuzzleSeasons reads "name:m,m,m;name:m,...".
@@ -241,7 +284,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	if err != nil {
 		return err
 	}
-	opt, kb, err := puzzleOptions(v)
+	opt, inputs, err := puzzleOptions(v)
 	if err != nil {
 		return err
 	}
@@ -299,10 +342,6 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		return err
 	}
 	outs := sinks.Entries(format.Name)
-	var inputs []output.Entry
-	if kb != nil {
-		inputs = append(inputs, *kb)
-	}
 	summary := struct {
 		*puzzles.Summary
 		Split *splits.UnitSummary `json:"split,omitempty"`
@@ -355,33 +394,146 @@ func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
 	if st, err := in.Stat(); err == nil && st.IsDir() {
 		return usagef("--solve %s: is a directory", path)
 	}
-	var checked, differ int
-	answer := func(xs []string) string {
-		if len(xs) == 0 {
-			return "None"
-		}
-		return strings.Join(xs, ",")
+	opt, _, err := puzzleOptions(a.v)
+	if err != nil {
+		return err
 	}
-	err = puzzles.Check(ctx, in, path, format, func(c *puzzles.Verdict) error {
+	solver := puzzles.NewSolverWith(puzzles.SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths})
+	var checked, differ, undecidable int
+	err = puzzles.Check(ctx, in, path, format, solver, func(c *puzzles.Verdict) error {
 		checked++
 		if !c.Differs() {
 			return nil
 		}
-		differ++
-		if c.Err != nil {
+		switch {
+		case errors.Is(c.Err, puzzles.ErrUndecidable):
+			undecidable++
+			fmt.Fprintf(a.stdout, "row %d (index %d): undecidable, stored %s: %v\n", c.Row+1, c.Index, answerList(c.Stored), c.Err)
+		case c.Err != nil:
+			differ++
 			fmt.Fprintf(a.stdout, "row %d (index %d): cannot solve: %v\n", c.Row+1, c.Index, c.Err)
-			return nil
+		default:
+			differ++
+			fmt.Fprintf(a.stdout, "row %d (index %d): stored %s (ground_truth %q), solved %s\n",
+				c.Row+1, c.Index, answerList(c.Stored), c.GroundTruth, answerList(c.Solved))
 		}
-		fmt.Fprintf(a.stdout, "row %d (index %d): stored %s (ground_truth %q), solved %s\n",
-			c.Row+1, c.Index, answer(c.Stored), c.GroundTruth, answer(c.Solved))
 		return nil
 	})
 	if err != nil {
 		return streamError(err)
 	}
-	fmt.Fprintf(a.stdout, "synth puzzles --solve: %d puzzles checked, %d differ\n", checked, differ)
+	fmt.Fprintf(a.stdout, "synth puzzles --solve: %d puzzles checked, %d differ, %d undecidable\n", checked, differ, undecidable)
 	if differ > 0 {
 		return fmt.Errorf("%s: %d of %d puzzles have a stored answer that differs from their constraints_meta", path, differ, checked)
 	}
 	return nil
+}
+
+// answerList writes an answer set as the prompt asks for it.
+func answerList(xs []string) string {
+	if len(xs) == 0 {
+		return "None"
+	}
+	return strings.Join(xs, ",")
+}
+
+// runImportPublished converts a published Time Puzzles file: the
+// converted, decidable puzzles to --out with the solved answers, a line for
+// each record that is not simply right, and a summary.
+func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) error {
+	v := a.v
+	format, err := outputFormat(v.GetString("synth.puzzles.format"), f.out)
+	if err != nil {
+		return err
+	}
+	opt, inputs, err := puzzleOptions(v)
+	if err != nil {
+		return err
+	}
+	in := output.OpenInput(f.importPublished)
+	defer in.Close()
+	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", f.labels, nil,
+		splits.Unit[*puzzles.Puzzle]{Name: "event", Of: func(p *puzzles.Puzzle) string { return p.Group },
+			SetSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }},
+		func() splits.RowBuilder[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
+	if err != nil {
+		return err
+	}
+	defer sinks.Abort()
+	defer sinks.Release()
+	iopt := puzzles.ImportOptions{
+		KB: opt.KB, YearSets: opt.YearSets, Seasons: opt.Seasons, Prompt: opt.Prompt, Explicit: opt.Explicit,
+		Split: opt.Split, Ability: opt.Ability,
+		Solver: puzzles.NewSolverWith(puzzles.SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths}),
+	}
+	sum, err := puzzles.ImportPublished(ctx, in, f.importPublished, iopt, func(im *puzzles.Imported) error {
+		where := fmt.Sprintf("record %d", im.Record)
+		if im.ID != "" {
+			where += " (id " + im.ID + ")"
+		}
+		switch im.Verdict {
+		case puzzles.VerdictNotConverted:
+			fmt.Fprintf(a.stdout, "%s: not converted (%s): %v\n", where, im.Cause, im.Err)
+			return nil
+		case puzzles.VerdictUndecidable:
+			fmt.Fprintf(a.stdout, "%s: undecidable (%s), published %s: %v\n", where, im.Cause, answerList(im.Published), im.Err)
+			return nil
+		case puzzles.VerdictWrong:
+			fmt.Fprintf(a.stdout, "%s: wrong (%s): published %s, solved %s\n", where, im.Cause, answerList(im.Published), answerList(im.Solved))
+		}
+		return sinks.Add(im.Puzzle)
+	})
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return usagef("--import-published: %v", unwrapPathError(err))
+		}
+		return usagef("--import-published: %v", err)
+	}
+	if err := sinks.Finish(); err != nil {
+		return err
+	}
+	rec := in.Entry("")
+	rec.Role = "published_puzzles"
+	inputs = append(inputs, rec)
+	outs := sinks.Entries(format.Name)
+	config := typedConfig(v, "synth.puzzles.")
+	config["import_published"] = f.importPublished
+	m := &output.Manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles --import-published",
+		Outputs: outs, Inputs: inputs, Config: config, Summary: sum,
+	}
+	mp, err := sinks.Commit(m)
+	if err != nil {
+		return err
+	}
+	wrong, undecidable, notConverted := 0, 0, 0
+	for _, n := range sum.Wrong {
+		wrong += n
+	}
+	for _, n := range sum.Undecidable {
+		undecidable += n
+	}
+	for _, n := range sum.NotConverted {
+		notConverted += n
+	}
+	w := a.stdout
+	fmt.Fprintf(w, "synth puzzles --import-published: %d records, %d converted, %d not converted\n", sum.Records, sum.Converted, notConverted)
+	fmt.Fprintf(w, "  agree:         %d\n", sum.Agree)
+	fmt.Fprintf(w, "  wrong:         %d%s\n", wrong, byCause(sum.Wrong))
+	fmt.Fprintf(w, "  undecidable:   %d%s\n", undecidable, byCause(sum.Undecidable))
+	if notConverted > 0 {
+		fmt.Fprintf(w, "  not converted: %d%s\n", notConverted, byCause(sum.NotConverted))
+	}
+	fmt.Fprintf(w, "  written:       %s: the agreeing and the wrong, with the solved answers\n", writtenTo(outs, "puzzle"))
+	fmt.Fprintf(w, "  manifest:      %s\n", mp)
+	return nil
+}
+
+// byCause writes " (a 2, b 1)" for a non-empty count map.
+func byCause(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return " (" + countList(m) + ")"
 }

@@ -80,7 +80,7 @@ func TestSynthPuzzlesWritesVerifiableRows(t *testing.T) {
 	for _, f := range []string{out, pq} {
 		code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", f)
 		require.Equal(t, 0, code, stderr)
-		assert.Equal(t, "synth puzzles --solve: 60 puzzles checked, 0 differ\n", stdout)
+		assert.Equal(t, "synth puzzles --solve: 60 puzzles checked, 0 differ, 0 undecidable\n", stdout)
 	}
 }
 
@@ -161,6 +161,13 @@ func TestSynthPuzzlesUsageErrors(t *testing.T) {
 		{"kb missing", []string{"--seed", "1", "--count", "5", "--out", out, "--kb", filepath.Join(dir, "none.csv")}, "--kb"},
 		{"solve with count", []string{"--solve", out, "--count", "5"}, "takes no --count"},
 		{"solve missing", []string{"--solve", filepath.Join(dir, "none.jsonl")}, "--solve"},
+		{"year sets", []string{"--seed", "1", "--count", "5", "--out", out, "--year-sets", kb}, `--year-sets: ` + kb + `: line 1, column 7: unknown column "start"`},
+		{"disputed", []string{"--seed", "1", "--count", "5", "--out", out, "--disputed", "maybe"}, `synth.puzzles.disputed: "maybe" is not avoid or allow`},
+		{"import without out", []string{"--import-published", kb}, "--import-published needs --out"},
+		{"import with seed", []string{"--import-published", kb, "--out", out, "--seed", "1"}, "takes no --seed"},
+		{"import and solve", []string{"--import-published", kb, "--solve", kb}, "give one"},
+		{"import not json", []string{"--import-published", kb, "--out", out}, "--import-published: " + kb + ": record 1"},
+		{"import missing", []string{"--import-published", filepath.Join(dir, "none.json"), "--out", out}, "none.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, append([]string{"synth", "puzzles"}, tc.args...)...)
@@ -201,4 +208,52 @@ func TestSynthPuzzlesConfigAndKB(t *testing.T) {
 	require.Len(t, m.Inputs, 1)
 	assert.Equal(t, "knowledge_base", m.Inputs[0].Role)
 	assert.Equal(t, "1960-1962", m.Config["synth.puzzles.years"])
+}
+
+// TestSynthPuzzlesImportPublished runs the published-format sample through
+// the command: the summary by cause, the rows written with the solved
+// answers (which --solve then confirms), the manifest.
+func TestSynthPuzzlesImportPublished(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "imported.jsonl")
+	sample := filepath.Join("..", "..", "examples", "puzzles", "published_sample.json")
+	code, stdout, stderr := runCLI(t, "synth", "puzzles", "--import-published", sample, "--out", out)
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{
+		"record 3 (id p3): wrong (year_set_rule): published 2020-07-24, solved 2021-07-24\n",
+		"record 6 (id p6): undecidable (lunar_disputed), published 1933-07-23: fact 4 (lunar_month)",
+		"record 7 (id p7): not converted (type_western_zodiac)",
+		"synth puzzles --import-published: 12 records, 10 converted, 2 not converted\n",
+		"  agree:         4\n",
+		"  wrong:         5 (boundary_days 1, lunar_calendar_boundary 1, lunar_leap_month 1, unexplained 1, year_set_rule 1)\n",
+		"  undecidable:   1 (lunar_disputed 1)\n",
+		"  written:       9 puzzles written to " + out,
+	} {
+		assert.Contains(t, stdout, want)
+	}
+	rows := readJSONLines(t, out)
+	require.Len(t, rows, 9)
+	assert.Equal(t, "published-p3", get(rows[2], "extra_info", "id"))
+	assert.Equal(t, "2021-07-24", get(rows[2], "reward_model", "ground_truth"))
+	var m output.Manifest
+	b, err := os.ReadFile(output.ManifestPath(out))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &m))
+	require.Len(t, m.Inputs, 1)
+	assert.Equal(t, "published_puzzles", m.Inputs[0].Role)
+
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "9 puzzles checked, 0 differ, 0 undecidable")
+
+	// A generated set that lets disputed days decide: --solve reports those
+	// puzzles undecidable, not wrong, and exits 0.
+	allowed := filepath.Join(dir, "allowed.jsonl")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "300", "--seed", "5", "--years", "1930-1936",
+		"--disputed", "allow", "--out", allowed)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", allowed)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `300 puzzles checked, 0 differ, [1-9]\d* undecidable`, stdout)
+	assert.Contains(t, stdout, "a day whose lunar month or year is disputed")
 }

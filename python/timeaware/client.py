@@ -27,6 +27,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import http.client
 import json
@@ -38,13 +39,14 @@ import ssl
 import threading
 import time
 import urllib.parse
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 __all__ = [
     "DEFAULT_URL",
     "Client",
-    "TimeawareError",
     "ServerUnavailable",
+    "TimeawareError",
     "to_jsonable",
 ]
 
@@ -73,10 +75,10 @@ class TimeawareError(Exception):
         self,
         message: str,
         *,
-        status: Optional[int] = None,
-        code: Optional[str] = None,
-        field: Optional[str] = None,
-        retry_after: Optional[float] = None,
+        status: int | None = None,
+        code: str | None = None,
+        field: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -127,23 +129,19 @@ def to_jsonable(value: Any) -> Any:
     # numpy arrays and scalars (and torch tensors) without importing them.
     tolist = getattr(value, "tolist", None)
     if callable(tolist):
-        try:
+        with contextlib.suppress(Exception):  # fall through to str()
             return to_jsonable(tolist())
-        except Exception:  # noqa: BLE001 - fall through to str()
-            pass
     item = getattr(value, "item", None)
     if callable(item):
-        try:
+        with contextlib.suppress(Exception):
             return to_jsonable(item())
-        except Exception:  # noqa: BLE001
-            pass
     try:
         return str(value)
     except Exception:  # noqa: BLE001
         return None
 
 
-def _parse_retry_after(value: Optional[str]) -> Optional[float]:
+def _parse_retry_after(value: str | None) -> float | None:
     """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
     if not value:
         return None
@@ -165,7 +163,7 @@ def _parse_retry_after(value: Optional[str]) -> Optional[float]:
 class _Connection(http.client.HTTPConnection):
     """HTTPConnection with separate connect and read timeouts."""
 
-    def __init__(self, host: str, port: Optional[int], connect_timeout: float, read_timeout: float) -> None:
+    def __init__(self, host: str, port: int | None, connect_timeout: float, read_timeout: float) -> None:
         super().__init__(host, port, timeout=connect_timeout)
         self._read_timeout = read_timeout
 
@@ -177,7 +175,7 @@ class _Connection(http.client.HTTPConnection):
 class _TLSConnection(http.client.HTTPSConnection):
     """HTTPSConnection with separate connect and read timeouts."""
 
-    def __init__(self, host: str, port: Optional[int], connect_timeout: float, read_timeout: float) -> None:
+    def __init__(self, host: str, port: int | None, connect_timeout: float, read_timeout: float) -> None:
         super().__init__(host, port, timeout=connect_timeout, context=ssl.create_default_context())
         self._read_timeout = read_timeout
 
@@ -208,8 +206,8 @@ class Client:
 
     def __init__(
         self,
-        base_url: Optional[str] = None,
-        token: Optional[str] = None,
+        base_url: str | None = None,
+        token: str | None = None,
         *,
         timeout_s: float = 10.0,
         connect_timeout_s: float = 2.0,
@@ -238,7 +236,7 @@ class Client:
         self.base_url = ",".join(e.url for e in self._endpoints)
         # (current replica, when the client moved to it): one tuple, so that
         # threads always see the two together.
-        self._state: Tuple[int, float] = (0, 0.0)
+        self._state: tuple[int, float] = (0, 0.0)
         self.failback_s = float(failback_s)
         if token is None:
             token = os.environ.get("TIMEAWARE_SERVE_TOKEN") or None
@@ -255,7 +253,7 @@ class Client:
 
     # ------------------------------------------------------------------ transport
 
-    def _conns(self) -> Dict[int, http.client.HTTPConnection]:
+    def _conns(self) -> dict[int, http.client.HTTPConnection]:
         conns = getattr(self._local, "conns", None)
         if conns is None:
             conns = self._local.conns = {}
@@ -273,10 +271,8 @@ class Client:
     def _drop_connection(self, i: int) -> None:
         conn = self._conns().pop(i, None)
         if conn is not None:
-            try:
+            with contextlib.suppress(Exception):
                 conn.close()
-            except Exception:  # noqa: BLE001
-                pass
 
     def close(self) -> None:
         """Close this thread's connections (others close when their threads end)."""
@@ -300,8 +296,8 @@ class Client:
         return nxt
 
     def _once(
-        self, i: int, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
-    ) -> Tuple[int, Dict[str, str], bytes]:
+        self, i: int, method: str, path: str, body: bytes | None, extra: Mapping[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
         """One attempt on replica i. Returns (status, headers, body). Raises
         `_ConnectFailed` when no connection could be made (the request was not
         sent), else OSError / http.client.HTTPException from sending or
@@ -335,8 +331,8 @@ class Client:
         return resp.status, hdrs, data
 
     def _attempt(
-        self, i: int, method: str, path: str, body: Optional[bytes], extra: Optional[Mapping[str, str]] = None
-    ) -> Tuple[int, Dict[str, str], bytes]:
+        self, i: int, method: str, path: str, body: bytes | None, extra: Mapping[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
         """`_once`, repeated at once on a fresh connection when a reused
         keep-alive connection turns out to have been closed by the server
         (that costs no retry: the request never reached a handler)."""
@@ -349,7 +345,7 @@ class Client:
                 raise
             return self._once(i, method, path, body, extra)
 
-    def _sleep_before_retry(self, attempt: int, retry_after: Optional[float]) -> None:
+    def _sleep_before_retry(self, attempt: int, retry_after: float | None) -> None:
         if retry_after is not None:
             # What the server asked for, plus a little spread so that callers
             # told the same thing do not all return at the same instant.
@@ -364,9 +360,9 @@ class Client:
         path: str,
         payload: Any = None,
         *,
-        idempotent: Optional[bool] = None,
-        retries: Optional[int] = None,
-        headers: Optional[Mapping[str, str]] = None,
+        idempotent: bool | None = None,
+        retries: int | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send one request and return the decoded JSON answer (None for an
         empty body).
@@ -397,13 +393,13 @@ class Client:
         body = None
         if payload is not None:
             body = json.dumps(to_jsonable(payload), ensure_ascii=False, allow_nan=False).encode("utf-8")
-        last: Optional[TimeawareError] = None
+        last: TimeawareError | None = None
         i = self._pick()
         tries = rounds * n
         tried = 0  # replicas tried since the last wait
         for attempt in range(tries):
             url = self._endpoints[i].url
-            retry_after: Optional[float] = None
+            retry_after: float | None = None
             may_move = True
             try:
                 status, resp_headers, data = self._attempt(i, method, path, body, headers)
@@ -465,20 +461,20 @@ class Client:
             return False
         return isinstance(doc, dict) and doc.get("status") == "ok"
 
-    def rewards(self, *, retries: Optional[int] = None) -> List[Dict[str, Any]]:
+    def rewards(self, *, retries: int | None = None) -> list[dict[str, Any]]:
         """The reward registry: one entry per data source with its detail ``keys``."""
         doc = self.request("GET", "/v1/rewards", retries=retries)
         if not isinstance(doc, dict) or not isinstance(doc.get("rewards"), list):
             raise TimeawareError("GET /v1/rewards: answer has no rewards list")
-        return doc["rewards"]
+        return cast("list[dict[str, Any]]", doc["rewards"])
 
-    def score(self, item: Mapping[str, Any]) -> Dict[str, Any]:
+    def score(self, item: Mapping[str, Any]) -> dict[str, Any]:
         """Score one item with ``POST /v1/score``. Scoring is idempotent."""
-        return self.request("POST", "/v1/score", item, idempotent=True)
+        return cast("dict[str, Any]", self.request("POST", "/v1/score", item, idempotent=True))
 
     def score_batch(
         self, items: Sequence[Mapping[str, Any]], *, client_fallbacks: int = 0
-    ) -> List[Dict[str, Any]]:
+    ) -> list[dict[str, Any]]:
         """Score items with ``POST /v1/score/batch``; results are in item order.
 
         ``client_fallbacks`` reports to the server how many items this client
@@ -496,20 +492,20 @@ class Client:
                 f"POST /v1/score/batch: expected {len(items)} results, got "
                 f"{len(results) if isinstance(results, list) else type(results).__name__}"
             )
-        return results
+        return cast("list[dict[str, Any]]", results)
 
     def create_timer(
         self,
         rollout_id: str,
         *,
-        speed_factor: Optional[float] = None,
-        jitter: Optional[float] = None,
-        ttl_s: Optional[float] = None,
-        time_limit_s: Optional[float] = None,
-    ) -> Dict[str, Any]:
+        speed_factor: float | None = None,
+        jitter: float | None = None,
+        ttl_s: float | None = None,
+        time_limit_s: float | None = None,
+    ) -> dict[str, Any]:
         """Start a timer for a rollout (``POST /v1/timers``). Returns the
         answer, whose ``timer`` is the signed token to keep."""
-        body: Dict[str, Any] = {"rollout_id": str(rollout_id)}
+        body: dict[str, Any] = {"rollout_id": str(rollout_id)}
         for key, val in (
             ("speed_factor", speed_factor),
             ("jitter", jitter),
@@ -518,20 +514,20 @@ class Client:
         ):
             if val is not None:
                 body[key] = float(val)
-        return self.request("POST", "/v1/timers", body, idempotent=False)
+        return cast("dict[str, Any]", self.request("POST", "/v1/timers", body, idempotent=False))
 
-    def read_timer(self, timer: str) -> Dict[str, Any]:
+    def read_timer(self, timer: str) -> dict[str, Any]:
         """Read a timer (``GET /v1/timers/{timer}``) by token or rollout id."""
-        return self.request("GET", "/v1/timers/" + urllib.parse.quote(timer, safe=""))
+        return cast("dict[str, Any]", self.request("GET", "/v1/timers/" + urllib.parse.quote(timer, safe="")))
 
     def add_span(
         self,
         timer: str,
         *,
-        seconds: Optional[float] = None,
+        seconds: float | None = None,
         simulated: bool = False,
-        action: Optional[str] = None,
-    ) -> Dict[str, Any]:
+        action: str | None = None,
+    ) -> dict[str, Any]:
         """Report tool time to a timer (``POST /v1/timers/{timer}/spans``).
 
         Either ``seconds`` (time spent in a tool; with ``simulated`` it is
@@ -539,44 +535,43 @@ class Client:
         "end"). Returns the new reading; its ``timer`` token replaces the old
         one. Not retried after a timeout (a span must not count twice).
         """
-        body: Dict[str, Any] = {}
+        body: dict[str, Any] = {}
         if action is not None:
             body["action"] = action
         if seconds is not None:
             body["seconds"] = float(seconds)
             if simulated:
                 body["simulated"] = True
-        return self.request(
-            "POST", "/v1/timers/" + urllib.parse.quote(timer, safe="") + "/spans", body, idempotent=False
-        )
+        path = "/v1/timers/" + urllib.parse.quote(timer, safe="") + "/spans"
+        return cast("dict[str, Any]", self.request("POST", path, body, idempotent=False))
 
-    def stop_timer(self, timer: str) -> Dict[str, Any]:
+    def stop_timer(self, timer: str) -> dict[str, Any]:
         """Stop a timer (``DELETE /v1/timers/{timer}``); returns the final reading."""
-        return self.request("DELETE", "/v1/timers/" + urllib.parse.quote(timer, safe=""))
+        return cast("dict[str, Any]", self.request("DELETE", "/v1/timers/" + urllib.parse.quote(timer, safe="")))
 
     def get_duration(
-        self, *, timer: Optional[str] = None, rollout_id: Optional[str] = None
-    ) -> Dict[str, Any]:
+        self, *, timer: str | None = None, rollout_id: str | None = None
+    ) -> dict[str, Any]:
         """The ``get_duration`` tool endpoint: ``{"text", "elapsed_s", ...}``.
         Reading a timer has no side effect, so it is retried like a GET."""
-        body: Dict[str, Any] = {}
+        body: dict[str, Any] = {}
         if timer:
             body["timer"] = timer
         if rollout_id:
             body["rollout_id"] = str(rollout_id)
-        return self.request("POST", "/v1/tools/get_duration", body, idempotent=True)
+        return cast("dict[str, Any]", self.request("POST", "/v1/tools/get_duration", body, idempotent=True))
 
 
 class _Endpoint:
     """One replica's URL, split."""
 
-    __slots__ = ("url", "scheme", "host", "port", "prefix")
+    __slots__ = ("host", "port", "prefix", "scheme", "url")
 
-    def __init__(self, url: str, scheme: str, host: str, port: Optional[int], prefix: str) -> None:
+    def __init__(self, url: str, scheme: str, host: str, port: int | None, prefix: str) -> None:
         self.url, self.scheme, self.host, self.port, self.prefix = url, scheme, host, port, prefix
 
 
-_local_hosts: Dict[str, bool] = {}
+_local_hosts: dict[str, bool] = {}
 
 
 def _is_local(host: str) -> bool:

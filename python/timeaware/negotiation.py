@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any
 from uuid import uuid4
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
@@ -33,7 +33,7 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutp
 from timeaware.client import Client
 from timeaware.scoring import TRANSCRIPT_FIELD
 
-__all__ = ["NegotiationAgentLoop", "AGENT_NAME"]
+__all__ = ["AGENT_NAME", "NegotiationAgentLoop"]
 
 #: The ``agent_name`` of the rows this loop plays.
 AGENT_NAME = "timeaware_negotiation"
@@ -41,7 +41,7 @@ AGENT_NAME = "timeaware_negotiation"
 STEP_PATH = "/v1/envs/negotiation/step"
 
 
-def parse_message(text: str) -> Dict[str, Any]:
+def parse_message(text: str) -> dict[str, Any]:
     """The policy's message: the JSON object {"text", "action"} it was asked
     for, or, when it wrote something else, that text with no action (the
     rules count no action; the episode goes on)."""
@@ -52,7 +52,7 @@ def parse_message(text: str) -> Dict[str, Any]:
         except ValueError:
             obj = None
         if isinstance(obj, dict) and isinstance(obj.get("text"), str):
-            out: Dict[str, Any] = {"text": obj["text"]}
+            out: dict[str, Any] = {"text": obj["text"]}
             if "action" in obj:
                 out["action"] = obj["action"]
             return out
@@ -72,30 +72,30 @@ class NegotiationAgentLoop(AgentLoopBase):
     """
 
     def __init__(self, *args: Any, opponent_beta: float = 1.0, max_turns: int = 12,
-                 base_url: Optional[str] = None, token: Optional[str] = None, **kwargs: Any) -> None:
+                 base_url: str | None = None, token: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.response_length = self.rollout_config.response_length
         self.opponent_beta = float(opponent_beta)
         self.max_turns = int(max_turns)
         self.client = Client(base_url, token)
 
-    async def _step(self, body: Dict[str, Any]) -> Dict[str, Any]:
+    async def _step(self, body: dict[str, Any]) -> dict[str, Any]:
         # The client blocks; the loop must not.
         return await asyncio.get_running_loop().run_in_executor(
             None, lambda: self.client.request("POST", STEP_PATH, body, idempotent=True)
         )
 
-    async def run(self, sampling_params: Dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
-        messages: List[Dict[str, Any]] = [dict(m) for m in kwargs["raw_prompt"]]
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        messages: list[dict[str, Any]] = [dict(m) for m in kwargs["raw_prompt"]]
         ground_truth = kwargs["reward_model"]["ground_truth"]
         extra = kwargs.get("extra_info") or {}
         prefix = extra.get("turn_prefix") or ""
         request_id = uuid4().hex
-        metrics: Dict[str, Any] = {}
+        metrics: dict[str, Any] = {}
 
         prompt_ids = await self.ct_build_initial_tokens(messages)
-        response_mask: List[int] = []
-        transcript: List[Dict[str, Any]] = []
+        response_mask: list[int] = []
+        transcript: list[dict[str, Any]] = []
         turns = 0
         done = False
         while turns < self.max_turns and len(response_mask) < self.response_length:

@@ -40,6 +40,7 @@ The same from Python::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -47,10 +48,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any
 
-__all__ = ["run_sharded", "ShardFailed", "main", "start_verifiers", "Verifiers"]
+__all__ = ["ShardFailed", "Verifiers", "main", "run_sharded", "start_verifiers"]
 
 #: Extensions by --format value.
 _EXTENSIONS = {"parquet": "parquet", "jsonl": "jsonl", "arrow": "arrow"}
@@ -72,7 +74,7 @@ class ShardFailed(RuntimeError):
     exit status and the end of its error output."""
 
 
-def _command_of(args: Sequence[str]) -> tuple:
+def _command_of(args: Sequence[str]) -> tuple[str, ...]:
     for cmd in SHARDED_COMMANDS:
         if tuple(args[: len(cmd)]) == cmd:
             return cmd
@@ -80,7 +82,7 @@ def _command_of(args: Sequence[str]) -> tuple:
     raise ValueError(f"timeaware.ray: {' '.join(args[:2]) or '(no command)'!s} cannot be sharded; one of: {names}")
 
 
-def _flag_value(args: Sequence[str], flag: str) -> Optional[str]:
+def _flag_value(args: Sequence[str], flag: str) -> str | None:
     for i, a in enumerate(args):
         if a == flag and i + 1 < len(args):
             return args[i + 1]
@@ -95,7 +97,7 @@ def _check_args(args: Sequence[str]) -> None:
             raise ValueError(f"timeaware.ray: leave {flag} out of the command; each shard gets its own")
 
 
-def _extension(cmd: tuple, args: Sequence[str]) -> str:
+def _extension(cmd: tuple[str, ...], args: Sequence[str]) -> str:
     if cmd in (("score",), ("synth", "timestamps")):
         return "jsonl"  # these write JSONL whatever the name
     fmt = _flag_value(args, "--format")
@@ -139,21 +141,24 @@ def _materialise(blob: bytes, digest: str) -> str:
     return exe
 
 
-def _run_shard(binary: Any, args: List[str], cwd: str, out: str) -> Dict[str, Any]:
+def _run_shard(binary: Any, args: list[str], cwd: str, out: str) -> dict[str, Any]:
     """One shard, on a worker: run the command, return its manifest. binary
     is a path, or (bytes, sha256) shipped through the object store."""
     exe = binary if isinstance(binary, str) else _materialise(*binary)
     # The driver's directory, for the command's relative paths; a node that
     # lacks it runs from its own (absolute paths work everywhere).
     run_dir = cwd if os.path.isdir(cwd) else None
-    proc = subprocess.run([exe, *args, "--out", out], cwd=run_dir, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [exe, *args, "--out", out], cwd=run_dir, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
+    )
     if proc.returncode != 0:
         tail = (proc.stderr or "").strip().splitlines()[-5:]
         raise ShardFailed(f"{' '.join(args[-2:])}: exit {proc.returncode}: " + " | ".join(tail))
     path = os.path.join(run_dir or "", out + ".manifest.json")
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
-            return json.load(f)
+            manifest: dict[str, Any] = json.load(f)
+        return manifest
     # A command that writes no manifest (synth timestamps): describe the
     # part here, as its manifest would.
     h, size, rows = hashlib.sha256(), 0, 0
@@ -168,7 +173,7 @@ def _run_shard(binary: Any, args: List[str], cwd: str, out: str) -> Dict[str, An
             "inputs": None, "config": {}, "summary": {}}
 
 
-def _sum_counts(summaries: List[Any], key: str = "") -> Any:
+def _sum_counts(summaries: list[Any], key: str = "") -> Any:
     """The parts' summaries merged: integer counts summed, key by key;
     ``*_min`` and ``*_max`` taken as the minimum and maximum; other values
     kept where every part agrees and dropped where they differ (a mean is
@@ -183,7 +188,7 @@ def _sum_counts(summaries: List[Any], key: str = "") -> Any:
         return sum(summaries)
     if all(isinstance(s, dict) for s in summaries):
         out = {}
-        keys: List[str] = []
+        keys: list[str] = []
         for s in summaries:
             keys.extend(k for k in s if k not in keys)
         for k in keys:
@@ -201,9 +206,9 @@ def _sum_counts(summaries: List[Any], key: str = "") -> Any:
     return first if all(s == first for s in summaries) else None
 
 
-def _rows_by(outputs: List[Dict[str, Any]]) -> Dict[str, int]:
+def _rows_by(outputs: list[dict[str, Any]]) -> dict[str, int]:
     """Rows by split for a split run, else by the outputs' role."""
-    rows: Dict[str, int] = {}
+    rows: dict[str, int] = {}
     for o in outputs:
         key = o.get("split") or o.get("role") or "rows"
         rows[key] = rows.get(key, 0) + (o.get("rows") or 0)
@@ -215,10 +220,10 @@ def run_sharded(
     shards: int,
     out: str,
     *,
-    address: Optional[str] = None,
-    binary: Optional[str] = None,
+    address: str | None = None,
+    binary: str | None = None,
     retries: int = 2,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Run ``timeaware COMMAND`` as ``shards`` Ray tasks writing to the
     directory ``out``; return the merged manifest (also written to
     ``out.manifest.json``). Connects to the Ray cluster at ``address``, or
@@ -245,7 +250,7 @@ def run_sharded(
     merged_path = root.parent / (root.name + ".manifest.json")
     merged_path.unlink(missing_ok=True)
 
-    options: Dict[str, Any] = {"max_retries": retries, "retry_exceptions": [ShardFailed], "num_cpus": 1}
+    options: dict[str, Any] = {"max_retries": retries, "retry_exceptions": [ShardFailed], "num_cpus": 1}
     if binary is None:
         found = shutil.which("timeaware")
         if found is None:
@@ -267,10 +272,8 @@ def run_sharded(
         manifests = ray.get(refs)
     except ray.exceptions.RayError as e:
         for r in refs:  # the other shards stop writing into DIR
-            try:
+            with contextlib.suppress(Exception):  # finished already
                 ray.cancel(r, force=True)
-            except Exception:  # noqa: BLE001 - finished already
-                pass
         cause = e.as_instanceof_cause() if isinstance(e, ray.exceptions.RayTaskError) else e
         lines = str(cause).strip().splitlines() or [type(e).__name__]
         raise ShardFailed(f"{lines[-1]} (no manifest written; the parts in {out} are incomplete)") from None
@@ -290,10 +293,10 @@ def run_sharded(
                 os.replace(src, dest)
             else:
                 dest = src
-            out = {**entry, "path": str(dest.relative_to(root.parent)), "shard": i}
+            output = {**entry, "path": str(dest.relative_to(root.parent)), "shard": i}
             if side is not None:
-                out["split"] = side
-            outputs.append(out)
+                output["split"] = side
+            outputs.append(output)
         (part.parent / (part.name + ".manifest.json")).unlink(missing_ok=True)
 
     # Parts of an earlier run into the same directory (with another number
@@ -333,18 +336,21 @@ def run_sharded(
 class _Replica:
     """A Ray actor holding one ``timeaware serve`` process on its node."""
 
-    def __init__(self, binary: Any, env: Dict[str, str], port: int, extra: List[str]) -> None:
+    def __init__(self, binary: Any, env: dict[str, str], port: int, extra: list[str]) -> None:
         import ray
 
         exe = binary if isinstance(binary, str) else _materialise(*binary)
         host = ray.util.get_node_ip_address()
-        self._log = tempfile.NamedTemporaryFile(prefix="timeaware-serve-", suffix=".log", delete=False)
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
         full_env.update(env)
-        self._proc = subprocess.Popen(
-            [exe, "serve", "--addr", f"{host}:{port}", *extra],
-            env=full_env, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-        )
+        # The server writes its log through its own descriptor; this process
+        # reads the file by name.
+        with tempfile.NamedTemporaryFile(prefix="timeaware-serve-", suffix=".log", delete=False) as log:
+            self._log_path = log.name
+            self._proc = subprocess.Popen(
+                [exe, "serve", "--addr", f"{host}:{port}", *extra],
+                env=full_env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            )
         try:
             self.url = self._wait(host)
         except BaseException:
@@ -358,7 +364,7 @@ class _Replica:
 
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            text = Path(self._log.name).read_text(errors="replace")
+            text = Path(self._log_path).read_text(errors="replace")
             if self._proc.poll() is not None:
                 raise RuntimeError(f"timeaware serve exited {self._proc.returncode}: {text[-2000:]}")
             m = re.search(r"msg=serving addr=(\S+)", text)
@@ -373,7 +379,7 @@ class _Replica:
             time.sleep(0.05)
         raise RuntimeError("timeaware serve did not become ready within 30 s")
 
-    def info(self) -> Dict[str, Any]:
+    def info(self) -> dict[str, Any]:
         import ray
 
         return {"url": self.url, "node_id": ray.get_runtime_context().get_node_id(), "pid": self._proc.pid}
@@ -391,14 +397,14 @@ class Verifiers:
     """Replicas started by `start_verifiers`: their URLs, the token and
     secret they share, and the actors holding them."""
 
-    def __init__(self, actors: List[Any], infos: List[Dict[str, Any]], token: str, secret: str) -> None:
+    def __init__(self, actors: list[Any], infos: list[dict[str, Any]], token: str, secret: str) -> None:
         self.actors, self.infos, self.token, self.secret = actors, infos, token, secret
 
     @property
-    def urls(self) -> List[str]:
+    def urls(self) -> list[str]:
         return [i["url"] for i in self.infos]
 
-    def env(self) -> Dict[str, str]:
+    def env(self) -> dict[str, str]:
         """Environment variables for the training job (for example Ray's
         ``runtime_env={"env_vars": ...}``): the adapter's ``TIMEAWARE_URL``
         listing every replica (each process uses its own node's first) and
@@ -411,36 +417,30 @@ class Verifiers:
         _stop_all(self.actors)
 
 
-def _stop_all(actors: List[Any]) -> None:
+def _stop_all(actors: list[Any]) -> None:
     import ray
 
     pending = []
     for a in actors:
-        try:
+        with contextlib.suppress(Exception):  # an actor already gone
             pending.append(a.stop.remote())
-        except Exception:  # noqa: BLE001 - an actor already gone
-            pass
     for ref in pending:
-        try:
+        with contextlib.suppress(Exception):  # a replica already gone
             ray.get(ref, timeout=30)
-        except Exception:  # noqa: BLE001 - a replica already gone
-            pass
     for a in actors:
-        try:
+        with contextlib.suppress(Exception):
             ray.kill(a)
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def start_verifiers(
     *,
     per_node: int = 1,
     port: int = 0,
-    token: Optional[str] = None,
-    secret: Optional[str] = None,
-    binary: Optional[str] = None,
+    token: str | None = None,
+    secret: str | None = None,
+    binary: str | None = None,
     serve_args: Sequence[str] = (),
-    address: Optional[str] = None,
+    address: str | None = None,
     detached: bool = False,
 ) -> Verifiers:
     """Start ``per_node`` ``timeaware serve`` replicas on every alive node of
@@ -482,7 +482,7 @@ def start_verifiers(
         if not node.get("Alive"):
             continue
         for _ in range(per_node):
-            opts: Dict[str, Any] = {
+            opts: dict[str, Any] = {
                 "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=node["NodeID"], soft=False),
             }
             if detached:
@@ -496,7 +496,7 @@ def start_verifiers(
     return Verifiers(actors, infos, token, secret)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if "--" not in argv:
         print("timeaware.ray: put the timeaware command after --, e.g. "

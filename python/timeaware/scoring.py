@@ -37,6 +37,7 @@ Contracts:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -44,22 +45,23 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Deque, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any
 
 from timeaware.client import Client, TimeawareError, to_jsonable
 
 __all__ = [
     "BUILTIN_KEYS",
-    "VerifierUnreachable",
-    "Settings",
     "Batcher",
+    "Settings",
+    "VerifierUnreachable",
     "configure",
-    "settings",
+    "fallback_result",
     "get_batcher",
     "prepare_item",
-    "fallback_result",
     "reward_keys",
+    "settings",
     "shutdown",
     "stats",
 ]
@@ -90,7 +92,7 @@ _TIMELY_KEYS = (
     "utilization",
     "reported_s",
 )
-BUILTIN_KEYS: Dict[str, Tuple[str, ...]] = {
+BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "timely/general": _TIMELY_KEYS,
     "timely/game": _TIMELY_KEYS,
     "timely/ml": _TIMELY_KEYS,
@@ -145,7 +147,7 @@ class Settings:
     """
 
     url: str = "http://127.0.0.1:8080"
-    token: Optional[str] = None
+    token: str | None = None
     timeout_s: float = 10.0
     connect_timeout_s: float = 2.0
     retries: int = 2
@@ -159,7 +161,7 @@ class Settings:
     on_unreachable: str = "raise"
     max_consecutive_fallbacks: int = 64
 
-    def validated(self) -> "Settings":
+    def validated(self) -> Settings:
         """Return self, or raise ValueError naming the first bad field."""
         if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
             raise ValueError(f"timeaware: url {self.url!r} is not an http(s) URL")
@@ -221,8 +223,8 @@ def _coerce(name: str, value: Any) -> Any:
     return float(value)
 
 
-def _from_env() -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
+def _from_env() -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for name, var in _ENV.items():
         raw = os.environ.get(var)
         if raw is None or raw == "":
@@ -235,11 +237,11 @@ def _from_env() -> Dict[str, Any]:
 
 
 _lock = threading.RLock()
-_overrides: Dict[str, Any] = {}
-_base: Optional[Settings] = None
-_batchers: Dict[Settings, "Batcher"] = {}
-_first_use: Dict[Settings, threading.Lock] = {}
-_key_caches: Dict[Tuple[str, Optional[str]], "_KeyCache"] = {}
+_overrides: dict[str, Any] = {}
+_base: Settings | None = None
+_batchers: dict[Settings, Batcher] = {}
+_first_use: dict[Settings, threading.Lock] = {}
+_key_caches: dict[tuple[str, str | None], _KeyCache] = {}
 _pid = os.getpid()
 
 
@@ -280,7 +282,7 @@ def configure(**kwargs: Any) -> Settings:
         return base
 
 
-def settings(overrides: Optional[Mapping[str, Any]] = None) -> Settings:
+def settings(overrides: Mapping[str, Any] | None = None) -> Settings:
     """The settings in force, with per-call ``overrides`` (unknown names and
     invalid values are ignored with a warning). Never raises."""
     global _base
@@ -295,7 +297,7 @@ def settings(overrides: Optional[Mapping[str, Any]] = None) -> Settings:
         base = _base
     if not overrides:
         return base
-    picked: Dict[str, Any] = {}
+    picked: dict[str, Any] = {}
     for k, v in overrides.items():
         if k in _FIELD_TYPES:
             try:
@@ -320,7 +322,7 @@ def _finite(value: Any, default: float) -> float:
     return default
 
 
-def _number(value: Any) -> Optional[float]:
+def _number(value: Any) -> float | None:
     """A finite float from a Python or numpy number, else None."""
     if isinstance(value, bool):
         return None
@@ -348,12 +350,12 @@ class _KeyCache:
     def __init__(self, client: Client) -> None:
         self._client = client
         self._lock = threading.Lock()
-        self._fixed: Dict[str, Tuple[str, ...]] = {}
-        self._registry: Optional[Dict[str, Tuple[str, ...]]] = None
+        self._fixed: dict[str, tuple[str, ...]] = {}
+        self._registry: dict[str, tuple[str, ...]] | None = None
         self._last_try = -math.inf
         self.source = "none"
 
-    def keys(self, data_source: str, *, may_fetch: bool = True) -> Tuple[str, ...]:
+    def keys(self, data_source: str, *, may_fetch: bool = True) -> tuple[str, ...]:
         with self._lock:
             fixed = self._fixed.get(data_source)
             if fixed is not None:
@@ -381,7 +383,7 @@ class _KeyCache:
         self._last_try = time.monotonic()
         try:
             entries = self._client.rewards(retries=0)
-            reg: Dict[str, Tuple[str, ...]] = {}
+            reg: dict[str, tuple[str, ...]] = {}
             for e in entries:
                 if isinstance(e, dict) and isinstance(e.get("data_source"), str):
                     keys = e.get("keys") or []
@@ -413,7 +415,7 @@ def _key_cache(s: Settings) -> _KeyCache:
         return kc
 
 
-def reward_keys(data_source: str, overrides: Optional[Mapping[str, Any]] = None) -> List[str]:
+def reward_keys(data_source: str, overrides: Mapping[str, Any] | None = None) -> list[str]:
     """The keys every result of ``data_source`` has: ``score`` then the
     details. May ask the server once; never raises."""
     try:
@@ -423,8 +425,8 @@ def reward_keys(data_source: str, overrides: Optional[Mapping[str, Any]] = None)
 
 
 def fallback_result(
-    data_source: Any, s: Optional[Settings] = None, *, may_fetch: bool = False
-) -> Dict[str, float]:
+    data_source: Any, s: Settings | None = None, *, may_fetch: bool = False
+) -> dict[str, float]:
     """``{"score": fallback_score, <each detail key>: 0.0}``. Never raises."""
     try:
         s = s or settings()
@@ -444,7 +446,7 @@ TRANSCRIPT_FIELD = "timeaware_transcript"
 
 def prepare_item(
     data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, s: Settings
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Build the JSON item the service scores from VeRL's arguments.
 
     ``extra_info`` is copied, never modified. The timer reaches the service
@@ -465,7 +467,7 @@ def prepare_item(
     ``extra_info["timeaware_transcript"]``, instead of the decoded response
     (the agent's turns and the opponent's, as tokens).
     """
-    ei: Dict[str, Any] = dict(extra_info) if isinstance(extra_info, Mapping) else {}
+    ei: dict[str, Any] = dict(extra_info) if isinstance(extra_info, Mapping) else {}
     transcript = ei.pop(TRANSCRIPT_FIELD, None)
     if isinstance(transcript, str) and transcript and str(data_source) == "negotiation":
         solution_str = transcript
@@ -491,7 +493,7 @@ def prepare_item(
     }
 
 
-_ZERO_STATS: Dict[str, int] = {
+_ZERO_STATS: dict[str, int] = {
     "requests": 0,
     "items": 0,
     "item_errors": 0,
@@ -503,9 +505,9 @@ _ZERO_STATS: Dict[str, int] = {
 
 
 class _Pending:
-    __slots__ = ("data_source", "payload", "future", "enqueued")
+    __slots__ = ("data_source", "enqueued", "future", "payload")
 
-    def __init__(self, data_source: str, payload: Dict[str, Any], future: "Future[Dict[str, float]]") -> None:
+    def __init__(self, data_source: str, payload: dict[str, Any], future: Future[dict[str, float]]) -> None:
         self.data_source = data_source
         self.payload = payload
         self.future = future
@@ -516,7 +518,7 @@ class _RateLimitedLog:
     """Log the first few messages of a kind, then one in every hundred."""
 
     def __init__(self) -> None:
-        self._counts: Dict[str, int] = {}
+        self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def warning(self, kind: str, msg: str, *args: Any) -> None:
@@ -542,7 +544,7 @@ class Batcher:
         )
         self._keys = _key_cache(s)
         self._cond = threading.Condition()
-        self._queue: Deque[_Pending] = deque()
+        self._queue: deque[_Pending] = deque()
         self._closed = False
         self._slots = threading.BoundedSemaphore(s.max_inflight)
         self._pool = ThreadPoolExecutor(max_workers=s.max_inflight, thread_name_prefix="timeaware-score")
@@ -558,11 +560,11 @@ class Batcher:
 
     # ------------------------------------------------------------------ public
 
-    def submit(self, data_source: str, payload: Dict[str, Any]) -> "Future[Dict[str, float]]":
+    def submit(self, data_source: str, payload: dict[str, Any]) -> Future[dict[str, float]]:
         """Queue one prepared item; the future completes with its result dict."""
         return self.submit_many([(data_source, payload)])[0]
 
-    def submit_many(self, items: Sequence[Tuple[str, Dict[str, Any]]]) -> "List[Future[Dict[str, float]]]":
+    def submit_many(self, items: Sequence[tuple[str, dict[str, Any]]]) -> list[Future[dict[str, float]]]:
         """Queue prepared ``(data_source, payload)`` items together, so that
         they are cut into as few requests as ``max_batch`` allows."""
         pending = [_Pending(ds, payload, Future()) for ds, payload in items]
@@ -578,7 +580,7 @@ class Batcher:
                 self._resolve(p, None)
         return [p.future for p in pending]
 
-    def stats(self) -> Dict[str, int]:
+    def stats(self) -> dict[str, int]:
         """Counters: batch requests sent, items sent, items the server
         rejected, items that got the client fallback, the current run of
         fallbacks in a row and the longest such run, and how many times the
@@ -619,7 +621,7 @@ class Batcher:
             except RuntimeError:  # pool shut down underneath us
                 self._send(batch)
 
-    def _send(self, batch: List[_Pending]) -> None:
+    def _send(self, batch: list[_Pending]) -> None:
         try:
             results = self._score_or_fallback([p.payload for p in batch])
             over = self._count_run(results)
@@ -639,7 +641,7 @@ class Batcher:
                     self._resolve(p, None)
             self._slots.release()
 
-    def _score(self, payloads: Sequence[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
+    def _score(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any] | None]:
         """Results for payloads, None where the client must fall back. A 400
         or 413 for several items is retried in halves so that one bad or huge
         item does not take its batch companions down with it."""
@@ -655,7 +657,7 @@ class Batcher:
             raise
         return [r if isinstance(r, dict) else None for r in results]
 
-    def _score_or_fallback(self, payloads: Sequence[Dict[str, Any]]) -> List[Optional[Dict[str, Any]]]:
+    def _score_or_fallback(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any] | None]:
         try:
             return self._score(payloads)
         except TimeawareError as exc:
@@ -675,14 +677,14 @@ class Batcher:
             )
             return [None] * len(payloads)
 
-    def _count_run(self, results: Sequence[Optional[Dict[str, Any]]]) -> "Optional[Dict[int, VerifierUnreachable]]":
+    def _count_run(self, results: Sequence[dict[str, Any] | None]) -> dict[int, VerifierUnreachable] | None:
         """Track the run of unanswered items in a row. Returns, when the run
         passes ``max_consecutive_fallbacks`` in "raise" mode, the error for
         each position past the limit (keyed by position); logs at ERROR in
         "fallback" mode."""
         s = self.settings
         limit = s.max_consecutive_fallbacks
-        past: List[int] = []
+        past: list[int] = []
         with self._stats_lock:
             st = self._stats
             for i, raw in enumerate(results):
@@ -709,7 +711,7 @@ class Batcher:
         err = VerifierUnreachable(s.url, msg + ', or set on_unreachable="fallback" to train on the fallback.')
         return {i: err for i in past}
 
-    def _resolve(self, p: _Pending, raw: Optional[Dict[str, Any]]) -> None:
+    def _resolve(self, p: _Pending, raw: dict[str, Any] | None) -> None:
         try:
             s = self.settings
             keys = self._keys.keys(p.data_source)
@@ -733,10 +735,8 @@ class Batcher:
                     out[k] = _finite(raw.get(k), 0.0)
         except BaseException:  # noqa: BLE001
             out = fallback_result(p.data_source, self.settings)
-        try:
+        with contextlib.suppress(Exception):  # already resolved
             p.future.set_result(out)
-        except Exception:  # noqa: BLE001 - already resolved
-            pass
 
 
 def check_reachable(s: Settings) -> None:
@@ -800,7 +800,7 @@ def get_batcher(s: Settings) -> Batcher:
             return b
 
 
-def stats(overrides: Optional[Mapping[str, Any]] = None) -> Dict[str, int]:
+def stats(overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
     """Counters of the batcher for the current (or overridden) settings."""
     with _lock:
         b = _batchers.get(settings(overrides))
@@ -816,7 +816,5 @@ def shutdown() -> None:
         _first_use.clear()
         _key_caches.clear()
     for b in batchers:
-        try:
+        with contextlib.suppress(Exception):
             b.close()
-        except Exception:  # noqa: BLE001
-            pass

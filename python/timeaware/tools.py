@@ -54,15 +54,16 @@ import os
 import threading
 import uuid
 import weakref
-from typing import Any, Dict, Optional, Tuple
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from timeaware.client import Client
 
-__all__ = ["GetDurationTool", "ToolResponse", "StandaloneBaseTool", "DEFAULT_TOOL_SCHEMA", "VERL_AVAILABLE"]
+__all__ = ["DEFAULT_TOOL_SCHEMA", "VERL_AVAILABLE", "GetDurationTool", "StandaloneBaseTool", "ToolResponse"]
 
 logger = logging.getLogger("timeaware")
 
-DEFAULT_TOOL_SCHEMA: Dict[str, Any] = {
+DEFAULT_TOOL_SCHEMA: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "get_duration",
@@ -80,7 +81,7 @@ class _StandaloneToolResponse:
     """What a tool call returns to the model (VeRL's ToolResponse shape)."""
 
     def __init__(
-        self, text: Optional[str] = None, image: Optional[list] = None, video: Optional[list] = None
+        self, text: str | None = None, image: list[Any] | None = None, video: list[Any] | None = None
     ) -> None:
         self.text = text
         self.image = image
@@ -108,7 +109,7 @@ class StandaloneBaseTool:
     on, for use without VeRL installed. ``tool_schema`` may be a dict or an
     object with ``.function.name``."""
 
-    def __init__(self, config: Optional[dict], tool_schema: Any) -> None:
+    def __init__(self, config: dict[str, Any] | None, tool_schema: Any) -> None:
         self.config = config or {}
         self.tool_schema = tool_schema or self.get_openai_tool_schema()
         if self.tool_schema is None:
@@ -121,12 +122,12 @@ class StandaloneBaseTool:
     def get_openai_tool_schema(self) -> Any:
         return getattr(self, "tool_schema", None)
 
-    async def create(self, instance_id: Optional[str] = None, **kwargs: Any) -> Tuple[str, Any]:
+    async def create(self, instance_id: str | None = None, **kwargs: Any) -> tuple[str, Any]:
         return (instance_id or str(uuid.uuid4())), ToolResponse()
 
     async def execute(
-        self, instance_id: str, parameters: Dict[str, Any], **kwargs: Any
-    ) -> Tuple[Any, float, dict]:
+        self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
+    ) -> tuple[Any, float, dict[str, float]]:
         return ToolResponse(text=""), 0.0, {}
 
     async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
@@ -140,29 +141,45 @@ def _identity(fn: Any) -> Any:
     return fn
 
 
+# VeRL's classes where VeRL is installed, else the standalone ones above.
+_BaseTool: Any
+_Schema: Any
+ToolResponse: Any
+_trace_op: Any
 try:  # pragma: no cover - exercised only where VeRL is installed
-    from verl.tools.base_tool import BaseTool as _BaseTool  # type: ignore[import-not-found]
-    from verl.tools.schemas import OpenAIFunctionToolSchema as _Schema  # type: ignore[import-not-found]
+    from verl.tools.base_tool import BaseTool as _VerlBaseTool
+    from verl.tools.schemas import OpenAIFunctionToolSchema as _VerlSchema
 
+    _BaseTool, _Schema = _VerlBaseTool, _VerlSchema
     try:
-        from verl.tools.schemas import ToolResponse  # type: ignore[import-not-found,no-redef]
+        from verl.tools.schemas import ToolResponse as _VerlToolResponse
 
+        ToolResponse = _VerlToolResponse
         _TUPLE_API = True
     except ImportError:  # VeRL before ToolResponse: create -> id, execute -> text
-        ToolResponse = _StandaloneToolResponse  # type: ignore[misc,assignment]
+        ToolResponse = _StandaloneToolResponse
         _TUPLE_API = False
     try:
-        from verl.utils.rollout_trace import rollout_trace_op as _trace  # type: ignore[import-not-found]
+        from verl.utils.rollout_trace import rollout_trace_op as _verl_trace_op
+
+        _trace_op = _verl_trace_op
     except ImportError:
-        _trace = _identity
+        _trace_op = _identity
     VERL_AVAILABLE = True
 except ImportError:
-    _BaseTool = StandaloneBaseTool  # type: ignore[misc,assignment]
+    _BaseTool = StandaloneBaseTool
     _Schema = None
-    ToolResponse = _StandaloneToolResponse  # type: ignore[misc,assignment]
+    ToolResponse = _StandaloneToolResponse
     _TUPLE_API = True
-    _trace = _identity
+    _trace_op = _identity
     VERL_AVAILABLE = False
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _trace(fn: _F) -> _F:
+    """fn under VeRL's rollout tracing where VeRL has it, else fn itself."""
+    return cast(_F, _trace_op(fn))
 
 
 def _schema_object(schema: Any) -> Any:
@@ -175,22 +192,22 @@ def _schema_object(schema: Any) -> Any:
 
 
 class _Instance:
-    __slots__ = ("rollout_id", "options", "token", "shared", "last_elapsed_s")
+    __slots__ = ("last_elapsed_s", "options", "rollout_id", "shared", "token")
 
-    def __init__(self, rollout_id: str, options: Dict[str, float]) -> None:
+    def __init__(self, rollout_id: str, options: dict[str, float]) -> None:
         self.rollout_id = rollout_id
         self.options = options
-        self.token: Optional[str] = None
+        self.token: str | None = None
         self.shared = False  # the token belongs to an agent-loop rollout, not to this instance
-        self.last_elapsed_s: Optional[float] = None
+        self.last_elapsed_s: float | None = None
 
 
-_clients: Dict[Tuple[Any, ...], Client] = {}
+_clients: dict[tuple[Any, ...], Client] = {}
 _clients_lock = threading.Lock()
 
 
 def _shared_client(
-    base_url: Optional[str], token: Optional[str], timeout_s: float, connect_timeout_s: float, retries: int
+    base_url: str | None, token: str | None, timeout_s: float, connect_timeout_s: float, retries: int
 ) -> Client:
     """One Client per distinct configuration, so tool objects share keep-alive
     connections. The URL and token are resolved from the environment here,
@@ -209,7 +226,7 @@ def _shared_client(
         return c
 
 
-def _float_option(name: str, value: Any) -> Optional[float]:
+def _float_option(name: str, value: Any) -> float | None:
     if value is None:
         return None
     try:
@@ -223,7 +240,7 @@ def _float_option(name: str, value: Any) -> Optional[float]:
     return f
 
 
-class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
+class GetDurationTool(_BaseTool):
     """The ``get_duration`` tool. See the module docstring for the VeRL
     call sequences it supports and for its ``config``.
 
@@ -231,7 +248,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
     sigma), ``ttl_s``, ``time_limit_s``. Unknown keys are ignored.
     """
 
-    def __init__(self, config: Optional[dict] = None, tool_schema: Any = None) -> None:
+    def __init__(self, config: dict[str, Any] | None = None, tool_schema: Any = None) -> None:
         config = dict(config or {})
         super().__init__(config, _schema_object(tool_schema))
         token = config.get("token")
@@ -242,7 +259,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
             float(config.get("connect_timeout_s", 2.0)),
             int(config.get("retries", 2)),
         )
-        self._defaults: Dict[str, float] = {}
+        self._defaults: dict[str, float] = {}
         for k in TIMER_OPTIONS:
             v = _float_option(k, config.get(k))
             if v is not None:
@@ -250,8 +267,8 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
         self.timer_field = str(config.get("timer_field") or "timeaware_timer")
         self._tool_field = self.timer_field + "_tool_s"
         self.use_agent_metrics = bool(config.get("use_agent_metrics", True))
-        self._instances: Dict[str, _Instance] = {}
-        self._rollout_locks: "weakref.WeakKeyDictionary[Any, asyncio.Lock]" = weakref.WeakKeyDictionary()
+        self._instances: dict[str, _Instance] = {}
+        self._rollout_locks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
 
     def get_openai_tool_schema(self) -> Any:
         schema = getattr(self, "tool_schema", None)
@@ -259,7 +276,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
 
     # ------------------------------------------------------------------ helpers
 
-    def _options(self, create_kwargs: Dict[str, Any]) -> Dict[str, float]:
+    def _options(self, create_kwargs: dict[str, Any]) -> dict[str, float]:
         opts = dict(self._defaults)
         for k in TIMER_OPTIONS:
             v = _float_option(k, create_kwargs.get(k))
@@ -267,7 +284,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
                 opts[k] = v
         return opts
 
-    async def _start_timer(self, rollout_id: str, options: Dict[str, float]) -> str:
+    async def _start_timer(self, rollout_id: str, options: dict[str, float]) -> str:
         doc = await asyncio.to_thread(self._client.create_timer, rollout_id, **options)
         token = doc.get("timer") if isinstance(doc, dict) else None
         if not isinstance(token, str) or not token:
@@ -289,7 +306,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
         kept in step with the tool time the agent loop has measured."""
         fields = getattr(agent_data, "extra_fields", None)
         if not isinstance(fields, dict):
-            raise RuntimeError("agent_data has no extra_fields dict")
+            raise TypeError("agent_data has no extra_fields dict")
         try:
             lock = self._rollout_locks.get(agent_data)
             if lock is None:
@@ -323,7 +340,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
             return token
 
     @staticmethod
-    def _agent_metrics(agent_data: Any) -> Tuple[float, float]:
+    def _agent_metrics(agent_data: Any) -> tuple[float, float]:
         """(generation seconds, tool seconds) the agent loop has accumulated
         in ``agent_data.metrics`` so far; zeros when it has none."""
         metrics = getattr(agent_data, "metrics", None)
@@ -333,7 +350,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
         tools = _float_option("tool_calls", metrics.get("tool_calls")) or 0.0
         return max(0.0, gen), max(0.0, tools)
 
-    async def _span(self, token: str, seconds: float, *, simulated: bool) -> Optional[str]:
+    async def _span(self, token: str, seconds: float, *, simulated: bool) -> str | None:
         """Report a tool span of ``seconds`` (nothing to do below a
         millisecond). Returns the newest token, or None when the report
         failed."""
@@ -349,7 +366,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
 
     # ------------------------------------------------------------------ VeRL interface
 
-    async def create(self, instance_id: Optional[str] = None, **kwargs: Any) -> Any:
+    async def create(self, instance_id: str | None = None, **kwargs: Any) -> Any:
         """Register an instance. Options come from ``create_kwargs=`` (agent
         loop) and/or keyword arguments (SGLang rollout passes the row's
         create_kwargs unpacked). With an ``instance_id`` (or when not called
@@ -363,7 +380,7 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
         """
         nested = kwargs.pop("create_kwargs", None)
         agent_loop_call = instance_id is None and nested is not None
-        merged: Dict[str, Any] = dict(nested) if isinstance(nested, dict) else {}
+        merged: dict[str, Any] = dict(nested) if isinstance(nested, dict) else {}
         merged.update(kwargs)
         iid = str(instance_id) if instance_id is not None else str(uuid.uuid4())
         inst = _Instance(iid, self._options(merged))
@@ -377,8 +394,8 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
 
     @_trace
     async def execute(
-        self, instance_id: str, parameters: Dict[str, Any], **kwargs: Any
-    ) -> Tuple[Any, float, dict]:
+        self, instance_id: str, parameters: dict[str, Any], **kwargs: Any
+    ) -> tuple[Any, float, dict[str, float]]:
         """Answer a ``get_duration`` call with the timer's text, e.g.
         ``"3.42 seconds."``. Returns ``(ToolResponse(text=...), 0.0,
         {"elapsed_s": seconds})``; the step reward is always 0. When the
@@ -430,16 +447,16 @@ class GetDurationTool(_BaseTool):  # type: ignore[misc,valid-type]
         read it and expires after its TTL). Never raises."""
         inst = self._instances.pop(instance_id, None)
         if inst is None or not inst.token or inst.shared:
-            return None
+            return
         try:
             await asyncio.to_thread(self._client.stop_timer, inst.token)
         except Exception as exc:  # noqa: BLE001
             logger.warning("timeaware: could not stop the timer of %s: %s", instance_id, exc)
-        return None
+        return
 
     # ------------------------------------------------------------------ extras
 
-    def timer_token(self, instance_id: str) -> Optional[str]:
+    def timer_token(self, instance_id: str) -> str | None:
         """The latest timer token of an instance (None before it has one)."""
         inst = self._instances.get(instance_id)
         return inst.token if inst is not None else None

@@ -25,12 +25,13 @@ Needs ``trl`` (``pip install 'timeaware[trl]'``); tested with TRL 1.16.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
 from trl import DPOTrainer
 
-__all__ = ["MarginDPOTrainer", "MARGIN_COLUMN"]
+__all__ = ["MARGIN_COLUMN", "MarginDPOTrainer"]
 
 #: The dataset column that holds each pair's offset δ.
 MARGIN_COLUMN = "margin"
@@ -39,7 +40,7 @@ MARGIN_COLUMN = "margin"
 class _MarginCollator:
     """Wraps TRL's preference collator and adds the batch's margins."""
 
-    def __init__(self, inner, column: str):
+    def __init__(self, inner: Callable[[list[dict[str, Any]]], dict[str, Any]], column: str) -> None:
         self.inner = inner
         self.column = column
 
@@ -72,7 +73,12 @@ class MarginDPOTrainer(DPOTrainer):
     pair is −log σ(−δ): 1.3133 for δ = 1.
     """
 
-    def __init__(self, *args, margin_column: str = MARGIN_COLUMN, **kwargs):
+    # DPOTrainer's attributes that this class reads and sets.
+    data_collator: Any
+    _signature_columns: list[str] | None
+    precompute_ref_logps: bool
+
+    def __init__(self, *args: Any, margin_column: str = MARGIN_COLUMN, **kwargs: Any) -> None:
         self.margin_column = margin_column
         super().__init__(*args, **kwargs)
         if list(self.loss_types) != ["sigmoid"]:
@@ -93,16 +99,16 @@ class MarginDPOTrainer(DPOTrainer):
                 )
         self.data_collator = _MarginCollator(self.data_collator, self.margin_column)
 
-    def _set_signature_columns_if_needed(self):
+    def _set_signature_columns_if_needed(self) -> None:
         super()._set_signature_columns_if_needed()
         if self._signature_columns is not None and self.margin_column not in self._signature_columns:
             self._signature_columns = [*self._signature_columns, self.margin_column]
 
-    def compute_ref_log_probs(self, model, inputs):
+    def compute_ref_log_probs(self, model: Any, inputs: dict[str, Any]) -> Any:
         inputs = {k: v for k, v in inputs.items() if k != self.margin_column}
         return super().compute_ref_log_probs(model, inputs)
 
-    def _compute_loss(self, model, inputs, return_outputs):
+    def _compute_loss(self, model: Any, inputs: dict[str, Any], return_outputs: bool) -> Any:
         inputs = dict(inputs)
         margin = inputs.pop(self.margin_column, None)
         if margin is None:
@@ -125,7 +131,7 @@ class MarginDPOTrainer(DPOTrainer):
             self.precompute_ref_logps = precomputed
 
 
-def _datasets(train, evals):
+def _datasets(train: Any, evals: Any) -> Iterator[tuple[str, Any]]:
     if train is not None:
         yield "train", train
     if isinstance(evals, dict):

@@ -46,7 +46,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from timeaware import scoring
 from timeaware.scoring import VerifierUnreachable, configure, reward_keys, shutdown, stats
@@ -54,9 +55,9 @@ from timeaware.scoring import VerifierUnreachable, configure, reward_keys, shutd
 __all__ = [
     "VerifierUnreachable",
     "compute_score",
-    "compute_score_sync",
     "compute_score_batch",
     "compute_score_batch_async",
+    "compute_score_sync",
     "configure",
     "reward_keys",
     "shutdown",
@@ -67,8 +68,8 @@ logger = logging.getLogger("timeaware")
 
 
 def _submit(
-    data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: Dict[str, Any]
-) -> "tuple[concurrent.futures.Future, scoring.Settings]":
+    data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: dict[str, Any]
+) -> tuple[concurrent.futures.Future[dict[str, float]], scoring.Settings]:
     s = scoring.settings(kwargs)
     try:
         item = scoring.prepare_item(data_source, solution_str, ground_truth, extra_info, s)
@@ -77,12 +78,12 @@ def _submit(
         raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: cannot submit %r for scoring: %r", data_source, exc)
-        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut: concurrent.futures.Future[dict[str, float]] = concurrent.futures.Future()
         fut.set_result(scoring.fallback_result(data_source, s))
         return fut, s
 
 
-def _wait(fut: "concurrent.futures.Future", data_source: Any, s: scoring.Settings) -> Dict[str, float]:
+def _wait(fut: concurrent.futures.Future[dict[str, float]], data_source: Any, s: scoring.Settings) -> dict[str, float]:
     try:
         return fut.result(timeout=s.deadline_s)
     except VerifierUnreachable:
@@ -92,7 +93,7 @@ def _wait(fut: "concurrent.futures.Future", data_source: Any, s: scoring.Setting
         return scoring.fallback_result(data_source, s)
 
 
-async def _first_use(kwargs: Dict[str, Any]) -> None:
+async def _first_use(kwargs: dict[str, Any]) -> None:
     """Run the first-use reachability check off the event loop's thread."""
     s = scoring.settings(kwargs)
     if not scoring.ready(s):
@@ -103,9 +104,9 @@ async def compute_score(
     data_source: Any,
     solution_str: Any,
     ground_truth: Any,
-    extra_info: Optional[Dict[str, Any]] = None,
+    extra_info: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> Dict[str, float]:
+) -> dict[str, float]:
     """Score one rollout; concurrent awaits are batched. Raises only `VerifierUnreachable`."""
     await _first_use(kwargs)
     fut, s = _submit(data_source, solution_str, ground_truth, extra_info, kwargs)
@@ -122,9 +123,9 @@ def compute_score_sync(
     data_source: Any,
     solution_str: Any,
     ground_truth: Any,
-    extra_info: Optional[Dict[str, Any]] = None,
+    extra_info: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> Dict[str, float]:
+) -> dict[str, float]:
     """Blocking `compute_score`. Thread-safe; calls made from several
     threads at once are batched together. A lone caller waits up to
     ``max_wait_ms`` for companions before its request leaves. Do not call it
@@ -136,12 +137,12 @@ def compute_score_sync(
 
 def _submit_all(
     data_sources: Sequence[Any],
-    solution_strs: Optional[Sequence[Any]],
-    ground_truths: Optional[Sequence[Any]],
-    extra_infos: Optional[Sequence[Any]],
-    kwargs: Dict[str, Any],
-) -> "list[tuple[concurrent.futures.Future, Any, scoring.Settings]]":
-    def column(values: Optional[Sequence[Any]], n: int) -> List[Any]:
+    solution_strs: Sequence[Any] | None,
+    ground_truths: Sequence[Any] | None,
+    extra_infos: Sequence[Any] | None,
+    kwargs: dict[str, Any],
+) -> list[tuple[concurrent.futures.Future[dict[str, float]], Any, scoring.Settings]]:
+    def column(values: Sequence[Any] | None, n: int) -> list[Any]:
         if values is None:
             return [None] * n
         try:
@@ -159,7 +160,7 @@ def _submit_all(
     gts = column(ground_truths, n)
     eis = column(extra_infos, n)
     s = scoring.settings(kwargs)
-    prepared: List[Any] = []
+    prepared: list[Any] = []
     for i in range(n):
         try:
             item = scoring.prepare_item(sources[i], sols[i], gts[i], eis[i], s)
@@ -177,7 +178,7 @@ def _submit_all(
     out = []
     for i, p in enumerate(prepared):
         if p is None:
-            fut: concurrent.futures.Future = concurrent.futures.Future()
+            fut: concurrent.futures.Future[dict[str, float]] = concurrent.futures.Future()
             fut.set_result(scoring.fallback_result(sources[i], s))
         else:
             fut = next(futures)
@@ -189,9 +190,9 @@ def compute_score_batch(
     data_sources: Sequence[Any],
     solution_strs: Sequence[Any],
     ground_truths: Sequence[Any],
-    extra_infos: Optional[Sequence[Any]] = None,
+    extra_infos: Sequence[Any] | None = None,
     **kwargs: Any,
-) -> List[Dict[str, float]]:
+) -> list[dict[str, float]]:
     """Score a whole batch (VeRL's ``batch`` reward manager signature).
 
     Returns one result per entry of ``data_sources``, in order; a shorter
@@ -209,15 +210,15 @@ async def compute_score_batch_async(
     data_sources: Sequence[Any],
     solution_strs: Sequence[Any],
     ground_truths: Sequence[Any],
-    extra_infos: Optional[Sequence[Any]] = None,
+    extra_infos: Sequence[Any] | None = None,
     **kwargs: Any,
-) -> List[Dict[str, float]]:
+) -> list[dict[str, float]]:
     """Awaitable `compute_score_batch` (VeRL's reward-loop ``batch`` manager
     awaits a coroutine batch function). Raises only `VerifierUnreachable`."""
     await _first_use(kwargs)
     pending = _submit_all(data_sources, solution_strs, ground_truths, extra_infos, kwargs)
 
-    async def one(fut: "concurrent.futures.Future", ds: Any, s: scoring.Settings) -> Dict[str, float]:
+    async def one(fut: concurrent.futures.Future[dict[str, float]], ds: Any, s: scoring.Settings) -> dict[str, float]:
         try:
             return await asyncio.wait_for(asyncio.wrap_future(fut), timeout=s.deadline_s)
         except (asyncio.CancelledError, VerifierUnreachable):

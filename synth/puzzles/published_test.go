@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testdata/published_sample.json is written by hand in the published
+// examples/puzzles/published_sample.json is written by hand in the published
 // format; each record's published answer and what it should be were worked
 // out by hand from a calendar and the lunar table's text.
 func importSample(t *testing.T, data []byte) ([]*Imported, *ImportSummary) {
@@ -27,7 +28,7 @@ func importSample(t *testing.T, data []byte) ([]*Imported, *ImportSummary) {
 }
 
 func TestImportPublished(t *testing.T) {
-	data, err := os.ReadFile("testdata/published_sample.json")
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "puzzles", "published_sample.json"))
 	require.NoError(t, err)
 	got, sum := importSample(t, data)
 	want := []struct {

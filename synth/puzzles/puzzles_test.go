@@ -679,7 +679,7 @@ func TestCheckRoundTrip(t *testing.T) {
 		t.Run(format.Name, func(t *testing.T) {
 			data := write(t, ps, format)
 			var checks []*Verdict
-			require.NoError(t, Check(context.Background(), bytes.NewReader(data), "p", format, func(c *Verdict) error {
+			require.NoError(t, Check(context.Background(), bytes.NewReader(data), "p", format, nil, func(c *Verdict) error {
 				checks = append(checks, c)
 				return nil
 			}))
@@ -703,7 +703,7 @@ func TestCheckRoundTrip(t *testing.T) {
 	tampered[3] = &tp
 	data := write(t, tampered, dataset.JSONL)
 	var bad []int64
-	require.NoError(t, Check(context.Background(), bytes.NewReader(data), "p", dataset.JSONL, func(c *Verdict) error {
+	require.NoError(t, Check(context.Background(), bytes.NewReader(data), "p", dataset.JSONL, nil, func(c *Verdict) error {
 		if c.Differs() {
 			bad = append(bad, c.Row)
 		}

@@ -298,17 +298,21 @@ type storedRow struct {
 
 // Check reads a puzzle file (any dataset format with Schema's
 // columns reward_model, extra_info, constraints_meta and solutions), solves
-// every row again from its constraints_meta and calls check with each
-// verdict, in file order. Rows that cannot be solved are verdicts with Err
-// set, not errors; errors are for files that cannot be read.
-func Check(ctx context.Context, f dataset.File, name string, format *dataset.Format, check func(*Verdict) error) error {
+// every row again from its constraints_meta with solver (nil: NewSolver())
+// and calls check with each verdict, in file order. Rows that cannot be
+// solved are verdicts with Err set (an *UndecidableError for an answer the
+// lunar data cannot decide), not errors; errors are for files that cannot
+// be read.
+func Check(ctx context.Context, f dataset.File, name string, format *dataset.Format, solver *Solver, check func(*Verdict) error) error {
 	cols := []string{"reward_model", "extra_info", "constraints_meta", "solutions"}
 	rr, err := dataset.Open(f, name, format, dataset.ReadOptions{Schema: Schema, Columns: cols})
 	if err != nil {
 		return err
 	}
 	defer rr.Close()
-	solver := NewSolver()
+	if solver == nil {
+		solver = NewSolver()
+	}
 	var buf bytes.Buffer
 	w, err := dataset.JSONL.NewWriter(&buf, rr.Schema(), dataset.Options{})
 	if err != nil {
