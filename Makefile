@@ -7,13 +7,20 @@ PYTHON  ?= $(VENV)/bin/python
 TRAINERS_VENV ?= .venv-trainers
 BIN     := bin/timeaware
 SHARED  ?= ../shared
+# Linters, pinned. staticcheck goes into .bin under a versioned name (a new
+# version installs itself); ruff and mypy (python/requirements-lint.txt) go
+# into $(VENV).
+STATICCHECK_VERSION := v0.8.2
+LINT_BIN    := $(CURDIR)/.bin
+STATICCHECK := $(LINT_BIN)/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: help build demo serve bench-synth test test-go test-python test-trainers examples vet bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
+.PHONY: help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
 	@echo "make serve        run the verifier service on 127.0.0.1:8080 with built-in defaults"
-	@echo "make test         go vet, go test -race, the Python interop tests and the trainers tier"
+	@echo "make test         make lint, go test -race, the Python interop tests, the docs' examples and the trainers tier"
+	@echo "make lint         go vet and staticcheck over ./..., ruff and mypy over python/timeaware"
 	@echo "make test-trainers  TRL, VeRL and OpenRLHF on CPU against our outputs and server"
 	@echo "make examples     run every example of the docs with bin/timeaware (UPDATE=1 rewrites stale outputs)"
 	@echo "make bench        Go benchmarks and the pairs benchmark against the Python baseline"
@@ -31,6 +38,22 @@ serve: build
 
 vet:
 	$(GO) vet ./...
+
+$(STATICCHECK):
+	GOBIN=$(LINT_BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv $(LINT_BIN)/staticcheck $@
+
+$(VENV)/.lint-installed: python/requirements-lint.txt $(VENV)/.installed
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r python/requirements-lint.txt
+	touch $@
+
+lint-tools: $(STATICCHECK) $(VENV)/.lint-installed
+
+# Configured in python/pyproject.toml ([tool.ruff], [tool.mypy]).
+lint: vet lint-tools
+	$(STATICCHECK) ./...
+	cd python && $(abspath $(VENV))/bin/ruff check timeaware
+	cd python && $(abspath $(VENV))/bin/mypy
 
 # The tests read the reference data beside the checkout (../shared): say so
 # in one line instead of dozens of failures.
@@ -70,7 +93,7 @@ examples: check-shared build venv
 		-bin $(CURDIR)/bin -python $(CURDIR)/$(PYTHON) -shared $(abspath $(SHARED)) \
 		$(if $(DOC),-doc $(DOC)) $(if $(UPDATE),-update)
 
-test: check-shared vet test-go test-python examples test-trainers
+test: check-shared lint test-go test-python examples test-trainers
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
