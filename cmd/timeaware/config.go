@@ -161,6 +161,7 @@ var defaults = map[string]any{
 	"synth.budget.teacher.max_tokens":    0,
 
 	"serve.addr":                             "127.0.0.1:8080",
+	"serve.addr_file":                        "",
 	"serve.token":                            "",
 	"serve.max_body_bytes":                   33554432,
 	"serve.max_batch_items":                  8192,

@@ -6,10 +6,12 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/atomicfile"
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/memlimit"
 	"github.com/timeaware/timeaware/rewards"
@@ -35,13 +37,20 @@ so that timers survive restarts and work behind a load balancer, and
 serve.token (TIMEAWARE_SERVE_TOKEN) to require a bearer token. SIGINT or
 SIGTERM fails /readyz and stops keep-alives, keeps serving for
 serve.shutdown_grace, then stops accepting connections and drains requests
-in flight. Listening beyond loopback needs serve.token, or --allow-no-token.`,
+in flight. Listening beyond loopback needs serve.token, or --allow-no-token.
+
+--addr 127.0.0.1:0 listens on a port the kernel picks; the log's "serving"
+line names the address, and --addr-file PATH writes it (host:port) to PATH,
+atomically, once the listener is bound, so that whoever started the service
+waits for the file rather than guessing a free port.`,
 		Args: cobra.NoArgs,
 		RunE: a.runServe,
 	}
 	fs := cmd.Flags()
 	fs.String("addr", "127.0.0.1:8080", "address to listen on (host:port)")
 	bindKey(fs, "addr", "serve.addr")
+	fs.String("addr-file", "", "write the bound address (host:port) to this file once listening, e.g. with --addr 127.0.0.1:0; removed at exit")
+	bindKey(fs, "addr-file", "serve.addr_file")
 	fs.Bool("allow-no-token", false, "listen beyond loopback without serve.token (anyone who reaches the port may call every route)")
 	bindKey(fs, "allow-no-token", "serve.allow_no_token")
 	return cmd
@@ -118,6 +127,14 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		ln.Close()
 		return usagef("--addr %s: listening beyond loopback needs serve.token (TIMEAWARE_SERVE_TOKEN); pass --allow-no-token to let anyone who reaches the port call every route", addr)
 	}
+	if path := v.GetString("serve.addr_file"); path != "" {
+		bound := ln.Addr().String()
+		if err := atomicfile.WriteFile(path, []byte(bound+"\n")); err != nil {
+			ln.Close()
+			return usagef("--addr-file %s: %w", path, err)
+		}
+		defer removeAddrFile(path, bound, log)
+	}
 	tuneGCForServing()
 	debug.SetMemoryLimit(memLimit - memoryReserve(memLimit))
 	log.Info("memory", "limit_bytes", memLimit, "runtime_limit_bytes", memLimit-memoryReserve(memLimit), "request_budget_bytes", budget)
@@ -128,6 +145,18 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	}
 	log.Info("served", "uptime", time.Since(start).Round(time.Second).String())
 	return nil
+}
+
+// removeAddrFile removes the --addr-file written at start, unless another
+// process has written its own address there since.
+func removeAddrFile(path, bound string, log *slog.Logger) {
+	b, err := os.ReadFile(path)
+	if err != nil || strings.TrimSpace(string(b)) != bound {
+		return
+	}
+	if err := os.Remove(path); err != nil {
+		log.Warn("removing the address file", "path", path, "err", err)
+	}
 }
 
 // memoryReserve is the part of the memory limit kept from the Go runtime's

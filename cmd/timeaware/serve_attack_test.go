@@ -42,7 +42,7 @@ func attackServer(t *testing.T, env ...string) *serverProc {
 		"TIMEAWARE_SERVE_MEMORY_BUDGET=" + strconv.Itoa(attackMemoryBound/2),
 		"TIMEAWARE_TIMERS_SECRET=attack-suite-secret-0123456789",
 	}
-	return startServer(t, freePort(t), append(base, env...)...)
+	return startServer(t, append(base, env...)...)
 }
 
 // rss is the server process's resident memory in bytes.
@@ -89,7 +89,7 @@ func postHead(path string, contentLength int64) string {
 
 func TestAttackAnnouncedBodiesTakeNoMemory(t *testing.T) {
 	p := attackServer(t)
-	addr := strings.TrimPrefix(p.url, "http://")
+	addr := p.addr
 	before := p.rss(t)
 	// 64 connections announce more than the body limit, 64 announce just
 	// under it; none sends a byte of body.
@@ -149,7 +149,7 @@ func TestAttackTenMillionItemsAreRefusedInUnderASecond(t *testing.T) {
 func TestAttackStalledBodiesLockNobodyOut(t *testing.T) {
 	const stalled = 600
 	p := attackServer(t, "TIMEAWARE_SERVE_BODY_TIMEOUT=3s")
-	addr := strings.TrimPrefix(p.url, "http://")
+	addr := p.addr
 	conns := make([]net.Conn, stalled)
 	for i := range conns {
 		conns[i] = rawRequest(t, addr, postHead("/v1/score/batch", 1000), []byte("{"))

@@ -45,29 +45,6 @@ func serverBinary(t *testing.T) string {
 	return binPath
 }
 
-var (
-	portsMu sync.Mutex
-	ports   = map[string]bool{}
-)
-
-// freePort returns a loopback address that was free a moment ago and that
-// no other test of this run has been given.
-func freePort(t *testing.T) string {
-	t.Helper()
-	portsMu.Lock()
-	defer portsMu.Unlock()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := ln.Addr().String()
-		require.NoError(t, ln.Close())
-		if !ports[addr] {
-			ports[addr] = true
-			return addr
-		}
-	}
-}
-
 // lockedBuffer is a bytes.Buffer safe for the process's writer goroutine
 // and the test's reads.
 type lockedBuffer struct {
@@ -89,40 +66,92 @@ func (l *lockedBuffer) String() string {
 
 // serverProc is a running `timeaware serve`.
 type serverProc struct {
-	cmd    *exec.Cmd
-	url    string
-	stderr *lockedBuffer
-	done   chan error
+	cmd      *exec.Cmd
+	addr     string // the bound host:port, read from --addr-file
+	addrFile string
+	url      string
+	stderr   *lockedBuffer
+	done     chan error
 }
 
-func startServer(t *testing.T, addr string, env ...string) *serverProc {
+// startServer starts the binary on a port the kernel picks (--addr
+// 127.0.0.1:0) and returns once it answers /healthz.
+func startServer(t *testing.T, env ...string) *serverProc {
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), "serve", "--addr", addr)
+	return startServerArgs(t, env, "--addr", "127.0.0.1:0")
+}
+
+// startServerArgs starts `timeaware serve` with args and --addr-file, reads
+// the bound address from the file and polls /healthz on it until it
+// answers 200; the process is stopped at the end of the test. A wildcard
+// address (0.0.0.0, [::]) is reached over loopback.
+func startServerArgs(t *testing.T, env []string, args ...string) *serverProc {
+	t.Helper()
+	addrFile := filepath.Join(t.TempDir(), "addr")
+	cmd := exec.Command(serverBinary(t), append([]string{"serve", "--addr-file", addrFile}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	require.NoError(t, cmd.Start())
-	p := &serverProc{cmd: cmd, url: "http://" + addr, stderr: stderr, done: make(chan error, 1)}
+	p := &serverProc{cmd: cmd, addrFile: addrFile, stderr: stderr, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	t.Cleanup(func() { p.stop(t) })
+	p.addr = waitForAddrFile(t, p, addrFile)
+	host, port, err := net.SplitHostPort(p.addr)
+	require.NoError(t, err)
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	p.url = "http://" + net.JoinHostPort(host, port)
+	p.waitHealthy(t, 20*time.Second)
+	return p
+}
+
+// waitForAddrFile polls for the address file until the deadline, failing
+// the test at once if the process exits first.
+func waitForAddrFile(t *testing.T, p *serverProc, path string) string {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get(p.url + "/healthz")
+		if b, err := os.ReadFile(path); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+		p.failIfExited(t)
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not write %s within 20s\n%s", path, p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitHealthy polls /healthz until it answers 200 or the deadline passes.
+func (p *serverProc) waitHealthy(t *testing.T, within time.Duration) {
+	t.Helper()
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(within)
+	for {
+		resp, err := client.Get(p.url + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
+			if resp.StatusCode == http.StatusOK {
+				return
 			}
 		}
-		select {
-		case err := <-p.done:
-			t.Fatalf("server exited early: %v\n%s", err, stderr.String())
-		default:
-		}
+		p.failIfExited(t)
 		if time.Now().After(deadline) {
-			t.Fatalf("server did not become healthy\n%s", stderr.String())
+			t.Fatalf("server at %s did not answer /healthz within %v\n%s", p.url, within, p.stderr.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (p *serverProc) failIfExited(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		p.done <- err
+		t.Fatalf("server exited early: %v\n%s", err, p.stderr.String())
+	default:
 	}
 }
 
@@ -181,9 +210,8 @@ func TestServeTimersAcrossProcesses(t *testing.T) {
 		t.Skip("starts server processes")
 	}
 	secret := "TIMEAWARE_TIMERS_SECRET=replicas-share-this-secret-0001"
-	addrA, addrB := freePort(t), freePort(t)
-	a := startServer(t, addrA, secret)
-	b := startServer(t, addrB, secret)
+	a := startServer(t, secret)
+	b := startServer(t, secret)
 
 	code, created := postJSON(t, a.url+"/v1/timers", `{"rollout_id":"rollout-42","speed_factor":4,"time_limit_s":60}`)
 	require.Equal(t, 201, code, "%v", created)
@@ -207,9 +235,10 @@ func TestServeTimersAcrossProcesses(t *testing.T) {
 	assert.Less(t, onA, 20+4*10.0)
 	assert.InDelta(t, onA, onB, 4*1.0, "replicas read the same timer")
 
-	// Restart A: the token still reads, and time kept running.
+	// Restart A (on another port: the token carries the timer, not the
+	// address): the token still reads, and time kept running.
 	require.NoError(t, a.stop(t))
-	a2 := startServer(t, addrA, secret)
+	a2 := startServer(t, secret)
 	assert.Greater(t, readA(a2), onA)
 
 	// A rollout id is only known to the replica that saw it; the token works anywhere.
@@ -227,7 +256,7 @@ func TestServeTimersAcrossProcesses(t *testing.T) {
 	assert.Equal(t, 1.0, res["acc"])
 	assert.NotContains(t, res, "error")
 
-	other := startServer(t, freePort(t), "TIMEAWARE_TIMERS_SECRET=a-different-secret-entirely-02")
+	other := startServer(t, "TIMEAWARE_TIMERS_SECRET=a-different-secret-entirely-02")
 	code, r = getJSON(t, other.url+"/v1/timers/"+tok)
 	assert.Equal(t, 400, code)
 	assert.Equal(t, "invalid_timer", r["error"].(map[string]any)["code"])
@@ -240,7 +269,7 @@ func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}
-	p := startServer(t, freePort(t), "TIMEAWARE_SERVE_TOKEN=tok")
+	p := startServer(t, "TIMEAWARE_SERVE_TOKEN=tok")
 
 	pr, pw := io.Pipe()
 	req, err := http.NewRequest("POST", p.url+"/v1/score/batch", pr)
@@ -308,7 +337,7 @@ func TestServeStartsOnDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}
-	p := startServer(t, freePort(t))
+	p := startServer(t)
 	code, reg := getJSON(t, p.url+"/v1/rewards")
 	require.Equal(t, 200, code)
 	var names []string
@@ -354,12 +383,11 @@ func TestServeBeyondLoopbackNeedsAToken(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}
-	port := strings.TrimPrefix(freePort(t), "127.0.0.1:")
-	out, err := exec.Command(serverBinary(t), "serve", "--addr", "0.0.0.0:"+port).CombinedOutput()
+	out, err := exec.Command(serverBinary(t), "serve", "--addr", "0.0.0.0:0").CombinedOutput()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "%s", out)
 	assert.Equal(t, 2, ee.ExitCode())
-	assert.Contains(t, string(out), "--addr 0.0.0.0:"+port+": listening beyond loopback needs serve.token")
+	assert.Contains(t, string(out), "--addr 0.0.0.0:0: listening beyond loopback needs serve.token")
 	assert.Contains(t, string(out), "--allow-no-token")
 
 	for _, tc := range []struct {
@@ -371,23 +399,75 @@ func TestServeBeyondLoopbackNeedsAToken(t *testing.T) {
 		{"opt-out flag", []string{"--allow-no-token"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr := freePort(t)
-			cmd := exec.Command(serverBinary(t), append([]string{"serve", "--addr", "0.0.0.0:" + strings.TrimPrefix(addr, "127.0.0.1:")}, tc.args...)...)
-			cmd.Env = append(os.Environ(), tc.env...)
-			stderr := &lockedBuffer{}
-			cmd.Stderr = stderr
-			require.NoError(t, cmd.Start())
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-			require.Eventually(t, func() bool {
-				resp, err := http.Get("http://" + addr + "/healthz")
-				if err != nil {
-					return false
-				}
-				resp.Body.Close()
-				return resp.StatusCode == http.StatusOK
-			}, 20*time.Second, 20*time.Millisecond, "%s", stderr)
+			p := startServerArgs(t, tc.env, append([]string{"--addr", "0.0.0.0:0"}, tc.args...)...)
+			host, _, err := net.SplitHostPort(p.addr)
+			require.NoError(t, err)
+			assert.True(t, net.ParseIP(host).IsUnspecified(), "the file holds the wildcard address bound: %s", p.addr)
 		})
 	}
+}
+
+// TestServeAddrFile: with --addr 127.0.0.1:0 the kernel picks the port; the
+// file holds the bound address, the log names it, the service answers
+// there, and the file is gone after a clean stop.
+func TestServeAddrFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process")
+	}
+	p := startServer(t)
+	b, err := os.ReadFile(p.addrFile)
+	require.NoError(t, err)
+	assert.Equal(t, p.addr+"\n", string(b), "one line, host:port")
+	host, port, err := net.SplitHostPort(p.addr)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", host)
+	assert.NotEqual(t, "0", port)
+	assert.Contains(t, p.stderr.String(), "msg=serving addr="+p.addr)
+	entries, err := os.ReadDir(filepath.Dir(p.addrFile))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file is left beside it")
+
+	require.NoError(t, p.stop(t))
+	_, err = os.Stat(p.addrFile)
+	assert.True(t, os.IsNotExist(err), "removed at exit: %v", err)
+}
+
+// TestServeAddrFileErrors: an address file that cannot be written is a
+// usage error naming the flag and the path, given before the service
+// serves; nothing is left behind.
+func TestServeAddrFileErrors(t *testing.T) {
+	tmp := t.TempDir()
+	notDir := filepath.Join(tmp, "plain-file")
+	require.NoError(t, os.WriteFile(notDir, []byte("x"), 0o644))
+	aDir := filepath.Join(tmp, "a-directory")
+	require.NoError(t, os.Mkdir(aDir, 0o755))
+	tests := []struct {
+		name string
+		path string
+		want string
+	}{
+		{"parent is a file", filepath.Join(notDir, "addr"), "not a directory"},
+		{"path is a directory", aDir, aDir},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "serve", "--addr", "127.0.0.1:0", "--addr-file", tc.path)
+			assert.Equal(t, exitUsage, code, stderr)
+			assert.Contains(t, stderr, "--addr-file "+tc.path+": ")
+			assert.Contains(t, stderr, tc.want)
+			assert.NotContains(t, stderr, "msg=serving", "the service did not start")
+		})
+	}
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"a-directory", "plain-file"}, names, "no temporary file is left")
+	entries, err = os.ReadDir(aDir)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
 }
 
 func TestMemoryReserveKeepsResidentMemoryUnderTheLimit(t *testing.T) {
