@@ -1,7 +1,7 @@
 """The Python adapter (python/, package `timeaware`) against the real
-verifier service: `timeaware serve`, started from TIMEAWARE_BIN on a free
-port with a private environment, stopped with SIGTERM (and required to exit
-cleanly) at teardown.
+verifier service: `timeaware serve`, started from TIMEAWARE_BIN on a port the
+kernel picks, with a private environment (conftest's `start_serve`), stopped
+with SIGTERM (and required to exit cleanly) at teardown.
 
 Covers the reward side (micro-batching into /v1/score/batch as seen in the
 server's own /metrics, results and their order, the fallback contract when
@@ -14,16 +14,11 @@ server processes through a common secret.
 from __future__ import annotations
 
 import asyncio
-import http.client
 import math
-import os
 import re
-import signal
 import socket
-import subprocess
 import threading
 import time
-from pathlib import Path
 from typing import Dict, Optional
 
 import pytest
@@ -49,120 +44,21 @@ ZERO_STATS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """One `timeaware serve` process. `stop` sends SIGTERM and checks for a
-    clean exit; `start` (re)starts it on the same port."""
-
-    def __init__(
-        self, binary: Path, tmp: Path, env: Optional[Dict[str, str]] = None, port: Optional[int] = None
-    ):
-        self.binary = binary
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
-        self.env.update({"HOME": str(tmp), "TIMEAWARE_TIMERS_SECRET": SECRET})
-        self.env.update(env or {})
-        self.log = tmp / f"serve-{self.port}.log"
-        self.proc: Optional[subprocess.Popen] = None
-
-    def start(self) -> "Server":
-        assert self.proc is None
-        self._logf = open(self.log, "ab")
-        self.proc = subprocess.Popen(
-            [str(self.binary), "serve", "--addr", f"127.0.0.1:{self.port}"],
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._logf,
-            stderr=subprocess.STDOUT,
-        )
-        probe = Client(self.url, retries=0, timeout_s=1, connect_timeout_s=0.5)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                pytest.fail(
-                    f"timeaware serve exited with {self.proc.returncode}:\n{self.log.read_text()}",
-                    pytrace=False,
-                )
-            try:
-                if probe.request("GET", "/healthz", retries=0) is not None:
-                    return self
-            except TimeawareError:
-                time.sleep(0.05)
-        self.kill()
-        pytest.fail(
-            f"timeaware serve did not answer /healthz within 20s:\n{self.log.read_text()}", pytrace=False
-        )
-
-    def stop(self) -> None:
-        """SIGTERM; the server must drain and exit 0 within 15 s."""
-        if self.proc is None:
-            return
-        proc, self.proc = self.proc, None
-        proc.send_signal(signal.SIGTERM)
-        try:
-            code = proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            pytest.fail(f"timeaware serve ignored SIGTERM:\n{self.log.read_text()}", pytrace=False)
-        finally:
-            self._logf.close()
-        assert code == 0, f"timeaware serve exited with {code} after SIGTERM:\n{self.log.read_text()}"
-
-    def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait()
-            self.proc = None
-            self._logf.close()
-
-    def metrics(self) -> Dict[str, float]:
-        """The server's /metrics samples, keyed by name{labels} (labels sorted)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-        try:
-            conn.request("GET", "/metrics")
-            resp = conn.getresponse()
-            text = resp.read().decode()
-            assert resp.status == 200, text
-        finally:
-            conn.close()
-        out: Dict[str, float] = {}
-        for line in text.splitlines():
-            if not line or line.startswith("#"):
-                continue
-            name, _, value = line.rpartition(" ")
-            out[_canonical(name)] = float(value)
-        return out
-
-
-def _canonical(sample: str) -> str:
-    """name{b="2",a="1"} -> name{a="1",b="2"} so lookups ignore label order."""
-    if "{" not in sample:
-        return sample
-    name, labels = sample[:-1].split("{", 1)
-    parts = sorted(re.findall(r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"', labels))
-    return name + "{" + ",".join(parts) + "}"
-
-
 def metric(samples: Dict[str, float], name: str, **labels: str) -> float:
     key = name if not labels else name + "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}"
     return samples.get(key, 0.0)
 
 
 @pytest.fixture
-def make_server(timeaware_bin, tmp_path):
+def make_server(start_serve, tmp_path):
+    """make_server(env) -> a running ServeProcess with the tests' timer
+    secret (env wins); stopped, and required to exit cleanly, at teardown."""
     servers = []
 
-    def make(env: Optional[Dict[str, str]] = None, port: Optional[int] = None, start: bool = True) -> Server:
-        s = Server(timeaware_bin, tmp_path, env, port)
+    def make(env: Optional[Dict[str, str]] = None):
+        s = start_serve(tmp_path, {"TIMEAWARE_TIMERS_SECRET": SECRET, **(env or {})})
         servers.append(s)
-        return s.start() if start else s
+        return s
 
     yield make
     for s in servers:
@@ -170,8 +66,8 @@ def make_server(timeaware_bin, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def shared_server(timeaware_bin, tmp_path_factory):
-    s = Server(timeaware_bin, tmp_path_factory.mktemp("serve")).start()
+def shared_server(start_serve, tmp_path_factory):
+    s = start_serve(tmp_path_factory.mktemp("serve"), {"TIMEAWARE_TIMERS_SECRET": SECRET})
     yield s
     s.stop()
 
@@ -348,8 +244,8 @@ def test_stopped_server_gives_the_fallback_quickly(make_server, adapter):
     assert elapsed < 3, f"fallback took {elapsed:.2f}s"
 
 
-def test_nothing_listening_gives_the_fallback_with_builtin_keys(adapter):
-    adapter(f"http://127.0.0.1:{free_port()}", retries=0, on_unreachable="fallback")
+def test_nothing_listening_gives_the_fallback_with_builtin_keys(adapter, refused_url):
+    adapter(refused_url, retries=0, on_unreachable="fallback")
     t0 = time.monotonic()
     r = asyncio.run(tv.compute_score("timely/general", "<answer>42</answer>", "42", {"elapsed_s": 1.0}))
     assert r == {k: 0.0 for k in TIMELY_KEYS}
@@ -515,8 +411,8 @@ def test_get_duration_tool_agent_loop_convention(shared_server, adapter):
     assert r["score"] == pytest.approx(_timely_from_details(r), abs=1e-9)
 
 
-def test_get_duration_tool_with_the_server_down_does_not_raise():
-    tool = GetDurationTool({"base_url": f"http://127.0.0.1:{free_port()}", "retries": 0})
+def test_get_duration_tool_with_the_server_down_does_not_raise(refused_url):
+    tool = GetDurationTool({"base_url": refused_url, "retries": 0})
 
     async def rollout():
         iid, _ = await tool.create("offline-1")
@@ -575,9 +471,11 @@ def test_timers_work_across_two_servers_sharing_a_secret_and_a_restart(make_serv
     r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", {"timer": token})
     assert r["elapsed_s"] >= 5.0 and r["time_limit_s"] == 50.0
 
-    # A restarts (same port, same secret): the token still reads, and time went on.
+    # A restarts (on another port: the token carries the timer, not the
+    # address; same secret): the token still reads, and time went on.
     a.stop()
-    a.start()
+    a = make_server()
+    ca = Client(a.url)
     again = ca.read_timer(token)
     assert again["rollout_id"] == "shared-rollout" and again["elapsed_s"] >= on_b["elapsed_s"]
 
@@ -659,7 +557,7 @@ def test_server_down_raises_at_first_use_or_logs_counts_and_reports(make_server,
     assert down == [0.0, 0.0, 0.0]
     assert any(r.levelname == "ERROR" and server.url in r.getMessage() for r in caplog.records)
     assert tv.stats()["fallbacks"] == 3
-    server.start()
+    server.restart()  # at the URL the adapter knows
     assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)
     assert metric(server.metrics(), "timeaware_client_fallback_items_total") == 3
     assert tv.stats()["consecutive_fallbacks"] == 0

@@ -12,7 +12,6 @@ import asyncio
 import importlib.util
 import json
 import math
-import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -137,12 +136,6 @@ def stub():
     server.server_close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_concurrent_async_calls_become_fewer_larger_batches(stub):
     state, _ = stub
 
@@ -245,11 +238,9 @@ def test_503_with_retry_after_is_retried(stub):
     assert state.fail_next_with_503 == 0
 
 
-def test_nothing_listening_gives_fallback_quickly_with_builtin_keys():
+def test_nothing_listening_gives_fallback_quickly_with_builtin_keys(refused_url):
     scoring.shutdown()
-    scoring.configure(
-        reset=True, url=f"http://127.0.0.1:{_free_port()}", fallback_score=-1, retries=1, on_unreachable="fallback"
-    )
+    scoring.configure(reset=True, url=refused_url, fallback_score=-1, retries=1, on_unreachable="fallback")
     try:
         t0 = time.monotonic()
         r = tv.compute_score_sync("timely/general", "<answer>1</answer>", "1", {})
@@ -415,13 +406,13 @@ def test_settings_from_env_configure_and_call_overrides(monkeypatch):
         scoring.configure(reset=True)
 
 
-def test_client_errors_carry_status_code_and_field(stub):
+def test_client_errors_carry_status_code_and_field(stub, refused_url):
     state, url = stub
     c = Client(url, retries=0)
     with pytest.raises(TimeawareError) as ei:
         c.request("GET", "/nope")
     assert ei.value.status == 404 and ei.value.code == "not_found"
-    dead = Client(f"http://127.0.0.1:{_free_port()}", retries=0)
+    dead = Client(refused_url, retries=0)
     with pytest.raises(ServerUnavailable):
         dead.rewards()
     assert not dead.healthz()
@@ -455,8 +446,8 @@ def test_a_keep_alive_connection_closed_by_the_server_costs_no_retry():
         server.server_close()
 
 
-def test_nothing_listening_raises_at_first_use_naming_the_url():
-    url = f"http://127.0.0.1:{_free_port()}"
+def test_nothing_listening_raises_at_first_use_naming_the_url(refused_url):
+    url = refused_url
     scoring.shutdown()
     scoring.configure(reset=True, url=url, retries=0)
     try:
@@ -517,8 +508,8 @@ def test_fallback_mode_logs_every_run_past_the_limit_at_error(stub, caplog):
     assert scoring.stats()["fallback_alarms"] == 3
 
 
-def test_fallback_mode_logs_an_unreachable_service_at_error(caplog):
-    url = f"http://127.0.0.1:{_free_port()}"
+def test_fallback_mode_logs_an_unreachable_service_at_error(caplog, refused_url):
+    url = refused_url
     scoring.shutdown()
     scoring.configure(reset=True, url=url, retries=0, on_unreachable="fallback")
     try:

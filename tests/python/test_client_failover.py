@@ -5,7 +5,6 @@ left at once for the next, the client waits only when every replica has
 failed, and its first choice is tried again after failback_s."""
 
 import json
-import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -57,17 +56,9 @@ def replicas():
         r.close()
 
 
-def dead_url():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()  # nothing listens there now
-    return f"http://127.0.0.1:{port}"
-
-
-def test_an_unreachable_replica_is_left_at_once(replicas):
+def test_an_unreachable_replica_is_left_at_once(replicas, refused_url):
     b = replicas("b")
-    c = Client(f"{dead_url()},{b.url}", retries=0, backoff_s=5)
+    c = Client(f"{refused_url},{b.url}", retries=0, backoff_s=5)
     assert c.request("GET", "/x") == {"replica": "b"}  # no backoff wait: 5 s would time the test out
     assert c.request("GET", "/x") == {"replica": "b"}
     assert b.hits == 2
@@ -143,8 +134,8 @@ def test_a_post_that_may_have_arrived_stays_on_its_replica():
         other.close()
 
 
-def test_every_replica_down_raises_naming_the_last(replicas):
-    urls = [dead_url(), dead_url()]
+def test_every_replica_down_raises_naming_the_last(replicas, refused_urls):
+    urls = refused_urls(2)
     c = Client(",".join(urls), retries=1, backoff_s=0.01)
     with pytest.raises(ServerUnavailable, match="cannot connect to http://127.0.0.1"):
         c.request("GET", "/x")

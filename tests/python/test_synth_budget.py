@@ -13,10 +13,7 @@ import json
 import math
 import os
 import re
-import signal
-import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 
@@ -26,7 +23,7 @@ import pytest
 
 from timeaware import scoring
 from timeaware import verl as tv
-from timeaware.client import Client, TimeawareError
+from timeaware.client import Client
 from timeaware.tools import TIMER_OPTIONS, GetDurationTool
 
 pytestmark = pytest.mark.needs_binary
@@ -183,37 +180,11 @@ def test_teacher_requests(budget):
 # ------------------------------------------------------------- end to end
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def server(timeaware_bin, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("serve-budget")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = open(tmp / "serve.log", "wb")
-    proc = subprocess.Popen(
-        [str(timeaware_bin), "serve", "--addr", f"127.0.0.1:{port}"],
-        env=clean_env(HOME=str(tmp), TIMEAWARE_TIMERS_SECRET="synth-budget-tests-0123456789"),
-        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-    )
-    probe = Client(url, retries=0, timeout_s=1, connect_timeout_s=0.5)
-    deadline = time.monotonic() + 20
-    while True:
-        assert proc.poll() is None, (tmp / "serve.log").read_text()
-        try:
-            if probe.request("GET", "/healthz", retries=0) is not None:
-                break
-        except TimeawareError:
-            assert time.monotonic() < deadline, (tmp / "serve.log").read_text()
-            time.sleep(0.05)
-    yield url
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=15) == 0
-    log.close()
+def server(start_serve, tmp_path_factory):
+    s = start_serve(tmp_path_factory.mktemp("serve-budget"), {"TIMEAWARE_TIMERS_SECRET": "synth-budget-tests-0123456789"})
+    yield s.url
+    s.stop()
 
 
 @pytest.fixture
