@@ -21,6 +21,7 @@ import shutil
 import signal
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -209,29 +210,39 @@ def tiny_model_dir(work, tokenizer_dir, tokenizer) -> Path:
 
 
 class Server:
-    """One `timeaware serve` on a port the kernel chose (read from its log)."""
+    """One `timeaware serve` on a port the kernel chose: --addr 127.0.0.1:0,
+    the bound address read from --addr-file (written once the listener is
+    bound), ready once /healthz answers 200; the waits share a deadline."""
 
     def __init__(self, binary: Path, log: Path, env: dict) -> None:
         self.log = log
         self._logf = log.open("wb")
+        addr_file = log.with_suffix(".addr")
+        addr_file.unlink(missing_ok=True)
         self.proc = subprocess.Popen(
-            [str(binary), "serve", "--addr", "127.0.0.1:0"],
+            [str(binary), "serve", "--addr", "127.0.0.1:0", "--addr-file", str(addr_file)],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=self._logf,
             stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            m = re.search(r"msg=serving addr=(\S+)", log.read_text())
-            if m:
-                self.url = f"http://{m.group(1)}"
-                return
-            if self.proc.poll() is not None:
-                break
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            addr = addr_file.read_text().strip() if addr_file.exists() else ""
+            if addr:
+                self.url = f"http://{addr}"
+                if self._healthy():
+                    return
             time.sleep(0.05)
         self.stop()
         pytest.fail(f"timeaware serve did not start:\n{log.read_text()}", pytrace=False)
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.url + "/healthz", timeout=1) as r:
+                return r.status == 200
+        except OSError:
+            return False
 
     def stop(self) -> None:
         if self.proc.poll() is None:
