@@ -20,7 +20,7 @@ pytestmark = pytest.mark.needs_binary
 COUNT = 70
 SEED = 5
 META_KEYS = {"kind", "level", "year", "month", "day", "weekday", "n", "leap", "animal", "season",
-             "months", "weekdays", "op", "event", "relation", "start", "end"}
+             "months", "weekdays", "op", "event", "relation", "start", "end", "years"}
 
 
 def clean_env() -> dict:
