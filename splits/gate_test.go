@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -89,22 +90,71 @@ func gtChangeWords(rng *rand.Rand, text string, k, gap int) string {
 	return strings.Join(words, " ")
 }
 
-// gtJaccard is the exact Jaccard similarity of two texts' shingle sets.
+// refStamp matches, at the start of a string, a time stamp as
+// docs/splits.md and Normalize's documentation define it: an RFC 3339
+// date-time in square brackets ("[2025-12-04T10:22:44Z]"), or one followed
+// by "; ... passed" ("[2025-12-04T10:22:44Z; 2 minutes passed]", a note of
+// at most 201 bytes on one line). Submatch 1 is the note.
+var refStamp = regexp.MustCompile(`^\[[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?` +
+	`(?:[Zz]|[+-][0-9]{2}:[0-9]{2})(?:\]|;([^\]\n]{0,201})\])`)
+
+// refNormalize is the gate's normalisation written from its definition,
+// without the package's code: time stamps removed, lower-cased, white
+// space runs collapsed to one space, no leading or trailing space.
+func refNormalize(text string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		if text[i] == '[' {
+			if m := refStamp.FindStringSubmatchIndex(text[i:]); m != nil {
+				noteOK := m[2] < 0 || strings.HasSuffix(strings.ToLower(strings.TrimRight(text[i+m[2]:i+m[3]], " \t")), "passed")
+				if noteOK {
+					i += m[1]
+					continue
+				}
+			}
+		}
+		b.WriteByte(text[i])
+		i++
+	}
+	return strings.Join(strings.Fields(strings.ToLower(b.String())), " ")
+}
+
+// refShingles is the set of k-word shingles of a normalised text, each the
+// words joined by spaces: one per run of k consecutive words, or one of all
+// the words when there are fewer than k, none for an empty text.
+func refShingles(text string, k int) map[string]bool {
+	words := strings.Fields(refNormalize(text))
+	set := map[string]bool{}
+	if len(words) == 0 {
+		return set
+	}
+	if len(words) < k {
+		set[strings.Join(words, " ")] = true
+		return set
+	}
+	for i := 0; i+k <= len(words); i++ {
+		set[strings.Join(words[i:i+k], " ")] = true
+	}
+	return set
+}
+
+// gtJaccard is the exact Jaccard similarity of two texts' k-word shingle
+// sets, |A ∩ B| / |A ∪ B|, computed by refShingles (not by the package's
+// Shingles, so that a fault there cannot hide in the expectation); 0 when
+// both texts are empty.
 func gtJaccard(a, b string, k int) float64 {
-	sa, sb := map[uint64]bool{}, map[uint64]bool{}
-	for _, h := range Shingles(a, k) {
-		sa[h] = true
-	}
-	for _, h := range Shingles(b, k) {
-		sb[h] = true
-	}
+	sa, sb := refShingles(a, k), refShingles(b, k)
 	inter := 0
-	for h := range sa {
-		if sb[h] {
+	for s := range sa {
+		if sb[s] {
 			inter++
 		}
 	}
-	return float64(inter) / float64(len(sa)+len(sb)-inter)
+	union := len(sa) + len(sb) - inter
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
 }
 
 const (
@@ -425,6 +475,119 @@ func TestCheckPlantedLeaks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCheckNearDuplicatesMatchReference runs the near-duplicate check on
+// short train/test pairs whose 5-word shingle Jaccard similarity is worked
+// out by hand (and by gtJaccard, which must agree), with a threshold low
+// enough to report most of them and 4096 permutations, so that an estimate
+// is within 0.04 of the true similarity (σ ≤ 0.008). On texts of a few
+// words an off-by-one in the shingling moves the similarity far: shingles
+// of 4 words, or a last shingle left out, report pairs that are not
+// near-duplicates or report them at the wrong similarity.
+func TestCheckNearDuplicatesMatchReference(t *testing.T) {
+	// w(p, i, j) is the words p1..pj from i: "pi ... pj"; every pair has
+	// words of its own, so pairs never match each other.
+	w := func(p string, i, j int) string {
+		var words []string
+		for n := i; n <= j; n++ {
+			words = append(words, fmt.Sprintf("%s%d", p, n))
+		}
+		return strings.Join(words, " ")
+	}
+	tests := []struct {
+		name        string
+		test, train string
+		jaccard     float64 // by hand
+		reported    bool    // at threshold 0.25
+	}{
+		{
+			// {a1-a5, a2-a6} and {a1-a5, a2-a5 x}: 1 shared of 3.
+			name: "6 words, last changed", test: w("a", 1, 6), train: w("a", 1, 5) + " x",
+			jaccard: 1.0 / 3, reported: true,
+		},
+		{
+			// 6 shingles each, all but the last shared: 5 of 7.
+			name: "10 words, last changed", test: w("b", 1, 10), train: w("b", 1, 9) + " y",
+			jaccard: 5.0 / 7, reported: true,
+		},
+		{
+			// 6 shingles each, all but the first shared: 5 of 7.
+			name: "10 words, first changed", test: w("c", 1, 10), train: "z " + w("c", 2, 10),
+			jaccard: 5.0 / 7, reported: true,
+		},
+		{
+			// Every one of the 5 shingles holds the middle word c5.
+			name: "9 words, middle changed", test: w("d", 1, 9), train: w("d", 1, 4) + " q " + w("d", 6, 9),
+			jaccard: 0, reported: false,
+		},
+		{
+			// One shingle of all 4 words against one of 5 words.
+			name: "4 words and their 5-word extension", test: w("e", 1, 4), train: w("e", 1, 5),
+			jaccard: 0, reported: false,
+		},
+		{
+			// 8 shingles each; only e1-e5 and e8-e12 avoid words 6 and 7.
+			name: "12 words, two swapped", test: w("f", 1, 12), train: w("f", 1, 5) + " f7 f6 " + w("f", 8, 12),
+			jaccard: 2.0 / 14, reported: false,
+		},
+		{
+			// 8 shingles against 7, all of them shared: 7 of 8.
+			name: "12 words, first dropped", test: w("g", 1, 12), train: w("g", 2, 12),
+			jaccard: 7.0 / 8, reported: true,
+		},
+		{
+			// Stamps, case and spacing do not count: 16 shingles against
+			// 17, all 16 shared.
+			name:    "20 words stamped and upper-cased, one word added",
+			test:    "[2025-12-04T10:22:44Z] " + w("h", 1, 10) + "\n[2025-12-04T10:23:44Z; 1 minute passed] " + w("h", 11, 20),
+			train:   strings.ToUpper(w("h", 1, 7)) + " \t " + w("h", 8, 21),
+			jaccard: 16.0 / 17, reported: true,
+		},
+		{
+			// Texts shorter than a shingle: one shingle each, the same words
+			// in another order.
+			name: "3 words reordered", test: "k1 k2 k3", train: "k2 k1 k3",
+			jaccard: 0, reported: false,
+		},
+	}
+	var rows gtRows
+	for i, tt := range tests {
+		require.InDelta(t, tt.jaccard, gtJaccard(tt.test, tt.train, 5), 1e-12, "%s: hand-worked similarity", tt.name)
+		rows = append(rows,
+			Row{File: gtTestFile, Index: i + 1, ID: fmt.Sprintf("test%d", i), Side: Test, Text: tt.test},
+			Row{File: gtTrainFile, Index: i + 1, ID: fmt.Sprintf("train%d", i), Side: Train, Text: tt.train})
+	}
+	opt := DefaultGateOptions()
+	opt.NearDuplicateThreshold = 0.25
+	opt.Permutations = 4096
+	opt.Bands = 0 // DefaultBands for 4096 and 0.25
+	opt.Sensitivities = []string{}
+	opt.MaxFindings = -1
+	rep, err := Check(context.Background(), rows.source(), opt)
+	require.NoError(t, err)
+	near := gtCheck(rep, CheckNearDuplicates)
+	got := map[int]float64{}
+	for _, f := range near.Findings {
+		var i int
+		_, err := fmt.Sscanf(f.IDs[0], "train%d", &i)
+		require.NoError(t, err)
+		require.Equal(t, fmt.Sprintf("test%d", i), f.IDs[1], "unrelated pair reported")
+		got[i] = f.Similarity
+	}
+	for i, tt := range tests {
+		sim, ok := got[i]
+		if !tt.reported {
+			assert.False(t, ok, "%s: reported at estimated Jaccard %.3f, true %.3f", tt.name, sim, tt.jaccard)
+			continue
+		}
+		t.Logf("%s: true Jaccard %.3f, estimated %.3f", tt.name, tt.jaccard, sim)
+		if assert.True(t, ok, "%s: not reported (true Jaccard %.3f)", tt.name, tt.jaccard) {
+			assert.InDelta(t, tt.jaccard, sim, 0.04, "%s: estimated Jaccard", tt.name)
+		}
+	}
+	assert.Equal(t, len(got), near.Count)
+	assert.Equal(t, StatusPass, gtCheck(rep, CheckExactDuplicates).Status)
 }
 
 func TestCheckSummaries(t *testing.T) {
