@@ -13,14 +13,20 @@ SHARED  ?= ../shared
 STATICCHECK_VERSION := v0.8.2
 LINT_BIN    := $(CURDIR)/.bin
 STATICCHECK := $(LINT_BIN)/staticcheck-$(STATICCHECK_VERSION)
+# Mutation testing, pinned likewise: the packages whose tests guard what
+# users train on, each held to 90 % efficacy and mutant coverage.
+GREMLINS_VERSION := v0.6.0
+GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
+MUTANT_PKGS := rewards timers splits prefpairs
 
-.PHONY: help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
+.PHONY: mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
 	@echo "make serve        run the verifier service on 127.0.0.1:8080 with built-in defaults"
-	@echo "make test         make lint, go test -race, the Python interop tests, the docs' examples and the trainers tier"
+	@echo "make test         make lint, go test -race, the Python interop tests, the docs' examples, the trainers tier and mutation testing of the last commit"
 	@echo "make lint         go vet and staticcheck over ./..., ruff and mypy over python/timeaware"
+	@echo "make mutants      mutation testing of $(MUTANT_PKGS) (DIFF=REF: only what changed since REF)"
 	@echo "make test-trainers  TRL, VeRL and OpenRLHF on CPU against our outputs and server"
 	@echo "make examples     run every example of the docs with bin/timeaware (UPDATE=1 rewrites stale outputs)"
 	@echo "make bench        Go benchmarks and the pairs benchmark against the Python baseline"
@@ -54,6 +60,21 @@ lint: vet lint-tools
 	$(STATICCHECK) ./...
 	cd python && $(abspath $(VENV))/bin/ruff check timeaware
 	cd python && $(abspath $(VENV))/bin/mypy
+
+$(GREMLINS):
+	GOBIN=$(LINT_BIN) $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+	mv $(LINT_BIN)/gremlins $@
+
+# Efficacy and mutant coverage per package; fails below 90 %. Equivalent
+# mutants are listed with reasons in internal/mutants/equivalent/.
+mutants: $(GREMLINS)
+	$(GO) run ./internal/mutants -gremlins $(GREMLINS) $(if $(DIFF),-diff $(DIFF)) $(MUTANT_PKGS)
+
+# CI: the packages and lines the last commit changed.
+mutants-ci:
+	@if git rev-parse -q --verify HEAD~1 >/dev/null; then \
+		$(MAKE) --no-print-directory mutants DIFF=HEAD~1; \
+	else echo "mutants: no parent commit in this checkout; skipped"; fi
 
 # The tests read the reference data beside the checkout (../shared): say so
 # in one line instead of dozens of failures.
@@ -93,7 +114,7 @@ examples: check-shared build venv
 		-bin $(CURDIR)/bin -python $(CURDIR)/$(PYTHON) -shared $(abspath $(SHARED)) \
 		$(if $(DOC),-doc $(DOC)) $(if $(UPDATE),-update)
 
-test: check-shared lint test-go test-python examples test-trainers
+test: check-shared lint test-go test-python examples test-trainers mutants-ci
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

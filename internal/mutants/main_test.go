@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeGremlins writes a script that stands in for gremlins: it writes
+// report to the file after -o.
+func fakeGremlins(t *testing.T, report string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "report.json"), []byte(report), 0o644))
+	script := `#!/bin/sh
+while [ $# -gt 0 ]; do
+  if [ "$1" = "-o" ]; then cp "` + filepath.Join(dir, "report.json") + `" "$2"; fi
+  shift
+done
+`
+	path := filepath.Join(dir, "gremlins")
+	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
+	return path
+}
+
+const sampleReport = `{"files": [{"file_name": "a.go", "mutations": [
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 1, "column": 2},
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 2, "column": 2},
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 3, "column": 2},
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 4, "column": 2},
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 5, "column": 2},
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 6, "column": 2},
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 7, "column": 2},
+ {"type": "CONDITIONALS_BOUNDARY", "status": "TIMED OUT", "line": 8, "column": 3},
+ {"type": "CONDITIONALS_NEGATION", "status": "LIVED", "line": 9, "column": 4},
+ {"type": "CONDITIONALS_NEGATION", "status": "LIVED", "line": 10, "column": 5},
+ {"type": "INVERT_NEGATIVES", "status": "NOT COVERED", "line": 11, "column": 6},
+ {"type": "INVERT_NEGATIVES", "status": "NOT VIABLE", "line": 12, "column": 6}
+]}]}`
+
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		name, equivalent string
+		threshold        string
+		err              string
+		out              []string
+	}{
+		{
+			// 8 killed or timed out of 10 run: 80 %; 10 of 11 covered.
+			name: "survivors fail", threshold: "90", err: "below 90% efficacy or mutant coverage: pkg",
+			out: []string{"pkg              7      2          0         1           1     80.0%     90.9%", "lived: pkg/a.go:9:4 CONDITIONALS_NEGATION", "lived: pkg/a.go:10:5 CONDITIONALS_NEGATION"},
+		},
+		{
+			// One listed as equivalent: 8 of 9, 88.9 %.
+			name: "one equivalent", threshold: "85", equivalent: "pkg/a.go:9:4 CONDITIONALS_NEGATION # both branches agree\n",
+			out: []string{"pkg              7      1          1         1           1     88.9%     90.9%"},
+		},
+		{
+			name: "stale entry", threshold: "50", equivalent: "pkg/a.go:1:2 ARITHMETIC_BASE # killed now\n",
+			err: "1 stale entries", out: []string{"stale equivalent entry (no such living mutant): pkg/a.go:1:2 ARITHMETIC_BASE"},
+		},
+		{name: "no reason", threshold: "50", equivalent: "pkg/a.go:9:4 CONDITIONALS_NEGATION\n", err: `line 3: want "pkg/file.go:LINE:COL TYPE # reason"`},
+		{name: "listed twice", threshold: "50", equivalent: "pkg/a.go:9:4 CONDITIONALS_NEGATION # x\npkg/a.go:9:4 CONDITIONALS_NEGATION # y\n", err: "line 4: pkg/a.go:9:4 CONDITIONALS_NEGATION listed twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eq := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(eq, "pkg.txt"), []byte("# comment\n\n"+tc.equivalent), 0o644))
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"-gremlins", fakeGremlins(t, sampleReport), "-equivalent", eq, "-threshold", tc.threshold, "pkg"}, &stdout, &stderr)
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+			} else {
+				require.NoError(t, err, stdout.String())
+			}
+			for _, want := range tc.out {
+				assert.Contains(t, stdout.String(), want)
+			}
+		})
+	}
+}
+
+func TestRunDiffSkipsUnchangedPackages(t *testing.T) {
+	var stdout bytes.Buffer
+	err := run(context.Background(), []string{"-gremlins", "/nonexistent", "-equivalent", t.TempDir(), "-diff", "HEAD", "no-such-package"}, &stdout, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Contains(t, stdout.String(), "mutants: no Go changes since HEAD in no-such-package")
+}
+
+func TestRunErrors(t *testing.T) {
+	err := run(context.Background(), []string{"-equivalent", t.TempDir()}, &bytes.Buffer{}, &bytes.Buffer{})
+	assert.EqualError(t, err, "no packages given")
+	err = run(context.Background(), []string{"-gremlins", fakeGremlins(t, "{"), "-equivalent", t.TempDir(), "pkg"}, &bytes.Buffer{}, &bytes.Buffer{})
+	assert.ErrorContains(t, err, "pkg: gremlins report")
+}
