@@ -43,24 +43,30 @@ var useTmpfile = true
 
 // Create starts the output at path. Its directory must exist.
 func Create(path string) (*File, error) {
-	dir, base := filepath.Dir(path), filepath.Base(path)
+	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("atomicfile: create %s: directory %s does not exist", path, dir)
 	}
-	removeStale(dir, base)
+	RemoveStale(path)
 	if useTmpfile {
 		if f, err := openTmpfile(dir); err == nil {
 			return &File{path: path, f: f}, nil
 		}
 	}
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	named := filepath.Join(dir, tempName(base, os.Getpid())+hex.EncodeToString(r[:]))
+	named := TempPath(path)
 	f, err := os.OpenFile(named, os.O_WRONLY|os.O_CREATE|os.O_EXCL, Perm)
 	if err != nil {
 		return nil, fmt.Errorf("atomicfile: create %s: %w", path, unwrapPath(err))
 	}
 	return &File{path: path, f: f, named: named}, nil
+}
+
+// TempPath returns a new name for a temporary file of path, beside it:
+// .NAME.tmp-PID-RANDOM, which RemoveStale removes once process PID is gone.
+func TempPath(path string) string {
+	var r [6]byte
+	_, _ = rand.Read(r[:])
+	return filepath.Join(filepath.Dir(path), tempName(filepath.Base(path), os.Getpid())+hex.EncodeToString(r[:]))
 }
 
 // tempName is the prefix of the named temporary files of base written by
@@ -87,6 +93,25 @@ func (a *File) Commit() error {
 	if a.done {
 		return nil
 	}
+	named, err := a.Prepare()
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(named, a.path); err != nil {
+		os.Remove(named)
+		return fmt.Errorf("atomicfile: commit %s: %w", a.path, unwrapPath(err))
+	}
+	return nil
+}
+
+// Prepare flushes the data to disk and gives the file a hidden temporary
+// name beside its target, which it returns. The file is then the caller's,
+// to rename into place or remove (Commit is Prepare and the rename): Abort
+// and Commit leave it alone. After an error nothing is left behind.
+func (a *File) Prepare() (string, error) {
+	if a.done {
+		return "", fmt.Errorf("atomicfile: commit %s: %w", a.path, os.ErrClosed)
+	}
 	a.done = true
 	err := a.f.Sync()
 	if err == nil && a.named == "" {
@@ -98,26 +123,20 @@ func (a *File) Commit() error {
 	if err == nil {
 		err = os.Chmod(a.named, Perm) // the umask may have narrowed it
 	}
-	if err == nil {
-		err = os.Rename(a.named, a.path)
-	}
 	if err != nil {
 		if a.named != "" {
 			os.Remove(a.named)
 		}
-		return fmt.Errorf("atomicfile: commit %s: %w", a.path, unwrapPath(err))
+		return "", fmt.Errorf("atomicfile: commit %s: %w", a.path, unwrapPath(err))
 	}
-	return nil
+	return a.named, nil
 }
 
 // link gives the unnamed file a temporary name beside its target, from
 // which Commit renames it (a link cannot replace an existing file).
 func (a *File) link() error {
-	dir, base := filepath.Dir(a.path), filepath.Base(a.path)
 	for range 10 {
-		var r [6]byte
-		_, _ = rand.Read(r[:])
-		named := filepath.Join(dir, tempName(base, os.Getpid())+hex.EncodeToString(r[:]))
+		named := TempPath(a.path)
 		err := linkTmpfile(a.f, named)
 		if err == nil {
 			a.named = named
@@ -162,10 +181,11 @@ func WriteFile(path string, data []byte) error {
 // no writer recorded) must be before Create removes it.
 const legacyAge = time.Hour
 
-// removeStale removes the temporary files of base in dir whose writer is
-// no longer running, and old ones of the earlier naming. Errors are
+// RemoveStale removes the temporary files of path (TempPath) whose writer
+// is no longer running, and old ones of the earlier naming. Errors are
 // ignored: cleaning up is a courtesy, never a reason to fail a run.
-func removeStale(dir, base string) {
+func RemoveStale(path string) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
@@ -45,9 +46,9 @@ func (f *File) Bytes() int64 { return f.n }
 // SHA256 is the hexadecimal SHA-256 of the bytes written.
 func (f *File) SHA256() string { return hex.EncodeToString(f.h.Sum(nil)) }
 
-// Commit flushes the data to disk and puts the file in place; Commit
-// (the package function) commits files with their manifest.
-func (f *File) Commit() error { return f.f.Commit() }
+// Commit flushes the data to disk and puts the file in place, with no
+// manifest: Commit (the package function) with this file alone.
+func (f *File) Commit() error { return Commit(context.Background(), "", nil, f) }
 
 // Abort discards the file; it is a no-op after Commit.
 func (f *File) Abort() { f.f.Abort() }

@@ -1,6 +1,7 @@
 package output
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,8 +11,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
-	"github.com/timeaware/timeaware/atomicfile"
 )
 
 // Manifest is the JSON written beside every dataset: enough to tell where
@@ -40,13 +39,10 @@ type Entry struct {
 // ManifestPath is the manifest's path for an output: <out>.manifest.json.
 func ManifestPath(out string) string { return out + ".manifest.json" }
 
-// WriteManifest writes m to path atomically.
+// WriteManifest writes m to path atomically: a manifest committed with no
+// files of its own (Commit).
 func WriteManifest(path string, m *Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, append(b, '\n'))
+	return Commit(context.Background(), path, m)
 }
 
 // ErrChanged is wrapped by ReadManifest's error for an output whose bytes

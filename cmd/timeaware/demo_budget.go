@@ -58,7 +58,7 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	if err := sink.Drain(rb); err != nil {
 		return err
 	}
-	if err := sink.File().Commit(); err != nil {
+	if err := output.Commit(ctx, "", nil, sink.File()); err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )
@@ -147,7 +148,7 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	if _, err := af.Write(buf.Bytes()); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
-	if err := af.Commit(); err != nil {
+	if err := output.Commit(cmd.Context(), "", nil, af); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
 	bseed := f.seed

@@ -328,7 +328,7 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 		files = append(files, outputs[side].sink.File())
 	}
 	committed = true
-	if err := output.Commit(res.manifest, m, files...); err != nil {
+	if err := output.Commit(ctx, res.manifest, m, files...); err != nil {
 		return nil, err
 	}
 	return res, nil

@@ -169,7 +169,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", name, sum.Failed, sum.Items, maxErrors, strings.Join(sum.FirstErrors, "; "))
 	}
 	if af != nil {
-		if err := af.Commit(); err != nil {
+		if err := output.Commit(cmd.Context(), "", nil, af); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}

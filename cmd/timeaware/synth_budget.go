@@ -378,7 +378,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 		Tool: "timeaware", Version: buildVersion(), Command: "synth budget",
 		Outputs: outputs, Inputs: []output.Entry{input}, Config: p.config, Summary: summary,
 	}
-	if err := output.Commit(res.manifest, m, files...); err != nil {
+	if err := output.Commit(ctx, res.manifest, m, files...); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -500,7 +500,7 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 		Outputs: []output.Entry{out}, Inputs: []output.Entry{input}, Config: config, Summary: sum,
 	}
 	mp := output.ManifestPath(f.out)
-	if err := output.Commit(mp, m, sink.File()); err != nil {
+	if err := output.Commit(ctx, mp, m, sink.File()); err != nil {
 		return err
 	}
 	w := a.stdout

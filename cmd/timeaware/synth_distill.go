@@ -170,7 +170,7 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 		Summary: sum,
 	}
 	if run.err == nil && !run.gaveUp {
-		if err := output.Commit(output.ManifestPath(f.out), m, af); err != nil {
+		if err := output.Commit(cmd.Context(), output.ManifestPath(f.out), m, af); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}

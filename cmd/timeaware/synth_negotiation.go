@@ -268,7 +268,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 	if p.scenario != nil {
 		m.Inputs = append(m.Inputs, *p.scenario)
 	}
-	if _, err := sinks.Commit(m); err != nil {
+	if _, err := sinks.Commit(ctx, m); err != nil {
 		return nil, nil, nil, err
 	}
 	return sum, outs, summary.Split, nil

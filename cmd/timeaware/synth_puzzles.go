@@ -350,7 +350,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles",
 		Outputs: outs, Inputs: inputs, Config: config, Summary: summary,
 	}
-	mp, err := sinks.Commit(m)
+	mp, err := sinks.Commit(ctx, m)
 	if err != nil {
 		return err
 	}
@@ -503,7 +503,7 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles --import-published",
 		Outputs: outs, Inputs: inputs, Config: config, Summary: sum,
 	}
-	mp, err := sinks.Commit(m)
+	mp, err := sinks.Commit(ctx, m)
 	if err != nil {
 		return err
 	}

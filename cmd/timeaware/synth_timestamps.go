@@ -300,7 +300,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("writing %s: %w", p.out, err)
 	}
-	if err := out.Commit(); err != nil {
+	if err := output.Commit(ctx, "", nil, out); err != nil {
 		return fmt.Errorf("writing %s: %w", p.out, err)
 	}
 	format := "json"

@@ -203,7 +203,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		Tool: "timeaware", Version: buildVersion(), Command: "synth traveler",
 		Outputs: outs, Inputs: []output.Entry{}, Config: config, Summary: summary,
 	}
-	mp, err := sinks.Commit(m)
+	mp, err := sinks.Commit(ctx, m)
 	if err != nil {
 		return err
 	}
