@@ -45,7 +45,13 @@ type app struct {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return runContext(context.Background(), args, stdin, stdout, stderr)
+}
+
+// runContext is run under parent, whose values the commands see (a test's
+// file system for commits, internal/commitfs).
+func runContext(parent context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, v: newViper()}
 	root := a.rootCmd()
