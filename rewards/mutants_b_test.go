@@ -410,3 +410,439 @@ func TestBGroupValue(t *testing.T) {
 		assert.Equal(t, tc.want, got, tc.raw)
 	}
 }
+
+// --- negotiation.go -----------------------------------------------------
+
+// bScenario: roles a (BATNA 2) and b (BATNA 3), issue x (lo, mid, hi) and
+// issue y (no, yes).
+//
+//	a: x 1, 3, 5; y 0, 2   → worst 1 + 0 = 1, best 5 + 2 = 7
+//	b: x 6, 4, 2; y 2, 0   → worst 2 + 0 = 2, best 6 + 2 = 8
+func bScenario() NegotiationScenario {
+	return NegotiationScenario{
+		ID:    "s",
+		Roles: []NegotiationRole{{ID: "a", BATNA: 2}, {ID: "b", BATNA: 3}},
+		Issues: []NegotiationIssue{
+			{ID: "x", Options: []string{"lo", "mid", "hi"}, Points: map[string][]float64{"a": {1, 3, 5}, "b": {6, 4, 2}}},
+			{ID: "y", Options: []string{"no", "yes"}, Points: map[string][]float64{"a": {0, 2}, "b": {2, 0}}},
+		},
+	}
+}
+
+func bNegGT(mod func(*NegotiationGroundTruth)) *NegotiationGroundTruth {
+	g := &NegotiationGroundTruth{Scenario: bScenario(), Role: "a", Condition: NegotiationControl, DeadlineS: 100, FirstSpeaker: "a"}
+	if mod != nil {
+		mod(g)
+	}
+	return g
+}
+
+func TestBNegotiationPointRange(t *testing.T) {
+	s := bScenario()
+	assert.Equal(t, 1.0, s.MinPoints("a"))
+	assert.Equal(t, 7.0, s.MaxPoints("a"))
+	assert.Equal(t, 2.0, s.MinPoints("b"))
+	assert.Equal(t, 8.0, s.MaxPoints("b"))
+	assert.Equal(t, 5.0, s.Points("a", []int{1, 1}))
+	assert.Equal(t, 4.0, s.Points("b", []int{1, 1}))
+	assert.Equal(t, 0, s.Role("a"))
+	assert.Equal(t, 1, s.Role("b"))
+	assert.Equal(t, -1, s.Role("c"))
+	assert.Equal(t, "b", s.Other("a"))
+	assert.Equal(t, "a", s.Other("b"))
+	// Negative points: the best of −3 and −1 is −1, the worst −3.
+	neg := NegotiationScenario{Issues: []NegotiationIssue{{Points: map[string][]float64{"a": {-3, -1}}}}}
+	assert.Equal(t, -1.0, neg.MaxPoints("a"))
+	assert.Equal(t, -3.0, neg.MinPoints("a"))
+}
+
+// The score is (points − worst)/(best − worst), clamped to [0, 1]; here the
+// worst agreement is not worth 0, unlike New Recruit's.
+func TestBNegotiationScoreNormalised(t *testing.T) {
+	s := newTestScorer(t, nil)
+	deal := `[{"role": "b", "text": "mid and yes", "action": {"action": "propose", "offer": {"x": "mid", "y": "yes"}}},
+		{"role": "a", "text": "ok", "action": {"action": "accept"}}]`
+	noDeal := `[{"role": "a", "text": "hello"}]`
+	tests := []struct {
+		name, role, sol string
+		batnaA          float64
+		score           float64
+		self, other     float64
+	}{
+		// a gets 3 + 2 = 5: (5 − 1)/(7 − 1) = 4/6; b gets 4 + 0 = 4.
+		{"deal for a", "a", deal, 2, 4.0 / 6, 5, 4},
+		// b: (4 − 2)/(8 − 2) = 2/6.
+		{"deal for b", "b", deal, 2, 2.0 / 6, 4, 5},
+		// a's BATNA 2: (2 − 1)/6.
+		{"no deal for a", "a", noDeal, 2, 1.0 / 6, 2, 3},
+		// b's BATNA 3: (3 − 2)/6.
+		{"no deal for b", "b", noDeal, 2, 1.0 / 6, 3, 2},
+		// A BATNA below the worst agreement scores 0, above the best 1.
+		{"BATNA below the range", "a", noDeal, 0, 0, 0, 3},
+		{"BATNA above the range", "a", noDeal, 9, 1, 9, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := bNegGT(func(g *NegotiationGroundTruth) { g.Role = tc.role; g.Scenario.Roles[0].BATNA = tc.batnaA })
+			gt, err := json.Marshal(g)
+			require.NoError(t, err)
+			res := s.Score(context.Background(), &Item{DataSource: "negotiation", SolutionStr: tc.sol, GroundTruth: gt})
+			require.NoError(t, res.Err)
+			assert.InDelta(t, tc.score, res.Score, 1e-12)
+			assert.Equal(t, tc.self, res.Details[8], "points_self")
+			assert.Equal(t, tc.other, res.Details[9], "points_other")
+		})
+	}
+}
+
+func TestBNegotiationScenarioValidate(t *testing.T) {
+	manyIssues := func(n int) []NegotiationIssue {
+		var out []NegotiationIssue
+		for i := range n {
+			out = append(out, NegotiationIssue{ID: "i" + strings.Repeat("x", i), Options: []string{"p", "q"},
+				Points: map[string][]float64{"a": {0, 1}, "b": {1, 0}}})
+		}
+		return out
+	}
+	options := func(n int) ([]string, []float64) {
+		var o []string
+		var p []float64
+		for i := range n {
+			o = append(o, "o"+strings.Repeat("z", i))
+			p = append(p, float64(i))
+		}
+		return o, p
+	}
+	tests := []struct {
+		name  string
+		mod   func(*NegotiationScenario)
+		field string // "" for valid
+		msg   string
+	}{
+		{"valid", func(*NegotiationScenario) {}, "", ""},
+		{"id of 64", func(s *NegotiationScenario) { s.ID = strings.Repeat("i", 64) }, "", ""},
+		{"id of 65", func(s *NegotiationScenario) { s.ID = strings.Repeat("i", 65) }, "id", "is not an id"},
+		{"empty id", func(s *NegotiationScenario) { s.ID = "" }, "id", "is not an id"},
+		{"one role", func(s *NegotiationScenario) { s.Roles = s.Roles[:1] }, "roles", "has 1 roles, want exactly 2"},
+		{"three roles", func(s *NegotiationScenario) { s.Roles = append(s.Roles, NegotiationRole{ID: "c"}) }, "roles", "has 3 roles"},
+		{"bad role id", func(s *NegotiationScenario) { s.Roles[1].ID = "b b" }, "roles[1].id", `"b b" is not an id`},
+		{"BATNA at the limit", func(s *NegotiationScenario) { s.Roles[0].BATNA, s.Roles[1].BATNA = 1e9, -1e9 }, "", ""},
+		{"BATNA past the limit", func(s *NegotiationScenario) { s.Roles[1].BATNA = -1.000001e9 }, "roles[1].batna", "is not a number of points within ±1e+09"},
+		{"BATNA NaN", func(s *NegotiationScenario) { s.Roles[0].BATNA = math.NaN() }, "roles[0].batna", "NaN is not a number of points"},
+		{"BATNA infinite", func(s *NegotiationScenario) { s.Roles[0].BATNA = math.Inf(1) }, "roles[0].batna", "+Inf is not"},
+		{"one role twice", func(s *NegotiationScenario) {
+			s.Roles[1].ID = "a"
+			for i := range s.Issues {
+				s.Issues[i].Points = map[string][]float64{"a": s.Issues[i].Points["a"], "c": s.Issues[i].Points["b"]}
+			}
+		}, "roles[1].id", `"a" names both roles`},
+		{"no issues", func(s *NegotiationScenario) { s.Issues = nil }, "issues", "has 0 issues, want 1 to 64"},
+		{"64 issues", func(s *NegotiationScenario) { s.Issues = manyIssues(64) }, "", ""},
+		{"65 issues", func(s *NegotiationScenario) { s.Issues = manyIssues(65) }, "issues", "has 65 issues, want 1 to 64"},
+		{"bad issue id", func(s *NegotiationScenario) { s.Issues[1].ID = "y/z" }, "issues[1].id", `"y/z" is not an id`},
+		{"issue twice", func(s *NegotiationScenario) { s.Issues[1].ID = "x" }, "issues[1].id", `"x" names two issues`},
+		{"one option", func(s *NegotiationScenario) {
+			s.Issues[1].Options, s.Issues[1].Points = []string{"yes"}, map[string][]float64{"a": {2}, "b": {0}}
+		}, "issues[1].options", "has 1 options, want 2 to 64"},
+		{"64 options", func(s *NegotiationScenario) {
+			o, p := options(64)
+			s.Issues[1].Options, s.Issues[1].Points = o, map[string][]float64{"a": p, "b": p}
+		}, "", ""},
+		{"65 options", func(s *NegotiationScenario) {
+			o, p := options(65)
+			s.Issues[1].Options, s.Issues[1].Points = o, map[string][]float64{"a": p, "b": p}
+		}, "issues[1].options", "has 65 options, want 2 to 64"},
+		{"option without letters", func(s *NegotiationScenario) { s.Issues[0].Options[2] = "$ -" }, "issues[0].options[2]", `"$ -" has no letter or digit`},
+		{"points for one role", func(s *NegotiationScenario) { delete(s.Issues[1].Points, "b") }, "issues[1].points", "has 1 roles, want one list for each of a and b"},
+		{"points for three roles", func(s *NegotiationScenario) { s.Issues[1].Points["c"] = []float64{0, 0} }, "issues[1].points", "has 3 roles"},
+		{"points for another role", func(s *NegotiationScenario) {
+			s.Issues[1].Points["c"] = s.Issues[1].Points["b"]
+			delete(s.Issues[1].Points, "b")
+		}, "issues[1].points", `no list for role "b"`},
+		{"points too few", func(s *NegotiationScenario) { s.Issues[0].Points["b"] = []float64{1, 2} }, "issues[0].points.b", "has 2 points for 3 options"},
+		{"points at the limit", func(s *NegotiationScenario) { s.Issues[0].Points["b"] = []float64{1e9, -1e9, 0} }, "", ""},
+		{"points past the limit", func(s *NegotiationScenario) { s.Issues[0].Points["b"] = []float64{0, 1.000001e9, 0} }, "issues[0].points.b[1]", "is not a number of points"},
+		{"points NaN", func(s *NegotiationScenario) { s.Issues[1].Points["a"] = []float64{0, math.NaN()} }, "issues[1].points.a[1]", "NaN"},
+		{"flat payoffs", func(s *NegotiationScenario) {
+			s.Issues[0].Points["b"] = []float64{1, 1, 1}
+			s.Issues[1].Points["b"] = []float64{3, 3}
+		}, "roles[1]", "every agreement is worth the same to b"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := bScenario()
+			tc.mod(&s)
+			err := s.Validate()
+			if tc.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tc.field, fe.Field)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
+
+// Ids are 1 to 64 ASCII letters, digits, '_', '-' or '.'.
+func TestBNegotiationIDs(t *testing.T) {
+	for _, id := range []string{"a", "z", "A", "Z", "0", "9", "_", "-", ".", "New_Recruit-2.0", strings.Repeat("x", 64)} {
+		assert.True(t, negValidID(id), id)
+	}
+	// The neighbours of each allowed range: ` { @ [ / : and others.
+	for _, id := range []string{"", "`", "{", "@", "[", "/", ":", " ", "a b", "é", "a+b", "a,b", strings.Repeat("x", 65)} {
+		assert.False(t, negValidID(id), id)
+	}
+}
+
+func TestBNegotiationGroundTruthValidate(t *testing.T) {
+	tests := []struct {
+		name  string
+		mod   func(*NegotiationGroundTruth)
+		field string
+	}{
+		{"valid", nil, ""},
+		{"scored role first, other opens", func(g *NegotiationGroundTruth) { g.Role, g.FirstSpeaker = "a", "b" }, ""},
+		{"scored role second", func(g *NegotiationGroundTruth) { g.Role, g.FirstSpeaker = "b", "a" }, ""},
+		{"unknown role", func(g *NegotiationGroundTruth) { g.Role = "c" }, "ground_truth.role"},
+		{"unknown first speaker", func(g *NegotiationGroundTruth) { g.FirstSpeaker = "c" }, "ground_truth.first_speaker"},
+		{"scenario error", func(g *NegotiationGroundTruth) { g.Scenario.Issues[1].ID = "x" }, "ground_truth.scenario.issues[1].id"},
+		{"wpm 1", func(g *NegotiationGroundTruth) { g.WPM = 1 }, ""},
+		{"wpm 10000", func(g *NegotiationGroundTruth) { g.WPM = 1e4 }, ""},
+		{"wpm below 1", func(g *NegotiationGroundTruth) { g.WPM = 0.99 }, "ground_truth.wpm"},
+		{"wpm above 10000", func(g *NegotiationGroundTruth) { g.WPM = 10000.5 }, "ground_truth.wpm"},
+		{"deadline 1e6", func(g *NegotiationGroundTruth) { g.DeadlineS = 1e6 }, ""},
+		{"tiny deadline", func(g *NegotiationGroundTruth) { g.DeadlineS = 1e-9 }, ""},
+		{"deadline past 1e6", func(g *NegotiationGroundTruth) { g.DeadlineS = 1e6 + 0.5 }, "ground_truth.deadline_s"},
+		{"negative deadline", func(g *NegotiationGroundTruth) { g.DeadlineS = -1 }, "ground_truth.deadline_s"},
+		{"NaN deadline", func(g *NegotiationGroundTruth) { g.DeadlineS = math.NaN() }, "ground_truth.deadline_s"},
+		{"urgency", func(g *NegotiationGroundTruth) { g.Condition = NegotiationUrgency }, ""},
+		{"time aware without deadline", func(g *NegotiationGroundTruth) { g.Condition, g.DeadlineS = NegotiationTimeAware, 0 }, "ground_truth.deadline_s"},
+		{"turn limit 1", func(g *NegotiationGroundTruth) { g.Condition, g.TurnLimit = NegotiationTurnLimit, 1 }, ""},
+		{"turn limit 10000", func(g *NegotiationGroundTruth) { g.Condition, g.TurnLimit = NegotiationTurnLimit, 10000 }, ""},
+		{"turn limit 10001", func(g *NegotiationGroundTruth) { g.Condition, g.TurnLimit = NegotiationTurnLimit, 10001 }, "ground_truth.turn_limit"},
+		{"turn limit negative", func(g *NegotiationGroundTruth) { g.Condition, g.TurnLimit = NegotiationTurnLimit, -1 }, "ground_truth.turn_limit"},
+		{"opening by the other role", func(g *NegotiationGroundTruth) { g.Opening = &NegotiationTurn{Role: "b", Text: "hi"} }, ""},
+		{"opening by the scored role", func(g *NegotiationGroundTruth) { g.Opening = &NegotiationTurn{Role: "a", Text: "hi"} }, "ground_truth.opening.role"},
+		{"opening by a stranger", func(g *NegotiationGroundTruth) { g.Opening = &NegotiationTurn{Role: "c", Text: "hi"} }, "ground_truth.opening.role"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := bNegGT(tc.mod).Validate()
+			if tc.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tc.field, fe.Field)
+		})
+	}
+}
+
+func TestBParseNegotiationGroundTruth(t *testing.T) {
+	obj, err := json.Marshal(bNegGT(nil))
+	require.NoError(t, err)
+	str, err := json.Marshal(" " + string(obj) + " ")
+	require.NoError(t, err)
+	for _, raw := range [][]byte{obj, str, append(append([]byte(" \n"), obj...), '\n')} {
+		g, err := ParseNegotiationGroundTruth(raw)
+		require.NoError(t, err, "%s", raw)
+		assert.Equal(t, bNegGT(nil), g)
+	}
+	for _, tc := range []struct{ raw, msg string }{
+		{``, "ground_truth: missing"},
+		{` null `, "ground_truth: missing"},
+		{`""`, "ground_truth: : want the negotiation object"},
+		{`"null"`, "ground_truth: null: want the negotiation object"},
+		{`"[1]"`, "ground_truth: [1]: want the negotiation object"},
+		{`"{\"role`, "ground_truth: not a valid JSON string"},
+		{`42`, "ground_truth: 42: want the negotiation object"},
+		{string(obj) + ` {}`, "ground_truth: text after the object"},
+		{string(obj) + ` x`, "ground_truth: text after the object"},
+		{`{"role": 5}`, "ground_truth: json: cannot unmarshal"},
+	} {
+		_, err := ParseNegotiationGroundTruth(json.RawMessage(tc.raw))
+		require.Error(t, err, tc.raw)
+		assert.ErrorIs(t, err, ErrInvalidItem)
+		assert.True(t, strings.HasPrefix(err.Error(), tc.msg), "%s: %v", tc.raw, err)
+	}
+}
+
+func TestBParseNegotiationTranscript(t *testing.T) {
+	t.Run("forms", func(t *testing.T) {
+		for _, tc := range []struct {
+			name, in string
+			want     []NegotiationTurn
+		}{
+			{"JSON lines with blank lines", "\n\n{\"role\": \"a\", \"text\": \"one\"}\n  \n{\"text\": \"two\", \"role\": null}\n\n",
+				[]NegotiationTurn{{Role: "a", Text: "one"}, {Text: "two"}}},
+			{"lines that each start an object", "{\"role\": \"a\", \"text\": \"x\"}\n{\"role\": \"b\", \"text\": \"y\", \"think_s\": 0}",
+				[]NegotiationTurn{{Role: "a", Text: "x"}, {Role: "b", Text: "y"}}},
+			{"one object over lines", "{\n\"role\": \"b\",\n\"text\": \"hi there\",\n\"think_s\": 1e6\n}",
+				[]NegotiationTurn{{Role: "b", Text: "hi there", ThinkS: 1e6}}},
+			{"array", `[{"role": "a", "text": "x", "action": {"action": "batna"}, "extra": 1}]`,
+				[]NegotiationTurn{{Role: "a", Text: "x", Action: json.RawMessage(`{"action": "batna"}`)}}},
+		} {
+			got, err := ParseNegotiationTranscript(tc.in)
+			require.NoError(t, err, tc.name)
+			assert.Equal(t, tc.want, got, tc.name)
+		}
+	})
+	t.Run("errors", func(t *testing.T) {
+		for _, tc := range []struct{ in, msg string }{
+			{" \n\t", "empty transcript"},
+			{"[]", "empty transcript"},
+			{"[1, 2", "not a JSON array of messages"},
+			{"{\"text\": \"a\"}\n\n{\"text\": \"b\"}\nnot json", "line 4 is not JSON"},
+			{`[{"text": "a"}, 5]`, "message 2: not an object {role, text, action}"},
+			{`[{"text": "a"}, {"role": "b"}]`, "message 2: text must be a string"},
+			{`[{"text": "a"}, {"text": "b", "think_s": 1000000.5}]`, "message 2: think_s 1.0000005e+06 is not a number of seconds from 0 to 1e+06"},
+			{`[{"text": "a"}, {"text": "b", "think_s": -0.5}]`, "message 2: think_s -0.5 is not"},
+			{`[{"text": "a", "role": 3}]`, "message 1: not an object"},
+		} {
+			_, err := ParseNegotiationTranscript(tc.in)
+			require.Error(t, err, tc.in)
+			assert.Contains(t, err.Error(), tc.msg, tc.in)
+		}
+	})
+	t.Run("message limit", func(t *testing.T) {
+		msgs := strings.Repeat(`{"text":""},`, 10000)
+		got, err := ParseNegotiationTranscript("[" + strings.TrimSuffix(msgs, ",") + "]")
+		require.NoError(t, err)
+		assert.Len(t, got, 10000)
+		_, err = ParseNegotiationTranscript("[" + msgs + `{"text":""}]`)
+		assert.EqualError(t, err, "10001 messages, more than 10000")
+	})
+}
+
+func TestBParseNegotiationActionForms(t *testing.T) {
+	for _, tc := range []struct{ raw, kind, msg string }{
+		{` "{\"action\": \" PROPOSE \", \"offer\": {\"x\": \"lo\"}}" `, NegotiationPropose, ""},
+		{`"  {\"action\": \"reject\"}  "`, NegotiationReject, ""},
+		{`"   "`, "", `the string "   " does not hold a JSON object`},
+		{`""`, "", `the string "" does not hold a JSON object`},
+		{`"[{\"action\": \"accept\"}]"`, "", "does not hold a JSON object"},
+		{`"{\"action\": "`, "", "not an action object"},
+		{`"{\"action`, "", "not a valid JSON string"},
+		{`{"action": null}`, "", `no "action" field`},
+		{`{"action": "propose", "offer": null}`, "", `propose without an "offer" object`},
+	} {
+		a, err := ParseNegotiationAction(json.RawMessage(tc.raw))
+		if tc.msg != "" {
+			require.Error(t, err, tc.raw)
+			assert.Contains(t, err.Error(), tc.msg, tc.raw)
+			continue
+		}
+		require.NoError(t, err, tc.raw)
+		assert.Equal(t, tc.kind, a.Kind, tc.raw)
+	}
+}
+
+// Play: what each action does, and what is invalid.
+func TestBNegotiationPlay(t *testing.T) {
+	propose := func(role, x, y string) NegotiationTurn {
+		offer := map[string]any{"x": x, "y": y}
+		if y == "" {
+			offer["y"] = nil
+		}
+		b, _ := json.Marshal(map[string]any{"action": "propose", "offer": offer})
+		return NegotiationTurn{Role: role, Text: "offer", Action: b}
+	}
+	act := func(role, kind string) NegotiationTurn {
+		return NegotiationTurn{Role: role, Text: kind, Action: json.RawMessage(`{"action": "` + kind + `"}`)}
+	}
+	raw := func(role, action string) NegotiationTurn {
+		return NegotiationTurn{Role: role, Text: "x", Action: json.RawMessage(action)}
+	}
+	tests := []struct {
+		name string
+		gt   func(*NegotiationGroundTruth)
+		msgs []NegotiationTurn
+		want NegotiationOutcome
+	}{
+		{"reject with nothing standing", nil,
+			[]NegotiationTurn{act("b", "reject"), propose("b", "hi", "no"), act("a", "accept")},
+			// 1 + 1 + 1 words at 150 wpm: 0.4 s each.
+			NegotiationOutcome{Deal: true, Agreement: []int{2, 0}, ClosedAtS: 1.2, ClosedAtTurn: 3, Turns: 3, ElapsedS: 1.2, Invalid: 1}},
+		{"rejecting one's own proposal", nil,
+			[]NegotiationTurn{propose("b", "hi", "no"), act("b", "reject"), act("a", "accept")},
+			NegotiationOutcome{Deal: true, Agreement: []int{2, 0}, ClosedAtS: 1.2, ClosedAtTurn: 3, Turns: 3, ElapsedS: 1.2, Invalid: 1}},
+		{"a reject withdraws the other's proposal", nil,
+			[]NegotiationTurn{propose("b", "hi", "no"), act("a", "reject"), act("a", "accept")},
+			NegotiationOutcome{Turns: 3, ElapsedS: 1.2, Invalid: 1}},
+		{"accept with nothing standing", nil,
+			[]NegotiationTurn{act("a", "accept"), act("b", "accept")},
+			NegotiationOutcome{Turns: 2, ElapsedS: 0.8, Invalid: 2}},
+		{"a newer proposal replaces the older", nil,
+			[]NegotiationTurn{propose("b", "hi", "no"), propose("b", "lo", "yes"), act("a", "accept")},
+			NegotiationOutcome{Deal: true, Agreement: []int{0, 1}, ClosedAtS: 1.2, ClosedAtTurn: 3, Turns: 3, ElapsedS: 1.2}},
+		{"an open issue cannot be accepted", nil,
+			[]NegotiationTurn{propose("b", "hi", ""), act("a", "accept")},
+			NegotiationOutcome{Turns: 2, ElapsedS: 0.8, Invalid: 1}},
+		{"an unknown issue makes the offer invalid even if its value names an option", nil,
+			[]NegotiationTurn{propose("b", "hi", "no"), raw("b", `{"action": "propose", "offer": {"x": "lo", "y": "yes", "z": "yes"}}`), act("a", "accept")},
+			NegotiationOutcome{Deal: true, Agreement: []int{2, 0}, ClosedAtS: 1.2, ClosedAtTurn: 3, Turns: 3, ElapsedS: 1.2, Invalid: 1}},
+		{"an unknown option makes the offer invalid", nil,
+			[]NegotiationTurn{propose("b", "hi", "no"), raw("b", `{"action": "propose", "offer": {"x": "max"}}`), act("a", "accept")},
+			NegotiationOutcome{Deal: true, Agreement: []int{2, 0}, ClosedAtS: 1.2, ClosedAtTurn: 3, Turns: 3, ElapsedS: 1.2, Invalid: 1}},
+		{"unreadable actions count as invalid", nil,
+			[]NegotiationTurn{raw("a", `{"action": "shout"}`), raw("b", `[`), raw("a", `{"action": "message"}`)},
+			NegotiationOutcome{Turns: 3, ElapsedS: 1.2, Invalid: 2}},
+		{"a walk-away ends it; later messages are ignored", nil,
+			[]NegotiationTurn{propose("b", "hi", "no"), act("b", "batna"), act("a", "accept"), act("a", "accept")},
+			NegotiationOutcome{BATNATaken: true, ClosedAtS: 0.8, ClosedAtTurn: 2, Turns: 2, ElapsedS: 0.8}},
+		{"an accept ends it", nil,
+			[]NegotiationTurn{propose("b", "hi", "no"), act("a", "accept"), act("b", "batna")},
+			NegotiationOutcome{Deal: true, Agreement: []int{2, 0}, ClosedAtS: 0.8, ClosedAtTurn: 2, Turns: 2, ElapsedS: 0.8}},
+		{"the opening is not repeated when the transcript starts with it",
+			func(g *NegotiationGroundTruth) { g.Opening = &NegotiationTurn{Role: "b", Text: "hi there"} },
+			[]NegotiationTurn{{Role: "b", Text: "hello"}, act("a", "batna")},
+			NegotiationOutcome{BATNATaken: true, ClosedAtS: 0.8, ClosedAtTurn: 2, Turns: 2, ElapsedS: 0.8}},
+		{"the opening comes first otherwise",
+			func(g *NegotiationGroundTruth) { g.Opening = &NegotiationTurn{Role: "b", Text: "hi there"} },
+			[]NegotiationTurn{act("a", "batna")},
+			// 2 words, then 1: 0.8 + 0.4 s.
+			NegotiationOutcome{BATNATaken: true, ClosedAtS: 1.2, ClosedAtTurn: 2, Turns: 2, ElapsedS: 1.2}},
+		{"think time counts with the clock",
+			func(g *NegotiationGroundTruth) { g.DeadlineS = 5 },
+			[]NegotiationTurn{{Role: "a", Text: "x", ThinkS: 4.5}, act("b", "batna")},
+			// 0.4 + 4.5 = 4.9 s; the walk-away would end at 5.3 s.
+			NegotiationOutcome{OutOfBudget: true, Turns: 1, ElapsedS: 5}},
+		{"the deadline cuts a message that would end after it",
+			func(g *NegotiationGroundTruth) { g.DeadlineS = 0.5 },
+			[]NegotiationTurn{act("a", "message"), act("b", "batna")},
+			NegotiationOutcome{OutOfBudget: true, Turns: 1, ElapsedS: 0.5}},
+		{"a turn limit counts messages",
+			func(g *NegotiationGroundTruth) { g.Condition, g.DeadlineS, g.TurnLimit = NegotiationTurnLimit, 0, 1 },
+			[]NegotiationTurn{{Role: "a", Text: strings.Repeat("w ", 1000), ThinkS: 100}, act("b", "batna")},
+			// 1000 words: 400 s, and no think time under a turn limit.
+			NegotiationOutcome{OutOfBudget: true, Turns: 1, ElapsedS: 400}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := bNegGT(tc.gt).Play(tc.msgs)
+			require.NoError(t, err)
+			assert.InDelta(t, tc.want.ClosedAtS, out.ClosedAtS, 1e-9)
+			assert.InDelta(t, tc.want.ElapsedS, out.ElapsedS, 1e-9)
+			out.ClosedAtS, out.ElapsedS = tc.want.ClosedAtS, tc.want.ElapsedS
+			assert.Equal(t, tc.want, out)
+		})
+	}
+	t.Run("a stranger's message", func(t *testing.T) {
+		_, err := bNegGT(nil).Play([]NegotiationTurn{{Role: "a", Text: "x"}, {Role: "c", Text: "y"}})
+		assert.EqualError(t, err, `message 2: role "c" is not a role of scenario s`)
+	})
+}
+
+func TestBSpeechSeconds(t *testing.T) {
+	// 3 words at 150 wpm: 3·60/150 = 1.2 s; at 60 wpm 3 s; no words 0.
+	assert.InDelta(t, 1.2, SpeechSeconds(" one  two\tthree\n", 150), 1e-12)
+	assert.InDelta(t, 3.0, SpeechSeconds("one two three", 60), 1e-12)
+	assert.Equal(t, 0.0, SpeechSeconds("  ", 150))
+	g := bNegGT(nil)
+	assert.Equal(t, 150.0, g.wpm())
+	g.WPM = 90
+	assert.Equal(t, 90.0, g.wpm())
+}
