@@ -243,8 +243,14 @@ func (s *Store) Create(spec Spec) (Reading, error) {
 		_, _ = rand.Read(b[:])
 		seed = binary.LittleEndian.Uint64(b[:])
 	}
+	// A TTL past the last instant a token can hold (in 2262) expires then,
+	// rather than wrapping around to a time before the start.
+	expires := now + int64(spec.TTL)
+	if expires < now {
+		expires = math.MaxInt64
+	}
 	st := state{
-		start: now, expires: now + int64(spec.TTL),
+		start: now, expires: expires,
 		seed:  seed,
 		alpha: spec.SpeedFactor, jitter: spec.Jitter, limit: spec.TimeLimitS,
 		rollout: spec.RolloutID,
@@ -399,7 +405,9 @@ func (st *state) valid() bool {
 		st.limit >= 0 && !math.IsInf(st.limit, 1) && len(st.rollout) <= maxRolloutID
 }
 
-// elapsed is α·generation + measured + simulated tool time at now.
+// elapsed is α·generation + measured + simulated tool time at now. An open
+// span counts as if it ended at now, within the tool-time bound as its end
+// would keep it.
 func (st *state) elapsed(now int64) float64 {
 	end := now
 	if st.stopped != 0 {
@@ -407,7 +415,7 @@ func (st *state) elapsed(now int64) float64 {
 	}
 	measured := st.measured
 	if st.open != 0 {
-		measured += max(0, end-st.open)
+		measured = st.addTool(end - st.open)
 	}
 	gen := max(0, end-st.start-measured)
 	return st.alpha*float64(gen)/1e9 + float64(measured+st.simulated)/1e9
@@ -421,7 +429,7 @@ func (s *Store) reading(st state, tok string, now int64) Reading {
 	}
 	tool := st.measured + st.simulated
 	if st.open != 0 && st.stopped == 0 {
-		tool += max(0, now-st.open)
+		tool = st.addTool(now-st.open) + st.simulated
 	}
 	return Reading{
 		RolloutID: st.rollout, ElapsedS: el, ReportedS: rep, Text: FormatSeconds(rep),
