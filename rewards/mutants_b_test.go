@@ -846,3 +846,244 @@ func TestBSpeechSeconds(t *testing.T) {
 	g.WPM = 90
 	assert.Equal(t, 90.0, g.wpm())
 }
+
+// --- traveler.go --------------------------------------------------------
+
+func TestBTravelerGroundTruthEdges(t *testing.T) {
+	ok := []struct {
+		name, gt, response string
+		score              float64
+	}{
+		// The largest count a ground truth may hold, and 4096 probabilities
+		// in all (one list, or shared among subjects).
+		{"count at MaxInt32", `{"category":"explicit","template":"how_often","answer":2147483647}`, "ANSWER: 2147483647", 1},
+		{"4096 probabilities", `{"category":"vague","template":"how_often","probabilities":[` + strings.TrimSuffix(strings.Repeat("0,", 4096), ",") + `]}`, "ANSWER: 0", 1},
+		{"4096 probabilities over subjects", `{"category":"vague","template":"who","probabilities":{"Tom":[` + strings.TrimSuffix(strings.Repeat("0,", 2048), ",") +
+			`],"Mary":[` + strings.TrimSuffix(strings.Repeat("1,", 2048), ",") + `]}}`, "ANSWER: Mary", 1},
+		{"subject names compare without case and article", `{"category":"vague","template":"who","probabilities":{"The Robot":[0.5],"tom":[]}}`, "ANSWER: robot", 0.5},
+		{"stringified with spaces", `" {\"category\":\"implicit\",\"template\":\"when_last\",\"answer\":\"never\"} "`, "ANSWER: never", 1},
+		{"when last date", `{"category":"explicit","template":"when_last","answer":"2024-02-29"}`, "ANSWER: 2024-02-29", 1},
+		{"when last date against never", `{"category":"explicit","template":"when_last","answer":"2024-02-29"}`, "ANSWER: never", 0},
+		{"when last never against a date", `{"category":"explicit","template":"when_last","answer":"never"}`, "ANSWER: 2024-02-29", 0},
+		{"did no against yes", `{"category":"implicit","template":"did","answer":"yes"}`, "ANSWER: no", 0},
+		{"did no", `{"category":"implicit","template":"did","answer":"no"}`, "ANSWER: no", 1},
+		{"who names sorted and deduplicated", `{"category":"explicit","template":"who","answer":["tom","Mary","the Tom"]}`, "ANSWER: Mary and Tom", 1},
+	}
+	for _, tc := range ok {
+		t.Run(tc.name, func(t *testing.T) {
+			res := scoreTravelerItem(t, tc.gt, tc.response)
+			require.NoError(t, res.Err)
+			assert.InDelta(t, tc.score, res.Score, 1e-12)
+		})
+	}
+	bad := []struct{ gt, want string }{
+		{`null`, "ground_truth: missing"},
+		{`"null"`, `ground_truth: "null": want a TRAVELER object`},
+		{`"  "`, `ground_truth: "  ": want a TRAVELER object`},
+		{`"{\"category`, "ground_truth: not a valid JSON string"},
+		{`{"category": 5}`, "ground_truth: want a TRAVELER object {category, template, answer or probabilities}: "},
+		{`{"category":"explicit","template":"did","answer":null}`, "ground_truth.answer: missing"},
+		{`{"category":"explicit","template":"did","answer":true}`, "ground_truth.answer: true: want \"yes\" or \"no\""},
+		{`{"category":"explicit","template":"did","answer":"no "}`, "ground_truth.answer: \"no \": want \"yes\" or \"no\""},
+		{`{"category":"explicit","template":"how_often","answer":2147483648}`, "ground_truth.answer: 2147483648: want a whole number"},
+		{`{"category":"explicit","template":"how_often","answer":"3"}`, "ground_truth.answer: \"3\": want a whole number"},
+		{`{"category":"explicit","template":"when_last","answer":5}`, "ground_truth.answer: 5: want a YYYY-MM-DD date"},
+		{`{"category":"explicit","template":"who","answer":["Mary","and"]}`, `ground_truth.answer: item 2: "and" is not a name`},
+		{`{"category":"vague","template":"did","probabilities":null}`, "ground_truth.probabilities: missing"},
+		{`{"category":"vague","template":"did","probabilities":[0.5,-0.1]}`, "ground_truth.probabilities: item 2: -0.1 is not in [0, 1]"},
+		{`{"category":"vague","template":"did","probabilities":{"Tom":[0.5]}}`, "ground_truth.probabilities: want a list of probabilities"},
+		{`{"category":"vague","template":"who","probabilities":{"Tom":[0.5],"Mary Ann":[0.1]}}`, `ground_truth.probabilities: "Mary Ann" is not a name`},
+		{`{"category":"vague","template":"who","probabilities":{"Tom":[2]}}`, "ground_truth.probabilities: Tom: item 1: 2 is not in [0, 1]"},
+		{`{"category":"vague","template":"who","probabilities":{"Tom":0.5}}`, "ground_truth.probabilities: Tom: want a list of probabilities"},
+		{`{"category":"vague","template":"who","probabilities":{"Tom":[` + strings.Repeat("0,", 2048) + `0],"Mary":[` + strings.TrimSuffix(strings.Repeat("0,", 2048), ",") + `]}}`,
+			"ground_truth.probabilities: more than 4096 probabilities"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.want, func(t *testing.T) {
+			res := scoreTravelerItem(t, tc.gt, "ANSWER: yes")
+			require.Error(t, res.Err)
+			assert.ErrorIs(t, res.Err, ErrInvalidItem)
+			assert.True(t, strings.HasPrefix(res.Err.Error(), tc.want), "%v", res.Err)
+		})
+	}
+}
+
+// "optimal" allows 1e-12 of floating-point noise, boundary included. With
+// P_Mary = 0.7442825149537509 and P_Tom = 0.5000000000006718 (one event
+// each), the best answer "Mary, Tom" scores 0.3721412574773754 and "Mary"
+// 0.37214125747637544, which is exactly that minus 1e-12 in float64 (worked
+// out with a plain reference computation of the same products).
+func TestBTravelerOptimalTolerance(t *testing.T) {
+	gt := `{"category":"vague","template":"who","probabilities":{"Mary":[0.7442825149537509],"Tom":[0.5000000000006718]}}`
+	best := scoreTravelerItem(t, gt, "ANSWER: Mary, Tom")
+	require.NoError(t, best.Err)
+	assert.Equal(t, 0.3721412574773754, best.Score)
+	assert.Equal(t, 1.0, best.Details[1])
+	near := scoreTravelerItem(t, gt, "ANSWER: Mary")
+	require.NoError(t, near.Err)
+	assert.Equal(t, 0.37214125747637544, near.Score)
+	require.Equal(t, near.Score, best.Score-1e-12, "the case this test is about")
+	assert.Equal(t, 1.0, near.Details[1], "within 1e-12 of the best counts as optimal")
+	far := scoreTravelerItem(t, gt, "ANSWER: Tom")
+	require.NoError(t, far.Err)
+	assert.Equal(t, 0.0, far.Details[1])
+}
+
+func TestBParseTravelerAnswerEdges(t *testing.T) {
+	tests := []struct {
+		template, response string
+		want               TravelerAnswer
+		ok                 bool
+	}{
+		// did: the first word must be yes or no, letters a–z only.
+		{TravelerDid, "ANSWER: Noah did", TravelerAnswer{}, false},
+		{TravelerDid, "ANSWER: Nozomi did", TravelerAnswer{}, false},
+		{TravelerDid, "ANSWER: yesz", TravelerAnswer{}, false},
+		{TravelerDid, "ANSWER: no", TravelerAnswer{}, true},
+		{TravelerDid, "ANSWER: No-one did", TravelerAnswer{}, true},
+		{TravelerDid, "ANSWER: yes!", TravelerAnswer{Yes: true}, true},
+		{TravelerDid, "ANSWER: 1 yes", TravelerAnswer{}, false},
+		// how often: the number words stand alone.
+		{TravelerHowOften, "ANSWER: never times", TravelerAnswer{}, false},
+		{TravelerHowOften, "ANSWER: once times", TravelerAnswer{}, false},
+		{TravelerHowOften, "ANSWER: twice time", TravelerAnswer{}, false},
+		{TravelerHowOften, "ANSWER: 0 times", TravelerAnswer{}, true},
+		{TravelerHowOften, "ANSWER: 2 time", TravelerAnswer{Count: 2}, true},
+		{TravelerHowOften, "ANSWER: 2 days", TravelerAnswer{}, false},
+		{TravelerHowOften, "ANSWER: -0", TravelerAnswer{}, false},
+		{TravelerHowOften, "ANSWER: \v", TravelerAnswer{}, false},
+		// who: names are ASCII letters, digits, hyphens and apostrophes, at
+		// most 64 bytes.
+		{TravelerWho, "ANSWER: o'neil, jean-luc, r2d2, zed, azure9", TravelerAnswer{Names: []string{"azure9", "jean-luc", "o'neil", "r2d2", "zed"}}, true},
+		{TravelerWho, "ANSWER: " + strings.Repeat("a", 64), TravelerAnswer{Names: []string{strings.Repeat("a", 64)}}, true},
+		{TravelerWho, "ANSWER: " + strings.Repeat("a", 65), TravelerAnswer{}, false},
+		{TravelerWho, "ANSWER: tom/mary", TravelerAnswer{}, false},
+		{TravelerWho, "ANSWER: tom:", TravelerAnswer{Names: []string{"tom:"}}, false},
+		{TravelerWho, "ANSWER: t`m", TravelerAnswer{}, false},
+		{TravelerWho, "ANSWER: {tom", TravelerAnswer{Names: []string{"tom"}}, true},
+		{TravelerWho, "ANSWER: José", TravelerAnswer{}, false},
+		{TravelerWho, "ANSWER: the the", TravelerAnswer{}, false},
+		{TravelerWho, "ANSWER: Tom & the", TravelerAnswer{}, false},
+		// the answer may sit on the line after the marker
+		{TravelerWhenLast, "ANSWER:\n2023-09-28\nbecause", TravelerAnswer{Date: "2023-09-28"}, true},
+		{TravelerWhenLast, "answer: NEVER", TravelerAnswer{}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.template+"/"+tc.response, func(t *testing.T) {
+			got, ok := ParseTravelerAnswer(tc.response, tc.template)
+			require.Equal(t, tc.ok, ok)
+			if tc.ok {
+				assert.Equal(t, tc.want, got)
+			}
+		})
+	}
+	for _, tc := range []struct{ name, key string }{
+		{"Tom", "tom"}, {" The Robot ", "robot"}, {"the  mary", "mary"}, {"and", ""}, {"the", ""}, {"The", ""}, {"", ""},
+		{strings.Repeat("z", 64), strings.Repeat("z", 64)}, {strings.Repeat("z", 65), ""}, {"a0-'9z", "a0-'9z"}, {"a/b", ""}, {"a:b", ""}, {"a`b", ""}, {"a{b", ""},
+	} {
+		assert.Equal(t, tc.key, travelerNameKey(tc.name), "%q", tc.name)
+	}
+}
+
+func TestBFormatTravelerAnswer(t *testing.T) {
+	assert.Equal(t, "nobody", FormatTravelerAnswer(TravelerWho, TravelerAnswer{}))
+	assert.Equal(t, "mary, tom", FormatTravelerAnswer(TravelerWho, TravelerAnswer{Names: []string{"mary", "tom"}}))
+	assert.Equal(t, "yes", FormatTravelerAnswer(TravelerDid, TravelerAnswer{Yes: true}))
+	assert.Equal(t, "no", FormatTravelerAnswer(TravelerDid, TravelerAnswer{}))
+	assert.Equal(t, "0", FormatTravelerAnswer(TravelerHowOften, TravelerAnswer{}))
+	assert.Equal(t, "12", FormatTravelerAnswer(TravelerHowOften, TravelerAnswer{Count: 12}))
+	assert.Equal(t, "never", FormatTravelerAnswer(TravelerWhenLast, TravelerAnswer{}))
+	assert.Equal(t, "2023-09-28", FormatTravelerAnswer(TravelerWhenLast, TravelerAnswer{Date: "2023-09-28"}))
+}
+
+// --- tictoc.go ----------------------------------------------------------
+
+func TestBClipForError(t *testing.T) {
+	x40 := strings.Repeat("x", 40)
+	assert.Equal(t, x40, clipForError(x40), "40 bytes are kept")
+	assert.Equal(t, x40+"…", clipForError(x40+"y"))
+	// Byte 40 inside "é" (bytes 39–40): cut before it, at 39 bytes.
+	assert.Equal(t, strings.Repeat("x", 39)+"…", clipForError(strings.Repeat("x", 39)+"éyyy"))
+	// Byte 40 inside "東" (bytes 38–40): cut at 38.
+	assert.Equal(t, strings.Repeat("x", 38)+"…", clipForError(strings.Repeat("x", 38)+"東yyy"))
+	// Nothing but continuation bytes: nothing is kept.
+	assert.Equal(t, "…", clipForError(strings.Repeat("\x80", 50)))
+	assert.Equal(t, `"`+x40+`…"`, quoteForError(x40+"zz"))
+}
+
+func TestBTicTocGroundTruthNulls(t *testing.T) {
+	s := newTestScorer(t, nil)
+	for _, tc := range []struct{ gt, msg string }{
+		{`{"preferred": null, "margin": 1}`, "ground_truth.preferred: missing: want tool or direct"},
+		{`"{\"preferred\": "`, "ground_truth: not a valid JSON object"},
+		{`"\"tool`, "ground_truth: not a valid JSON string"},
+		{`" "`, `ground_truth: string "" is neither tool, direct nor a JSON object`},
+		{`{"preferred": "tool", "margin": NaN}`, "ground_truth: not a valid JSON object"},
+	} {
+		res := s.Score(context.Background(), &Item{DataSource: "tictoc/decision", SolutionStr: bDirect, GroundTruth: json.RawMessage(tc.gt)})
+		require.Error(t, res.Err, tc.gt)
+		assert.True(t, strings.HasPrefix(res.Err.Error(), tc.msg), "%s: %v", tc.gt, res.Err)
+	}
+	// A bare label with spaces around it.
+	d, err := parseTicTocGroundTruth(json.RawMessage(`" tool "`))
+	require.NoError(t, err)
+	assert.Equal(t, ToolDecision{PreferTool: true}, d)
+}
+
+// --- toolcall.go --------------------------------------------------------
+
+func TestBToolCallThinkAndTrailers(t *testing.T) {
+	for _, tc := range []struct {
+		response string
+		style    string
+	}{
+		// A reasoning block closed at the very start: what follows is the reply.
+		{`</think>{"name": "get_time", "parameters": {}}`, styleLlama},
+		{"</think>Sure.", ""},
+		{"</think></think>[TOOL_CALLS] [{\"name\": \"f\", \"arguments\": {}}]", styleMistral},
+		// Llama calls whose arguments are a JSON string.
+		{`{"name": "search", "arguments": "{\"q\": \"x\"}"}`, styleLlama},
+		{`{"name": "search", "parameters": " {} "}`, styleLlama},
+		{`{"name": "search", "parameters": [1]}`, ""},
+		{`{"name": "search", "parameters": null, "arguments": {}}`, styleLlama},
+		// Special tokens after a call: any <|...|>, and </s>.
+		{`{"name": "f", "parameters": {}}<|>`, styleLlama},
+		{`{"name": "f", "parameters": {}} <|eot_id|> </s> <|end|>`, styleLlama},
+		{`{"name": "f", "parameters": {}}<|eot_id`, ""},
+		{`{"name": "f", "parameters": {}}<|eot_id|> and more`, ""},
+		{`{"name": "f", "parameters": {}}</s>x`, ""},
+		// An OpenAI list keeps the style of its first call.
+		{`[{"function": {"name": "f"}}, {"name": "g", "parameters": {}}]`, styleOpenAI},
+		{`[{"name": "g", "parameters": {}}, {"function": {"name": "f"}}]`, styleLlama},
+		{`{"function_call": {"name": " "}}`, ""},
+		{`{"function_call": "f"}`, ""},
+		{`{"tool_calls": {"function": {"name": "f"}}}`, ""},
+		{`{"function": {"name": ""}, "name": "f", "parameters": {}}`, ""},
+	} {
+		style, called := tcBuiltinDetector.detect(tc.response)
+		assert.Equal(t, tc.style, style, tc.response)
+		assert.Equal(t, tc.style != "", called, tc.response)
+	}
+	assert.Nil(t, HermesCalls("</think>Sure."))
+	assert.Equal(t, []HermesCall{{Name: "f", Arguments: json.RawMessage(`{}`)}},
+		HermesCalls(`</think><tool_call>{"name": "f", "arguments": {}}</tool_call>`))
+	// A body ends at the next opening tag or the closing one, whichever is
+	// first; an empty body is no call.
+	assert.Equal(t, []HermesCall{{Name: "g"}},
+		HermesCalls(`<tool_call><tool_call>{"name": "g"}</tool_call><tool_call></tool_call>`))
+	assert.Equal(t, []HermesCall{{Name: "f"}, {Name: "g"}},
+		HermesCalls(`<tool_call>{"name": "f"}<tool_call>{"name": "g"}`))
+}
+
+func TestBToolCallPatternErrors(t *testing.T) {
+	_, err := newToolCallDetector([]string{"a", "b", ""})
+	assert.EqualError(t, err, "entry 3 is empty (it would match every response)")
+	_, err = newToolCallDetector([]string{"a", "(b"})
+	assert.ErrorContains(t, err, "entry 2: error parsing regexp")
+	var nilDetector *toolCallDetector
+	style, called := nilDetector.detect(`{"name": "f", "parameters": {}}`)
+	assert.Equal(t, styleLlama, style)
+	assert.True(t, called)
+	_, called = nilDetector.detect("Action: f")
+	assert.False(t, called)
+}
