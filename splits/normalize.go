@@ -139,11 +139,13 @@ func stampLen(s string) int {
 		!lit("Tt ") || !digits(2) || !lit(":") || !digits(2) || !lit(":") || !digits(2) {
 		return 0
 	}
-	if lit(".") && !digits(1) {
-		return 0
-	}
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' { // rest of the fraction
-		i++
+	if lit(".") { // a fraction: one digit or more
+		if !digits(1) {
+			return 0
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
 	}
 	switch {
 	case lit("Zz"):
