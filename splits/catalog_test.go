@@ -422,6 +422,8 @@ func TestLoadCatalogErrors(t *testing.T) {
 			[]string{"t.yaml:2: ", "scenario 1 (Alpha)", "aliases is empty"}},
 		{"empty alias", "scenarios:\n" + entry("Alpha", map[string]string{"aliases": `[a, ""]`}),
 			[]string{"t.yaml:2: ", "scenario 1 (Alpha)", "aliases has an empty entry"}},
+		{"scenario repeated by a YAML alias", "scenarios:\n  - &a {name: Alpha, sensitivity: low, io: read_only, paper_split: train, aliases: [alpha]}\n  - *a\n",
+			[]string{"t.yaml:2: ", "scenario 2 (Alpha)", `name "Alpha" already used by scenario 1 (Alpha)`}},
 		{"alias with numeric suffix", "scenarios:\n" + entry("Alpha", map[string]string{"aliases": "[alpha_2]"}),
 			[]string{"t.yaml:2: ", "scenario 1 (Alpha)", `aliases entry "alpha_2" ends in _<digits>`}},
 	} {
