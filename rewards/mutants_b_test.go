@@ -1087,3 +1087,41 @@ func TestBToolCallPatternErrors(t *testing.T) {
 	_, called = nilDetector.detect("Action: f")
 	assert.False(t, called)
 }
+
+// A number names an option only with the label's sign: a label is negative
+// when a minus sign comes before its first digit.
+func TestBNegotiationOptionSign(t *testing.T) {
+	s := NegotiationScenario{ID: "s", Roles: []NegotiationRole{{ID: "a"}, {ID: "b"}}, Issues: []NegotiationIssue{{
+		ID: "discount", Options: []string{"-5%", "0%", "10 %", "− 20 %", "day-30"},
+		Points: map[string][]float64{"a": {0, 1, 2, 3, 4}, "b": {4, 3, 2, 1, 0}},
+	}}}
+	require.NoError(t, s.Validate())
+	for _, tc := range []struct {
+		v    string
+		want int
+		ok   bool
+	}{
+		{`-5`, 0, true},
+		{`5`, 0, false},
+		{`0`, 1, true},
+		{`-0`, 1, true}, // −0 is 0
+		{`10`, 2, true},
+		{`-10`, 0, false},
+		{`-20`, 3, true}, // U+2212 counts as a minus
+		{`20`, 0, false},
+		{`30`, 0, false}, // "day-30" reads "day30"
+		{`"5%"`, 0, true}, // a label compares by letters and digits only
+		{`"-10"`, 2, true},
+	} {
+		got, ok := s.OptionIndex(0, json.RawMessage(tc.v))
+		assert.Equal(t, tc.ok, ok, tc.v)
+		if tc.ok {
+			assert.Equal(t, tc.want, got, tc.v)
+		}
+	}
+	assert.False(t, negLabelNegative("$44,000"))
+	assert.False(t, negLabelNegative("Aug 1 - Sep 1"))
+	assert.True(t, negLabelNegative("-$5"))
+	assert.True(t, negLabelNegative("−5"))
+	assert.False(t, negLabelNegative("none"))
+}

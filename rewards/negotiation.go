@@ -158,10 +158,13 @@ func NormalizeNegotiationOption(label string) string {
 
 // OptionIndex returns the option of issue i that an offer's value names: a
 // label (a JSON string) or a number written as the label's digits (44000 for
-// "$44,000"). ok is false for anything else.
+// "$44,000") with the label's sign (a label is negative when a minus sign
+// comes before its first digit), so that -44000 names no option "$44,000".
+// ok is false for anything else.
 func (s *NegotiationScenario) OptionIndex(i int, v json.RawMessage) (int, bool) {
 	v = trimSpace(v)
 	var label string
+	number, negative := false, false
 	switch {
 	case len(v) > 0 && v[0] == '"':
 		if json.Unmarshal(v, &label) != nil {
@@ -173,6 +176,7 @@ func (s *NegotiationScenario) OptionIndex(i int, v json.RawMessage) (int, bool) 
 			return 0, false
 		}
 		label = strconv.FormatFloat(f, 'f', -1, 64)
+		number, negative = true, f < 0
 	default:
 		return 0, false
 	}
@@ -181,11 +185,25 @@ func (s *NegotiationScenario) OptionIndex(i int, v json.RawMessage) (int, bool) 
 		return 0, false
 	}
 	for j, o := range s.Issues[i].Options {
-		if NormalizeNegotiationOption(o) == n {
+		if NormalizeNegotiationOption(o) == n && (!number || negLabelNegative(o) == negative) {
 			return j, true
 		}
 	}
 	return 0, false
+}
+
+// negLabelNegative reports whether a minus sign ('-' or '−') comes before
+// the first digit of an option label ("-5%", "− 2 days").
+func negLabelNegative(label string) bool {
+	for _, r := range label {
+		if unicode.IsDigit(r) {
+			return false
+		}
+		if r == '-' || r == '−' {
+			return true
+		}
+	}
+	return false
 }
 
 // Validate checks the scenario. A failure is a *FieldError whose Field is

@@ -327,6 +327,9 @@ func TestNegotiationOptionIndex(t *testing.T) {
 		{0, `44000`, 4, true},
 		{0, `"44 000"`, 4, true},
 		{0, `44000.5`, 0, false},
+		{0, `-44000`, 0, false}, // a number has the label's sign too
+		{0, `-4.4e4`, 0, false},
+		{0, `4.4e4`, 4, true},
 		{1, `"SEP-15"`, 3, true},
 		{6, `"Day Hired"`, 0, true},
 		{6, `"$"`, 0, false},
