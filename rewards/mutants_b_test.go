@@ -1109,7 +1109,7 @@ func TestBNegotiationOptionSign(t *testing.T) {
 		{`-10`, 0, false},
 		{`-20`, 3, true}, // U+2212 counts as a minus
 		{`20`, 0, false},
-		{`30`, 0, false}, // "day-30" reads "day30"
+		{`30`, 0, false},  // "day-30" reads "day30"
 		{`"5%"`, 0, true}, // a label compares by letters and digits only
 		{`"-10"`, 2, true},
 	} {
