@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -160,4 +162,136 @@ func TestDefaultBands(t *testing.T) {
 	assert.Equal(t, 16, DefaultBands(128, -1), "disabled check: default threshold")
 	assert.InDelta(t, 0.707, math.Pow(1.0/16, 1.0/8), 0.001)
 	assert.InDelta(t, 0.994, LSHCandidateProbability(0.85, 16, 8), 0.001)
+}
+
+// TestSignatureFormula checks every signature element against its
+// definition, computed plainly: the high 32 bits of the least a_i·x + b_i
+// (mod 2^64) over the shingles x, with the MinHasher's a_i (odd) and b_i.
+// Lengths of 1 to 17 cover the eight-at-a-time blocks and the tail.
+func TestSignatureFormula(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 31))
+	for _, perms := range []int{1, 7, 8, 9, 16, 17} {
+		mh, err := NewMinHasher(perms, uint64(perms))
+		require.NoError(t, err)
+		require.Equal(t, perms, mh.Permutations())
+		for _, n := range []int{0, 1, 2, 50} {
+			shingles := make([]uint64, n)
+			for i := range shingles {
+				shingles[i] = rng.Uint64()
+			}
+			want := make([]uint32, perms)
+			for i := range want {
+				require.Equal(t, uint64(1), mh.a[i]%2, "a_%d is odd", i)
+				least := uint64(math.MaxUint64)
+				for _, x := range shingles {
+					if v := mh.a[i]*x + mh.b[i]; v < least {
+						least = v
+					}
+				}
+				want[i] = uint32(least >> 32)
+			}
+			assert.Equal(t, want, mh.Signature(shingles, nil), "%d permutations, %d shingles", perms, n)
+		}
+	}
+}
+
+// TestSignatureReusesDst checks that Signature writes into a dst that is
+// large enough (the gate hashes into slices of one buffer) and grows one
+// that is not.
+func TestSignatureReusesDst(t *testing.T) {
+	mh, err := NewMinHasher(16, 5)
+	require.NoError(t, err)
+	shingles := []uint64{1, 2, 3}
+	want := mh.Signature(shingles, nil)
+	buf := make([]uint32, 40)
+	for _, dst := range [][]uint32{buf[:16], buf[0:0:16], buf[20:20:36]} {
+		got := mh.Signature(shingles, dst)
+		assert.Equal(t, want, got)
+		assert.Same(t, &dst[:1][0], &got[0], "written into dst")
+	}
+	assert.Equal(t, want, buf[:16])
+	assert.Equal(t, want, buf[20:36])
+	assert.Equal(t, want, mh.Signature(shingles, make([]uint32, 15)), "a dst too small is grown")
+}
+
+// TestShinglesMatchReference checks Shingles against the tests' own word
+// shingles (refShingles) over random texts and widths: one hash per window
+// of k words (one for a shorter text), in order, and equal hashes exactly
+// for equal shingles, across all the texts.
+func TestShinglesMatchReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 41))
+	vocab := []string{"a", "b", "c", "ab", "ba", "Tide", "tide", "école", "x1", "1x"}
+	byHash := map[uint64]string{}
+	byShingle := map[string]uint64{}
+	for range 400 {
+		n := rng.IntN(9)
+		words := make([]string, n)
+		for i := range words {
+			words[i] = vocab[rng.IntN(len(vocab))]
+		}
+		text := strings.Join(words, []string{" ", "  ", "\t", "\n "}[rng.IntN(4)])
+		k := rng.IntN(7) // 0 means 1
+		hashes := Shingles(text, k)
+		norm := strings.Fields(refNormalize(text))
+		width := min(max(k, 1), len(norm))
+		var shingles []string
+		for i := 0; len(norm) > 0 && i+width <= len(norm); i++ {
+			shingles = append(shingles, strings.Join(norm[i:i+width], " "))
+		}
+		require.Len(t, hashes, len(shingles), "%q, k %d", text, k)
+		require.Equal(t, len(refShingles(text, max(k, 1))), len(slicesCompactSorted(shingles)), "%q, k %d", text, k)
+		for i, h := range hashes {
+			if s, ok := byHash[h]; ok {
+				require.Equal(t, s, shingles[i], "one hash for two shingles")
+			}
+			if g, ok := byShingle[shingles[i]]; ok {
+				require.Equal(t, g, h, "two hashes for one shingle %q", shingles[i])
+			}
+			byHash[h], byShingle[shingles[i]] = shingles[i], h
+		}
+	}
+	require.Greater(t, len(byShingle), 300, "distinct shingles seen")
+}
+
+// slicesCompactSorted returns the distinct strings of s.
+func slicesCompactSorted(s []string) []string {
+	return slices.Compact(slices.Sorted(slices.Values(s)))
+}
+
+// TestEstimateJaccardByHand counts agreeing positions of hand-made
+// signatures.
+func TestEstimateJaccardByHand(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []uint32
+		want float64
+	}{
+		{[]uint32{1, 2, 3, 4}, []uint32{1, 2, 3, 4}, 1},
+		{[]uint32{1, 2, 3, 4}, []uint32{1, 0, 3, 0}, 0.5},
+		{[]uint32{1, 2, 3, 4}, []uint32{0, 0, 0, 4}, 0.25},
+		{[]uint32{1, 2, 3, 4}, []uint32{4, 3, 2, 1}, 0},
+		{[]uint32{1, 2, 3, 4}, []uint32{1, 2}, 1},             // over the shorter
+		{[]uint32{7, 2, 9}, []uint32{7, 5, 9, 9, 9}, 2.0 / 3}, // over the shorter
+		{nil, []uint32{1}, 0},
+	} {
+		assert.Equal(t, tc.want, EstimateJaccard(tc.a, tc.b), "%v %v", tc.a, tc.b)
+		assert.Equal(t, tc.want, EstimateJaccard(tc.b, tc.a), "%v %v", tc.b, tc.a)
+	}
+}
+
+// TestBandKey checks that band keys depend on the band's rows only, and on
+// the band number: equal rows in two bands are not one bucket.
+func TestBandKey(t *testing.T) {
+	sig := []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	other := []uint32{1, 2, 3, 4, 0, 0, 0, 0, 9}
+	assert.Equal(t, bandKey(sig, 0, 4), bandKey(other, 0, 4), "rows 0-3 agree")
+	assert.NotEqual(t, bandKey(sig, 1, 4), bandKey(other, 1, 4), "rows 4-7 differ")
+	shifted := []uint32{0, 0, 0, 0, 1, 2, 3, 4}
+	assert.NotEqual(t, bandKey(sig, 0, 4), bandKey(shifted, 1, 4), "band 1 holding band 0's rows")
+	assert.NotEqual(t, bandKey(sig, 0, 2), bandKey(sig, 0, 3), "rows per band count")
+	// Every row of a band counts.
+	for i := range 4 {
+		changed := append([]uint32(nil), sig...)
+		changed[4+i]++
+		assert.NotEqual(t, bandKey(sig, 1, 4), bandKey(changed, 1, 4), "row %d", 4+i)
+	}
 }
