@@ -2,6 +2,12 @@ package splits
 
 import (
 	"fmt"
+	"hash/fnv"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,4 +125,169 @@ func TestMeasure(t *testing.T) {
 
 	_, err = a.Measure([]ScenarioSamples{{Scenario: "Nowhere", Samples: 1}})
 	require.ErrorIs(t, err, ErrUnassigned)
+}
+
+// refGroupWalks is GroupAssignment's documented method, written plainly
+// for one level: trials walks over the scenarios (sorted by name), each in
+// an order shuffled by a PCG generator seeded with the seed and FNV-1a of
+// the level plus the trial number, putting a scenario on the test side when
+// that brings the test samples strictly closer to fraction·total. It
+// returns each walk's test scenarios and its distance to the target.
+func refGroupWalks(group []ScenarioSamples, level string, seed uint64, fraction float64, trials int) ([]map[string]bool, []float64) {
+	group = slices.Clone(group)
+	slices.SortFunc(group, func(a, b ScenarioSamples) int { return strings.Compare(a.Scenario, b.Scenario) })
+	total := 0
+	for _, s := range group {
+		total += s.Samples
+	}
+	target := fraction * float64(total)
+	h := fnv.New64a()
+	h.Write([]byte(level))
+	var picks []map[string]bool
+	var dists []float64
+	for trial := range trials {
+		order := make([]int, len(group))
+		for i := range order {
+			order[i] = i
+		}
+		rng := rand.New(rand.NewPCG(seed, h.Sum64()+uint64(trial)))
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		pick, test := map[string]bool{}, 0
+		for _, i := range order {
+			n := group[i].Samples
+			if math.Abs(float64(test+n)-target) < math.Abs(float64(test)-target) {
+				pick[group[i].Scenario] = true
+				test += n
+			}
+		}
+		picks = append(picks, pick)
+		dists = append(dists, math.Abs(float64(test)-target))
+	}
+	return picks, dists
+}
+
+// refBest returns the first walk closest to the target.
+func refBest(picks []map[string]bool, dists []float64) map[string]bool {
+	best := 0
+	for i, d := range dists {
+		if d < dists[best] {
+			best = i
+		}
+	}
+	return picks[best]
+}
+
+// TestGroupAssignmentMatchesReference compares GroupAssignment with the
+// plain walks over many seeds: the first of the 64 walks closest to the
+// target wins, which the seeds show matters (a 65th walk would do better
+// for some, and walks tie with different scenarios for others).
+func TestGroupAssignmentMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 51))
+	var scen []ScenarioSamples
+	byLevel := map[string][]ScenarioSamples{}
+	for i := range 42 {
+		level := []string{"low", "medium", "high"}[i%3]
+		n := 50 + rng.IntN(950)
+		if i%3 == 2 {
+			n = 10 // equal sizes: many walks tie
+		}
+		s := ScenarioSamples{Scenario: fmt.Sprintf("sc%02d", i), Sensitivity: level, Samples: n}
+		scen = append(scen, s)
+		byLevel[level] = append(byLevel[level], s)
+	}
+	later, ties := 0, 0
+	for seed := range uint64(60) {
+		for _, f := range []float64{0.35, 0.2} {
+			a, err := GroupAssignment(scen, GroupOptions{Seed: seed, TestFraction: f})
+			require.NoError(t, err)
+			want := map[string]bool{}
+			for level, group := range byLevel {
+				picks, dists := refGroupWalks(group, level, seed, f, groupTrials+1)
+				best := refBest(picks[:groupTrials], dists[:groupTrials])
+				for s := range best {
+					want[s] = true
+				}
+				if dists[groupTrials] < slices.Min(dists[:groupTrials]) {
+					later++
+				}
+				for i := range groupTrials {
+					if i > 0 && dists[i] == slices.Min(dists[:groupTrials]) && !maps.Equal(picks[i], best) {
+						ties++
+						break
+					}
+				}
+			}
+			got := map[string]bool{}
+			for _, s := range a.Test {
+				got[s] = true
+			}
+			require.Equal(t, want, got, "seed %d, fraction %v", seed, f)
+		}
+	}
+	t.Logf("a 65th walk would be closer in %d levels; later walks tie with other scenarios in %d", later, ties)
+	assert.Positive(t, later)
+	assert.Positive(t, ties)
+}
+
+// TestGroupAssignmentByHand checks walks whose outcome does not depend on
+// the order.
+func TestGroupAssignmentByHand(t *testing.T) {
+	// One scenario of 10 at 0.5: putting it on the test side lands 5 from
+	// the target, as leaving it does; not closer, so it stays in train.
+	a, err := GroupAssignment([]ScenarioSamples{{Scenario: "only", Sensitivity: "low", Samples: 10}}, GroupOptions{TestFraction: 0.5})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"only"}, a.Train)
+	assert.Empty(t, a.Test)
+	assert.Equal(t, 0.5, a.TargetTestFraction)
+
+	// Two of 10 at 0.35 (target 7): the first walked lands 3 away, the
+	// second would land 13 away. Scenarios without samples are allowed and
+	// never help.
+	scen := []ScenarioSamples{
+		{Scenario: "a", Sensitivity: "high", Samples: 10}, {Scenario: "b", Sensitivity: "high", Samples: 10},
+		{Scenario: "empty", Sensitivity: "high", Samples: 0},
+	}
+	for seed := range uint64(20) {
+		a, err := GroupAssignment(scen, GroupOptions{Seed: seed})
+		require.NoError(t, err)
+		require.Len(t, a.Test, 1, "seed %d", seed)
+		assert.NotEqual(t, "empty", a.Test[0])
+		assert.Len(t, a.Train, 2)
+		side, err := a.Side("empty")
+		require.NoError(t, err)
+		assert.Equal(t, Train, side)
+	}
+}
+
+func TestMeasureNoSamples(t *testing.T) {
+	a, err := GroupAssignment([]ScenarioSamples{{Scenario: "a", Samples: 0}, {Scenario: "b", Samples: 0}}, GroupOptions{})
+	require.NoError(t, err)
+	fr, err := a.Measure([]ScenarioSamples{{Scenario: "a", Samples: 0}, {Scenario: "b", Samples: 0}})
+	require.NoError(t, err)
+	assert.Equal(t, Fractions{BySensitivity: map[string]float64{}, TrainScenarios: []string{}, TestScenarios: []string{}}, fr)
+}
+
+// TestUnitSplitBoundaries checks the edges of the unit splits: a hash
+// split puts a unit on the test side when its hash, scaled to [0, 1),
+// falls strictly below the fraction; an exact split of two units puts one
+// on each side.
+func TestUnitSplitBoundaries(t *testing.T) {
+	u, err := NewHashSplit(9, 0.5)
+	require.NoError(t, err)
+	for _, unit := range []string{"a", "task-17", "event set 3"} {
+		scaled := float64(u.hash(unit)>>11) / (1 << 53)
+		at, err := NewHashSplit(9, scaled)
+		require.NoError(t, err)
+		assert.Equal(t, Train, at.Side(unit), "%s: a fraction equal to its hash", unit)
+		above, err := NewHashSplit(9, math.Nextafter(scaled, 1))
+		require.NoError(t, err)
+		assert.Equal(t, Test, above.Side(unit), "%s: a fraction just above its hash", unit)
+	}
+	for _, f := range []float64{0.01, 0.5, 0.99} {
+		x, err := NewExactSplit(4, f, []string{"p", "q"})
+		require.NoError(t, err, "%v", f)
+		assert.ElementsMatch(t, []string{Train, Test}, []string{x.Side("p"), x.Side("q")}, "%v", f)
+		assert.Equal(t, StrategyExact, x.Strategy())
+		assert.Equal(t, f, x.TestFraction())
+	}
 }
