@@ -248,6 +248,15 @@ func TestSideFromPath(t *testing.T) {
 		{"pairs.parquet", "pairs.parquet", ""},
 		{"trainer.parquet", "trainer.parquet", ""},
 		{"contest.jsonl", "contest.jsonl", ""},
+		// A name that is only a separator and a side.
+		{"-train.jsonl", "-train.jsonl", Train},
+		{"_test.parquet", "_test.parquet", Test},
+		{"d", "d/-validation/part.arrow", Test},
+		// A name starting with a dot has no extension to drop.
+		{"d", "d/.x-train", Train},
+		// A path outside its root: its own name only.
+		{"a/b", "c/train/x.jsonl", ""},
+		{"a/b", "c/x/train.jsonl", Train},
 	} {
 		assert.Equal(t, tc.want, SideFromPath(tc.root, tc.path), "%s under %s", tc.path, tc.root)
 	}

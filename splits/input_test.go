@@ -384,3 +384,56 @@ func FuzzJSONWalker(f *testing.F) {
 		}
 	})
 }
+
+func TestFieldsOfJSONL(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "d.jsonl")
+	require.NoError(t, os.WriteFile(p, []byte("\n  \n"+`{"b":{"c":[{"d":1}],"e":null},"a":[{"x":1},2,[{"y":3}]],"":"no name"}`+"\n"+`{"z":1}`+"\n"), 0o644))
+	fs, err := Fields(p)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"", "a", "b"}, fs.Top(), "the first row's columns, sorted; blank lines skipped")
+	for path, want := range map[string]bool{
+		"a": true, "a.x": true, "a.y": false, "b": true, "b.c": true, "b.c.d": true, "b.e": true, "b.d": false,
+		"z": false, "b.c:user": true, " b.c ": true, ":user": true, "x": false,
+	} {
+		assert.Equal(t, want, fs.Has(path), path)
+	}
+	top := fs.Top()
+	top[0] = "changed"
+	assert.Equal(t, "", fs.Top()[0], "Top returns a copy")
+
+	for _, tc := range []struct{ name, content, err string }{
+		{"not an object", "\n[1, 2]\n", "d.jsonl: line 2: not a JSON object"},
+		{"bad JSON", `{"a": }` + "\n", "d.jsonl: line 1: not a JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o644))
+			_, err := Fields(p)
+			assert.ErrorContains(t, err, "splits: "+p+": line")
+			assert.ErrorContains(t, err, tc.err)
+		})
+	}
+	_, err = Fields(filepath.Join(dir, "d.csv"))
+	assert.EqualError(t, err, "splits: "+filepath.Join(dir, "d.csv")+": unknown dataset format (want a .parquet, .arrow or .jsonl file)")
+	_, err = Fields(filepath.Join(dir, "missing.parquet"))
+	assert.ErrorContains(t, err, "missing.parquet: no such file")
+}
+
+// TestInputListPathsInEveryFormat reads a field of the messages of a list
+// column from each format, and names the list when the field is missing.
+func TestInputListPathsInEveryFormat(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"d.jsonl", "d.parquet", "d.arrow"} {
+		path := itWrite(t, filepath.Join(dir, name))
+		rows, err := itRead(t, []Input{{Path: path, Side: Train, Columns: &Columns{Text: []string{"prompt.role", "prompt.content"}}}})
+		require.NoError(t, err, name)
+		require.Len(t, rows, 3, name)
+		assert.Equal(t, []string{"system\nuser\nBe brief.\nWhen is high tide?", "user\nWhich train is first?", ""},
+			[]string{rows[0].Text, rows[1].Text, rows[2].Text}, name)
+		if name == "d.jsonl" {
+			continue // a JSON row may lack any field
+		}
+		_, err = itRead(t, []Input{{Path: path, Side: Train, Columns: &Columns{Text: []string{"prompt.name"}}}})
+		assert.ErrorContains(t, err, `column prompt.name: prompt[] has no field "name" (fields: role, content)`, name)
+	}
+}
