@@ -259,25 +259,28 @@ func ansNormalizeAnswer(s string) string {
 
 // ansStripOuter repeatedly trims whitespace, one trailing period and one
 // enclosing $$…$$, $…$, \(…\), \[…\], \boxed{…} or \fbox{…}.
+//
+// An if-else chain rather than a switch: Go's coverage profile leaves case
+// expressions outside every block, so mutation testing (gremlins) would
+// count the mutants of these conditions as not covered.
 func ansStripOuter(s string) string {
 	for {
 		s = ansTrimSpace(s)
 		n := len(s)
-		switch {
-		case n > 0 && s[n-1] == '.':
+		if n > 0 && s[n-1] == '.' {
 			s = s[:n-1]
-		case n >= 4 && strings.HasPrefix(s, "$$") && strings.HasSuffix(s, "$$"):
+		} else if n >= 4 && strings.HasPrefix(s, "$$") && strings.HasSuffix(s, "$$") {
 			s = s[2 : n-2]
-		case n >= 2 && s[0] == '$' && s[n-1] == '$':
+		} else if n >= 2 && s[0] == '$' && s[n-1] == '$' {
 			s = s[1 : n-1]
-		case n >= 4 && strings.HasPrefix(s, `\(`) && strings.HasSuffix(s, `\)`),
-			n >= 4 && strings.HasPrefix(s, `\[`) && strings.HasSuffix(s, `\]`):
+		} else if n >= 4 && (strings.HasPrefix(s, `\(`) && strings.HasSuffix(s, `\)`) ||
+			strings.HasPrefix(s, `\[`) && strings.HasSuffix(s, `\]`)) {
 			s = s[2 : n-2]
-		case strings.HasPrefix(s, `\boxed{`) && ansMatchBrace(s, len(`\boxed{`)-1) == n-1:
+		} else if strings.HasPrefix(s, `\boxed{`) && ansMatchBrace(s, len(`\boxed{`)-1) == n-1 {
 			s = s[len(`\boxed{`) : n-1]
-		case strings.HasPrefix(s, `\fbox{`) && ansMatchBrace(s, len(`\fbox{`)-1) == n-1:
+		} else if strings.HasPrefix(s, `\fbox{`) && ansMatchBrace(s, len(`\fbox{`)-1) == n-1 {
 			s = s[len(`\fbox{`) : n-1]
-		default:
+		} else {
 			return s
 		}
 	}

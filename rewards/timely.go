@@ -67,17 +67,12 @@ var TimelyML = &Reward{
 
 type timelyParams struct {
 	cfg          TimelyConfig
-	answerOpen   string
-	answerClose  string
 	durationOpen string
 	durationEnd  string
 }
 
 func newTimelyParams(c TimelyConfig) timelyParams {
 	p := timelyParams{cfg: c}
-	if c.AnswerTag != "" {
-		p.answerOpen, p.answerClose = "<"+c.AnswerTag+">", "</"+c.AnswerTag+">"
-	}
 	if c.DurationTag != "" {
 		p.durationOpen, p.durationEnd = "<"+c.DurationTag+">", "</"+c.DurationTag+">"
 	}
