@@ -3,6 +3,7 @@ package timers
 import (
 	"context"
 	"encoding/base64"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -282,6 +283,11 @@ func TestOutOfBoundsTokensAreInvalid(t *testing.T) {
 		{"open before start", func(st *state) { st.open = st.start - 1 }},
 		{"stopped before start", func(st *state) { st.stopped = st.start - 1 }},
 		{"expires before start", func(st *state) { st.expires = st.start - 1 }},
+		{"expires at start", func(st *state) { st.expires = st.start }},
+		{"speed factor past 1e6", func(st *state) { st.alpha = math.Nextafter(1e6, 2e6) }},
+		{"negative jitter", func(st *state) { st.jitter = -0.5 }},
+		{"infinite limit", func(st *state) { st.limit = math.Inf(1) }},
+		{"rollout id past 256 bytes", func(st *state) { st.rollout = strings.Repeat("r", 257) }},
 		{"zero speed factor", func(st *state) { st.alpha = 0 }},
 		{"jitter above 1", func(st *state) { st.jitter = 2 }},
 		{"negative limit", func(st *state) { st.limit = -1 }},
