@@ -3,6 +3,7 @@ package splits
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -435,5 +436,30 @@ func TestInputListPathsInEveryFormat(t *testing.T) {
 		}
 		_, err = itRead(t, []Input{{Path: path, Side: Train, Columns: &Columns{Text: []string{"prompt.name"}}}})
 		assert.ErrorContains(t, err, `column prompt.name: prompt[] has no field "name" (fields: role, content)`, name)
+	}
+}
+
+// TestInputJSONDepthLimit reads a path through arrays nested as deep as
+// the JSON scanner allows (a value at depth 10,000, the object being depth
+// 0), and fails one level deeper.
+func TestInputJSONDepthLimit(t *testing.T) {
+	dir := t.TempDir()
+	nested := func(arrays int) string {
+		return `{"id":"r1","a":` + strings.Repeat("[", arrays) + `"x"` + strings.Repeat("]", arrays) + "}\n"
+	}
+	for _, tc := range []struct {
+		arrays int
+		err    string
+	}{{9999, ""}, {10000, "exceeded max depth"}} {
+		p := filepath.Join(dir, fmt.Sprintf("d%d.jsonl", tc.arrays))
+		require.NoError(t, os.WriteFile(p, []byte(nested(tc.arrays)), 0o644))
+		rows, err := itRead(t, []Input{{Path: p, Side: Train, Columns: &Columns{Text: []string{"a.b"}, ID: []string{"id"}}}})
+		if tc.err != "" {
+			assert.ErrorContains(t, err, p+": line 1: ")
+			assert.ErrorContains(t, err, tc.err, "%d arrays", tc.arrays)
+			continue
+		}
+		require.NoError(t, err, "%d arrays", tc.arrays)
+		assert.Equal(t, []Row{{File: p, Index: 1, Side: Train, ID: "r1", Source: "r1"}}, rows)
 	}
 }
