@@ -3,7 +3,6 @@ package splits
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -439,27 +438,38 @@ func TestInputListPathsInEveryFormat(t *testing.T) {
 	}
 }
 
-// TestInputJSONDepthLimit reads a path through arrays nested as deep as
-// the JSON scanner allows (a value at depth 10,000, the object being depth
-// 0), and fails one level deeper.
+// TestInputJSONDepthLimit reads lines with arrays nested as deep as
+// encoding/json allows (10,000 levels, the object included), on the path
+// read and in a field skipped, and fails one level deeper, as
+// encoding/json does.
 func TestInputJSONDepthLimit(t *testing.T) {
 	dir := t.TempDir()
 	nested := func(arrays int) string {
-		return `{"id":"r1","a":` + strings.Repeat("[", arrays) + `"x"` + strings.Repeat("]", arrays) + "}\n"
+		return strings.Repeat("[", arrays) + `"x"` + strings.Repeat("]", arrays)
 	}
 	for _, tc := range []struct {
-		arrays int
-		err    string
-	}{{9999, ""}, {10000, "exceeded max depth"}} {
-		p := filepath.Join(dir, fmt.Sprintf("d%d.jsonl", tc.arrays))
-		require.NoError(t, os.WriteFile(p, []byte(nested(tc.arrays)), 0o644))
-		rows, err := itRead(t, []Input{{Path: p, Side: Train, Columns: &Columns{Text: []string{"a.b"}, ID: []string{"id"}}}})
-		if tc.err != "" {
-			assert.ErrorContains(t, err, p+": line 1: ")
-			assert.ErrorContains(t, err, tc.err, "%d arrays", tc.arrays)
-			continue
-		}
-		require.NoError(t, err, "%d arrays", tc.arrays)
-		assert.Equal(t, []Row{{File: p, Index: 1, Side: Train, ID: "r1", Source: "r1"}}, rows)
+		name, line string
+		err        bool
+	}{
+		{"on the path, deepest", `{"id":"r1","a":` + nested(9999) + "}", false},
+		{"on the path, too deep", `{"id":"r1","a":` + nested(10000) + "}", true},
+		{"skipped, deepest", `{"id":"r1","junk":` + nested(9999) + "}", false},
+		{"skipped, too deep", `{"id":"r1","junk":` + nested(10000) + "}", true},
+		{"in an object on the path, deepest", `{"id":"r1","a":{"c":` + nested(9998) + "}}", false},
+		{"in an object on the path, too deep", `{"id":"r1","a":{"c":` + nested(9999) + "}}", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, !tc.err, json.Valid([]byte(tc.line)), "encoding/json agrees")
+			p := filepath.Join(dir, "d.jsonl")
+			require.NoError(t, os.WriteFile(p, []byte(tc.line+"\n"), 0o644))
+			rows, err := itRead(t, []Input{{Path: p, Side: Train, Columns: &Columns{Text: []string{"a.b"}, ID: []string{"id"}}}})
+			if tc.err {
+				assert.ErrorContains(t, err, p+": line 1: ")
+				assert.ErrorContains(t, err, "exceeded max depth")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []Row{{File: p, Index: 1, Side: Train, ID: "r1", Source: "r1"}}, rows)
+		})
 	}
 }
