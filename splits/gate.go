@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Names of the leakage gate's checks, in report order.
@@ -680,7 +681,25 @@ func (g *gate) groupOf(r *Row) (name, key string) {
 	if name == "" && g.opt.GroupFromID != nil {
 		name = strings.TrimSpace(g.opt.GroupFromID(strings.TrimSpace(sourceOf(r))))
 	}
-	return name, strings.ToLower(name)
+	return name, foldKey(name)
+}
+
+// foldKey returns the form of s that two strings share exactly when
+// strings.EqualFold calls them equal: every rune replaced by the least rune
+// of its Unicode case-folding orbit (so Σ, σ and ς are one, as are S, s
+// and ſ). Lower-casing would not do: it keeps σ and ς apart, and makes
+// İ and i̇ alike.
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		b.WriteRune(least)
+	}
+	return b.String()
 }
 
 func sourceOf(r *Row) string {
