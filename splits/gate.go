@@ -1315,15 +1315,15 @@ func (g *gate) checkContamination() CheckResult {
 	n := g.sides[sideAgainst].rows
 	if c.Count > 0 {
 		c.Status = StatusFail
-		c.Summary = plural(c.Count, "train row duplicates or nearly duplicates", "train/evaluation pairs are duplicates or near-duplicates") +
-			fmt.Sprintf(" a row of the %s of the outside evaluation set", plural(n, "row", "rows"))
+		c.Summary = plural(c.Count, "train row duplicates or nearly duplicates a row of", "train/evaluation pairs are duplicates or near-duplicates: train rows against") +
+			fmt.Sprintf(" the %s of the outside evaluation set", plural(n, "row", "rows"))
 	} else {
 		c.Status = StatusPass
-		what := "exact duplicate"
+		what := "an exact duplicate"
 		if g.near {
-			what = fmt.Sprintf("duplicate or near-duplicate (estimated Jaccard ≥ %.2f)", g.opt.NearDuplicateThreshold)
+			what = fmt.Sprintf("a duplicate or near-duplicate (estimated Jaccard ≥ %.2f)", g.opt.NearDuplicateThreshold)
 		}
-		c.Summary = fmt.Sprintf("no train row is a %s of the %s of the outside evaluation set", what, plural(n, "row", "rows"))
+		c.Summary = fmt.Sprintf("no train row is %s of the %s of the outside evaluation set", what, plural(n, "row", "rows"))
 	}
 	return c
 }

@@ -169,12 +169,22 @@ func TestCheckContamination(t *testing.T) {
 	assert.Equal(t, 5, rep.Splits[Against].Rows)
 	assert.Equal(t, 70, rep.Splits[Train].Rows)
 	assert.Equal(t, 30, rep.Splits[Test].Rows)
+	assert.Equal(t, "2 train/evaluation pairs are duplicates or near-duplicates: train rows against the 5 rows of the outside evaluation set", c.Summary)
 
 	// Without near-duplicates, only the copy counts.
 	opt := gtOptions()
 	opt.NearDuplicateThreshold = -1
 	rep = gtLeak(t, rows, opt, CheckContamination)
 	assert.Equal(t, 1, gtCheck(rep, CheckContamination).Count)
+	assert.Equal(t, "1 train row duplicates or nearly duplicates a row of the 5 rows of the outside evaluation set", gtCheck(rep, CheckContamination).Summary)
+
+	// Without the copies, nothing.
+	rows = append(rows[:len(rows)-5], against[2:]...)
+	rep = gtLeak(t, rows, opt)
+	assert.Equal(t, "no train row is an exact duplicate of the 3 rows of the outside evaluation set", gtCheck(rep, CheckContamination).Summary)
+	rep = gtLeak(t, rows[:len(rows)-2], gtOptions())
+	assert.Equal(t, "no train row is a duplicate or near-duplicate (estimated Jaccard ≥ 0.80) of the 1 row of the outside evaluation set",
+		gtCheck(rep, CheckContamination).Summary)
 }
 
 func TestCheckEmptySide(t *testing.T) {
