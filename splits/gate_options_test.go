@@ -1,0 +1,56 @@
+package splits
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckOptionsApplied checks the options a report says it applied:
+// defaults for zero fields (as documented on GateOptions), and the values
+// given otherwise.
+func TestCheckOptionsApplied(t *testing.T) {
+	rows := gtClean(81, 30)
+	for _, tc := range []struct {
+		name string
+		opt  GateOptions
+		want GateOptions
+	}{
+		{
+			name: "zero options",
+			opt:  GateOptions{},
+			want: GateOptions{NearDuplicateThreshold: 0.8, ShingleWords: 5, Permutations: 128, Bands: 16, Tolerance: 0.05,
+				Sensitivities: []string{"low", "medium", "high"}, MaxFindings: 20, Seed: DefaultMinHashSeed, GroupName: "group"},
+		},
+		{
+			// 64 permutations at 0.5: 21 bands of 3 rows catch a pair at
+			// 0.5 with probability 1 − (1 − 0.5³)²¹ ≈ 0.94; 16 of 4 only
+			// with 0.64.
+			name: "values given",
+			opt: GateOptions{NearDuplicateThreshold: 0.5, ShingleWords: 3, Permutations: 64, TestFraction: 1, Tolerance: 0.1,
+				Sensitivities: []string{" High ", "low", "HIGH"}, MaxFindings: 7, Seed: 9, GroupName: "topic"},
+			want: GateOptions{NearDuplicateThreshold: 0.5, ShingleWords: 3, Permutations: 64, Bands: 21, TestFraction: 1, Tolerance: 0.1,
+				Sensitivities: []string{"high", "low"}, MaxFindings: 7, Seed: 9, GroupName: "topic"},
+		},
+		{
+			name: "near-duplicates off: the default bands",
+			opt:  GateOptions{NearDuplicateThreshold: -1, MaxFindings: -1, Sensitivities: []string{}},
+			want: GateOptions{NearDuplicateThreshold: -1, ShingleWords: 5, Permutations: 128, Bands: 16, Tolerance: 0.05,
+				Sensitivities: []string{}, MaxFindings: -1, Seed: DefaultMinHashSeed, GroupName: "group"},
+		},
+		{
+			name: "one row per band",
+			opt:  GateOptions{Permutations: 8, Bands: 8, NearDuplicateThreshold: 1},
+			want: GateOptions{NearDuplicateThreshold: 1, ShingleWords: 5, Permutations: 8, Bands: 8, Tolerance: 0.05,
+				Sensitivities: []string{"low", "medium", "high"}, MaxFindings: 20, Seed: DefaultMinHashSeed, GroupName: "group"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Check(context.Background(), rows.source(), tc.opt)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, rep.Options)
+		})
+	}
+}
