@@ -2,6 +2,7 @@ package splits
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,5 +53,47 @@ func TestCheckOptionsApplied(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, rep.Options)
 		})
+	}
+}
+
+// gcIter counts the rows read from it and can fail to close.
+type gcIter struct {
+	gtIter
+	reads    int
+	closeErr error
+}
+
+func (it *gcIter) Next() (Row, error) {
+	it.reads++
+	return it.gtIter.Next()
+}
+
+func (it *gcIter) Close() error { return it.closeErr }
+
+// TestCheckCloseAndCancel checks that an error closing the rows is the
+// gate's error when nothing else failed, and that a cancelled context
+// stops the gate before it reads a row, even from an empty source.
+func TestCheckCloseAndCancel(t *testing.T) {
+	rows := gtClean(82, 20)
+	boom := errors.New("lost the file handle")
+	it := &gcIter{gtIter: gtIter{rows: rows}, closeErr: boom}
+	rep, err := Check(context.Background(), func() (RowIterator, error) { return it, nil }, gtOptions())
+	assert.Nil(t, rep)
+	require.ErrorIs(t, err, boom)
+	assert.EqualError(t, err, "splits: close rows: lost the file handle")
+
+	// A read error wins over the close error.
+	it = &gcIter{gtIter: gtIter{rows: rows, err: errors.New("bad row")}, closeErr: boom}
+	_, err = Check(context.Background(), func() (RowIterator, error) { return it, nil }, gtOptions())
+	assert.EqualError(t, err, "splits: read rows: bad row")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, rows := range []gtRows{nil, rows} {
+		it := &gcIter{gtIter: gtIter{rows: rows}}
+		rep, err := Check(ctx, func() (RowIterator, error) { return it, nil }, gtOptions())
+		assert.Nil(t, rep)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Zero(t, it.reads, "%d rows", len(rows))
 	}
 }
