@@ -155,3 +155,79 @@ func TestCheckDuplicatesOfTheFirstTestText(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRowsWithoutNames checks findings about rows that have no id or
+// no file name, and the statistics of the sides, the outside set included.
+func TestCheckRowsWithoutNames(t *testing.T) {
+	rows := gtRows{
+		{Index: 1, Side: Train, Group: "g", Sensitivity: "High", Label: "Tool", Text: "one two three four five six"},
+		{Index: 2, Side: Train, Group: "h", Text: "seven eight nine"},
+		{File: gtTestFile, Index: 1, Side: Test, Group: "G", Sensitivity: "low", Label: "direct", Text: "ONE two three four five six"},
+		{File: "eval.jsonl", Index: 4, Side: Against, Sensitivity: "high", Label: "x", Text: "seven  eight nine"},
+	}
+	opt := DefaultGateOptions()
+	opt.Sensitivities = []string{"high"}
+	rep := gtLeak(t, rows, opt, CheckGroupDisjoint, CheckExactDuplicates, CheckContamination, CheckSensitivityCoverage)
+	assert.Equal(t, `group "g" is in train ((no id), row 1) and test ((no id), pairs-test.parquet row 1)`,
+		gtCheck(rep, CheckGroupDisjoint).Findings[0].Message)
+	assert.Equal(t, "train (no id) (row 1) duplicates test (no id) (pairs-test.parquet row 1) after normalisation",
+		gtCheck(rep, CheckExactDuplicates).Findings[0].Message)
+	assert.Equal(t, "train (no id) (row 2) duplicates evaluation row (no id) (eval.jsonl row 4) after normalisation",
+		gtCheck(rep, CheckContamination).Findings[0].Message)
+	assert.Equal(t, `split "test" has no rows with sensitivity "high"`, gtCheck(rep, CheckSensitivityCoverage).Findings[0].Message)
+	assert.Equal(t, map[string]*SplitStats{
+		Train: {Rows: 2, Groups: 2, BySensitivity: map[string]int{"high": 1, "unknown": 1}, ByLabel: map[string]int{"tool": 1, "unknown": 1},
+			LabelShare: map[string]float64{"tool": 0.5, "unknown": 0.5}},
+		Test: {Rows: 1, Groups: 1, BySensitivity: map[string]int{"high": 0, "low": 1}, ByLabel: map[string]int{"direct": 1},
+			LabelShare: map[string]float64{"direct": 1}},
+		Against: {Rows: 1, BySensitivity: map[string]int{}, ByLabel: map[string]int{}, LabelShare: map[string]float64{}},
+	}, rep.Splits)
+	assert.Equal(t, "train: tool 50.0%, unknown 50.0%; test: direct 100.0%", gtCheck(rep, CheckLabelBalance).Summary)
+
+	// Without outside rows there are no outside statistics.
+	rep = gtLeak(t, rows[:3], opt, CheckGroupDisjoint, CheckExactDuplicates, CheckSensitivityCoverage)
+	assert.NotContains(t, rep.Splits, Against)
+	assert.Len(t, rep.Splits, 2)
+}
+
+// TestCheckCandidatesCounted checks the LSH index against a brute-force
+// comparison of all pairs: the candidate pairs the passing summary counts
+// are the train/test pairs whose signatures (of the package's MinHasher,
+// checked against its definition elsewhere) agree in every row of at least
+// one band.
+func TestCheckCandidatesCounted(t *testing.T) {
+	rows := gnPairs(30)
+	opt := DefaultGateOptions()
+	opt.Permutations, opt.Bands, opt.NearDuplicateThreshold = 32, 16, 1
+	opt.Sensitivities = []string{}
+	mh, err := NewMinHasher(32, opt.Seed)
+	require.NoError(t, err)
+	var train, test [][]uint32
+	for _, r := range rows {
+		sig := mh.Signature(Shingles(r.Text, 5), nil)
+		if r.Side == Train {
+			train = append(train, sig)
+		} else {
+			test = append(test, sig)
+		}
+	}
+	candidates, found := 0, 0
+	for _, a := range train {
+		for _, b := range test {
+			if slices.Equal(a, b) {
+				found++
+			}
+			for band := range 16 {
+				if slices.Equal(a[2*band:2*band+2], b[2*band:2*band+2]) {
+					candidates++
+					break
+				}
+			}
+		}
+	}
+	require.Zero(t, found)
+	require.Greater(t, candidates, 10)
+	rep := gtLeak(t, rows, opt)
+	assert.Equal(t, fmt.Sprintf("no train/test pair reaches estimated Jaccard 1.00 (%d candidate pairs verified; LSH 16 bands × 2 rows)", candidates),
+		gtCheck(rep, CheckNearDuplicates).Summary)
+}
