@@ -473,3 +473,31 @@ func TestInputJSONDepthLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestInputOpenErrors checks the errors of inputs that cannot be read at
+// all; each names the file.
+func TestInputOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := itWrite(t, filepath.Join(dir, "good.jsonl"))
+	cols := &Columns{Text: []string{"uid"}}
+	_, err := Source([]Input{{Path: good, Columns: cols}, {Path: "x.jsonl"}})()
+	assert.EqualError(t, err, "splits: x.jsonl: no columns")
+
+	corrupt := filepath.Join(dir, "corrupt.parquet")
+	require.NoError(t, os.WriteFile(corrupt, []byte("not parquet at all"), 0o644))
+	for _, tc := range []struct{ name, path, want string }{
+		{"unknown format", filepath.Join(dir, "d.csv"), "splits: " + filepath.Join(dir, "d.csv") + ": unknown dataset format (want a .parquet, .arrow or .jsonl file)"},
+		{"missing file", filepath.Join(dir, "missing.jsonl"), "missing.jsonl: no such file"},
+		{"missing Parquet file", filepath.Join(dir, "missing.parquet"), "missing.parquet: no such file"},
+		{"not Parquet", corrupt, "corrupt.parquet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The first input is read before the second fails.
+			rows, err := itRead(t, []Input{{Path: good, Side: Train, Columns: cols}, {Path: tc.path, Side: Test, Columns: cols}})
+			require.Error(t, err)
+			assert.Len(t, rows, 3)
+			assert.True(t, strings.HasPrefix(err.Error(), "splits: "), err.Error())
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
