@@ -3,6 +3,7 @@ package splits
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +97,22 @@ func TestCheckCloseAndCancel(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.Zero(t, it.reads, "%d rows", len(rows))
 	}
+}
+
+// TestCheckRowLimit checks the gate's limit of 2^32 − 1 rows (a row's
+// position is 32 bits) on its reader: the last row allowed passes, the
+// next is an error.
+func TestCheckRowLimit(t *testing.T) {
+	opt, err := resolveGateOptions(DefaultGateOptions())
+	require.NoError(t, err)
+	g := &gate{opt: opt}
+	g.init()
+	g.rows1 = math.MaxUint32 - 1
+	added := 0
+	add := func(Row) error { added++; return nil }
+	require.NoError(t, g.read1(Row{File: "f", Index: 1, Side: Train, Text: "x"}, sideTrain, add))
+	assert.Equal(t, 1, added)
+	err = g.read1(Row{File: "f", Index: 2, Side: Train, Text: "y"}, sideTrain, add)
+	assert.EqualError(t, err, "splits: more than 4294967295 rows")
+	assert.Equal(t, 1, added)
 }
