@@ -105,6 +105,7 @@ func TestBuildHandWorked(t *testing.T) {
 		require.NotNil(t, directSide.Content)
 		assert.NotEmpty(t, *directSide.Content)
 	}
+	assert.Equal(t, 6, sum.Records)
 	assert.Equal(t, 18, sum.Samples)
 	assert.Equal(t, 16, sum.Pairs)
 	assert.Equal(t, 2, sum.Dropped.Ties)
@@ -452,6 +453,7 @@ func TestBuildMissingDirectNamesFirstIDs(t *testing.T) {
 	require.ErrorIs(t, err, prefpairs.ErrMissingDirect)
 	assert.Contains(t, err.Error(), "11 samples have no direct answer, first share_price_1 (elapse 0), share_price_1 (elapse 1)")
 	assert.Equal(t, 11, sum.MissingDirect)
+	assert.Len(t, sum.MissingDirectIDs, 10, "the error lists the first ten")
 }
 
 type fakeGenerator struct{ calls atomic.Int64 }

@@ -31,9 +31,22 @@ func TestReadDirectAnswers(t *testing.T) {
 		assert.Equal(t, tt.ok, ok, tt.key)
 		assert.Equal(t, tt.want, got, tt.key)
 	}
+	// An entry for level 0 is for that level alone.
+	d, err = ReadDirectAnswers(strings.NewReader(`{"id":"z_1","elapse":0,"direct_answer":"zero"}`), "d.jsonl")
+	require.NoError(t, err)
+	assert.Equal(t, 1, d.Len())
+	got, ok := d.Lookup(SampleKey{"z_1", 0})
+	assert.True(t, ok)
+	assert.Equal(t, "zero", got)
+	for _, k := range []int{1, 2} {
+		_, ok := d.Lookup(SampleKey{"z_1", k})
+		assert.False(t, ok, "level %d", k)
+	}
+
 	var none *DirectAnswers
-	_, ok := none.Lookup(SampleKey{"a_1", 0})
+	_, ok = none.Lookup(SampleKey{"a_1", 0})
 	assert.False(t, ok)
+	assert.Zero(t, none.Len())
 }
 
 func TestReadDirectAnswersErrors(t *testing.T) {
@@ -46,6 +59,7 @@ func TestReadDirectAnswersErrors(t *testing.T) {
 		{"empty answer", `{"id":"a_1","direct_answer":"  "}`, "d.jsonl: line 1 (id a_1): direct_answer: missing or empty"},
 		{"missing answer", `{"id":"a_1"}`, "line 1 (id a_1): direct_answer: missing or empty"},
 		{"bad elapse", `{"id":"a_1","elapse":3,"direct_answer":"x"}`, "line 1 (id a_1): elapse: 3 is not 0, 1 or 2"},
+		{"negative elapse", `{"id":"a_1","elapse":-1,"direct_answer":"x"}`, "line 1 (id a_1): elapse: -1 is not 0, 1 or 2"},
 		{"elapse as string", `{"id":"a_1","elapse":"1","direct_answer":"x"}`, `elapse: "1" is not 0, 1 or 2`},
 		{"duplicate", "{\"id\":\"a_1\",\"direct_answer\":\"x\"}\n{\"id\":\"a_1\",\"direct_answer\":\"y\"}", "d.jsonl: line 2 (id a_1): duplicate entry (first given on line 1)"},
 	}

@@ -120,6 +120,15 @@ func TestReadVotesAccepts(t *testing.T) {
 			`{"sample_id":"a","elapse":2.0,"annotator":"x","survey":"1","choice":"tool"}`,
 			[]Vote{{SampleID: "a", Elapse: 2, Annotator: "x", Survey: "1", Choice: "tool", Score: 3}},
 		},
+		{
+			"negative zero elapse is level 0",
+			`{"sample_id":"a","elapse":-0,"annotator":"x","survey":"1","choice":"tool"}
+{"sample_id":"b","elapse":-0.0,"annotator":"x","survey":"1","choice":"direct"}`,
+			[]Vote{
+				{SampleID: "a", Elapse: 0, Annotator: "x", Survey: "1", Choice: "tool", Score: 3},
+				{SampleID: "b", Elapse: 0, Annotator: "x", Survey: "1", Choice: "direct", Score: 0},
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,6 +151,9 @@ func TestReadVotesSurveyNumbers(t *testing.T) {
 		{`-0`, "0"},
 		{`0.0`, "0"},
 		{`-4`, "-4"},
+		{`9`, "9"},
+		{`90.5`, "90.5"},
+		{`0`, "0"},
 		{`123456789012345678901234567890`, "123456789012345678901234567890"},
 		{`"017"`, "017"},
 	}
@@ -240,6 +252,21 @@ func TestReadVotesErrors(t *testing.T) {
 			name:  "elapse -1",
 			input: `{"sample_id":"t1","elapse":-1,"annotator":"alice","survey":"1","choice":"direct"}`,
 			want:  "annotations.jsonl: line 1 (sample_id t1): elapse: want an integer 0..2, got -1",
+		},
+		{
+			name:  "an offending value of 40 bytes is shown whole",
+			input: `{"sample_id":"t1","elapse":"` + strings.Repeat("e", 38) + `","annotator":"alice","survey":"1","choice":"direct"}`,
+			want:  `annotations.jsonl: line 1 (sample_id t1): elapse: want an integer 0..2, got "` + strings.Repeat("e", 38) + `"`,
+		},
+		{
+			name:  "an offending value of 41 bytes is clipped to 40",
+			input: `{"sample_id":"t1","elapse":"` + strings.Repeat("e", 39) + `","annotator":"alice","survey":"1","choice":"direct"}`,
+			want:  `annotations.jsonl: line 1 (sample_id t1): elapse: want an integer 0..2, got "` + strings.Repeat("e", 39) + `…`,
+		},
+		{
+			name:  "a line that is not an object is shown to 20 bytes",
+			input: `["` + strings.Repeat("x", 30) + `"]`,
+			want:  `annotations.jsonl: line 1: want a JSON object, line starts with "[\"` + strings.Repeat("x", 18) + `…"`,
 		},
 		{
 			name:  "missing annotator",
