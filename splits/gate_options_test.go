@@ -3,6 +3,7 @@ package splits
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -115,4 +116,53 @@ func TestCheckRowLimit(t *testing.T) {
 	err = g.read1(Row{File: "f", Index: 2, Side: Train, Text: "y"}, sideTrain, add)
 	assert.EqualError(t, err, "splits: more than 4294967295 rows")
 	assert.Equal(t, 1, added)
+}
+
+// TestCheckCancelledWhileReading cancels the context in the middle of the
+// second pass, over rows that pass hands no work (test rows without text):
+// the reader notices within 1024 rows and the gate returns the context's
+// error, not a report.
+func TestCheckCancelledWhileReading(t *testing.T) {
+	rows := gtRows{
+		{File: gtTrainFile, Index: 1, ID: "r1", Group: "g", Side: Train},
+		{File: gtTestFile, Index: 1, ID: "t1", Group: "G", Side: Test},
+	}
+	for i := range 5000 {
+		rows = append(rows, Row{File: gtTestFile, Index: i + 2, ID: fmt.Sprintf("t%d", i+2), Side: Test})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	opens := 0
+	var second *cancelIter
+	src := func() (RowIterator, error) {
+		opens++
+		if opens == 1 {
+			return &gtIter{rows: rows}, nil
+		}
+		second = &cancelIter{gtIter: gtIter{rows: rows}, at: 100, cancel: cancel}
+		return second, nil
+	}
+	opt := DefaultGateOptions()
+	opt.Sensitivities = []string{}
+	rep, err := Check(ctx, src, opt)
+	assert.Nil(t, rep)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, 2, opens)
+	assert.LessOrEqual(t, second.reads, 1024, "rows read in the second pass")
+	assert.Greater(t, second.reads, 100)
+}
+
+// cancelIter cancels a context when it has read at rows.
+type cancelIter struct {
+	gtIter
+	at, reads int
+	cancel    func()
+}
+
+func (it *cancelIter) Next() (Row, error) {
+	it.reads++
+	if it.reads == it.at {
+		it.cancel()
+	}
+	return it.gtIter.Next()
 }
