@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,7 +140,7 @@ func TestBAppendJSONString(t *testing.T) {
 		assert.Equal(t, "x"+tc.want, string(got), "%q", tc.in)
 		var back string
 		require.NoError(t, json.Unmarshal(got[1:], &back), "%q", tc.in)
-		if !strings.ContainsAny(tc.in, "\x80\xff\x9d") {
+		if utf8.ValidString(tc.in) {
 			assert.Equal(t, tc.in, back)
 		}
 	}
