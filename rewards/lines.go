@@ -76,12 +76,11 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		var it Item
 		var res Result
 		itemErr := json.Unmarshal(line, &it)
-		switch {
-		case itemErr != nil:
+		if itemErr != nil {
 			itemErr = fmt.Errorf("not a valid item: %w", itemErr)
-		case it.DataSource != "" && it.DataSource != rw.DataSource:
+		} else if it.DataSource != "" && it.DataSource != rw.DataSource {
 			itemErr = fmt.Errorf("data_source: %q differs from the data source being scored, %s", it.DataSource, rw.DataSource)
-		default:
+		} else {
 			res = s.ScoreWith(ctx, rw, &it)
 			itemErr = res.Err
 		}

@@ -1093,8 +1093,8 @@ func TestBToolCallPatternErrors(t *testing.T) {
 // when a minus sign comes before its first digit.
 func TestBNegotiationOptionSign(t *testing.T) {
 	s := NegotiationScenario{ID: "s", Roles: []NegotiationRole{{ID: "a"}, {ID: "b"}}, Issues: []NegotiationIssue{{
-		ID: "discount", Options: []string{"-5%", "0%", "10 %", "− 20 %", "day-30"},
-		Points: map[string][]float64{"a": {0, 1, 2, 3, 4}, "b": {4, 3, 2, 1, 0}},
+		ID: "discount", Options: []string{"-5%", "0%", "10 %", "− 20 %", "day-30", "95%"},
+		Points: map[string][]float64{"a": {0, 1, 2, 3, 4, 5}, "b": {5, 4, 3, 2, 1, 0}},
 	}}}
 	require.NoError(t, s.Validate())
 	for _, tc := range []struct {
@@ -1113,6 +1113,11 @@ func TestBNegotiationOptionSign(t *testing.T) {
 		{`30`, 0, false},  // "day-30" reads "day30"
 		{`"5%"`, 0, true}, // a label compares by letters and digits only
 		{`"-10"`, 2, true},
+		{`95`, 5, true}, // a number may start with any digit, 0 to 9
+		{`9.5e1`, 5, true},
+		{``, 0, false}, // no value
+		{` `, 0, false},
+		{`x`, 0, false},
 	} {
 		got, ok := s.OptionIndex(0, json.RawMessage(tc.v))
 		assert.Equal(t, tc.ok, ok, tc.v)

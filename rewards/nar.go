@@ -64,10 +64,10 @@ func (c Confusion) TNR() float64 { return narRatio(c.TN, c.PreferDirect()) }
 // chance. When one class is empty it is the other class's rate alone, and 0
 // when there are no samples.
 func (c Confusion) NAR() float64 {
-	switch {
-	case c.BothClasses():
+	if c.BothClasses() {
 		return (c.TPR() + c.TNR()) / 2
-	case c.PreferTool() > 0:
+	}
+	if c.PreferTool() > 0 {
 		return c.TPR()
 	}
 	return c.TNR()
@@ -220,14 +220,13 @@ func narCompareLabels(a, b narLabel) int {
 	}
 	fa, errA := strconv.ParseFloat(a.value, 64)
 	fb, errB := strconv.ParseFloat(b.value, 64)
-	switch {
-	case errA == nil && errB == nil:
+	if errA == nil && errB == nil {
 		if c := cmp.Compare(fa, fb); c != 0 {
 			return c
 		}
-	case errA == nil:
+	} else if errA == nil {
 		return -1
-	case errB == nil:
+	} else if errB == nil {
 		return 1
 	}
 	return cmp.Compare(a.value, b.value)

@@ -165,19 +165,18 @@ func (s *NegotiationScenario) OptionIndex(i int, v json.RawMessage) (int, bool) 
 	v = trimSpace(v)
 	var label string
 	number, negative := false, false
-	switch {
-	case len(v) > 0 && v[0] == '"':
+	if len(v) > 0 && v[0] == '"' {
 		if json.Unmarshal(v, &label) != nil {
 			return 0, false
 		}
-	case len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')):
+	} else if len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
 		var f float64
 		if json.Unmarshal(v, &f) != nil {
 			return 0, false
 		}
 		label = strconv.FormatFloat(f, 'f', -1, 64)
 		number, negative = true, f < 0
-	default:
+	} else {
 		return 0, false
 	}
 	n := NormalizeNegotiationOption(label)

@@ -51,12 +51,11 @@ func appendJSONString(buf []byte, s string) []byte {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
+			if c == '"' || c == '\\' {
 				buf = append(buf, '\\', c)
-			case c < 0x20:
+			} else if c < 0x20 {
 				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
+			} else {
 				buf = append(buf, c)
 			}
 			i++

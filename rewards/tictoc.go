@@ -94,14 +94,14 @@ func parseTicTocGroundTruth(raw json.RawMessage) (ToolDecision, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return ToolDecision{}, fieldErrorf("ground_truth", "not a valid JSON string: %v", err)
 		}
-		switch t := strings.TrimSpace(s); {
-		case t == "tool" || t == "direct":
+		t := strings.TrimSpace(s)
+		if t == "tool" || t == "direct" {
 			return ToolDecision{PreferTool: t == "tool"}, nil
-		case strings.HasPrefix(t, "{"):
-			b = []byte(t)
-		default:
+		}
+		if !strings.HasPrefix(t, "{") {
 			return ToolDecision{}, fieldErrorf("ground_truth", "string %s is neither tool, direct nor a JSON object", quoteForError(t))
 		}
+		b = []byte(t)
 	}
 	if b[0] != '{' {
 		return ToolDecision{}, fieldErrorf("ground_truth", "%s is not an object: %s", clipForError(string(b)), want)

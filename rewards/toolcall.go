@@ -249,19 +249,20 @@ func tcJSONString(raw json.RawMessage) string {
 func tcOnlyTrailer(s string) bool {
 	for {
 		s = strings.TrimSpace(s)
-		switch {
-		case s == "" || s[0] == ';':
+		if s == "" || s[0] == ';' {
 			return true
-		case strings.HasPrefix(s, "</s>"):
+		}
+		if strings.HasPrefix(s, "</s>") {
 			s = s[len("</s>"):]
-		case strings.HasPrefix(s, "<|"):
-			i := strings.Index(s, "|>")
-			if i < 0 {
-				return false
-			}
-			s = s[i+2:]
-		default:
+			continue
+		}
+		if !strings.HasPrefix(s, "<|") {
 			return false
 		}
+		i := strings.Index(s, "|>")
+		if i < 0 {
+			return false
+		}
+		s = s[i+2:]
 	}
 }

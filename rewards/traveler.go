@@ -421,11 +421,9 @@ func ParseTravelerAnswer(response, template string) (TravelerAnswer, bool) {
 				if len(seg) == 2 && seg[0] == "the" {
 					seg = seg[1:]
 				}
-				switch {
-				case len(seg) == 0:
-				case len(seg) == 1 && seg[0] != "the" && travelerNameKey(seg[0]) != "":
+				if len(seg) == 1 && seg[0] != "the" && travelerNameKey(seg[0]) != "" {
 					a.Names = append(a.Names, seg[0])
-				default:
+				} else if len(seg) != 0 {
 					return a, false
 				}
 				seg = seg[:0]
