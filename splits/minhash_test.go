@@ -295,3 +295,21 @@ func TestBandKey(t *testing.T) {
 		assert.NotEqual(t, bandKey(sig, 1, 4), bandKey(changed, 1, 4), "row %d", 4+i)
 	}
 }
+
+// TestDefaultBandsEdges checks DefaultBands at the edges of its threshold
+// and of its 0.9 recall: 0 takes the default 0.8 (16 bands for 128
+// permutations), 1 needs one band of every row (a pair at Jaccard 1
+// agrees everywhere), and a candidate probability of exactly 0.9 is
+// enough. For 9 permutations at this threshold, 1 band of 9 rows catches a
+// pair with probability 0.15, 2 of 4 with 0.68, 3 of 3 with 0.9 exactly.
+func TestDefaultBandsEdges(t *testing.T) {
+	assert.Equal(t, 16, DefaultBands(128, 0))
+	assert.Equal(t, 16, DefaultBands(128, 1.5))
+	assert.Equal(t, 1, DefaultBands(128, 1))
+	assert.Equal(t, 1, DefaultBands(-3, 0.8))
+	const exact = 0.8122293494191408
+	require.Equal(t, 0.9, LSHCandidateProbability(exact, 3, 3))
+	assert.Less(t, LSHCandidateProbability(exact, 2, 4), 0.9)
+	assert.Equal(t, 3, DefaultBands(9, exact))
+	assert.Equal(t, 4, DefaultBands(9, math.Nextafter(exact, 0)), "just below: 4 bands of 2 rows")
+}
