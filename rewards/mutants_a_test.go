@@ -702,6 +702,11 @@ var aEqualCases = []struct {
 	{"1,234,5678", "12345678", false},
 	{"1,000.", "1000", true},
 	{"1,000.5x", "1000.5", false},
+	// A group or fraction that is not all digits makes no number (not 0).
+	{"1,000.5x", "0", false},
+	{"1,00a", "0", false},
+	{"a,000", "0", false},
+	{"1,000.%", "1000%", true},
 	// Fractions and ratios.
 	{"\\frac{6}{3}", "2", true},
 	{"\\frac{6}{3}x", "2", false},
@@ -814,5 +819,25 @@ func TestAParseDateAnswerEdges(t *testing.T) {
 			assert.Equal(t, tc.ok, ok)
 			assert.Equal(t, tc.dates, dates)
 		})
+	}
+}
+
+// TestAHelperContracts checks helpers against their own doc comments, on
+// inputs their callers never pass: ansStripOuter strips an empty $…$,
+// tpLastIndexUpper folds every lower-case letter, plainJSONString accepts
+// every byte from the space up.
+func TestAHelperContracts(t *testing.T) {
+	for in, want := range map[string]string{"$$": "", "$5$": "5", " $$ 5 $$. ": "5", "$$$$": "", `\(\)`: "", "5$": "5$"} {
+		assert.Equal(t, want, ansStripOuter(in), "ansStripOuter(%q)", in)
+	}
+	for _, tc := range []struct {
+		s, sub string
+		want   int
+	}{{"xyz", "Z", 2}, {"xyZ z!", "Z", 4}, {"az", "AZ", 0}, {"abc", "Z", -1}, {"", "Z", -1}} {
+		assert.Equal(t, tc.want, tpLastIndexUpper(tc.s, tc.sub), "tpLastIndexUpper(%q, %q)", tc.s, tc.sub)
+	}
+	for in, want := range map[string]bool{"a b": true, " ": true, "~\x7f": true, "": true, "é": true,
+		"a\tb": false, "\x1f": false, `a\b`: false, `a"b`: false, "\xff": false} {
+		assert.Equal(t, want, plainJSONString([]byte(in)), "plainJSONString(%q)", in)
 	}
 }
