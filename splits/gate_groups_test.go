@@ -85,3 +85,42 @@ func TestFoldKey(t *testing.T) {
 	assert.Greater(t, differ, 5000, "pairs not equal under folding")
 	assert.Equal(t, "", foldKey(""))
 }
+
+// TestCheckGroupsFirstRows checks that a group on both sides is named by
+// its first row on each side, when the very first row of the input is one
+// of them, on either side.
+func TestCheckGroupsFirstRows(t *testing.T) {
+	t.Run("train first", func(t *testing.T) {
+		rows := gtClean(42, 20)
+		gtFind(t, rows, "test_sc1_3").Group = "Train Scenario 0"
+		rep := gtLeak(t, rows, gtOptions(), CheckGroupDisjoint)
+		c := gtCheck(rep, CheckGroupDisjoint)
+		require.Len(t, c.Findings, 1)
+		assert.Equal(t, Finding{
+			Message: `scenario "train scenario 0" is in train (train_sc0_0, pairs-train.parquet row 1) and test (test_sc1_3, pairs-test.parquet row 14)`,
+			IDs:     []string{"train_sc0_0", "test_sc1_3"}, File: gtTrainFile, Row: 1,
+		}, c.Findings[0])
+	})
+	t.Run("test first", func(t *testing.T) {
+		rows := gtRows{
+			{File: gtTestFile, Index: 1, ID: "t1", Group: "tides", Side: Test, Text: "a"},
+			{File: gtTestFile, Index: 2, ID: "t2", Group: "tides", Side: Test, Text: "b"},
+			{File: gtTrainFile, Index: 1, ID: "r1", Group: "trains", Side: Train, Text: "c"},
+			{File: gtTrainFile, Index: 2, ID: "r2", Group: "Tides", Side: Train, Text: "d"},
+			{File: gtTrainFile, Index: 3, ID: "r3", Group: "tides", Side: Train, Text: "e"},
+		}
+		opt := gtOptions()
+		opt.Sensitivities = []string{}
+		opt.TestFraction = 0
+		rep := gtLeak(t, rows, opt, CheckGroupDisjoint)
+		c := gtCheck(rep, CheckGroupDisjoint)
+		assert.Equal(t, 1, c.Count)
+		require.Len(t, c.Findings, 1)
+		assert.Equal(t, Finding{
+			Message: `scenario "Tides" is in train (r2, pairs-train.parquet row 2) and test (t1, pairs-test.parquet row 1)`,
+			IDs:     []string{"r2", "t1"}, File: gtTestFile, Row: 1,
+		}, c.Findings[0], "located at the test row, the first in input order")
+		assert.Equal(t, 2, rep.Splits[Train].Groups)
+		assert.Equal(t, 1, rep.Splits[Test].Groups)
+	})
+}
