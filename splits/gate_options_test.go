@@ -166,3 +166,45 @@ func (it *cancelIter) Next() (Row, error) {
 	}
 	return it.gtIter.Next()
 }
+
+// TestCheckTestFractionAtTheTolerance checks that a test share exactly
+// the tolerance off target passes, though 0.4 − 0.35 is a little more than
+// 0.05 in floating point, and that one off by a hair more fails.
+func TestCheckTestFractionAtTheTolerance(t *testing.T) {
+	var rows gtRows
+	for i := range 10 {
+		side, file := Train, gtTrainFile
+		if i < 4 {
+			side, file = Test, gtTestFile
+		}
+		rows = append(rows, Row{File: file, Index: i + 1, ID: fmt.Sprintf("r%d", i), Side: side, Text: fmt.Sprintf("text %d", i)})
+	}
+	opt := DefaultGateOptions()
+	opt.Sensitivities = []string{}
+	opt.TestFraction, opt.Tolerance = 0.35, 0.05
+	achieved, target := float64(4)/10, opt.TestFraction // variables: constants would subtract exactly
+	require.Greater(t, achieved-target, 0.05)
+	rep := gtLeak(t, rows, opt)
+	assert.Equal(t, "test fraction 0.400 (4 of 10 rows), target 0.350 ± 0.050", gtCheck(rep, CheckTestFraction).Summary)
+
+	// The slack is 1e-9: a tolerance that much below the difference still
+	// passes, one a hair lower fails.
+	d := achieved - target
+	tol := d - 1e-9
+	for range 100 {
+		if tol+1e-9 == d {
+			break
+		}
+		if tol+1e-9 < d {
+			tol = math.Nextafter(tol, 1)
+		} else {
+			tol = math.Nextafter(tol, 0)
+		}
+	}
+	require.Equal(t, d, tol+1e-9)
+	opt.Tolerance = tol
+	gtLeak(t, rows, opt)
+	opt.Tolerance = math.Nextafter(tol, 0)
+	rep = gtLeak(t, rows, opt, CheckTestFraction)
+	assert.Equal(t, "test fraction 0.400 (4 of 10 rows), target 0.350 ± 0.050: outside the tolerance", gtCheck(rep, CheckTestFraction).Findings[0].Message)
+}
