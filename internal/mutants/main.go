@@ -219,6 +219,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		start := time.Now()
 		cmd := exec.CommandContext(ctx, *gremlins, argv...)
 		cmd.Stderr = stderr
+		// A cached test result makes gremlins' coverage run look instant and
+		// its timeouts far too short: measure the tests for real.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-count=1")
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s: gremlins %s: %w", p, strings.Join(argv, " "), err)
 		}
