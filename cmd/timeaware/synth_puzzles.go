@@ -178,28 +178,11 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, []output.Entry, error) {
 	if o.Seasons, err = parsePuzzleSeasons(v.GetString("synth.puzzles.seasons")); err != nil {
 		return o, nil, err
 	}
-	o.DisputedYears = nil
-	for _, s := range strings.Split(v.GetString("synth.puzzles.lunar_disputed_years"), ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		y, err := strconv.Atoi(s)
-		if err != nil {
-			return o, nil, usagef("synth.puzzles.lunar_disputed_years: %q is not a year", s)
-		}
-		o.DisputedYears = append(o.DisputedYears, y)
+	so, err := puzzleSolverOptions(v)
+	if err != nil {
+		return o, nil, err
 	}
-	o.DisputedMonths = nil
-	for _, s := range strings.Split(v.GetString("synth.puzzles.lunar_disputed_months"), ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		r, err := puzzles.ParseLunarRef(s)
-		if err != nil {
-			return o, nil, usagef("synth.puzzles.lunar_disputed_months: %v", err)
-		}
-		o.DisputedMonths = append(o.DisputedMonths, r)
-	}
+	o.DisputedYears, o.DisputedMonths = so.DisputedYears, so.DisputedMonths
 	o.Explicit = v.GetBool("synth.puzzles.explicit")
 	if s := v.GetString("synth.puzzles.instruction"); s != "" {
 		o.Prompt.Instruction = s
@@ -213,30 +196,64 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, []output.Entry, error) {
 	o.MaxAttempts = v.GetInt("synth.puzzles.max_attempts")
 	o.Disputed = v.GetString("synth.puzzles.disputed")
 	var inputs []output.Entry
-	if path := v.GetString("synth.puzzles.kb"); path != "" {
-		in := output.OpenInput(path)
-		defer in.Close()
-		if o.KB, err = puzzles.ParseKB(in, path); err != nil {
-			return o, nil, usagef("--kb: %v", unwrapPathError(err))
-		}
-		rec := in.Entry("")
-		rec.Role = "knowledge_base"
-		inputs = append(inputs, rec)
+	if err := readPuzzleInput(v, "kb", "kb", "knowledge_base", puzzles.ParseKB, &o.KB, &inputs); err != nil {
+		return o, nil, err
 	}
-	if path := v.GetString("synth.puzzles.year_sets"); path != "" {
-		in := output.OpenInput(path)
-		defer in.Close()
-		if o.YearSets, err = puzzles.ParseYearSets(in, path); err != nil {
-			return o, nil, usagef("--year-sets: %v", unwrapPathError(err))
-		}
-		rec := in.Entry("")
-		rec.Role = "year_sets"
-		inputs = append(inputs, rec)
+	if err := readPuzzleInput(v, "year_sets", "year-sets", "year_sets", puzzles.ParseYearSets, &o.YearSets, &inputs); err != nil {
+		return o, nil, err
 	}
 	if err := o.Validate(); err != nil {
 		return o, nil, puzzleOptionError(err)
 	}
 	return o, inputs, nil
+}
+
+// puzzleSolverOptions reads the disputed lunar data
+// (synth.puzzles.lunar_disputed_years and _months) a solver treats as
+// undecidable.
+func puzzleSolverOptions(v *viper.Viper) (puzzles.SolverOptions, error) {
+	var so puzzles.SolverOptions
+	for _, s := range strings.Split(v.GetString("synth.puzzles.lunar_disputed_years"), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		y, err := strconv.Atoi(s)
+		if err != nil {
+			return so, usagef("synth.puzzles.lunar_disputed_years: %q is not a year", s)
+		}
+		so.DisputedYears = append(so.DisputedYears, y)
+	}
+	for _, s := range strings.Split(v.GetString("synth.puzzles.lunar_disputed_months"), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		r, err := puzzles.ParseLunarRef(s)
+		if err != nil {
+			return so, usagef("synth.puzzles.lunar_disputed_months: %v", err)
+		}
+		so.DisputedMonths = append(so.DisputedMonths, r)
+	}
+	return so, nil
+}
+
+// readPuzzleInput parses the file of a --kb or --year-sets flag (key
+// synth.puzzles.KEY) and records it as an input of the manifest with role.
+func readPuzzleInput[T any](v *viper.Viper, key, flag, role string, parse func(io.Reader, string) (T, error), dst *T, inputs *[]output.Entry) error {
+	path := v.GetString("synth.puzzles." + key)
+	if path == "" {
+		return nil
+	}
+	in := output.OpenInput(path)
+	defer in.Close()
+	got, err := parse(in, path)
+	if err != nil {
+		return usagef("--%s: %v", flag, unwrapPathError(err))
+	}
+	*dst = got
+	rec := in.Entry("")
+	rec.Role = role
+	*inputs = append(*inputs, rec)
+	return nil
 }
 
 // parsePuzzleSeasons reads "name:m,m,m;name:m,...".
@@ -394,11 +411,11 @@ func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
 	if st, err := in.Stat(); err == nil && st.IsDir() {
 		return usagef("--solve %s: is a directory", path)
 	}
-	opt, _, err := puzzleOptions(a.v)
+	so, err := puzzleSolverOptions(a.v)
 	if err != nil {
 		return err
 	}
-	solver := puzzles.NewSolverWith(puzzles.SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths})
+	solver := puzzles.NewSolverWith(so)
 	var checked, differ, undecidable int
 	err = puzzles.Check(ctx, in, path, format, solver, func(c *puzzles.Verdict) error {
 		checked++
