@@ -78,7 +78,10 @@ type Options struct {
 	// CacheDir, when set, is a directory where replies are cached on disk
 	// keyed by the endpoint and the request; "" disables the cache.
 	CacheDir string
-	// HTTPClient sends the requests; nil means a fresh http.Client.
+	// HTTPClient sends the requests; nil means a fresh http.Client whose
+	// transport keeps up to Concurrency idle connections per host (Go's
+	// default keeps 2), so that a full set of requests in flight reuses its
+	// connections instead of opening new ones.
 	HTTPClient *http.Client
 }
 
@@ -220,10 +223,17 @@ func New(opt Options) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	if c.client == nil {
-		c.client = &http.Client{}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = concurrency
+		t.MaxIdleConns = max(t.MaxIdleConns, concurrency)
+		c.client = &http.Client{Transport: t}
 	}
 	return c, nil
 }
+
+// Concurrency returns the most HTTP requests the client has in flight at
+// once across all calls (Options.Concurrency, or its default).
+func (c *Client) Concurrency() int { return cap(c.sem) }
 
 // completionsEndpoint validates a base or full chat-completions URL and
 // returns the full one.

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -50,7 +52,9 @@ type Options struct {
 	// nor Direct has.
 	Generator DirectSource
 	// Workers is the number of goroutines decoding and building; 0 means
-	// GOMAXPROCS (or the generator's concurrency, if larger).
+	// GOMAXPROCS, and at least 16 when Generator is set. The requests of a
+	// batch to a BoundedSource generator are sent up to its concurrency at a
+	// time, whatever Workers is.
 	Workers int
 	// Shard, when Count > 1, keeps only the trajectories of one shard (by a
 	// hash of the id, so every elapse level of a trajectory lands in the same
@@ -97,9 +101,20 @@ func (s Shard) Has(id string) bool {
 }
 
 // DirectSource produces a direct reply for a rendered prompt. DirectGenerator
-// implements it.
+// implements it. Build calls Generate from several goroutines at once.
 type DirectSource interface {
 	Generate(ctx context.Context, req DirectRequest) (string, error)
+}
+
+// BoundedSource is a DirectSource that serves up to Concurrency requests at
+// once and bounds its requests in flight across all callers itself, as
+// DirectGenerator does with its chat client. Build hands it up to
+// Concurrency requests of one batch at once, so the bound is reached however
+// few batches the input has; a DirectSource without the method gets one
+// request of a batch at a time.
+type BoundedSource interface {
+	DirectSource
+	Concurrency() int
 }
 
 // DefaultOptions returns the documented defaults.
@@ -359,6 +374,17 @@ type batch struct {
 	dropped  DropCounts
 	disagree int
 	scored   int // samples whose score came from Options.Scores
+	// pending are the pairs whose direct reply the generator is still to
+	// give, in sample order.
+	pending []pendingReply
+}
+
+// pendingReply is a pair waiting for its generated direct reply.
+type pendingReply struct {
+	raw       conversation.RawRecord
+	pair      *Pair
+	toolReply []conversation.Message
+	req       DirectRequest
 }
 
 type builtSample struct {
@@ -393,11 +419,84 @@ func process(ctx context.Context, from conversation.Batch, in Input, opt *Option
 			continue
 		}
 		b.records++
-		if err := b.addTrajectory(ctx, raw, t, in, opt); err != nil {
+		if err := b.addTrajectory(raw, t, in, opt); err != nil {
 			return nil, err
 		}
 	}
+	if err := b.generate(ctx, opt.Generator); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// generate asks gen for the batch's pending direct replies: a BoundedSource
+// gets up to its Concurrency at once, any other source one at a time. The
+// first failure stops the requests not yet sent and cancels those in
+// flight; the error returned is that of the first failed sample in record
+// order whose error is not a cancellation, or else the first cancellation.
+func (b *batch) generate(ctx context.Context, gen DirectSource) error {
+	n := len(b.pending)
+	if n == 0 {
+		return nil
+	}
+	limit := 1
+	if bs, ok := gen.(BoundedSource); ok {
+		limit = max(bs.Concurrency(), 1)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(limit, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if errs[i] = ctx.Err(); errs[i] != nil {
+					return // a request failed, or the build was cancelled
+				}
+				p := &b.pending[i]
+				text, err := gen.Generate(ctx, p.req)
+				if err != nil {
+					errs[i] = err
+					cancel()
+					return
+				}
+				setResponses(p.pair, p.toolReply, text)
+			}
+		}()
+	}
+	wg.Wait()
+	var first error
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		err = sampleError(b.pending[i].raw, b.pending[i].pair.ID, "", err)
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// setResponses makes text the pair's direct response and toolReply its
+// tool-call response, chosen or rejected as its label says.
+func setResponses(p *Pair, toolReply []conversation.Message, text string) {
+	direct := []conversation.Message{{Role: conversation.RoleAssistant, Content: &text}}
+	if p.Label == conversation.PreferTool {
+		p.Chosen, p.Rejected = toolReply, direct
+	} else {
+		p.Chosen, p.Rejected = direct, toolReply
+	}
 }
 
 // sampleError names the record and field of a problem found while building.
@@ -405,7 +504,7 @@ func sampleError(raw conversation.RawRecord, id, field string, err error) error 
 	return fmt.Errorf("prefpairs: %w", &conversation.RecordError{Source: raw.Source, Record: raw.Record, Line: raw.Line, ID: id, Field: field, Err: err})
 }
 
-func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t *conversation.Trajectory, in Input, opt *Options) error {
+func (b *batch) addTrajectory(raw conversation.RawRecord, t *conversation.Trajectory, in Input, opt *Options) error {
 	last := len(t.History) - 1
 	if t.History[last].Role != conversation.RoleUser {
 		return sampleError(raw, t.ID, fmt.Sprintf("history[%d].role", last), fmt.Errorf("the final message is %q, want the user's follow-up question", t.History[last].Role))
@@ -501,23 +600,18 @@ func (b *batch) addTrajectory(ctx context.Context, raw conversation.RawRecord, t
 		}
 		p.Tools = tr.tools
 		p.Prompt = tr.prompt(k, opt.TimeFormat)
-		text, src, err := directReply(ctx, t, key, p.Prompt, opt)
-		if err != nil {
-			return sampleError(raw, t.ID, "", err)
-		}
-		if src == "" {
+		text, src := storedReply(t, key, opt)
+		switch {
+		case src != "":
+			setResponses(p, tr.toolReply, text)
+			s.directSource, s.pair = src, p
+		case opt.Generator == nil:
 			s.missing = true
-			b.samples = append(b.samples, s)
-			continue
+		default:
+			s.directSource, s.pair = DirectFromGenerator, p
+			b.pending = append(b.pending, pendingReply{raw: raw, pair: p, toolReply: tr.toolReply,
+				req: DirectRequest{Key: key, Messages: p.Prompt, Tools: t.Tools}})
 		}
-		s.directSource = src
-		direct := []conversation.Message{{Role: conversation.RoleAssistant, Content: &text}}
-		if label == conversation.PreferTool {
-			p.Chosen, p.Rejected = tr.toolReply, direct
-		} else {
-			p.Chosen, p.Rejected = direct, tr.toolReply
-		}
-		s.pair = p
 		b.samples = append(b.samples, s)
 	}
 	return nil
@@ -530,21 +624,17 @@ const (
 	DirectFromGenerator = "generated"
 )
 
-func directReply(ctx context.Context, t *conversation.Trajectory, key SampleKey, prompt []conversation.Message, opt *Options) (string, string, error) {
+// storedReply returns the sample's direct reply from the record or the
+// direct-answers file and where it came from, or "", "" when neither has
+// one.
+func storedReply(t *conversation.Trajectory, key SampleKey, opt *Options) (string, string) {
 	if s, ok := t.DirectAnswerAt(key.Elapse); ok && strings.TrimSpace(s) != "" {
-		return s, DirectFromRecord, nil
+		return s, DirectFromRecord
 	}
 	if s, ok := opt.Direct.Lookup(key); ok {
-		return s, DirectFromSideFile, nil
+		return s, DirectFromSideFile
 	}
-	if opt.Generator == nil {
-		return "", "", nil
-	}
-	s, err := opt.Generator.Generate(ctx, DirectRequest{Key: key, Messages: prompt, Tools: t.Tools})
-	if err != nil {
-		return "", "", err
-	}
-	return s, DirectFromGenerator, nil
+	return "", ""
 }
 
 // trajectoryParts holds what every sample of one trajectory shares.

@@ -97,6 +97,11 @@ func NewDirectGenerator(opt GeneratorOptions) (*DirectGenerator, error) {
 // Endpoint returns the chat-completions URL requests are sent to.
 func (g *DirectGenerator) Endpoint() string { return g.client.Endpoint() }
 
+// Concurrency returns the most requests the generator has in flight at once
+// (GeneratorOptions.Concurrency, or the chat client's default). It makes
+// DirectGenerator a BoundedSource.
+func (g *DirectGenerator) Concurrency() int { return g.client.Concurrency() }
+
 // Stats returns a snapshot of the generator's counters.
 func (g *DirectGenerator) Stats() GeneratorStats { return g.client.Stats() }
 
