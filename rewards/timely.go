@@ -118,7 +118,9 @@ func TimelyReward(c TimelyConfig, t, tMax, r float64) float64 {
 // measure returns the rollout's measured time and its limit. The time comes
 // from the timer the item names, else from extra_info.elapsed_s; the limit
 // from extra_info.time_limit_s, else from the timer. timed is false when no
-// time is known, in which case no limit applies.
+// time is known, in which case no limit applies. A running timer gives a
+// later time at every reading, so a scorer measures once and hands that
+// time to everything that needs it (the honesty check and the reward).
 func (s *Scorer) measure(ctx context.Context, it *Item) (t float64, timed bool, limit float64, err error) {
 	ei := &it.ExtraInfo
 	if ei.TimeLimitS != nil {
@@ -150,12 +152,9 @@ func (s *Scorer) measure(ctx context.Context, it *Item) (t float64, timed bool, 
 	return 0, false, limit, nil
 }
 
-// finishTimely fills the time details and returns R for task reward r.
-func (s *Scorer) finishTimely(ctx context.Context, it *Item, r float64, formatOK bool, d []float64) (float64, error) {
-	t, timed, limit, err := s.measure(ctx, it)
-	if err != nil {
-		return 0, err
-	}
+// finishTimely fills the time details and returns R for task reward r and
+// the rollout's time t (timed and limit as measure returns them).
+func (s *Scorer) finishTimely(t float64, timed bool, limit, r float64, formatOK bool, d []float64) float64 {
 	d[kTaskReward] = r
 	d[kFormatOK] = b2f(formatOK)
 	d[kElapsed] = t
@@ -171,13 +170,17 @@ func (s *Scorer) finishTimely(ctx context.Context, it *Item, r float64, formatOK
 	}
 	d[kOnTime] = b2f(onTime)
 	if !formatOK {
-		return 0, nil
+		return 0
 	}
-	return TimelyReward(s.timely.cfg, t, limit, r), nil
+	return TimelyReward(s.timely.cfg, t, limit, r)
 }
 
 func scoreTimelyGeneral(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
 	ref, err := groundTruthText(it.GroundTruth)
+	if err != nil {
+		return 0, err
+	}
+	t, timed, limit, err := s.measure(ctx, it)
 	if err != nil {
 		return 0, err
 	}
@@ -189,14 +192,8 @@ func scoreTimelyGeneral(ctx context.Context, s *Scorer, it *Item, d []float64) (
 		rep, found := reportedDuration(it.SolutionStr, p.durationOpen, p.durationEnd)
 		d[kReported] = rep
 		formatOK = formatOK && found
-		if found && p.cfg.HonestyTolerance > 0 {
-			t, timed, _, err := s.measure(ctx, it)
-			if err != nil {
-				return 0, err
-			}
-			if timed && math.Abs(rep-t) > max(p.cfg.HonestyTolerance*t, 1) {
-				formatOK = false
-			}
+		if found && p.cfg.HonestyTolerance > 0 && timed && math.Abs(rep-t) > max(p.cfg.HonestyTolerance*t, 1) {
+			formatOK = false
 		}
 	}
 	d[kAcc] = b2f(correct)
@@ -204,7 +201,7 @@ func scoreTimelyGeneral(ctx context.Context, s *Scorer, it *Item, d []float64) (
 	if correct {
 		r = p.cfg.CorrectReward
 	}
-	return s.finishTimely(ctx, it, r, formatOK, d)
+	return s.finishTimely(t, timed, limit, r, formatOK, d), nil
 }
 
 func scoreTimelyGame(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
@@ -222,10 +219,14 @@ func scoreTimelyGame(ctx context.Context, s *Scorer, it *Item, d []float64) (flo
 	if !finite(sc) {
 		return 0, fieldErrorf("extra_info.score", "not a finite number")
 	}
+	t, timed, limit, err := s.measure(ctx, it)
+	if err != nil {
+		return 0, err
+	}
 	frac := min(max(sc/mx, 0), 1)
 	d[kAcc] = frac
 	r := math.Pow(frac, s.timely.cfg.GameExponent)
-	return s.finishTimely(ctx, it, r, true, d)
+	return s.finishTimely(t, timed, limit, r, true, d), nil
 }
 
 func scoreTimelyML(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
@@ -237,8 +238,12 @@ func scoreTimelyML(ctx context.Context, s *Scorer, it *Item, d []float64) (float
 	if !finite(acc) || acc < 0 || acc > 1 {
 		return 0, fieldErrorf("extra_info.accuracy", "%v is not in [0, 1]", acc)
 	}
+	t, timed, limit, err := s.measure(ctx, it)
+	if err != nil {
+		return 0, err
+	}
 	d[kAcc] = acc
-	return s.finishTimely(ctx, it, s.timely.cfg.MLWeight*acc, true, d)
+	return s.finishTimely(t, timed, limit, s.timely.cfg.MLWeight*acc, true, d), nil
 }
 
 // groundTruthText accepts a JSON string or number as the reference answer.
