@@ -35,9 +35,9 @@ func TestTimelyReadsARunningTimerOnce(t *testing.T) {
 
 	tests := []struct {
 		name, dataSource, solution, groundTruth string
-		extra                                  string // extra_info besides the timer
-		taskReward                             float64
-		formatOK                               bool
+		extra                                   string // extra_info besides the timer
+		taskReward                              float64
+		formatOK                                bool
 	}{
 		// Created at tick 1, read at tick 2: 10 s, reported as 10 s.
 		{name: "general, honest", dataSource: "timely/general", groundTruth: `"4"`,
