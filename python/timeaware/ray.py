@@ -14,7 +14,10 @@ directory as a single run's manifest is beside its file (inside, the
 trainers' loaders would take it for data), merges the parts' manifests:
 inputs, config, every part's path (relative to the manifest), hash and row
 count, the summaries' integer counts summed. A failed shard is retried
-(``--retries``).
+(``--retries``). The shards write into a hidden directory beside DIR; only
+when every shard has succeeded do their parts replace the previous run's in
+DIR, the merged manifest last, so a run that fails leaves the previous
+output and its manifest as they were.
 
 The binary reaches the workers through Ray's object store (the
 ``timeaware`` found on PATH is put there once, and each node writes it to a
@@ -44,6 +47,7 @@ import contextlib
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -228,8 +232,11 @@ def run_sharded(
     directory ``out``; return the merged manifest (also written to
     ``out.manifest.json``). Connects to the Ray cluster at ``address``, or
     starts or joins one as ``ray.init()`` does when Ray is not yet
-    initialised. Raises ``ShardFailed`` when a shard still fails after
-    ``retries`` retries, leaving no merged manifest."""
+    initialised. The shards write into a hidden directory beside ``out``;
+    their parts replace the previous run's only once every shard has
+    succeeded (see `_commit`). Raises ``ShardFailed`` when a shard still
+    fails after ``retries`` retries, leaving ``out`` and its manifest as
+    they were."""
     import ray  # the extra timeaware[ray]
 
     args = [str(a) for a in command]
@@ -244,11 +251,8 @@ def run_sharded(
     ext = _extension(cmd, args)
     cwd = os.getcwd()
     root = Path(out).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    # A manifest of an earlier run must not vouch for what this one writes:
-    # it goes first, and comes back only when every shard has succeeded.
+    root.parent.mkdir(parents=True, exist_ok=True)
     merged_path = root.parent / (root.name + ".manifest.json")
-    merged_path.unlink(missing_ok=True)
 
     options: dict[str, Any] = {"max_retries": retries, "retry_exceptions": [ShardFailed], "num_cpus": 1}
     if binary is None:
@@ -264,53 +268,73 @@ def run_sharded(
         ray.init(address=address)
     task = ray.remote(_run_shard).options(**options)
     ref = ray.put(shipped)
-    refs = [
-        task.remote(ref, [*args, "--shard", f"{i}/{shards}"], cwd, str(root / _part_name(i, shards, ext)))
-        for i in range(shards)
-    ]
+    # The shards write beside DIR, on its file system, so that their parts
+    # move into DIR by renaming.
+    stage = Path(tempfile.mkdtemp(prefix=f".{root.name}.run-", dir=root.parent))
     try:
-        manifests = ray.get(refs)
-    except ray.exceptions.RayError as e:
-        for r in refs:  # the other shards stop writing into DIR
-            with contextlib.suppress(Exception):  # finished already
-                ray.cancel(r, force=True)
-        cause = e.as_instanceof_cause() if isinstance(e, ray.exceptions.RayTaskError) else e
-        lines = str(cause).strip().splitlines() or [type(e).__name__]
-        raise ShardFailed(f"{lines[-1]} (no manifest written; the parts in {out} are incomplete)") from None
+        refs = [
+            task.remote(ref, [*args, "--shard", f"{i}/{shards}"], cwd, str(stage / _part_name(i, shards, ext)))
+            for i in range(shards)
+        ]
+        try:
+            manifests = ray.get(refs)
+        except ray.exceptions.RayError as e:
+            _cancel(ray, refs)
+            cause = e.as_instanceof_cause() if isinstance(e, ray.exceptions.RayTaskError) else e
+            lines = str(cause).strip().splitlines() or [type(e).__name__]
+            raise ShardFailed(f"{lines[-1]} (nothing replaced: {out} and its manifest are as they were)") from None
+        outputs, parts = _arrange(stage, root, manifests, shards, ext)
+        merged = _merge(manifests, outputs, shards, args)
+        _commit(stage, root, parts, merged_path, json.dumps(merged, indent=2) + "\n")
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return merged
 
-    outputs = []
+
+def _cancel(ray: Any, refs: list[Any]) -> None:
+    """Stop the shards still running, and their commands, before their
+    staging directory goes: a cancelled task is interrupted, which kills
+    the command it runs (subprocess.run does on any exception); a task still
+    running after 30 s has its worker killed."""
+    for r in refs:
+        with contextlib.suppress(Exception):  # finished already
+            ray.cancel(r)
+    with contextlib.suppress(Exception):
+        ray.wait(refs, num_returns=len(refs), timeout=30)
+    for r in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(r, force=True)
+
+
+def _arrange(
+    stage: Path, root: Path, manifests: list[dict[str, Any]], shards: int, ext: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Lay the shards' outputs out in stage as they will be in root: a split
+    run's sides in train/ and test/. Returns the merged manifest's outputs
+    (paths relative to root's parent) and the parts' paths relative to
+    stage."""
+    outputs, parts = [], []
     for i, m in enumerate(manifests):
-        part = root / _part_name(i, shards, ext)
+        part = stage / _part_name(i, shards, ext)
         stem = part.name[: -len(ext) - 1]
         for entry in m.get("outputs", []):
-            src = part.parent / entry["path"]
+            src = stage / entry["path"]
             # A split run writes <out>-train.<ext> and <out>-test.<ext>.
             side = next((s for s in ("train", "test") if src.name == f"{stem}-{s}.{ext}"), None)
+            rel = src.name if side is None else f"{side}/{part.name}"
             if side is not None:
-                dest_dir = root / side
-                dest_dir.mkdir(exist_ok=True)
-                dest = dest_dir / _part_name(i, shards, ext)
-                os.replace(src, dest)
-            else:
-                dest = src
-            output = {**entry, "path": str(dest.relative_to(root.parent)), "shard": i}
+                (stage / side).mkdir(exist_ok=True)
+                os.replace(src, stage / rel)
+            parts.append(rel)
+            output = {**entry, "path": f"{root.name}/{rel}", "shard": i}
             if side is not None:
                 output["split"] = side
             outputs.append(output)
-        (part.parent / (part.name + ".manifest.json")).unlink(missing_ok=True)
+    return outputs, parts
 
-    # Parts of an earlier run into the same directory (with another number
-    # of shards, or split where this one is not) would be read as data:
-    # remove every part this run did not write.
-    written = {root.parent / o["path"] for o in outputs}
-    for d in (root, root / "train", root / "test"):
-        if d.is_dir():
-            for p in d.glob("part-*-of-*.*"):
-                if p not in written:
-                    p.unlink()  # an earlier run's part, or its manifest
-            if d != root and not any(d.iterdir()):
-                d.rmdir()
 
+def _merge(manifests: list[dict[str, Any]], outputs: list[dict[str, Any]], shards: int, args: list[str]) -> dict[str, Any]:
+    """The merged manifest of the shards' manifests."""
     first = manifests[0]
     config = dict(first.get("config") or {})
     config.pop("shard", None)
@@ -327,10 +351,79 @@ def run_sharded(
         # command's name for it: "pairs", "puzzles", ...).
         "rows": _rows_by(outputs),
     }
-    tmp = root.parent / f".{root.name}.manifest.json.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(merged, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, merged_path)
     return merged
+
+
+def _set_aside(path: Path, token: str) -> Path | None:
+    """A backup of the file at path, beside it and hidden (a second name, or
+    on a file system without hard links the file itself, renamed away);
+    None when there is no file."""
+    if not path.exists():
+        return None
+    backup = path.with_name(f".{path.name}.bak-{token}")
+    try:
+        os.link(path, backup)
+    except OSError:
+        os.replace(path, backup)
+    return backup
+
+
+def _commit(stage: Path, root: Path, parts: list[str], manifest_path: Path, manifest_text: str) -> None:
+    """Replace the previous run's output with this one's: the parts (paths
+    relative to stage) move to the same paths in root, the previous run's
+    parts this run did not write (another number of shards, a split where
+    this run has none) leave root, and the manifest goes in last, written
+    whole beside its path first. Other files in root stay. Each file
+    replaced or removed is kept under a hidden name until the manifest is in
+    place; if any step fails, every path gets its previous file back and the
+    error is raised. The manifest names each part's SHA-256, so a process
+    killed halfway leaves a mix that its manifest gives away."""
+    token = secrets.token_hex(4)
+    tmp = manifest_path.with_name(f".{manifest_path.name}.tmp-{token}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(manifest_text)
+        f.flush()
+        os.fsync(f.fileno())
+    new = {root / p for p in parts}
+    stale = [
+        p for d in (root, root / "train", root / "test") if d.is_dir()
+        for p in sorted(d.glob("part-*-of-*.*")) if p not in new
+    ]
+    made = [d for d in (root, root / "train", root / "test") if not d.exists()]
+    undo: list[tuple[Path, Path | None]] = []  # (path, its previous file or None), in order
+    try:
+        root.mkdir(exist_ok=True)
+        for rel in parts:
+            dest = root / rel
+            dest.parent.mkdir(exist_ok=True)
+            undo.append((dest, _set_aside(dest, token)))
+            os.replace(stage / rel, dest)
+        for old in stale:
+            undo.append((old, _set_aside(old, token)))
+            old.unlink(missing_ok=True)
+        undo.append((manifest_path, _set_aside(manifest_path, token)))
+        os.replace(tmp, manifest_path)
+    except BaseException:
+        for path, backup in reversed(undo):
+            with contextlib.suppress(OSError):
+                if backup is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    os.replace(backup, path)
+                    # A second name of the file still in place: renaming
+                    # one name of a file onto another does nothing.
+                    backup.unlink(missing_ok=True)
+        for d in reversed(made):
+            with contextlib.suppress(OSError):
+                d.rmdir()  # only when empty
+        tmp.unlink(missing_ok=True)
+        raise
+    for _, backup in undo:
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+    for d in (root / "train", root / "test"):
+        if d.is_dir() and not any(d.iterdir()):
+            d.rmdir()
 
 
 class _Replica:
@@ -343,33 +436,38 @@ class _Replica:
         host = ray.util.get_node_ip_address()
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
         full_env.update(env)
-        # The server writes its log through its own descriptor; this process
-        # reads the file by name.
-        with tempfile.NamedTemporaryFile(prefix="timeaware-serve-", suffix=".log", delete=False) as log:
-            self._log_path = log.name
+        # The server writes the address it bound to --addr-file (whole, by
+        # renaming) once it listens, and its log through its own descriptor;
+        # both live in a directory of this replica's own.
+        self._dir = tempfile.mkdtemp(prefix="timeaware-serve-")
+        self._addr_path = os.path.join(self._dir, "addr")
+        self._log_path = os.path.join(self._dir, "serve.log")
+        with open(self._log_path, "wb") as log:
             self._proc = subprocess.Popen(
-                [exe, "serve", "--addr", f"{host}:{port}", *extra],
+                [exe, "serve", "--addr", f"{host}:{port}", "--addr-file", self._addr_path, *extra],
                 env=full_env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             )
         try:
-            self.url = self._wait(host)
+            self.url = self._wait()
         except BaseException:
             self.stop()
             raise
 
-    def _wait(self, host: str) -> str:
-        import re
+    def _wait(self) -> str:
         import time
         import urllib.request
 
         deadline = time.monotonic() + 30
+        url = ""
         while time.monotonic() < deadline:
-            text = Path(self._log_path).read_text(errors="replace")
             if self._proc.poll() is not None:
+                text = Path(self._log_path).read_text(errors="replace")
                 raise RuntimeError(f"timeaware serve exited {self._proc.returncode}: {text[-2000:]}")
-            m = re.search(r"msg=serving addr=(\S+)", text)
-            if m:
-                url = f"http://{m.group(1)}"
+            if not url:
+                with contextlib.suppress(FileNotFoundError):
+                    addr = Path(self._addr_path).read_text().strip()
+                    url = f"http://{addr}" if addr else ""
+            if url:
                 try:
                     with urllib.request.urlopen(url + "/readyz", timeout=2) as r:
                         if r.status == 200:
@@ -377,7 +475,8 @@ class _Replica:
                 except OSError:
                     pass
             time.sleep(0.05)
-        raise RuntimeError("timeaware serve did not become ready within 30 s")
+        what = f"{url} did not answer /readyz" if url else f"wrote no address to {self._addr_path}"
+        raise RuntimeError(f"timeaware serve {what} within 30 s")
 
     def info(self) -> dict[str, Any]:
         import ray
@@ -387,10 +486,12 @@ class _Replica:
     def stop(self) -> int:
         self._proc.terminate()
         try:
-            return self._proc.wait(timeout=20)
+            code = self._proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self._proc.kill()
-            return self._proc.wait()
+            code = self._proc.wait()
+        shutil.rmtree(self._dir, ignore_errors=True)
+        return code
 
 
 class Verifiers:
@@ -462,6 +563,9 @@ def start_verifiers(
         raise ValueError(f"timeaware.ray: per_node must be at least 1, got {per_node}")
     if port and per_node > 1:
         raise ValueError("timeaware.ray: a fixed port allows one replica per node")
+    for a in serve_args:
+        if a.split("=", 1)[0] in ("--addr", "--addr-file"):
+            raise ValueError(f"timeaware.ray: leave {a.split('=', 1)[0]} out of serve_args; each replica gets its own")
     if not ray.is_initialized():
         ray.init(address=address)
     if binary is None:

@@ -4,6 +4,7 @@ to the same counts, a shard killed once is retried with the result
 unchanged, and the parts load as one dataset in the gate, Hugging Face
 datasets and Ray Data."""
 
+import hashlib
 import json
 import os
 import stat
@@ -236,3 +237,82 @@ def test_merged_traveler_summary_matches_the_single_run(ray_cluster, run_timeawa
     for k in ("rows", "events_min", "events_max", "by_category", "by_template", "did_answers"):
         assert m["summary"][k] == single[k], k
     assert "skipped_other_shards" not in m["summary"]
+
+
+def tree(root: Path) -> dict:
+    """Every file under root (hidden ones included), by relative path, with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def failing_binary(work: Path, timeaware_bin, shard: str) -> Path:
+    """A timeaware that runs the command, so that the shard's part is written,
+    then fails that shard with exit 3, as a shard that crashes after writing
+    would."""
+    wrapper = work / f"timeaware-fails-{shard.replace('/', '-of-')}.sh"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'"{timeaware_bin}" "$@" || exit $?\n'
+        f'case "$*" in *"--shard {shard}"*) echo "shard {shard} broke after writing" >&2; exit 3;; esac\n'
+    )
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return wrapper
+
+
+@pytest.mark.parametrize("shards", [3, 2], ids=["same-shard-count", "other-shard-count"])
+def test_a_failed_run_leaves_the_previous_output_and_manifest(ray_cluster, timeaware_bin, run_timeaware, work, shards):
+    # A split run, so that the previous output has train/ and test/ as well.
+    base = ["synth", "puzzles", "--count", "30", "--test-fraction", "0.3"]
+    top = work / f"ray-keep-{shards}"
+    top.mkdir()
+    out, manifest = top / "puzzles", top / "puzzles.manifest.json"
+    first = run_sharded([*base, "--seed", "4"], shards=3, out=str(out))
+    (out / "notes.txt").write_text("the user's own file")
+    broken = failing_binary(work, timeaware_bin, f"1/{shards}")
+    before, manifest_before = tree(top), manifest.read_bytes()
+    assert len(before) == 2 * 3 + 2
+
+    # Every shard but one succeeds, and the one that fails has written its
+    # part first; with another seed every part would differ.
+    with pytest.raises(ShardFailed, match=r"exit 3.*broke after writing"):
+        run_sharded([*base, "--seed", "5"], shards=shards, out=str(out), binary=str(broken), retries=0)
+    assert tree(top) == before, "the previous parts and manifest, byte for byte, and nothing else beside them"
+    for o in json.loads(manifest_before)["outputs"]:  # the previous manifest still vouches for every part
+        assert hashlib.sha256((top / o["path"]).read_bytes()).hexdigest() == o["sha256"], o["path"]
+
+    # A run that succeeds replaces the parts and the manifest, and keeps the user's file.
+    single = work / f"ray-keep-{shards}-single.parquet"
+    run_timeaware(*base, "--seed", "5", "--out", single)
+    second = run_sharded([*base, "--seed", "5"], shards=shards, out=str(out))
+    assert sum(first["rows"].values()) == sum(second["rows"].values()) == 30
+    assert rows_of(out / "train") == rows_of(work / f"ray-keep-{shards}-single-train.parquet")
+    assert rows_of(out / "test") == rows_of(work / f"ray-keep-{shards}-single-test.parquet")
+    assert (out / "notes.txt").read_text() == "the user's own file"
+    parts = {f"puzzles/{side}/{_part(i, shards)}" for side in ("train", "test") for i in range(shards)}
+    assert set(tree(top)) == parts | {"puzzles/notes.txt", "puzzles.manifest.json"}
+    assert json.loads(manifest.read_text()) == second
+
+
+def _part(i: int, n: int) -> str:
+    return f"part-{i:05d}-of-{n:05d}.parquet"
+
+
+def test_verifier_replicas_start_from_the_address_file_whatever_the_log_says(ray_cluster, timeaware_bin, work):
+    """The replica learns its bound address from --addr-file: a service whose
+    log goes elsewhere (here: nowhere) still starts, and serves."""
+    import urllib.request
+
+    from timeaware.ray import start_verifiers
+
+    quiet = work / "timeaware-quiet.sh"
+    quiet.write_text(f'#!/bin/sh\nexec "{timeaware_bin}" "$@" 2>/dev/null\n')
+    quiet.chmod(quiet.stat().st_mode | stat.S_IXUSR)
+    v = start_verifiers(per_node=1, binary=str(quiet))
+    try:
+        (url,) = v.urls
+        req = urllib.request.Request(url + "/v1/rewards", headers={"Authorization": f"Bearer {v.token}"})
+        with urllib.request.urlopen(req, timeout=5) as r:
+            assert r.status == 200 and json.load(r)["rewards"]
+    finally:
+        v.stop()
+    with pytest.raises(ValueError, match="--addr-file"):
+        start_verifiers(serve_args=["--addr-file", str(work / "mine.addr")])
