@@ -22,7 +22,10 @@ Contract:
   because the server may already have acted on them.
 * A non-2xx answer that is not retried, or the last failed attempt, raises
   `TimeawareError`; connection failures and timeouts raise its subclass
-  `ServerUnavailable`. Nothing else escapes except programming errors.
+  `ServerUnavailable`. A 2xx answer whose body is not the JSON the request
+  expects raises its subclass `InvalidAnswer`, at once: the request reached
+  the service, which has acted on it. Nothing else escapes except
+  programming errors.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from typing import Any, cast
 __all__ = [
     "DEFAULT_URL",
     "Client",
+    "InvalidAnswer",
     "ServerUnavailable",
     "TimeawareError",
     "to_jsonable",
@@ -102,6 +106,13 @@ class TimeawareError(Exception):
 class ServerUnavailable(TimeawareError):
     """No usable answer: connection refused or reset, a timeout, or a
     retryable status (429/5xx) that persisted through every retry."""
+
+
+class InvalidAnswer(TimeawareError):
+    """The service answered with a success status (``status``), but the body
+    is not what the request expects: not JSON, or JSON of another shape.
+    The request reached the service and was acted on, so it is not
+    retried."""
 
 
 def to_jsonable(value: Any) -> Any:
@@ -365,7 +376,22 @@ class Client:
         headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send one request and return the decoded JSON answer (None for an
-        empty body).
+        empty body); `_request` with the arguments and errors described
+        there, less the status."""
+        return self._request(method, path, payload, idempotent=idempotent, retries=retries, headers=headers)[1]
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        payload: Any = None,
+        *,
+        idempotent: bool | None = None,
+        retries: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """Send one request and return its 2xx status and the decoded JSON
+        answer (None for an empty body).
 
         Args:
             method: HTTP method.
@@ -379,7 +405,8 @@ class Client:
 
         Raises:
             ServerUnavailable: no answer, or a retryable status to the end.
-            TimeawareError: any other non-2xx answer, or a body that is not JSON.
+            InvalidAnswer: a 2xx answer whose body is not JSON.
+            TimeawareError: any other non-2xx answer.
         """
         method = method.upper()
         if idempotent is None:
@@ -422,11 +449,11 @@ class Client:
             else:
                 if 200 <= status < 300:
                     if not data.strip():
-                        return None
+                        return status, None
                     try:
-                        return json.loads(data.decode("utf-8"))
+                        return status, json.loads(data.decode("utf-8"))
                     except (UnicodeDecodeError, ValueError) as exc:
-                        raise TimeawareError(
+                        raise InvalidAnswer(
                             f"{method} {path}: answer is not JSON: {data[:200]!r}", status=status
                         ) from exc
                 err = _error_from(method, path, status, resp_headers, data)
@@ -463,9 +490,9 @@ class Client:
 
     def rewards(self, *, retries: int | None = None) -> list[dict[str, Any]]:
         """The reward registry: one entry per data source with its detail ``keys``."""
-        doc = self.request("GET", "/v1/rewards", retries=retries)
+        status, doc = self._request("GET", "/v1/rewards", retries=retries)
         if not isinstance(doc, dict) or not isinstance(doc.get("rewards"), list):
-            raise TimeawareError("GET /v1/rewards: answer has no rewards list")
+            raise InvalidAnswer("GET /v1/rewards: answer has no rewards list", status=status)
         return cast("list[dict[str, Any]]", doc["rewards"])
 
     def score(self, item: Mapping[str, Any]) -> dict[str, Any]:
@@ -481,16 +508,18 @@ class Client:
         gave its fallback score since its last successful request (the
         server's ``timeaware_client_fallback_items_total``).
 
-        Raises TimeawareError when the answer's ``results`` is not a list of
-        the same length as ``items``.
+        Raises `InvalidAnswer` when the answer's ``results`` is not a list of
+        the same length as ``items`` (the service took the request, and with
+        it ``client_fallbacks``).
         """
         extra = {"Timeaware-Client-Fallbacks": str(int(client_fallbacks))} if client_fallbacks > 0 else None
-        doc = self.request("POST", "/v1/score/batch", {"items": list(items)}, idempotent=True, headers=extra)
+        status, doc = self._request("POST", "/v1/score/batch", {"items": list(items)}, idempotent=True, headers=extra)
         results = doc.get("results") if isinstance(doc, dict) else None
         if not isinstance(results, list) or len(results) != len(items):
-            raise TimeawareError(
+            raise InvalidAnswer(
                 f"POST /v1/score/batch: expected {len(items)} results, got "
-                f"{len(results) if isinstance(results, list) else type(results).__name__}"
+                f"{len(results) if isinstance(results, list) else type(results).__name__}",
+                status=status,
             )
         return cast("list[dict[str, Any]]", results)
 

@@ -23,7 +23,9 @@ Contracts:
   `BUILTIN_KEYS` while the server cannot be asked. Once a data source's keys
   are chosen they never change in this process.
 * Items the server rejects carry the server's fallback score; items that got
-  no answer (server down, timeout, 401, ...) carry ``fallback_score``.
+  no answer (server down, timeout, 401, a success status whose body is not
+  the expected JSON, a result without a numeric score, ...) carry
+  ``fallback_score`` and count one fallback each.
 * No silent zeros. With ``on_unreachable="raise"`` (the default), the first
   use of a service asks it for its registry and raises `VerifierUnreachable`
   naming the URL when it does not answer (or refuses the token), and a run of more than
@@ -49,7 +51,7 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from timeaware.client import Client, TimeawareError, to_jsonable
+from timeaware.client import Client, InvalidAnswer, TimeawareError, to_jsonable
 
 __all__ = [
     "BUILTIN_KEYS",
@@ -320,6 +322,16 @@ def _finite(value: Any, default: float) -> float:
         f = float(value)
         return f if math.isfinite(f) else default
     return default
+
+
+def _answered(result: Any) -> bool:
+    """Whether a batch result is an answer: an object whose score is a
+    finite number (the server's fallback score for an item it rejected
+    counts; a score that is text, a boolean or missing does not)."""
+    if not isinstance(result, dict):
+        return False
+    score = result.get("score")
+    return isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
 
 
 def _number(value: Any) -> float | None:
@@ -642,22 +654,29 @@ class Batcher:
             self._slots.release()
 
     def _score(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any] | None]:
-        """Results for payloads, None where the client must fall back. A 400
-        or 413 for several items is retried in halves so that one bad or huge
-        item does not take its batch companions down with it."""
+        """Results for payloads, None where the client must fall back: no
+        answer, or a result that is not an object with a numeric score. The
+        fallbacks not yet reported go with the request, and count as
+        reported once it is answered with a success status, whatever the
+        body: the service took the request, and with it the report."""
         with self._stats_lock:
             self._stats["requests"] += 1
             self._stats["items"] += len(payloads)
             report, self._unreported = self._unreported, 0
         try:
             results = self.client.score_batch(payloads, client_fallbacks=report)
+        except InvalidAnswer:
+            raise
         except BaseException:
             with self._stats_lock:
                 self._unreported += report
             raise
-        return [r if isinstance(r, dict) else None for r in results]
+        return [r if _answered(r) else None for r in results]
 
     def _score_or_fallback(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any] | None]:
+        """`_score`, with None for every item when the request fails. A 400
+        or 413 for several items is retried in halves so that one bad or
+        huge item does not take its batch companions down with it."""
         try:
             return self._score(payloads)
         except TimeawareError as exc:

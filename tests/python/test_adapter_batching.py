@@ -20,7 +20,7 @@ import pytest
 
 from timeaware import scoring
 from timeaware import verl as tv
-from timeaware.client import Client, ServerUnavailable, TimeawareError, to_jsonable
+from timeaware.client import Client, InvalidAnswer, ServerUnavailable, TimeawareError, to_jsonable
 
 STUB_KEYS = {"stub/echo": ["echo", "n"], "timely/general": list(scoring.BUILTIN_KEYS["timely/general"])}
 
@@ -34,6 +34,7 @@ class StubState:
         self.token: str | None = None
         self.delay_s = 0.0
         self.garbage = False
+        self.garbage_body = b"not json at all"
         self.rewards_calls = 0
         self.fallback_reports: list[int] = []
 
@@ -97,7 +98,7 @@ def _make_handler(state: StubState):
             if state.delay_s:
                 time.sleep(state.delay_s)
             if state.garbage:
-                self._send(200, b"not json at all")
+                self._send(200, state.garbage_body)
                 return
             results = []
             for it in items:
@@ -261,6 +262,56 @@ def test_garbage_answer_gives_fallback(stub):
     assert scoring.stats()["fallbacks"] == 1
 
 
+def test_a_garbage_answer_counts_each_item_one_fallback_reported_once(stub):
+    """A 200 whose body is not the answer reached the server: the fallbacks
+    its request reported are counted there and must not be reported again;
+    each of its items counts one fallback, reported with the next request."""
+    state, _ = stub
+    scoring.configure(retries=0)
+    state.fail_next_with_503 = 1  # no answer: one fallback, not yet reported
+    assert tv.compute_score_sync("stub/echo", "", None, {"value": 1})["score"] == 0.0
+    state.garbage = True
+    futures = scoring.get_batcher(scoring.settings()).submit_many(
+        [("stub/echo", {"data_source": "stub/echo", "extra_info": {"value": 2}})] * 3
+    )
+    assert [f.result(timeout=5) for f in futures] == [{"score": 0.0, "echo": 0.0, "n": 0.0}] * 3
+    state.garbage = False
+    assert tv.compute_score_sync("stub/echo", "", None, {"value": 5})["score"] == 5.0
+    assert scoring.stats()["fallbacks"] == 4
+    assert state.fallback_reports == [1, 3], "each fallback reported once: 1 with the garbage-answered request, 3 after"
+    assert scoring.stats()["consecutive_fallbacks"] == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"results": [{}]}',
+        b'{"results": [{"score": "0.9", "echo": 1}]}',
+        b'{"results": [{"score": null}]}',
+        b'{"results": [{"score": true}]}',
+        b'{"results": [7]}',
+        b'{"results": []}',
+        b'{"answer": 1}',
+        b"[1]",
+        b"",
+        b"\xff\xfe",
+    ],
+    ids=["empty result", "score as text", "null score", "boolean score", "number", "too few", "no results",
+         "array", "empty body", "not UTF-8"],
+)
+def test_a_200_without_a_usable_result_counts_one_fallback(stub, body):
+    state, _ = stub
+    scoring.configure(retries=0, on_unreachable="fallback", max_consecutive_fallbacks=1)
+    state.garbage, state.garbage_body = True, body
+    assert tv.compute_score_sync("stub/echo", "", None, {"value": 3}) == {"score": 0.0, "echo": 0.0, "n": 0.0}
+    st = scoring.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"]) == (1, 1)
+    state.garbage = False
+    assert tv.compute_score_sync("stub/echo", "", None, {"value": 3})["score"] == 3.0
+    assert state.fallback_reports == [1]
+    assert scoring.stats()["fallbacks"] == 1
+
+
 def test_missing_token_raises_at_first_use(stub):
     state, url = stub
     state.token = "s3cret"
@@ -416,6 +467,16 @@ def test_client_errors_carry_status_code_and_field(stub, refused_url):
     with pytest.raises(ServerUnavailable):
         dead.rewards()
     assert not dead.healthz()
+
+
+@pytest.mark.parametrize("body", [b"<html>bad gateway</html>", b'{"results": [1, 2]}'], ids=["not JSON", "wrong shape"])
+def test_a_success_status_with_a_body_that_is_not_the_answer_is_an_invalid_answer_not_retried(stub, body):
+    state, url = stub
+    state.garbage, state.garbage_body = True, body
+    with pytest.raises(InvalidAnswer) as ei:
+        Client(url, retries=3).score_batch([{"data_source": "stub/echo"}], client_fallbacks=2)
+    assert ei.value.status == 200
+    assert state.batches == [1] and state.fallback_reports == [2], "sent once: the service took it"
 
 
 def test_a_keep_alive_connection_closed_by_the_server_costs_no_retry():
