@@ -82,8 +82,9 @@ type NegotiationIssue struct {
 	ID   string `json:"id"`
 	Name string `json:"name,omitempty"`
 	// Options are the values the issue can take. An offer names one by its
-	// label, compared without regard to case, spaces and punctuation (see
-	// NormalizeNegotiationOption), so labels must differ in letters or digits.
+	// label, compared without regard to case, spaces and punctuation other
+	// than decimal points (see NormalizeNegotiationOption), so labels must
+	// differ in letters, digits or decimal points.
 	Options []string `json:"options"`
 	// Points maps each role id to its points per option, parallel to Options.
 	Points map[string][]float64 `json:"points"`
@@ -144,42 +145,79 @@ func (s *NegotiationScenario) Points(role string, agreement []int) float64 {
 }
 
 // NormalizeNegotiationOption is the form in which option labels compare:
-// lower case, letters and digits only ("$44,000" and "44000" match, as do
-// "Aug 15" and "aug15").
+// lower case, letters, digits and decimal points only. Other characters are
+// dropped, so "$44,000", "44 000" and "44000" match, as do "Aug 15" and
+// "aug15" (a comma is a thousands separator, never a decimal one). A '.'
+// between two digits is a decimal point and stays, without the trailing
+// zeros of its fraction: "$4.50" and "4.5" match, "$4.00" and "4" too, but
+// "1.5" and "15" do not.
 func NormalizeNegotiationOption(label string) string {
-	var b strings.Builder
-	for _, r := range label {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(unicode.ToLower(r))
+	rs := []rune(label)
+	b := make([]rune, 0, len(rs))
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b = append(b, unicode.ToLower(r))
+		case r == '.' && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+			b = append(b, '.')
 		}
 	}
-	return b.String()
+	out := make([]rune, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '.' {
+			out = append(out, b[i])
+			continue
+		}
+		j := i + 1
+		for j < len(b) && unicode.IsDigit(b[j]) {
+			j++
+		}
+		frac := b[i+1 : j]
+		for len(frac) > 0 && frac[len(frac)-1] == '0' {
+			frac = frac[:len(frac)-1]
+		}
+		if len(frac) > 0 {
+			out = append(append(out, '.'), frac...)
+		}
+		i = j - 1
+	}
+	return string(out)
 }
 
 // OptionIndex returns the option of issue i that an offer's value names: a
-// label (a JSON string) or a number written as the label's digits (44000 for
-// "$44,000") with the label's sign (a label is negative when a minus sign
-// comes before its first digit), so that -44000 names no option "$44,000".
-// ok is false for anything else.
+// label (a JSON string), or a number whose exact decimal value is the
+// label's number (44000 or 4.4e4 for "$44,000", 4.5 for "$4.50"; see
+// NormalizeNegotiationOption) with the label's sign (a label is negative
+// when a minus sign comes before its first digit), so that -44000 names no
+// option "$44,000". ok is false for anything else.
+//
+// A number that is no option's number names no option: 1.5 is neither "1"
+// nor "15" nor the nearest option. The offer is then refused, like an
+// unknown label, because rounding would make the model agree to terms it
+// did not write, and a deal closed on them would be scored as if it had.
 func (s *NegotiationScenario) OptionIndex(i int, v json.RawMessage) (int, bool) {
 	v = trimSpace(v)
-	var label string
+	var n string
 	number, negative := false, false
 	if len(v) > 0 && v[0] == '"' {
+		var label string
 		if json.Unmarshal(v, &label) != nil {
 			return 0, false
 		}
+		n = NormalizeNegotiationOption(label)
 	} else if len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
-		var f float64
-		if json.Unmarshal(v, &f) != nil {
+		var num json.Number
+		if json.Unmarshal(v, &num) != nil {
 			return 0, false
 		}
-		label = strconv.FormatFloat(f, 'f', -1, 64)
-		number, negative = true, f < 0
+		var ok bool
+		if n, negative, ok = decimalText(num.String()); !ok {
+			return 0, false
+		}
+		number = true
 	} else {
 		return 0, false
 	}
-	n := NormalizeNegotiationOption(label)
 	if n == "" {
 		return 0, false
 	}
@@ -189,6 +227,43 @@ func (s *NegotiationScenario) OptionIndex(i int, v json.RawMessage) (int, bool) 
 		}
 	}
 	return 0, false
+}
+
+// decimalText writes the exact value of a JSON number literal the way
+// NormalizeNegotiationOption writes a label's number: its digits without
+// leading zeros, and a decimal point before the fraction when the fraction
+// has a digit other than a trailing zero ("4.50e1" gives "45", "-0.5"
+// gives "0.5"). negative is true for a value below zero. ok is false for an
+// exponent beyond ±32767, whose text would be that many digits long.
+func decimalText(lit string) (text string, negative, ok bool) {
+	negative = strings.HasPrefix(lit, "-")
+	lit = strings.TrimPrefix(lit, "-")
+	mant, exp, hasExp := strings.Cut(strings.ToLower(lit), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	trimmed := strings.TrimLeft(digits, "0")
+	if trimmed == "" {
+		return "0", false, true // -0 and 0e99999 are 0
+	}
+	// The decimal point follows this many digits of trimmed.
+	point := len(intPart) - (len(digits) - len(trimmed))
+	if hasExp {
+		e, err := strconv.ParseInt(exp, 10, 16)
+		if err != nil {
+			return "", false, false
+		}
+		point += int(e)
+	}
+	digits = strings.TrimRight(trimmed, "0")
+	switch {
+	case point <= 0:
+		text = "0." + strings.Repeat("0", -point) + digits
+	case point >= len(digits):
+		text = digits + strings.Repeat("0", point-len(digits))
+	default:
+		text = digits[:point] + "." + digits[point:]
+	}
+	return text, negative, true
 }
 
 // negLabelNegative reports whether a minus sign ('-' or '−') comes before
@@ -252,7 +327,7 @@ func (s *NegotiationScenario) Validate() error {
 				return bad(fmt.Sprintf("%s.options[%d]", at, j), "%s has no letter or digit", quoteForError(o))
 			}
 			if k, dup := seen[n]; dup {
-				return bad(fmt.Sprintf("%s.options[%d]", at, j), "%s reads the same as option %d %s (labels compare by letters and digits only)", quoteForError(o), k, quoteForError(is.Options[k]))
+				return bad(fmt.Sprintf("%s.options[%d]", at, j), "%s reads the same as option %d %s (labels compare by letters, digits and decimal points only)", quoteForError(o), k, quoteForError(is.Options[k]))
 			}
 			seen[n] = j
 		}
