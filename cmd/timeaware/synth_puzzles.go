@@ -416,30 +416,47 @@ func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
 		return err
 	}
 	solver := puzzles.NewSolverWith(so)
-	var checked, differ, undecidable int
+	var checked, differ, undecidable, noDay int
 	err = puzzles.Check(ctx, in, path, format, solver, func(c *puzzles.Verdict) error {
 		checked++
+		where := fmt.Sprintf("row %d (index %d)", c.Row+1, c.Index)
+		if c.ID != "" {
+			where = fmt.Sprintf("row %d (id %s, index %d)", c.Row+1, c.ID, c.Index)
+		}
+		if errors.Is(c.Err, puzzles.ErrNoDay) {
+			noDay++
+		}
 		if !c.Differs() {
+			if errors.Is(c.Err, puzzles.ErrNoDay) {
+				fmt.Fprintf(a.stdout, "%s: no solution, as stored: %v\n", where, c.Err)
+			}
 			return nil
 		}
 		switch {
 		case errors.Is(c.Err, puzzles.ErrUndecidable):
 			undecidable++
-			fmt.Fprintf(a.stdout, "row %d (index %d): undecidable, stored %s: %v\n", c.Row+1, c.Index, answerList(c.Stored), c.Err)
-		case c.Err != nil:
+			fmt.Fprintf(a.stdout, "%s: undecidable, stored %s: %v\n", where, answerList(c.Stored), c.Err)
+		case c.Err != nil && !errors.Is(c.Err, puzzles.ErrNoDay):
 			differ++
-			fmt.Fprintf(a.stdout, "row %d (index %d): cannot solve: %v\n", c.Row+1, c.Index, c.Err)
+			fmt.Fprintf(a.stdout, "%s: cannot solve: %v\n", where, c.Err)
 		default:
 			differ++
-			fmt.Fprintf(a.stdout, "row %d (index %d): stored %s (ground_truth %q), solved %s\n",
-				c.Row+1, c.Index, answerList(c.Stored), c.GroundTruth, answerList(c.Solved))
+			fmt.Fprintf(a.stdout, "%s: stored %s (ground_truth %q), solved %s", where, answerList(c.Stored), c.GroundTruth, answerList(c.Solved))
+			if c.Err != nil {
+				fmt.Fprintf(a.stdout, ": %v", c.Err)
+			}
+			fmt.Fprintln(a.stdout)
 		}
 		return nil
 	})
 	if err != nil {
 		return streamError(err)
 	}
-	fmt.Fprintf(a.stdout, "synth puzzles --solve: %d puzzles checked, %d differ, %d undecidable\n", checked, differ, undecidable)
+	fmt.Fprintf(a.stdout, "synth puzzles --solve: %d puzzles checked, %d differ, %d undecidable", checked, differ, undecidable)
+	if noDay > 0 {
+		fmt.Fprintf(a.stdout, ", %d without a solution (a fact no day satisfies)", noDay)
+	}
+	fmt.Fprintln(a.stdout)
 	if differ > 0 {
 		return fmt.Errorf("%s: %d of %d puzzles have a stored answer that differs from their constraints_meta", path, differ, checked)
 	}
@@ -484,19 +501,29 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 		Solver: puzzles.NewSolverWith(puzzles.SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths}),
 	}
 	sum, err := puzzles.ImportPublished(ctx, in, f.importPublished, iopt, func(im *puzzles.Imported) error {
-		where := fmt.Sprintf("record %d", im.Record)
-		if im.ID != "" {
-			where += " (id " + im.ID + ")"
+		where := fmt.Sprintf("%s (record %d)", im.ID, im.Record)
+		solved := answerList(im.Solved)
+		if len(im.Undecided) > 0 {
+			solved += ", undecidable on " + strings.Join(im.Undecided, ",")
 		}
 		switch im.Verdict {
 		case puzzles.VerdictNotConverted:
 			fmt.Fprintf(a.stdout, "%s: not converted (%s): %v\n", where, im.Cause, im.Err)
-			return nil
 		case puzzles.VerdictUndecidable:
 			fmt.Fprintf(a.stdout, "%s: undecidable (%s), published %s: %v\n", where, im.Cause, answerList(im.Published), im.Err)
-			return nil
 		case puzzles.VerdictWrong:
-			fmt.Fprintf(a.stdout, "%s: wrong (%s): published %s, solved %s\n", where, im.Cause, answerList(im.Published), answerList(im.Solved))
+			fmt.Fprintf(a.stdout, "%s: wrong (%s): published %s, solved %s", where, im.Cause, answerList(im.Published), solved)
+			if im.Cause == puzzles.CauseNoDay {
+				fmt.Fprintf(a.stdout, ": %v", im.Err)
+			}
+			fmt.Fprintln(a.stdout)
+		case puzzles.VerdictAgree:
+			if im.Cause == puzzles.CauseNoDay {
+				fmt.Fprintf(a.stdout, "%s: agree (%s), no solution: %v\n", where, im.Cause, im.Err)
+			}
+		}
+		if !im.Decided() {
+			return nil
 		}
 		return sinks.Add(im.Puzzle)
 	})
@@ -537,12 +564,15 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 	w := a.stdout
 	fmt.Fprintf(w, "synth puzzles --import-published: %d records, %d converted, %d not converted\n", sum.Records, sum.Converted, notConverted)
 	fmt.Fprintf(w, "  agree:         %d\n", sum.Agree)
+	if sum.NoDay > 0 {
+		fmt.Fprintf(w, "  no solution:   %d (a constraint no day satisfies)\n", sum.NoDay)
+	}
 	fmt.Fprintf(w, "  wrong:         %d%s\n", wrong, byCause(sum.Wrong))
 	fmt.Fprintf(w, "  undecidable:   %d%s\n", undecidable, byCause(sum.Undecidable))
 	if notConverted > 0 {
 		fmt.Fprintf(w, "  not converted: %d%s\n", notConverted, byCause(sum.NotConverted))
 	}
-	fmt.Fprintf(w, "  written:       %s: the agreeing and the wrong, with the solved answers\n", writtenTo(outs, "puzzle"))
+	fmt.Fprintf(w, "  written:       %s: the decided ones, agreeing and wrong, with the solved answers\n", writtenTo(outs, "puzzle"))
 	fmt.Fprintf(w, "  manifest:      %s\n", mp)
 	return nil
 }

@@ -107,13 +107,13 @@ func TestSynthPuzzlesSolveDetectsTampering(t *testing.T) {
 		name, want string
 		edit       func(rows []map[string]any)
 	}{
-		{"solutions", "row 5 (index 4): stored 1999-12-31", func(rows []map[string]any) {
+		{"solutions", "row 5 (id puzzles-s4-4, index 4): stored 1999-12-31", func(rows []map[string]any) {
 			rows[4]["solutions"] = []any{"1999-12-31"}
 		}},
-		{"ground truth of a puzzle without solution", "row 1 (index 0): stored None (ground_truth \"2001-01-01\"), solved None", func(rows []map[string]any) {
+		{"ground truth of a puzzle without solution", "row 1 (id puzzles-s4-0, index 0): stored None (ground_truth \"2001-01-01\"), solved None", func(rows []map[string]any) {
 			rows[0]["reward_model"].(map[string]any)["ground_truth"] = "2001-01-01"
 		}},
-		{"meta", "row 8 (index 7)", func(rows []map[string]any) {
+		{"meta", "row 8 (id puzzles-s4-7, index 7)", func(rows []map[string]any) {
 			for _, f := range rows[7]["constraints_meta"].([]any) {
 				if m := f.(map[string]any); m["kind"] != "event" {
 					m["kind"], m["level"], m["year"] = "year", "year", 1850
@@ -124,10 +124,27 @@ func TestSynthPuzzlesSolveDetectsTampering(t *testing.T) {
 				}
 			}
 		}},
-		{"unsolvable", "row 3 (index 2): cannot solve: fact 1 (moon_phase): unknown kind", func(rows []map[string]any) {
+		{"unsolvable", "row 3 (id puzzles-s4-2, index 2): cannot solve: fact 1 (moon_phase): unknown kind", func(rows []map[string]any) {
 			rows[2]["constraints_meta"].([]any)[0].(map[string]any)["kind"] = "moon_phase"
 		}},
+		{"a fact no day satisfies", "row 3 (id puzzles-s4-2, index 2): stored 2001-01-01 (ground_truth \"2001-01-01\"), solved None: fact 1 (lunar_month): month 13 is not from 1 to 12, so no day satisfies it", func(rows []map[string]any) {
+			rows[2]["constraints_meta"].([]any)[0] = map[string]any{"kind": "lunar_month", "level": "month", "month": 13}
+			rows[2]["solutions"] = []any{"2001-01-01"}
+			rows[2]["reward_model"].(map[string]any)["ground_truth"] = "2001-01-01"
+		}},
 	}
+	// A row whose fact holds on no day, stored without a solution, is right:
+	// --solve says why it has none and passes.
+	t.Run("no solution as stored", func(t *testing.T) {
+		rows := readJSONLines(t, out)
+		rows[0]["constraints_meta"].([]any)[0] = map[string]any{"kind": "month", "level": "month", "month": 13}
+		ok := filepath.Join(t.TempDir(), "ok.jsonl")
+		writeJSONLines(t, ok, rows)
+		code, stdout, stderr := runCLI(t, "synth", "puzzles", "--solve", ok)
+		assert.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, "row 1 (id puzzles-s4-0, index 0): no solution, as stored: fact 1 (month): month 13 is not from 1 to 12, so no day satisfies it\n")
+		assert.Contains(t, stdout, "30 puzzles checked, 0 differ, 0 undecidable, 1 without a solution (a fact no day satisfies)\n")
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rows := readJSONLines(t, out)
@@ -219,10 +236,13 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	sample := filepath.Join("..", "..", "examples", "puzzles", "published_sample.json")
 	code, stdout, stderr := runCLI(t, "synth", "puzzles", "--import-published", sample, "--out", out)
 	require.Equal(t, 0, code, stderr)
+	// The sample's records name themselves by an "id" field, which the
+	// published format does not have (it keys records by "identifier"), so
+	// they are named by position.
 	for _, want := range []string{
-		"record 3 (id p3): wrong (year_set_rule): published 2020-07-24, solved 2021-07-24\n",
-		"record 6 (id p6): undecidable (lunar_disputed), published 1933-07-23: fact 4 (lunar_month)",
-		"record 7 (id p7): not converted (type_western_zodiac)",
+		"published-3 (record 3): wrong (year_set_rule): published 2020-07-24, solved 2021-07-24\n",
+		"published-6 (record 6): undecidable (lunar_disputed), published 1933-07-23: fact 4 (lunar_month)",
+		"published-7 (record 7): not converted (type_western_zodiac)",
 		"synth puzzles --import-published: 12 records, 10 converted, 2 not converted\n",
 		"  agree:         4\n",
 		"  wrong:         5 (boundary_days 1, lunar_calendar_boundary 1, lunar_leap_month 1, unexplained 1, year_set_rule 1)\n",
@@ -233,7 +253,7 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	}
 	rows := readJSONLines(t, out)
 	require.Len(t, rows, 9)
-	assert.Equal(t, "published-p3", get(rows[2], "extra_info", "id"))
+	assert.Equal(t, "published-3", get(rows[2], "extra_info", "id"))
 	assert.Equal(t, "2021-07-24", get(rows[2], "reward_model", "ground_truth"))
 	var m output.Manifest
 	b, err := os.ReadFile(output.ManifestPath(out))
@@ -249,11 +269,56 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	// A generated set that lets disputed days decide: --solve reports those
 	// puzzles undecidable, not wrong, and exits 0.
 	allowed := filepath.Join(dir, "allowed.jsonl")
-	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "300", "--seed", "5", "--years", "1930-1936",
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "300", "--seed", "5", "--years", "1888-1892",
 		"--disputed", "allow", "--out", allowed)
 	require.Equal(t, 0, code, stderr)
 	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", allowed)
 	require.Equal(t, 0, code, stderr)
 	assert.Regexp(t, `300 puzzles checked, 0 differ, [1-9]\d* undecidable`, stdout)
 	assert.Contains(t, stdout, "a day whose lunar month or year is disputed")
+}
+
+// TestSynthPuzzlesImportNeverAborts: a file whose records hold a malformed
+// constraint, a lunar month that does not exist and a puzzle whose answer
+// the disputed 1890 new year leaves open is imported whole: every record
+// gets a verdict, named by its identifier (or position), a summary is
+// printed, the command exits 0, and the rows written are the decided ones,
+// under their identifiers, which --solve passes.
+func TestSynthPuzzlesImportNeverAborts(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "published.jsonl")
+	records := []string{
+		`{"identifier": "7f3a", "constraints_meta": [{"type": "explicit_year", "value": 2000}, {"type": "month", "value": "May"}], "solutions": [], "year_range": [1990, 2010]}`,
+		`{"identifier": "b21c", "constraints_meta": [{"type": "explicit_year", "value": 2020}, {"type": "lunar_month", "value": 13}], "solutions": [], "year_range": [1950, 2050]}`,
+		`{"identifier": "c9d0", "constraints_meta": [{"type": "explicit_year", "value": 2020}, {"type": "lunar_month", "value": 0}], "solutions": ["2020-01-01"], "year_range": [1950, 2050]}`,
+		`{"identifier": "e4f1", "constraints_meta": [{"type": "month", "value": 2}, {"type": "day_of_month_specific", "value": 15}, {"type": "chinese_zodiac", "value": "Ox"}], "solutions": [], "year_range": [1889, 1890]}`,
+		`{"constraints_meta": [{"type": "explicit_year", "value": 2000}, {"type": "month", "value": 2}, {"type": "last_day_of_month", "value": true}], "solutions": ["2000-02-29"], "year_range": [1990, 2010]}`,
+	}
+	require.NoError(t, os.WriteFile(in, []byte(strings.Join(records, "\n")+"\n"), 0o644))
+	out := filepath.Join(dir, "imported.jsonl")
+	code, stdout, stderr := runCLI(t, "synth", "puzzles", "--import-published", in, "--out", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, `7f3a (record 1): not converted (malformed): constraint 2: field "value": want an integer, have "May"
+b21c (record 2): agree (no_day), no solution: fact 2 (lunar_month): month 13 is not from 1 to 12, so no day satisfies it
+c9d0 (record 3): wrong (no_day): published 2020-01-01, solved None: fact 2 (lunar_month): month 0 is not from 1 to 12, so no day satisfies it
+e4f1 (record 4): wrong (unexplained): published None, solved 1889-02-15, undecidable on 1890-02-15
+synth puzzles --import-published: 5 records, 4 converted, 1 not converted
+  agree:         2
+  no solution:   2 (a constraint no day satisfies)
+  wrong:         2 (no_day 1, unexplained 1)
+  undecidable:   0
+  not converted: 1 (malformed 1)
+  written:       3 puzzles written to `+out+` (jsonl, 5.8 KiB): the decided ones, agreeing and wrong, with the solved answers
+  manifest:      `+output.ManifestPath(out)+`
+`, stdout)
+	rows := readJSONLines(t, out)
+	require.Len(t, rows, 3)
+	assert.Equal(t, "b21c", get(rows[0], "extra_info", "id"))
+	assert.Equal(t, "c9d0", get(rows[1], "extra_info", "id"))
+	assert.Equal(t, "None", get(rows[1], "reward_model", "ground_truth"))
+	assert.Equal(t, "published-5", get(rows[2], "extra_info", "id"))
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "row 2 (id c9d0, index 2): no solution, as stored: fact 2 (lunar_month): month 0 is not from 1 to 12")
+	assert.Contains(t, stdout, "3 puzzles checked, 0 differ, 0 undecidable, 2 without a solution")
 }

@@ -30,7 +30,7 @@ const (
 	KindDecade   Kind = "decade"        // Year: the decade's first year (1980 for the 1980s)
 	KindLeapYear Kind = "leap_year"     // Leap: whether the year is a leap year
 	KindZodiac   Kind = "zodiac"        // Animal: the Chinese zodiac animal of the lunar year
-	KindYearSet  Kind = "year_set"      // Event (what took place), Years (when it did) and Year (the last year counted): a YearSet
+	KindYearSet  Kind = "year_set"      // Event (what took place), Years (when it did) and Year (the last year counted): a YearSet; Relation "scheduled" when read by its rule
 	KindMonth    Kind = "month"         // Month
 	KindSeason   Kind = "season"        // Season (its name) and Months (what it means)
 	KindLunar    Kind = "lunar_month"   // Month (1–12) and Leap of the Chinese lunar month
@@ -74,6 +74,10 @@ const (
 	Anniversary Relation = "anniversary"  // Start's month and day (YYYY-MM-DD), any year
 	During      Relation = "during"       // from Start to End (YYYY-MM-DD), both included
 	DuringYears Relation = "during_years" // in a year from Start to End (YYYY), both included
+	// Scheduled is the relation of a year_set fact read by its rule
+	// (YearSetsRule): the years its editions were scheduled for. A year_set
+	// fact without a relation is read by the editions held.
+	Scheduled Relation = "scheduled"
 )
 
 // Fact is one constraint of a puzzle in structured form: enough to
@@ -284,8 +288,53 @@ func (u *universe) dayRange(a, b int) (int, int) {
 	return a - u.first, b - u.first
 }
 
-// checkFact validates a fact's fields for its kind.
+// checkFact validates a fact's fields for its kind: an error is a fact
+// that means nothing (an unknown kind or relation, an animal that is not of
+// the zodiac, a malformed event date). A value outside what its kind can
+// name is not an error here: noDay says why such a fact holds on no day.
 func (u *universe) checkFact(f *Fact) error {
+	switch f.Kind {
+	case KindYear, KindDecade, KindLeapYear, KindMonth, KindLunar, KindWeekday, KindNth, KindDay:
+	case KindYearSet:
+		return checkYearSet(f)
+	case KindZodiac:
+		if animalIndex(f.Animal) < 0 {
+			return fmt.Errorf("animal %q is not one of %s", f.Animal, strings.Join(ZodiacAnimals[:], ", "))
+		}
+	case KindSeason:
+		if len(f.Months) == 0 {
+			return fmt.Errorf("season %q has no months", f.Season)
+		}
+		for _, m := range f.Months {
+			if m < 1 || m > 12 {
+				return fmt.Errorf("season %q: month %d is not from 1 to 12", f.Season, m)
+			}
+		}
+	case KindDayRange:
+		if f.Op != "before" && f.Op != "after" {
+			return fmt.Errorf("op %q is not before or after", f.Op)
+		}
+	case KindWeekdays:
+		if len(f.Weekdays) == 0 {
+			return fmt.Errorf("no weekdays")
+		}
+	case KindEvent:
+		_, _, err := eventDays(f)
+		return err
+	default:
+		return fmt.Errorf("unknown kind %q", f.Kind)
+	}
+	if (f.Kind == KindZodiac || f.Kind == KindLunar) && !u.lunarAny {
+		return fmt.Errorf("%s facts need years that meet the lunar table (%s to %s)", f.Kind,
+			formatDate(u.lunar.first()), formatDate(u.lunar.end()-1))
+	}
+	return nil
+}
+
+// noDay says why a fact that passed checkFact holds on no day at all, or
+// returns nil: a value outside what its kind can name. Such a fact is
+// what it says, a puzzle that no date solves.
+func (u *universe) noDay(f *Fact) error {
 	weekdayOK := func(w int) bool { return w >= 1 && w <= 7 }
 	switch f.Kind {
 	case KindYear:
@@ -296,25 +345,9 @@ func (u *universe) checkFact(f *Fact) error {
 		if f.Year < 0 || f.Year > MaxYear || f.Year%10 != 0 {
 			return fmt.Errorf("decade %d is not a multiple of 10 from 0 to 9990", f.Year)
 		}
-	case KindLeapYear:
-	case KindYearSet:
-		return checkYearSet(f)
-	case KindZodiac:
-		if animalIndex(f.Animal) < 0 {
-			return fmt.Errorf("animal %q is not one of %s", f.Animal, strings.Join(ZodiacAnimals[:], ", "))
-		}
 	case KindMonth, KindLunar:
 		if f.Month < 1 || f.Month > 12 {
 			return fmt.Errorf("month %d is not from 1 to 12", f.Month)
-		}
-	case KindSeason:
-		if len(f.Months) == 0 {
-			return fmt.Errorf("season %q has no months", f.Season)
-		}
-		for _, m := range f.Months {
-			if m < 1 || m > 12 {
-				return fmt.Errorf("season %q: month %d is not from 1 to 12", f.Season, m)
-			}
 		}
 	case KindWeekday:
 		if !weekdayOK(f.Weekday) {
@@ -332,32 +365,27 @@ func (u *universe) checkFact(f *Fact) error {
 			return fmt.Errorf("day %d is not from 1 to 31, or -1 for the last", f.Day)
 		}
 	case KindDayRange:
-		if f.Op != "before" && f.Op != "after" {
-			return fmt.Errorf("op %q is not before or after", f.Op)
+		if f.Op == "before" && f.Day <= 1 {
+			return fmt.Errorf("no day of a month is before the %s", dayWord(f.Day))
 		}
-		if f.Day < 1 || f.Day > 31 {
-			return fmt.Errorf("day %d is not from 1 to 31", f.Day)
+		if f.Op == "after" && f.Day >= 31 {
+			return fmt.Errorf("no day of a month is after the %s", dayWord(f.Day))
 		}
 	case KindWeekdays:
-		if len(f.Weekdays) == 0 {
-			return fmt.Errorf("no weekdays")
+		if !slices.ContainsFunc(f.Weekdays, weekdayOK) {
+			return fmt.Errorf("weekdays %v: none is from 1 (Monday) to 7 (Sunday)", f.Weekdays)
 		}
-		for _, w := range f.Weekdays {
-			if !weekdayOK(w) {
-				return fmt.Errorf("weekday %d is not from 1 (Monday) to 7 (Sunday)", w)
-			}
-		}
-	case KindEvent:
-		_, _, err := eventDays(f)
-		return err
-	default:
-		return fmt.Errorf("unknown kind %q", f.Kind)
-	}
-	if (f.Kind == KindZodiac || f.Kind == KindLunar) && !u.lunarAny {
-		return fmt.Errorf("%s facts need years that meet the lunar table (%s to %s)", f.Kind,
-			formatDate(u.lunar.first()), formatDate(u.lunar.end()-1))
 	}
 	return nil
+}
+
+// dayWord writes a day of the month as an ordinal, 1st to 31st (and the
+// numbers beyond or below as numbers with the suffix th).
+func dayWord(d int) string {
+	if d < 1 {
+		return strconv.Itoa(d) + "th"
+	}
+	return ordinal(d)
 }
 
 // checkYearSet validates a year_set fact: an event, increasing years, and
@@ -365,6 +393,9 @@ func (u *universe) checkFact(f *Fact) error {
 func checkYearSet(f *Fact) error {
 	if strings.TrimSpace(f.Event) == "" {
 		return fmt.Errorf("year set has no event")
+	}
+	if f.Relation != "" && f.Relation != Scheduled {
+		return fmt.Errorf("year set %q: relation %q is not %s or empty (the editions held)", f.Event, f.Relation, Scheduled)
 	}
 	if len(f.Years) == 0 {
 		return fmt.Errorf("year set %q has no years", f.Event)
@@ -492,11 +523,16 @@ func (u *universe) factSet(f *Fact, scratch *dateSet) *dateSet {
 		}
 		return &u.dom[f.Day]
 	case KindDayRange:
+		// Bounds past the month's days hold on every day (before the 40th) or
+		// none (noDay rules those out first).
 		if f.Op == "before" {
-			return &u.domLE[f.Day-1]
+			return &u.domLE[min(max(f.Day-1, 0), 31)]
 		}
 		scratch.copyFrom(&u.full)
-		le := &u.domLE[f.Day]
+		if f.Day < 1 {
+			return scratch
+		}
+		le := &u.domLE[min(f.Day, 31)]
 		for k := le.lo; k < le.hi; k++ {
 			scratch.w[k] &^= le.w[k]
 		}
@@ -504,7 +540,9 @@ func (u *universe) factSet(f *Fact, scratch *dateSet) *dateSet {
 	case KindWeekdays:
 		scratch.clear()
 		for _, w := range f.Weekdays {
-			scratch.or(&u.weekday[w])
+			if w >= 1 && w <= 7 {
+				scratch.or(&u.weekday[w])
+			}
 		}
 		scratch.trim()
 	case KindEvent:
@@ -619,7 +657,9 @@ func (u *universe) implicit(f *Fact) string {
 	case KindDecade:
 		// Written as a decade with its years: "the 1900s" alone reads as a
 		// century to many people.
-		return fmt.Sprintf("It is in the %ds decade, %d–%d.", f.Year, f.Year, f.Year+9)
+		if f.Year%10 == 0 {
+			return fmt.Sprintf("It is in the %ds decade, %d–%d.", f.Year, f.Year, f.Year+9)
+		}
 	case KindZodiac:
 		return fmt.Sprintf("It is in a Chinese zodiac year of the %s (the zodiac year begins at the Chinese New Year).", f.Animal)
 	case KindSeason:
@@ -627,6 +667,9 @@ func (u *universe) implicit(f *Fact) string {
 	case KindYearSet:
 		// Held, not awarded; and a bound, so editions after what the
 		// knowledge base covers are not guessed at.
+		if f.Relation == Scheduled {
+			return fmt.Sprintf("It is in a year for which %s were scheduled in their regular rhythm (a postponed edition counts in the year it was scheduled for, and so do editions still to come; cancelled editions do not count).", f.Event)
+		}
 		return fmt.Sprintf("It is in a year in which %s were held (an edition counts in the year it actually took place; cancelled editions do not count, nor any after %d).", f.Event, f.Year)
 	case KindLunar:
 		if f.Leap {
@@ -659,6 +702,9 @@ func (u *universe) explicit(f *Fact) string {
 	case KindYear:
 		return fmt.Sprintf("The year is %d.", f.Year)
 	case KindDecade:
+		if f.Year%10 != 0 { // a decade no year is in (an imported value)
+			return fmt.Sprintf("The year, rounded down to a multiple of 10, is %d.", f.Year)
+		}
 		return fmt.Sprintf("The year is between %d and %d (both included).", f.Year, f.Year+9)
 	case KindLeapYear:
 		if f.Leap {
@@ -666,6 +712,9 @@ func (u *universe) explicit(f *Fact) string {
 		}
 		return "The year is not a leap year."
 	case KindMonth:
+		if f.Month < 1 || f.Month > 12 { // no such month (an imported value)
+			return fmt.Sprintf("The month is the %s month of the year.", dayWord(f.Month))
+		}
 		return fmt.Sprintf("The month is %s.", monthNames[f.Month])
 	case KindSeason:
 		names := make([]string, len(f.Months))
@@ -693,6 +742,11 @@ func (u *universe) explicit(f *Fact) string {
 		return fmt.Sprintf("It is a %s.", weekdayNames[f.Weekday])
 	case KindNth:
 		switch {
+		case f.N == 0 || f.N < -5 || f.N > 5: // no such weekday of a month (an imported value)
+			if f.N < 0 {
+				return fmt.Sprintf("It is the %s-to-last %s of its month.", dayWord(-f.N), weekdayNames[f.Weekday])
+			}
+			return fmt.Sprintf("It is the %s %s of its month.", dayWord(f.N), weekdayNames[f.Weekday])
 		case f.N == -1:
 			return fmt.Sprintf("It is the last %s of its month.", weekdayNames[f.Weekday])
 		case f.N < 0:
@@ -706,9 +760,9 @@ func (u *universe) explicit(f *Fact) string {
 		case 1:
 			return "It is the first day of its month."
 		}
-		return fmt.Sprintf("It is the %s day of its month.", ordinal(f.Day))
+		return fmt.Sprintf("It is the %s day of its month.", dayWord(f.Day))
 	case KindDayRange:
-		return fmt.Sprintf("The day of the month is %s the %s.", f.Op, ordinal(f.Day))
+		return fmt.Sprintf("The day of the month is %s the %s.", f.Op, dayWord(f.Day))
 	case KindWeekdays:
 		names := make([]string, len(f.Weekdays))
 		for i, w := range f.Weekdays {

@@ -135,16 +135,19 @@ func shiftedLunar(t *testing.T, i, delta int) *lunarTable {
 
 // TestDisputedLunarDataDecidesNoAnswer generates puzzles over ranges holding
 // disputed months and years and solves each again on calendars where a
-// disputed month starts a day earlier or later: the answers never change.
+// disputed month starts a day earlier or later, and a disputed new year a
+// whole month earlier or later: the answers never change.
 func TestDisputedLunarDataDecidesNoAnswer(t *testing.T) {
 	lt, err := lunar()
 	require.NoError(t, err)
-	var shifts []int // month indexes whose start may move
+	type shift struct{ month, delta int }
+	var shifts []shift // month starts that may move, and by how much
 	for _, r := range DefaultDisputedMonths() {
-		shifts = append(shifts, lt.find(r))
+		shifts = append(shifts, shift{lt.find(r), -1}, shift{lt.find(r), 1})
 	}
 	for _, y := range DefaultDisputedYears() {
-		shifts = append(shifts, lt.newYear[y-lt.firstYear])
+		i := lt.newYear[y-lt.firstYear]
+		shifts = append(shifts, shift{i, -lt.months[i-1].days}, shift{i, lt.months[i].days})
 	}
 	for _, years := range [][2]int{{1930, 1980}, {1801, 1830}, {1880, 1910}} {
 		opt := testOptions(21, func(o *Options) {
@@ -152,14 +155,12 @@ func TestDisputedLunarDataDecidesNoAnswer(t *testing.T) {
 		})
 		g, err := NewGenerator(opt)
 		require.NoError(t, err)
-		require.True(t, g.sh.hasUnc)
+		require.NotEmpty(t, g.sh.disputes.groups)
 		var alts []*universe
-		for _, i := range shifts {
-			for _, d := range []int{-1, 1} {
-				alt, err := newUniverseWith(years[0], years[1], shiftedLunar(t, i, d))
-				require.NoError(t, err)
-				alts = append(alts, alt)
-			}
+		for _, s := range shifts {
+			alt, err := newUniverseWith(years[0], years[1], shiftedLunar(t, s.month, s.delta))
+			require.NoError(t, err)
+			alts = append(alts, alt)
 		}
 		lunar := 0
 		for i := range int64(300) {
@@ -188,8 +189,12 @@ func solveOn(u *universe, facts []Fact) []string {
 	return out
 }
 
-// TestDisputedDaysAreMarked pins which days the defaults mark, and that an
-// empty dispute list marks none.
+// TestDisputedDaysAreMarked pins which days the defaults dispute: the day
+// before and the first day of a disputed month (its start may move a day
+// either way), and for a disputed year the month before its new year and
+// its first month (the new year may move a new moon either way), not the
+// rest of the year; and that an empty dispute list, or the allow policy,
+// disputes none.
 func TestDisputedDaysAreMarked(t *testing.T) {
 	g, err := NewGenerator(testOptions(1, func(o *Options) { o.FromYear, o.ToYear = 1801, 2050 }))
 	require.NoError(t, err)
@@ -199,21 +204,26 @@ func TestDisputedDaysAreMarked(t *testing.T) {
 		require.NoError(t, err)
 		return n - u.first
 	}
-	for _, d := range []string{"1933-07-22", "1933-07-23", "1954-11-24", "1954-11-25", "1956-12-01", "1956-12-02", "1978-09-02", "1978-09-03"} {
-		assert.True(t, g.sh.uncMonth.has(idx(d)), d)
-		assert.False(t, g.sh.uncYear.has(idx(d)), d)
+	disputed := []string{
+		"1933-07-22", "1933-07-23", "1954-11-24", "1954-11-25", "1956-12-01", "1956-12-02", "1978-09-02", "1978-09-03",
+		// 1808's new year is 1808-01-28; the month before began 1807-12-29,
+		// the one after 1808-02-26.
+		"1807-12-29", "1808-01-27", "1808-01-28", "1808-02-25",
+		"1889-12-22", "1890-02-01", "1890-02-18", // 1890: 1889-12-22, 1890-01-21, 1890-02-19
 	}
-	for _, d := range []string{"1933-07-21", "1933-07-24", "1933-06-23"} {
-		assert.False(t, g.sh.uncMonth.has(idx(d)), d)
+	for _, d := range disputed {
+		assert.True(t, g.sh.disputes.days.has(idx(d)), d)
 	}
-	for _, d := range []string{"1807-12-29", "1808-01-27", "1808-01-28", "1808-06-01"} {
-		assert.True(t, g.sh.uncYear.has(idx(d)), d)
-		assert.True(t, g.sh.uncMonth.has(idx(d)), d)
+	for _, d := range []string{"1933-07-21", "1933-07-24", "1933-06-23", "1807-12-28", "1808-02-26", "1808-06-01", "1890-02-19", "1890-06-01", "1889-12-21"} {
+		assert.False(t, g.sh.disputes.days.has(idx(d)), d)
 	}
-	assert.False(t, g.sh.uncYear.has(idx("1807-11-28")))
+	assert.Len(t, g.sh.disputes.groups, 8)
 	g, err = NewGenerator(testOptions(1, func(o *Options) { o.DisputedYears, o.DisputedMonths = nil, nil }))
 	require.NoError(t, err)
-	assert.False(t, g.sh.hasUnc)
+	assert.Empty(t, g.sh.disputes.groups)
+	g, err = NewGenerator(testOptions(1, func(o *Options) { o.Disputed = DisputedAllow }))
+	require.NoError(t, err)
+	assert.Nil(t, g.sh.disputes)
 }
 
 var debianLunarLine = regexp.MustCompile(`Lunar : (\d+)\.(\d+)(Leap)?\.(\d+)\.\S+\s+ShengXiao: (\w+)`)

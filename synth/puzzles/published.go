@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -22,8 +21,10 @@ import (
 
 // publishedRecord is one record of the published format. Fields this
 // package does not read (seed_date, noise_date, solution_count) are ignored.
+// The identifier is the field the published experiment scripts key each
+// record by (a UUID they add to the file when it has none).
 type publishedRecord struct {
-	ID          json.RawMessage   `json:"id"`
+	Identifier  json.RawMessage   `json:"identifier"`
 	Constraints []string          `json:"constraints"`
 	Explicit    []string          `json:"explicit_constraints"`
 	Meta        []json.RawMessage `json:"constraints_meta"`
@@ -49,6 +50,10 @@ type ImportOptions struct {
 	// Solver decides the answers; nil means NewSolver() (disputed lunar data
 	// undecidable).
 	Solver *Solver
+	// YearSetReading reads the summer_olympics and world_cup events by the
+	// editions held (YearSetsHeld, the default, "") or by their rule
+	// (YearSetsRule), as the published generator does.
+	YearSetReading string
 }
 
 // The verdicts of an imported record.
@@ -61,8 +66,12 @@ const (
 
 // The causes ImportPublished gives a wrong published answer: the first
 // reading of the published generator's that reproduces it, tried in this
-// order, one at a time, then all together.
+// order, one at a time, then all together; then a lunar month start placed
+// a day or two apart; else unexplained. CauseNoDay comes first: a
+// constraint no day satisfies, so that the puzzle has no solution (an agreeing
+// record with one carries it too).
 const (
+	CauseNoDay        = "no_day"                  // a constraint holds on no day (month 13, the 32nd day): no solution
 	CauseLeapMonth    = "lunar_leap_month"        // "the n-th lunar month" read to include the leap month after it
 	CauseYearSetRule  = "year_set_rule"           // Olympic and World Cup years by arithmetic: 2020 for the Games held in 2021, editions not yet held
 	CauseBoundaryDays = "boundary_days"           // lifetimes and terms of office without their first and last days
@@ -71,10 +80,22 @@ const (
 	CauseUnexplained  = "unexplained"
 )
 
+// The causes of an undecidable record and of one not converted, besides
+// "type_<type>" for a constraint type with no counterpart.
+const (
+	CauseLunarUnknown   = "lunar_unknown"    // the answer depends on days outside the lunar table
+	CauseLunarDisputed  = "lunar_disputed"   // it depends on disputed lunar days
+	CauseUnknownPerson  = "unknown_person"   // a person not in the knowledge base
+	CauseUnknownSeason  = "unknown_season"   // a season not among the seasons
+	CauseUnknownYearSet = "unknown_year_set" // an event that is not a year set
+	CauseMalformed      = "malformed"        // the record is not in the published format: Err names the field
+)
+
 // Imported is one record of a published file after import.
 type Imported struct {
-	// Record is the 1-based position of the record in the file; ID is its
-	// id field when it has one.
+	// Record is the 1-based position of the record in the file. ID names
+	// it: its identifier field, or "published-N" (N the record) when it has
+	// none. The puzzle's row has the same ID.
 	Record int
 	ID     string
 	// Puzzle is the record as a puzzle of this package (nil when not
@@ -82,14 +103,30 @@ type Imported struct {
 	// as Solutions the solved answer (the published one when undecidable).
 	Puzzle *Puzzle
 	// Published is the record's answer set; Solved the answer of the facts
-	// as converted (nil when not decided).
+	// as converted: the whole answer when decided, else the days in it
+	// whatever the lunar calendar says (nil when not converted).
 	Published, Solved []string
-	Verdict           string
+	// Undecided are the days that are in the answer under some reading of
+	// the lunar calendar and not under another: the record is undecidable
+	// when the published answer is one of the answers these readings give,
+	// and provably wrong (Verdict wrong) when it is none of them.
+	Undecided []string
+	Verdict   string
 	// Cause says why a wrong answer is wrong, why a record is undecidable
-	// (lunar_unknown, lunar_disputed) or why it was not converted.
+	// (lunar_unknown, lunar_disputed) or why it was not converted; an
+	// agreeing record whose puzzle has no solution because a constraint
+	// holds on no day has Cause no_day.
 	Cause string
-	// Err is the error behind an undecidable or unconverted record.
+	// Err is the error behind an undecidable or unconverted record, or the
+	// constraint that holds on no day (a *NoDayError).
 	Err error
+}
+
+// Decided reports whether the record's answer was decided: converted, and
+// with no day the lunar calendar leaves in doubt. Decided records are the
+// ones worth writing out with their solved answer.
+func (im *Imported) Decided() bool {
+	return im.Puzzle != nil && im.Verdict != VerdictNotConverted && len(im.Undecided) == 0
 }
 
 // ImportSummary counts what ImportPublished found.
@@ -98,6 +135,7 @@ type ImportSummary struct {
 	Converted    int            `json:"converted"`
 	NotConverted map[string]int `json:"not_converted"`
 	Agree        int            `json:"agree"`
+	NoDay        int            `json:"no_day"` // agreeing or wrong records with a constraint no day satisfies
 	Wrong        map[string]int `json:"wrong"`
 	Undecidable  map[string]int `json:"undecidable"`
 	ByType       map[string]int `json:"constraint_types"`
@@ -105,9 +143,10 @@ type ImportSummary struct {
 
 // ImportPublished reads a published Time Puzzles file (a JSON array of
 // records, JSON lines, or an object holding the array under one key),
-// converts each record and calls emit with it in file order. A record that
-// cannot be converted is a verdict, not an error; errors are for input that
-// is not the published format, naming the record and constraint.
+// converts each record and calls emit with it in file order. Every record
+// gets a verdict: one that cannot be converted, malformed ones included, is
+// not_converted with the error naming the record, its ID, the constraint and
+// the field; errors are for a file that cannot be read or is not JSON.
 func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOptions, emit func(*Imported) error) (*ImportSummary, error) {
 	def := DefaultOptions()
 	if opt.KB == nil {
@@ -141,20 +180,23 @@ func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOp
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		var rec publishedRecord
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		if err := dec.Decode(&rec); err != nil {
-			return nil, fmt.Errorf("%s: record %d: %w", name, i+1, err)
-		}
-		out, err := im.record(i+1, &rec)
-		if err != nil {
-			return nil, fmt.Errorf("%s: record %d%s: %w", name, i+1, idNote(out.ID), err)
-		}
+		out := im.record(i+1, raw)
 		sum.Records++
-		for _, m := range rec.Meta {
-			var t struct{ Type string }
-			_ = json.Unmarshal(m, &t)
-			sum.ByType[t.Type]++
+		var metas struct {
+			Meta []struct {
+				Type json.RawMessage `json:"type"`
+			} `json:"constraints_meta"`
+		}
+		_ = json.Unmarshal(raw, &metas)
+		for _, m := range metas.Meta {
+			var t string
+			if json.Unmarshal(m.Type, &t) != nil {
+				t = ""
+			}
+			sum.ByType[t]++
+		}
+		if errors.Is(out.Err, ErrNoDay) {
+			sum.NoDay++
 		}
 		switch out.Verdict {
 		case VerdictNotConverted:
@@ -174,13 +216,6 @@ func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOp
 		}
 	}
 	return sum, nil
-}
-
-func idNote(id string) string {
-	if id == "" {
-		return ""
-	}
-	return " (id " + id + ")"
 }
 
 // readPublished splits the file into raw records.
@@ -250,6 +285,7 @@ func isWrapper(raw json.RawMessage) bool {
 type importer struct {
 	opt    *ImportOptions
 	render *Options
+	to     int // the last year of the record being converted
 }
 
 // meta is one published constraint, with typed getters whose errors name
@@ -450,7 +486,7 @@ func (im *importer) convert(m meta) (Fact, error) {
 				return f, nil
 			}
 		}
-		return Fact{}, &notConverted{"unknown_season", fmt.Sprintf("season %q is not one of the seasons", s)}
+		return Fact{}, &notConverted{CauseUnknownSeason, fmt.Sprintf("season %q is not one of the seasons", s)}
 	case "chinese_zodiac":
 		s, err := m.str("value")
 		if err != nil {
@@ -483,10 +519,13 @@ func (im *importer) convert(m meta) (Fact, error) {
 		}
 		for _, ys := range im.opt.YearSets {
 			if ys.Name == n {
+				if im.opt.YearSetReading == YearSetsRule {
+					return ys.scheduledFact(im.to), nil
+				}
 				return ys.fact(), nil
 			}
 		}
-		return Fact{}, &notConverted{"unknown_year_set", fmt.Sprintf("event %q is not a year set", n)}
+		return Fact{}, &notConverted{CauseUnknownYearSet, fmt.Sprintf("event %q is not a year set", n)}
 	case "person_alive", "us_president":
 		who, err := m.str("person")
 		if err != nil {
@@ -495,7 +534,7 @@ func (im *importer) convert(m meta) (Fact, error) {
 		if f, ok := im.person(who, typ == "us_president"); ok {
 			return f, nil
 		}
-		return Fact{}, &notConverted{"unknown_person", fmt.Sprintf("%s %q is not in the knowledge base", typ, who)}
+		return Fact{}, &notConverted{CauseUnknownPerson, fmt.Sprintf("%s %q is not in the knowledge base", typ, who)}
 	case "kb_event":
 		lvl, err := m.str("level")
 		if err != nil {
@@ -526,45 +565,82 @@ func (im *importer) convert(m meta) (Fact, error) {
 	return Fact{}, &notConverted{"type_" + typ, fmt.Sprintf("constraint type %q has no counterpart", typ)}
 }
 
-// record converts, solves and judges one record.
-func (im *importer) record(n int, rec *publishedRecord) (*Imported, error) {
-	out := &Imported{Record: n, Published: setOf(rec.Solutions)}
-	if len(rec.ID) > 0 {
-		var s string
-		if json.Unmarshal(rec.ID, &s) != nil {
-			s = string(rec.ID)
+// recordID reads a record's identifier: a string as it is, another JSON
+// value as its compact text; "" when there is none.
+func recordID(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strings.TrimSpace(s)
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	return b.String()
+}
+
+// record converts, solves and judges one record; whatever it holds, the
+// record gets a verdict.
+func (im *importer) record(n int, raw json.RawMessage) *Imported {
+	out := &Imported{Record: n, ID: "published-" + strconv.Itoa(n)}
+	var head struct {
+		Identifier json.RawMessage `json:"identifier"`
+	}
+	if json.Unmarshal(raw, &head) == nil {
+		if id := recordID(head.Identifier); id != "" {
+			out.ID = id
 		}
-		out.ID = s
+	}
+	malformed := func(err error) *Imported {
+		out.Verdict, out.Cause, out.Err = VerdictNotConverted, CauseMalformed, err
+		out.Puzzle = nil
+		return out
+	}
+	var rec publishedRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return malformed(fmt.Errorf("not a published record: %w", err))
+	}
+	out.Published = setOf(rec.Solutions)
+	for _, d := range out.Published {
+		if _, err := parseDate(d); err != nil {
+			return malformed(fmt.Errorf("solutions: %w", err))
+		}
 	}
 	if len(rec.YearRange) != 2 || rec.YearRange[0] > rec.YearRange[1] {
-		return out, fmt.Errorf("year_range: want [first, last] years, have %v", rec.YearRange)
+		return malformed(fmt.Errorf("year_range: want [first, last] years, have %v", rec.YearRange))
 	}
 	if len(rec.Meta) == 0 {
-		return out, fmt.Errorf("constraints_meta: no constraints")
+		return malformed(fmt.Errorf("constraints_meta: no constraints"))
 	}
 	from, to := rec.YearRange[0], rec.YearRange[1]
 	u, err := im.opt.Solver.universe(from, to)
 	if err != nil {
-		return out, fmt.Errorf("year_range: %w", err)
+		return malformed(fmt.Errorf("year_range: %w", err))
 	}
+	im.to = to
 	facts := make([]Fact, 0, len(rec.Meta))
+	metas := make([]meta, len(rec.Meta))
 	group := ""
 	for i, raw := range rec.Meta {
-		var m meta
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return out, fmt.Errorf("constraint %d: %w", i+1, err)
+		if err := json.Unmarshal(raw, &metas[i]); err != nil {
+			return malformed(fmt.Errorf("constraint %d: %w", i+1, err))
 		}
+		m := metas[i]
 		f, err := im.convert(m)
 		var nc *notConverted
 		if errors.As(err, &nc) {
 			out.Verdict, out.Cause, out.Err = VerdictNotConverted, nc.cause, fmt.Errorf("constraint %d: %w", i+1, err)
-			return out, nil
+			return out
 		}
 		if err != nil {
-			return out, fmt.Errorf("constraint %d: %w", i+1, err)
+			return malformed(fmt.Errorf("constraint %d: %w", i+1, err))
 		}
 		if err := u.checkFact(&f); err != nil {
-			return out, fmt.Errorf("constraint %d (%s): %w", i+1, f.Kind, err)
+			return malformed(fmt.Errorf("constraint %d (%s): %w", i+1, f.Kind, err))
 		}
 		if ev, _ := m.str("event"); m["aspect"] != nil && ev != "" {
 			group = ev
@@ -573,10 +649,7 @@ func (im *importer) record(n int, rec *publishedRecord) (*Imported, error) {
 	}
 	p := &Puzzle{
 		Index: int64(n - 1), Facts: facts, FirstDate: u.firstDate(), LastDate: u.lastDate(),
-		Split: im.opt.Split, Ability: im.opt.Ability, ID: "published-" + strconv.Itoa(n), Group: group,
-	}
-	if out.ID != "" {
-		p.ID = "published-" + out.ID
+		Split: im.opt.Split, Ability: im.opt.Ability, ID: out.ID, Group: group,
 	}
 	season := false
 	for i := range facts {
@@ -585,29 +658,52 @@ func (im *importer) record(n int, rec *publishedRecord) (*Imported, error) {
 		season = season || facts[i].Kind == KindSeason
 	}
 	out.Puzzle = p
-	solved, err := im.opt.Solver.Solve(facts, from, to)
-	var ue *UndecidableError
+	sol, err := im.opt.Solver.solve(facts, from, to)
+	if err != nil {
+		return malformed(err)
+	}
+	pub := make([]int, len(out.Published))
+	for i, d := range out.Published {
+		n, _ := parseDate(d)
+		pub[i] = n - u.first
+	}
 	switch {
-	case errors.As(err, &ue):
-		out.Verdict, out.Err = VerdictUndecidable, err
-		out.Cause = "lunar_unknown"
-		if ue.Disputed {
-			out.Cause = "lunar_disputed"
+	case sol.noDay != nil:
+		e := *sol.noDay
+		out.Err = &e
+		out.Solved = []string{}
+		out.Cause = CauseNoDay
+		out.Verdict = VerdictAgree
+		if len(out.Published) > 0 {
+			out.Verdict = VerdictWrong
 		}
-		p.Solutions = out.Published
-	case err != nil:
-		return out, err
+	case sol.doubt != nil:
+		ue := sol.undecidable(facts)
+		out.Solved, out.Undecided = ue.Sure, ue.Doubtful
+		if sol.doubt.possible(sol.answer, pub) {
+			out.Verdict, out.Err = VerdictUndecidable, ue
+			out.Cause = CauseLunarUnknown
+			if ue.Disputed {
+				out.Cause = CauseLunarDisputed
+			}
+		} else {
+			out.Verdict, out.Cause = VerdictWrong, im.cause(u, metas, facts, pub, sol)
+		}
 	default:
-		out.Solved, p.Solutions = solved, solved
-		if slices.Equal(solved, out.Published) {
+		out.Solved = sol.dates()
+		if slices.Equal(out.Solved, out.Published) {
 			out.Verdict = VerdictAgree
 		} else {
-			out.Verdict, out.Cause = VerdictWrong, im.cause(u, rec, facts, out.Published)
+			out.Verdict, out.Cause = VerdictWrong, im.cause(u, metas, facts, pub, sol)
 		}
+	}
+	p.Solutions = out.Solved
+	if out.Undecided != nil {
+		p.Solutions = out.Published
 	}
 	p.Target = len(p.Solutions)
 	buildMessages(im.render, p, season)
-	return out, nil
+	return out
 }
 
 // readings are the published generator's own readings of some constraint
@@ -621,16 +717,18 @@ var readings = []struct {
 	{CauseBoundaryDays, []string{"person_alive", "us_president"}},
 }
 
-// cause finds why the published answer differs from the solved one: the
-// first of readings that reproduces it, else all of them together, else
-// whether what is left differs only near lunar month starts.
-func (im *importer) cause(u *universe, rec *publishedRecord, facts []Fact, published []string) string {
-	metas := make([]meta, len(rec.Meta))
-	for i, raw := range rec.Meta {
-		_ = json.Unmarshal(raw, &metas[i])
+// cause finds why the published answer (day indexes pub) differs from
+// the solved one: the first of readings that reproduces it, else all of
+// them together, else whether lunar month starts a day or two apart
+// explain what is left. A reading reproduces the answer when the two
+// differ at most on days the lunar calendar leaves in doubt.
+func (im *importer) cause(u *universe, metas []meta, facts []Fact, pub []int, sol *solution) string {
+	var doubtful []int
+	if sol.doubt != nil {
+		doubtful = sol.doubt.days
 	}
-	solveWith := func(causes ...string) []string {
-		out := []string{}
+	solveWith := func(causes ...string) []int {
+		out := []int{}
 		for n := u.first; n < u.first+u.n; n++ {
 			ok := true
 			for i := range facts {
@@ -640,38 +738,129 @@ func (im *importer) cause(u *universe, rec *publishedRecord, facts []Fact, publi
 				}
 			}
 			if ok {
-				out = append(out, formatDate(n))
+				out = append(out, n-u.first)
 			}
 		}
 		return out
 	}
+	sameOffDoubt := func(a, b []int) bool {
+		for _, d := range symmetricDifference(a, b) {
+			if _, ok := slices.BinarySearch(doubtful, d); !ok {
+				return false
+			}
+		}
+		return true
+	}
 	all := make([]string, len(readings))
 	for i, r := range readings {
 		all[i] = r.cause
-		if slices.Equal(solveWith(r.cause), published) {
+		if sameOffDoubt(solveWith(r.cause), pub) {
 			return r.cause
 		}
 	}
 	rest := solveWith(all...)
-	if slices.Equal(rest, published) {
+	if sameOffDoubt(rest, pub) {
 		return CauseSeveral
 	}
-	// What is left: the days in one answer and not the other, each near a
-	// lunar month's start (a new moon another calendar places a day or two
-	// apart).
-	diff := symmetricDifference(rest, published)
-	near := len(diff) > 0 && slices.ContainsFunc(facts, func(f Fact) bool { return f.Kind == KindLunar || f.Kind == KindZodiac })
-	for _, d := range diff {
-		n, err := parseDate(d)
-		if err != nil || !nearLunarStart(u, n, 2) {
-			near = false
-			break
-		}
-	}
-	if near {
+	if im.boundaryExplains(u, metas, facts, rest, pub, doubtful, all) {
 		return CauseLunarTable
 	}
 	return CauseUnexplained
+}
+
+// boundaryExplains says whether lunar month starts placed a day or two
+// apart from the table's turn answer (day indexes, under the readings in
+// causes) into pub: every day the two differ on, bar doubtful ones, lies
+// within two days of a month start that, moved by one or two days, puts it
+// on pub's side, and moving it keeps every other day it passes over on
+// pub's side too. Answers a whole zodiac year or lunar month apart are not
+// explained: moving a start passes a day to the month next to it, never
+// further.
+func (im *importer) boundaryExplains(u *universe, metas []meta, facts []Fact, answer, pub, doubtful []int, causes []string) bool {
+	if !slices.ContainsFunc(facts, func(f Fact) bool { return isLunarKind(f.Kind) }) {
+		return false
+	}
+	in := func(xs []int, d int) bool { _, ok := slices.BinarySearch(xs, d); return ok }
+	lt := u.lunar
+	// inWith: day index d is in the answer when its lunar label is l.
+	inWith := func(d int, l lunarLabel) bool {
+		for i := range facts {
+			f := &facts[i]
+			if !isLunarKind(f.Kind) {
+				if !im.holdsAs(u, f, metas[i], u.first+d, causes) {
+					return false
+				}
+				continue
+			}
+			if f.Kind == KindLunar && im.readsAs(metas[i], causes, CauseLeapMonth) {
+				if l.month != f.Month {
+					return false
+				}
+			} else if !u.holdsOn(f, l) {
+				return false
+			}
+		}
+		return true
+	}
+	// explains: moving the start of month i by delta days puts every day it
+	// passes over on pub's side.
+	explains := func(i, delta int) bool {
+		if i <= 0 || i >= len(lt.months) {
+			return false
+		}
+		s := lt.months[i].start
+		a, b, l := s+delta, s, lt.label(i) // earlier: the days pass to month i
+		if delta > 0 {
+			a, b, l = s, s+delta, lt.label(i-1) // later: to month i-1
+		}
+		for n := a; n < b; n++ {
+			d := n - u.first
+			if d < 0 || d >= u.n {
+				continue
+			}
+			if inWith(d, l) != in(pub, d) {
+				return false
+			}
+		}
+		return true
+	}
+	diff := symmetricDifference(answer, pub)
+	if len(diff) == 0 {
+		return false
+	}
+	for _, d := range diff {
+		if in(doubtful, d) {
+			continue
+		}
+		n := u.first + d
+		i := lt.monthAt(n)
+		if i < 0 {
+			return false
+		}
+		ok := false
+		// The start of d's month moved later (d passes to the month
+		// before), or the next month's start moved earlier (d passes to it).
+		for delta := 1; delta <= 2 && !ok; delta++ {
+			ok = n < lt.months[i].start+delta && explains(i, delta) ||
+				i+1 < len(lt.months) && n >= lt.months[i+1].start-delta && explains(i+1, -delta)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// readsAs says a constraint is read the published generator's way for
+// cause c, among causes.
+func (im *importer) readsAs(m meta, causes []string, c string) bool {
+	typ, _ := m.str("type")
+	for _, r := range readings {
+		if r.cause == c && slices.Contains(causes, c) && slices.Contains(r.types, typ) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsAs is holds with the published reading of the causes given.
@@ -704,8 +893,10 @@ func (im *importer) holdsAs(u *universe, f *Fact, m meta, n int, causes []string
 	return u.holds(f, n)
 }
 
-func symmetricDifference(a, b []string) []string {
-	var out []string
+// symmetricDifference lists the members (sorted) of one sorted list and
+// not the other.
+func symmetricDifference(a, b []int) []int {
+	var out []int
 	for _, x := range a {
 		if _, ok := slices.BinarySearch(b, x); !ok {
 			out = append(out, x)
@@ -716,20 +907,6 @@ func symmetricDifference(a, b []string) []string {
 			out = append(out, x)
 		}
 	}
-	sort.Strings(out)
+	slices.Sort(out)
 	return out
-}
-
-// nearLunarStart says day n is within k days of the start of a lunar month
-// of the table.
-func nearLunarStart(u *universe, n, k int) bool {
-	i := u.lunar.monthAt(n)
-	if i < 0 {
-		return false
-	}
-	s := u.lunar.months[i].start
-	if n-s <= k-1 {
-		return true
-	}
-	return i+1 < len(u.lunar.months) && u.lunar.months[i+1].start-n <= k
 }

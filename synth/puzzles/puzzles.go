@@ -385,13 +385,13 @@ type eventChoice struct {
 
 // setShared is what every generator of one puzzle set shares.
 type setShared struct {
-	opt      Options
-	u        *universe
-	kinds    [3][]Kind // enabled calendar kinds by level
-	events   [3][]eventChoice
-	uncMonth dateSet // days whose lunar month the disputes could change
-	uncYear  dateSet // days whose lunar year they could change
-	hasUnc   bool
+	opt    Options
+	u      *universe
+	kinds  [3][]Kind // enabled calendar kinds by level
+	events [3][]eventChoice
+	// disputes are the disputed lunar days no answer may depend on (nil
+	// with the allow policy).
+	disputes *disputes
 	seasonOf [13]int // index into opt.Seasons, -1 for none
 }
 
@@ -455,67 +455,10 @@ func NewGenerator(opt Options) (*Generator, error) {
 	if len(sh.events[0])+len(sh.events[1])+len(sh.events[2]) == 0 {
 		return nil, &synth.OptionError{Family: "puzzles", Key: "kb", Err: fmt.Errorf("no event of the knowledge base falls in %d-%d", opt.FromYear, opt.ToYear)}
 	}
-	if u.lunarAny {
-		sh.uncMonth, sh.uncYear = u.newScratch(), u.newScratch()
-		sh.uncMonth.clear()
-		sh.uncYear.clear()
-		sh.uncMonth.or(&u.monthUnknown)
-		sh.uncYear.or(&u.yearUnknown)
-		if opt.Disputed != DisputedAllow {
-			dm, dy := u.disputed(opt.DisputedYears, opt.DisputedMonths)
-			sh.uncMonth.or(&dm)
-			sh.uncYear.or(&dy)
-		}
-		sh.uncMonth.trim()
-		sh.uncYear.trim()
-		sh.hasUnc = sh.uncMonth.count() > 0 || sh.uncYear.count() > 0
+	if u.lunarAny && opt.Disputed != DisputedAllow {
+		sh.disputes = u.disputes(opt.DisputedYears, opt.DisputedMonths)
 	}
 	return sh.generator(), nil
-}
-
-// disputed returns the days of u whose lunar month (month) or lunar year
-// (year) the disputed months and years could change: the day before and
-// the first day of a disputed month (its new moon may fall on either), and
-// for a disputed year every day from the month before its new year to the
-// next new year. Both sets are trimmed; years and months must be in the
-// table (Options.Validate checks them).
-func (u *universe) disputed(years []int, months []LunarRef) (month, year dateSet) {
-	month, year = u.newScratch(), u.newScratch()
-	month.clear()
-	year.clear()
-	lt := u.lunar
-	mark := func(s *dateSet, a, b int) { // day numbers [a, b)
-		for n := max(a, u.first); n < min(b, u.first+u.n); n++ {
-			s.set(n - u.first)
-		}
-	}
-	for _, r := range months {
-		i := lt.find(r)
-		if i < 0 {
-			continue
-		}
-		s := lt.months[i].start
-		mark(&month, s-1, s+1)
-		if r.Month == 1 && !r.Leap {
-			mark(&year, s-1, s+1)
-		}
-	}
-	for _, y := range years {
-		if y < lt.firstYear || y-lt.firstYear >= len(lt.newYear) {
-			continue
-		}
-		i := lt.newYear[y-lt.firstYear]
-		a := lt.months[max(i-1, 0)].start
-		b := lt.end()
-		if y+1-lt.firstYear < len(lt.newYear) {
-			b = lt.months[lt.newYear[y+1-lt.firstYear]].start
-		}
-		mark(&month, a, b)
-		mark(&year, a, b)
-	}
-	month.trim()
-	year.trim()
-	return month, year
 }
 
 func (sh *setShared) generator() *Generator {
@@ -660,27 +603,18 @@ func (g *Generator) attempt(rng *rand.Rand, target int) []Fact {
 }
 
 // undisputed reports whether the answer set is the same whichever way the
-// disputed lunar months and years fall: the facts other than the zodiac
-// (lunar-month) ones must rule out every day whose lunar year (month) the
-// disputes could change.
+// lunar calendar falls on the days the table cannot place or whose month
+// start is disputed: the lunar and zodiac facts are read together under
+// every reading of those days (doubt.go).
 func (g *Generator) undisputed(facts []Fact) bool {
-	sh := g.sh
-	if !sh.hasUnc {
+	if !slices.ContainsFunc(facts, func(f Fact) bool { return isLunarKind(f.Kind) }) {
 		return true
 	}
-	check := func(kind Kind, unc *dateSet) bool {
-		if !slices.ContainsFunc(facts, func(f Fact) bool { return f.Kind == kind }) {
-			return true
-		}
-		g.tmp.copyFrom(unc)
-		for i := range facts {
-			if facts[i].Kind != kind {
-				g.tmp.and(sh.u.factSet(&facts[i], &g.cand[0]))
-			}
-		}
-		return g.tmp.count() == 0
+	sets := make([]*dateSet, len(facts))
+	for i := range facts {
+		sets[i] = g.sh.u.factSet(&facts[i], &g.cand[i])
 	}
-	return check(KindLunar, &sh.uncMonth) && check(KindZodiac, &sh.uncYear)
+	return g.sh.u.doubt(facts, sets, g.sh.disputes, &g.tmp) == nil
 }
 
 // instantiate makes a fact of kind k that is true of day index i, with
@@ -846,6 +780,10 @@ type UndecidableError struct {
 	Kind     Kind   // its kind
 	Day      string // the first such day, YYYY-MM-DD
 	Disputed bool   // the day is in the table but disputed, not unknown
+	// Sure are the days in the answer whatever the calendar says, Doubtful
+	// those in it under some reading of the calendar and not under another
+	// (YYYY-MM-DD, sorted).
+	Sure, Doubtful []string
 }
 
 func (e *UndecidableError) Error() string {
@@ -858,6 +796,29 @@ func (e *UndecidableError) Error() string {
 
 // Is makes errors.Is(err, ErrUndecidable) true.
 func (e *UndecidableError) Is(target error) bool { return target == ErrUndecidable }
+
+// ErrNoDay marks a fact that holds on no day: its value is outside what
+// its kind can name (month 13, lunar month 0, the 32nd day, the sixth
+// Monday). A puzzle with such a fact has no solution.
+var ErrNoDay = errors.New("no day satisfies it")
+
+// NoDayError says which fact holds on no day, and why. It matches ErrNoDay
+// with errors.Is.
+type NoDayError struct {
+	Fact int  // 1-based position of the fact
+	Kind Kind // its kind
+	Err  error
+}
+
+func (e *NoDayError) Error() string {
+	return fmt.Sprintf("fact %d (%s): %v, so %v", e.Fact, e.Kind, e.Err, ErrNoDay)
+}
+
+// Is makes errors.Is(err, ErrNoDay) true.
+func (e *NoDayError) Is(target error) bool { return target == ErrNoDay }
+
+// Unwrap returns why the fact holds on no day.
+func (e *NoDayError) Unwrap() error { return e.Err }
 
 // SolverOptions are the lunar data a Solver treats as unsettled.
 type SolverOptions struct {
@@ -878,8 +839,8 @@ type Solver struct {
 
 // solverRange is a universe with its disputed days.
 type solverRange struct {
-	u                   *universe
-	dispMonth, dispYear dateSet
+	u        *universe
+	disputes *disputes
 }
 
 // NewSolver returns a solver that treats the default disputed lunar
@@ -912,7 +873,9 @@ func (s *Solver) rangeOf(from, to int) (*solverRange, error) {
 		return nil, err
 	}
 	r := &solverRange{u: u}
-	r.dispMonth, r.dispYear = u.disputed(s.opt.DisputedYears, s.opt.DisputedMonths)
+	if u.lunarAny {
+		r.disputes = u.disputes(s.opt.DisputedYears, s.opt.DisputedMonths)
+	}
 	if len(s.cache) >= 16 {
 		clear(s.cache)
 	}
@@ -924,19 +887,78 @@ func (s *Solver) rangeOf(from, to int) (*solverRange, error) {
 // toYear that satisfy every fact, sorted, as YYYY-MM-DD. It intersects the
 // facts' sets in order of information gain, the smallest set first, and
 // stops early when the intersection is empty. A fact that is malformed is
-// an error naming its position (1-based); a puzzle whose answer depends on
-// a day whose lunar month or year is unknown or disputed is an
-// *UndecidableError.
+// an error naming its position (1-based). A fact whose value names no day
+// (month 13, the 32nd day) makes the answer empty: Solve returns the empty
+// answer with a *NoDayError. A puzzle whose answer depends on a day whose
+// lunar month or year is unknown or disputed is an *UndecidableError, which
+// says which days are in the answer whatever the calendar and which are
+// in doubt.
 func (s *Solver) Solve(facts []Fact, fromYear, toYear int) ([]string, error) {
+	sol, err := s.solve(facts, fromYear, toYear)
+	if err != nil {
+		return nil, err
+	}
+	if sol.doubt != nil {
+		return nil, sol.undecidable(facts)
+	}
+	out := sol.dates()
+	if sol.noDay != nil {
+		return out, sol.noDay
+	}
+	return out, nil
+}
+
+// solution is what solve finds: the answer on the embedded table (day
+// indexes), what the lunar calendar leaves in doubt and the first fact that
+// holds on no day.
+type solution struct {
+	u      *universe
+	answer []int
+	doubt  *lunarDoubt
+	noDay  *NoDayError
+}
+
+func (sol *solution) dates() []string {
+	out := make([]string, 0, len(sol.answer))
+	for _, i := range sol.answer {
+		out = append(out, formatDate(sol.u.first+i))
+	}
+	return out
+}
+
+// undecidable is the error of a solution with doubt.
+func (sol *solution) undecidable(facts []Fact) *UndecidableError {
+	d, u := sol.doubt, sol.u
+	e := &UndecidableError{Fact: d.fact + 1, Kind: facts[d.fact].Kind, Day: formatDate(u.first + d.days[0]), Disputed: d.disputed}
+	e.Sure = []string{}
+	for _, i := range sol.answer {
+		if _, ok := slices.BinarySearch(d.days, i); !ok {
+			e.Sure = append(e.Sure, formatDate(u.first+i))
+		}
+	}
+	for _, i := range d.days {
+		e.Doubtful = append(e.Doubtful, formatDate(u.first+i))
+	}
+	return e
+}
+
+func (s *Solver) solve(facts []Fact, fromYear, toYear int) (*solution, error) {
 	r, err := s.rangeOf(fromYear, toYear)
 	if err != nil {
 		return nil, err
 	}
 	u := r.u
+	sol := &solution{u: u, answer: []int{}}
 	for i := range facts {
 		if err := u.checkFact(&facts[i]); err != nil {
 			return nil, fmt.Errorf("fact %d (%s): %w", i+1, facts[i].Kind, err)
 		}
+		if err := u.noDay(&facts[i]); err != nil && sol.noDay == nil {
+			sol.noDay = &NoDayError{Fact: i + 1, Kind: facts[i].Kind, Err: err}
+		}
+	}
+	if sol.noDay != nil {
+		return sol, nil
 	}
 	sets := make([]*dateSet, len(facts))
 	counts := make([]int, len(facts))
@@ -947,35 +969,6 @@ func (s *Solver) Solve(facts []Fact, fromYear, toYear int) ([]string, error) {
 		counts[i] = sets[i].count()
 		order[i] = i
 	}
-	// A lunar (zodiac) fact decides nothing on a day the table cannot place
-	// or whose month (year) is disputed: when the other facts leave such a
-	// day, the answer is unknown.
-	left := func(i int, doubt *dateSet) int {
-		rest := u.newScratch()
-		rest.copyFrom(doubt)
-		for j := range facts {
-			if j != i {
-				rest.and(sets[j])
-			}
-		}
-		return rest.nth(0)
-	}
-	for i := range facts {
-		unknown, disputed := &u.monthUnknown, &r.dispMonth
-		switch facts[i].Kind {
-		case KindLunar:
-		case KindZodiac:
-			unknown, disputed = &u.yearUnknown, &r.dispYear
-		default:
-			continue
-		}
-		if d := left(i, unknown); d >= 0 {
-			return nil, &UndecidableError{Fact: i + 1, Kind: facts[i].Kind, Day: formatDate(u.first + d)}
-		}
-		if d := left(i, disputed); d >= 0 {
-			return nil, &UndecidableError{Fact: i + 1, Kind: facts[i].Kind, Day: formatDate(u.first + d), Disputed: true}
-		}
-	}
 	slices.SortStableFunc(order, func(a, b int) int { return counts[a] - counts[b] })
 	a := u.newScratch()
 	a.copyFrom(&u.full)
@@ -984,9 +977,12 @@ func (s *Solver) Solve(facts []Fact, fromYear, toYear int) ([]string, error) {
 			break
 		}
 	}
-	out := []string{}
-	a.members(func(i int) { out = append(out, formatDate(u.first+i)) })
-	return out, nil
+	a.members(func(i int) { sol.answer = append(sol.answer, i) })
+	// The lunar facts decide nothing on a day the table cannot place or
+	// whose month start is disputed: read them there under every reading.
+	scratch := u.newScratch()
+	sol.doubt = u.doubt(facts, sets, r.disputes, &scratch)
+	return sol, nil
 }
 
 // YearsOf reads the year range of a puzzle back from its first and

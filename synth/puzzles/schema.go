@@ -244,24 +244,28 @@ func (r *RecordBuilder) Append(p *Puzzle) {
 
 // Verdict is what Check finds of one stored puzzle.
 type Verdict struct {
-	// Row is the 0-based row of the file; Index is extra_info.index.
+	// Row is the 0-based row of the file; Index is extra_info.index and ID
+	// extra_info.id, which names the row.
 	Row   int64
 	Index int64
+	ID    string
 	// Stored is the answer set of the row's solutions column; GroundTruth
 	// is its reward_model.ground_truth.
 	Stored      []string
 	GroundTruth string
 	// Solved is the answer set computed from constraints_meta, or nil when
-	// the row cannot be solved (Err says why).
+	// the row cannot be solved (Err says why). A row with a fact that holds
+	// on no day has the empty answer, and Err says which (a *NoDayError).
 	Solved []string
 	Err    error
 }
 
 // Differs reports whether the stored answer set (solutions or
 // ground_truth, each read as a set) disagrees with the solved one, or the
-// row could not be solved.
+// row could not be solved. A row whose fact holds on no day is solved: its
+// answer is empty.
 func (c *Verdict) Differs() bool {
-	if c.Err != nil {
+	if c.Err != nil && !errors.Is(c.Err, ErrNoDay) {
 		return true
 	}
 	gt := []string{}
@@ -289,6 +293,7 @@ type storedRow struct {
 	} `json:"reward_model"`
 	ExtraInfo struct {
 		Index     int64  `json:"index"`
+		ID        string `json:"id"`
 		FirstDate string `json:"first_date"`
 		LastDate  string `json:"last_date"`
 	} `json:"extra_info"`
@@ -346,7 +351,7 @@ func Check(ctx context.Context, f dataset.File, name string, format *dataset.For
 			if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
 				return fmt.Errorf("%s: row %d: %w", name, row+1, err)
 			}
-			c := &Verdict{Row: row, Index: s.ExtraInfo.Index, Stored: s.Solutions}
+			c := &Verdict{Row: row, Index: s.ExtraInfo.Index, ID: s.ExtraInfo.ID, Stored: s.Solutions}
 			if s.RewardModel.GroundTruth != nil {
 				c.GroundTruth = *s.RewardModel.GroundTruth
 			}

@@ -26,6 +26,64 @@ type YearSet struct {
 	Through int
 	// Years are the years of the set, sorted, none after Through.
 	Years []int
+	// Rules are the rows the set was read from, in file order: the rhythm
+	// of its editions, which ScheduledYears reads.
+	Rules []YearRule
+}
+
+// YearRule is one row of a year set: the years First, First+Every, ... up
+// to Through, without those in Cancelled (moved editions are in the set's
+// Years, not here).
+type YearRule struct {
+	First, Every, Through int
+	Cancelled             []int
+}
+
+// The readings of a year set (Options.YearSetReading).
+const (
+	// YearSetsHeld reads a year set as the years an edition was held in:
+	// a cancelled edition does not count, a postponed one counts in the
+	// year it took place, and none after the set's last checked year.
+	YearSetsHeld = "held"
+	// YearSetsRule reads it by its rule, as the published Time Puzzles
+	// generator does: the years its editions were scheduled for in their
+	// regular rhythm, cancelled editions left out, a postponed edition
+	// counted in the year it was scheduled for, and the latest rhythm
+	// continued past the last checked year.
+	YearSetsRule = "rule"
+)
+
+// ScheduledYears returns the years of the set read by its rule, from
+// from to to (both included), sorted: each rule's years without its
+// cancelled ones, and the rule that reaches furthest continued past its
+// Through in the same rhythm.
+func (s *YearSet) ScheduledYears(from, to int) []int {
+	last := -1
+	for i, r := range s.Rules {
+		if last < 0 || r.Through > s.Rules[last].Through {
+			last = i
+		}
+	}
+	var out []int
+	for i, r := range s.Rules {
+		end := r.Through
+		if i == last {
+			end = to
+		}
+		for y := r.First; y <= min(end, to); y += r.Every {
+			if y >= from && !slices.Contains(r.Cancelled, y) {
+				out = append(out, y)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// scheduledFact is the year-set fact of s read by its rule, for dates up
+// to the end of year to.
+func (s *YearSet) scheduledFact(to int) Fact {
+	return Fact{Kind: KindYearSet, Level: LevelYear, Event: s.Event, Relation: Scheduled, Year: to, Years: s.ScheduledYears(MinYear, to)}
 }
 
 // yearSetColumns are the columns of a year-set CSV; cancelled and moved
@@ -93,6 +151,7 @@ func ParseYearSets(r io.Reader, name string) ([]YearSet, error) {
 		for y := first; y <= through; y += every {
 			years[y] = true
 		}
+		rule := YearRule{First: first, Every: every, Through: through}
 		s, i = row.field("cancelled")
 		for _, w := range strings.Fields(s) {
 			y, err := strconv.Atoi(w)
@@ -100,6 +159,7 @@ func ParseYearSets(r io.Reader, name string) ([]YearSet, error) {
 				return row.bad(i, "cancelled", "%q is not a year of the rule (%d every %d through %d)", w, first, every, through)
 			}
 			delete(years, y)
+			rule.Cancelled = append(rule.Cancelled, y)
 		}
 		s, i = row.field("moved")
 		for _, w := range strings.Fields(s) {
@@ -132,6 +192,7 @@ func ParseYearSets(r io.Reader, name string) ([]YearSet, error) {
 			}
 		}
 		out[k].Through = max(out[k].Through, through)
+		out[k].Rules = append(out[k].Rules, rule)
 		return nil
 	})
 	if err != nil {

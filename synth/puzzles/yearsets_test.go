@@ -33,6 +33,32 @@ func TestDefaultYearSets(t *testing.T) {
 	}
 }
 
+// TestScheduledYearsAreThePublishedRule: read by rule, the built-in Summer
+// Olympic and World Cup sets are the published generator's arithmetic (every
+// fourth year from 1896, without 1916, 1940 and 1944; every fourth from
+// 1930, without 1942 and 1946), written out here by hand, through 2050.
+func TestScheduledYearsAreThePublishedRule(t *testing.T) {
+	byName := map[string]YearSet{}
+	for _, s := range DefaultYearSets() {
+		byName[s.Name] = s
+	}
+	summer := byName["summer_olympics"]
+	assert.Equal(t, []int{1896, 1900, 1904, 1908, 1912, 1920, 1924, 1928, 1932, 1936, 1948, 1952, 1956, 1960, 1964, 1968,
+		1972, 1976, 1980, 1984, 1988, 1992, 1996, 2000, 2004, 2008, 2012, 2016, 2020, 2024, 2028, 2032, 2036, 2040, 2044, 2048},
+		summer.ScheduledYears(1, 2050))
+	cup := byName["world_cup"]
+	assert.Equal(t, []int{1930, 1934, 1938, 1950, 1954, 1958, 1962, 1966, 1970, 1974, 1978, 1982, 1986, 1990, 1994, 1998,
+		2002, 2006, 2010, 2014, 2018, 2022, 2026, 2030, 2034, 2038, 2042, 2046, 2050}, cup.ScheduledYears(1, 2050))
+	winter := byName["winter_olympics"]
+	assert.Equal(t, []int{1988, 1992, 1994, 1998, 2002, 2006, 2010, 2014, 2018, 2022, 2026, 2030}, winter.ScheduledYears(1985, 2030))
+	f := summer.scheduledFact(2030)
+	require.NoError(t, checkYearSet(&f))
+	assert.Equal(t, Scheduled, f.Relation)
+	assert.Equal(t, 2030, f.Year)
+	f.Relation = "held"
+	assert.ErrorContains(t, checkYearSet(&f), `relation "held" is not scheduled or empty`)
+}
+
 func TestParseYearSets(t *testing.T) {
 	const header = "set,event,first,every,through,cancelled,moved\n"
 	sets, err := ParseYearSets(strings.NewReader(header+
@@ -41,9 +67,16 @@ func TestParseYearSets(t *testing.T) {
 		"fair,the Fair,1990,5,2000,,\n"), "sets.csv")
 	require.NoError(t, err)
 	assert.Equal(t, []YearSet{
-		{Name: "games", Event: "the Games", Through: 2018, Years: []int{2000, 2002, 2006, 2009, 2010, 2012, 2015, 2018}},
-		{Name: "fair", Event: "the Fair", Through: 2000, Years: []int{1990, 1995, 2000}},
+		{Name: "games", Event: "the Games", Through: 2018, Years: []int{2000, 2002, 2006, 2009, 2010, 2012, 2015, 2018},
+			Rules: []YearRule{{First: 2000, Every: 2, Through: 2010, Cancelled: []int{2004}}, {First: 2012, Every: 3, Through: 2018}}},
+		{Name: "fair", Event: "the Fair", Through: 2000, Years: []int{1990, 1995, 2000}, Rules: []YearRule{{First: 1990, Every: 5, Through: 2000}}},
 	}, sets)
+	// By rule: the moved edition counts in 2008, the year it was scheduled
+	// for, not 2009; the cancelled 2004 stays out; the latest rhythm (every
+	// third year from 2012) goes on past 2018.
+	assert.Equal(t, []int{2000, 2002, 2006, 2008, 2010, 2012, 2015, 2018, 2021, 2024}, sets[0].ScheduledYears(1990, 2025))
+	assert.Equal(t, []int{2006, 2008}, sets[0].ScheduledYears(2005, 2009))
+	assert.Equal(t, []int{1995, 2000, 2005}, sets[1].ScheduledYears(1991, 2009))
 	// A file without the optional columns reads too.
 	sets, err = ParseYearSets(strings.NewReader("set,event,first,every,through\nx,the X,1,1,3\n"), "sets.csv")
 	require.NoError(t, err)
