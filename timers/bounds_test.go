@@ -238,7 +238,7 @@ func TestTokenRoundTrip(t *testing.T) {
 		{"longest rollout id", state{start: start, expires: start + 1, alpha: 1, rollout: strings.Repeat("r", maxRolloutID)}},
 		{"every field set", state{
 			start: start, expires: start + int64(time.Hour), measured: 3, simulated: maxToolNS - 3,
-			open: start + 5, stopped: start + 7, seed: math.MaxUint64,
+			open: start + 5, stopped: start + 7, spanOpen: true, halted: true, seed: math.MaxUint64,
 			alpha: 1e6, jitter: 1, limit: math.MaxFloat64, rollout: "rollout-1",
 		}},
 	}

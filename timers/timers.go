@@ -137,13 +137,17 @@ type Reading struct {
 	Timer string `json:"timer"`
 }
 
-// state is what a token carries. Times are Unix nanoseconds.
+// state is what a token carries. Times are Unix nanoseconds, any of which
+// may be 0 (the Unix epoch) or before it: whether a span is open and whether
+// the timer is stopped are flags of their own, not a zero time.
 type state struct {
 	start, expires int64
 	measured       int64 // closed measured tool spans
 	simulated      int64 // simulated tool latency
-	open           int64 // start of an open measured span, 0 if none
-	stopped        int64 // stop time, 0 while running
+	open           int64 // start of the open measured span, when spanOpen (else 0)
+	stopped        int64 // stop time, when halted (else 0)
+	spanOpen       bool  // a measured span is open
+	halted         bool  // the timer is stopped
 	seed           uint64
 	alpha, jitter  float64
 	limit          float64
@@ -158,10 +162,22 @@ const MaxToolSeconds = 1e9
 
 const maxToolNS = int64(MaxToolSeconds * 1e9)
 
+// Token payloads: a version byte, ten 8-byte fields, then (version 2 only)
+// a flags byte, then the rollout id. Version 1, the only one before Unix
+// time 0 was a legal span start or stop time, reads a zero open or stopped
+// time as "no span" and "running"; every state in which that reading is
+// right is still written as version 1, byte for byte as before, so older
+// replicas read those tokens and tokens they issued read the same here.
+// Version 2 is written only for a span opened or a timer stopped at
+// exactly Unix time 0, and says so in its flags.
 const (
-	tokenVersion = 1
+	tokenV1      = 1
+	tokenV2      = 2
 	fixedLen     = 1 + 10*8
-	macLen       = 16 // HMAC-SHA256 truncated to 128 bits
+	fixedLenV2   = fixedLen + 1
+	flagSpanOpen = 1 << 0 // version 2: a span is open
+	flagHalted   = 1 << 1 // version 2: the timer is stopped
+	macLen       = 16     // HMAC-SHA256 truncated to 128 bits
 	maxRolloutID = 256
 )
 
@@ -289,7 +305,7 @@ func (s *Store) AddSpan(tok string, sp Span) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
-	if st.stopped != 0 {
+	if st.halted {
 		return Reading{}, specErrorf("timer", "the timer is stopped")
 	}
 	switch sp.Action {
@@ -307,16 +323,16 @@ func (s *Store) AddSpan(tok string, sp Span) (Reading, error) {
 			st.measured += d
 		}
 	case "start":
-		if st.open != 0 {
+		if st.spanOpen {
 			return Reading{}, specErrorf("action", "a span is already open")
 		}
-		st.open = now
+		st.open, st.spanOpen = now, true
 	case "end":
-		if st.open == 0 {
+		if !st.spanOpen {
 			return Reading{}, specErrorf("action", "no span is open")
 		}
 		st.measured = st.addTool(now - st.open)
-		st.open = 0
+		st.open, st.spanOpen = 0, false
 	default:
 		return Reading{}, specErrorf("action", "%q is not start or end", sp.Action)
 	}
@@ -334,12 +350,12 @@ func (s *Store) Stop(tok string) (Reading, error) {
 	if err != nil {
 		return Reading{}, err
 	}
-	if st.stopped == 0 {
-		if st.open != 0 {
+	if !st.halted {
+		if st.spanOpen {
 			st.measured = st.addTool(now - st.open)
-			st.open = 0
+			st.open, st.spanOpen = 0, false
 		}
-		st.stopped = max(now, st.start)
+		st.stopped, st.halted = max(now, st.start), true
 		return s.issue(st, now), nil
 	}
 	return s.reading(st, s.encode(st), now), nil
@@ -347,7 +363,7 @@ func (s *Store) Stop(tok string) (Reading, error) {
 
 func (s *Store) issue(st state, now int64) Reading {
 	tok := s.encode(st)
-	s.index.put(st.rollout, tok, st.expires, st.stopped != 0, now)
+	s.index.put(st.rollout, tok, st.expires, st.halted, now)
 	return s.reading(st, tok, now)
 }
 
@@ -399,8 +415,8 @@ func (st *state) addTool(d int64) int64 {
 // read as a wrapped-around time.
 func (st *state) valid() bool {
 	return st.measured >= 0 && st.simulated >= 0 && st.measured <= maxToolNS-st.simulated &&
-		st.expires > st.start && (st.open == 0 || st.open >= st.start) &&
-		(st.stopped == 0 || st.stopped >= st.start) &&
+		st.expires > st.start && (!st.spanOpen || st.open >= st.start) &&
+		(!st.halted || st.stopped >= st.start) &&
 		st.alpha > 0 && st.alpha <= 1e6 && st.jitter >= 0 && st.jitter <= 1 &&
 		st.limit >= 0 && !math.IsInf(st.limit, 1) && len(st.rollout) <= maxRolloutID
 }
@@ -410,11 +426,11 @@ func (st *state) valid() bool {
 // would keep it.
 func (st *state) elapsed(now int64) float64 {
 	end := now
-	if st.stopped != 0 {
+	if st.halted {
 		end = st.stopped
 	}
 	measured := st.measured
-	if st.open != 0 {
+	if st.spanOpen {
 		measured = st.addTool(end - st.open)
 	}
 	gen := max(0, end-st.start-measured)
@@ -428,13 +444,13 @@ func (s *Store) reading(st state, tok string, now int64) Reading {
 		rep = max(0, el*(1+st.jitter*normal(st.seed^uint64(now))))
 	}
 	tool := st.measured + st.simulated
-	if st.open != 0 && st.stopped == 0 {
+	if st.spanOpen && !st.halted {
 		tool = st.addTool(now-st.open) + st.simulated
 	}
 	return Reading{
 		RolloutID: st.rollout, ElapsedS: el, ReportedS: rep, Text: FormatSeconds(rep),
 		ToolS: float64(tool) / 1e9, SpeedFactor: st.alpha, Jitter: st.jitter, TimeLimitS: st.limit,
-		Stopped: st.stopped != 0, ExpiresAt: time.Unix(0, st.expires).UTC(), Timer: tok,
+		Stopped: st.halted, ExpiresAt: time.Unix(0, st.expires).UTC(), Timer: tok,
 	}
 }
 
@@ -468,8 +484,8 @@ func splitmix(x uint64) uint64 {
 var b64 = base64.RawURLEncoding.Strict()
 
 func (s *Store) encode(st state) string {
-	buf := make([]byte, fixedLen, fixedLen+len(st.rollout)+macLen)
-	buf[0] = tokenVersion
+	buf := make([]byte, fixedLen, fixedLenV2+len(st.rollout)+macLen)
+	buf[0] = tokenV1
 	le := binary.LittleEndian
 	for i, v := range [...]uint64{
 		uint64(st.start), uint64(st.expires), uint64(st.measured), uint64(st.simulated),
@@ -477,6 +493,17 @@ func (s *Store) encode(st state) string {
 		math.Float64bits(st.alpha), math.Float64bits(st.jitter), math.Float64bits(st.limit),
 	} {
 		le.PutUint64(buf[1+8*i:], v)
+	}
+	if st.spanOpen != (st.open != 0) || st.halted != (st.stopped != 0) {
+		buf[0] = tokenV2
+		var flags byte
+		if st.spanOpen {
+			flags |= flagSpanOpen
+		}
+		if st.halted {
+			flags |= flagHalted
+		}
+		buf = append(buf, flags)
 	}
 	buf = append(buf, st.rollout...)
 	mac := s.sign(buf)
@@ -503,7 +530,7 @@ func (s *Store) decode(tok string) (state, error) {
 	if dot < 0 || len(tok) > 2*(fixedLen+maxRolloutID+macLen) {
 		return state{}, ErrInvalid
 	}
-	var pbuf [fixedLen + maxRolloutID + 8]byte
+	var pbuf [fixedLenV2 + maxRolloutID + 8]byte
 	var mbuf [macLen + 8]byte
 	if b64.DecodedLen(dot) > len(pbuf) || b64.DecodedLen(len(tok)-dot-1) != macLen {
 		return state{}, ErrInvalid
@@ -523,7 +550,7 @@ func (s *Store) decode(tok string) (state, error) {
 	if !hmac.Equal(mac, want[:macLen]) {
 		return state{}, ErrInvalid
 	}
-	if len(payload) < fixedLen || payload[0] != tokenVersion {
+	if len(payload) < fixedLen {
 		return state{}, ErrInvalid
 	}
 	le := binary.LittleEndian
@@ -532,7 +559,25 @@ func (s *Store) decode(tok string) (state, error) {
 		start: int64(u(0)), expires: int64(u(1)), measured: int64(u(2)), simulated: int64(u(3)),
 		open: int64(u(4)), stopped: int64(u(5)), seed: u(6),
 		alpha: math.Float64frombits(u(7)), jitter: math.Float64frombits(u(8)), limit: math.Float64frombits(u(9)),
-		rollout: string(payload[fixedLen:]),
+	}
+	switch payload[0] {
+	case tokenV1:
+		st.spanOpen, st.halted = st.open != 0, st.stopped != 0
+		st.rollout = string(payload[fixedLen:])
+	case tokenV2:
+		// A flag that is off leaves its time 0, and no other bit is set, so
+		// a state has one spelling in version 2 as well.
+		if len(payload) < fixedLenV2 {
+			return state{}, ErrInvalid
+		}
+		flags := payload[fixedLen]
+		st.spanOpen, st.halted = flags&flagSpanOpen != 0, flags&flagHalted != 0
+		if flags&^(flagSpanOpen|flagHalted) != 0 || !st.spanOpen && st.open != 0 || !st.halted && st.stopped != 0 {
+			return state{}, ErrInvalid
+		}
+		st.rollout = string(payload[fixedLenV2:])
+	default:
+		return state{}, ErrInvalid
 	}
 	if !st.valid() {
 		return state{}, ErrInvalid
