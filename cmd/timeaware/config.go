@@ -94,6 +94,7 @@ var defaults = map[string]any{
 	"synth.puzzles.kb":                    "",
 	"synth.puzzles.year_sets":             "",
 	"synth.puzzles.disputed":              "avoid",
+	"synth.puzzles.year_set_reading":      "held",
 	"synth.puzzles.lunar_disputed_years":  "1808,1814,1890,1896",
 	"synth.puzzles.lunar_disputed_months": "1933-6,1954-11,1956-11,1978-8",
 	"synth.puzzles.explicit":              false,

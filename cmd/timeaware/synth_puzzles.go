@@ -126,6 +126,7 @@ the solved answers; it prints each record whose published answer is wrong
 	fs.String("kb", "", "knowledge-base CSV of events (event,start,end; default: the built-in one)")
 	fs.String("year-sets", "", "CSV of year sets (set,event,first,every,through,cancelled,moved; default: the built-in Olympic and World Cup years)")
 	fs.String("disputed", "", "disputed lunar months and years: avoid (never decide an answer; the default) or allow")
+	fs.String("year-set-reading", "", "read year sets by the editions held (held, the default) or by their rule, as the published Time Puzzles generator does (rule)")
 	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
 	fs.Int("workers", 0, "generating goroutines (default: all cores)")
 	fs.Bool("explicit", false, "put the explicit constraints in the prompt instead of the implicit ones")
@@ -134,6 +135,7 @@ the solved answers; it prints each record whose published answer is wrong
 	bindKey(fs, "kb", "synth.puzzles.kb")
 	bindKey(fs, "year-sets", "synth.puzzles.year_sets")
 	bindKey(fs, "disputed", "synth.puzzles.disputed")
+	bindKey(fs, "year-set-reading", "synth.puzzles.year_set_reading")
 	bindKey(fs, "format", "synth.puzzles.format")
 	bindKey(fs, "workers", "synth.puzzles.workers")
 	bindKey(fs, "explicit", "synth.puzzles.explicit")
@@ -195,6 +197,7 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, []output.Entry, error) {
 	o.Ability = v.GetString("synth.puzzles.ability")
 	o.MaxAttempts = v.GetInt("synth.puzzles.max_attempts")
 	o.Disputed = v.GetString("synth.puzzles.disputed")
+	o.YearSetReading = v.GetString("synth.puzzles.year_set_reading")
 	var inputs []output.Entry
 	if err := readPuzzleInput(v, "kb", "kb", "knowledge_base", puzzles.ParseKB, &o.KB, &inputs); err != nil {
 		return o, nil, err
@@ -497,7 +500,7 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 	defer sinks.Release()
 	iopt := puzzles.ImportOptions{
 		KB: opt.KB, YearSets: opt.YearSets, Seasons: opt.Seasons, Prompt: opt.Prompt, Explicit: opt.Explicit,
-		Split: opt.Split, Ability: opt.Ability,
+		Split: opt.Split, Ability: opt.Ability, YearSetReading: opt.YearSetReading,
 		Solver: puzzles.NewSolverWith(puzzles.SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths}),
 	}
 	sum, err := puzzles.ImportPublished(ctx, in, f.importPublished, iopt, func(im *puzzles.Imported) error {

@@ -322,3 +322,39 @@ synth puzzles --import-published: 5 records, 4 converted, 1 not converted
 	assert.Contains(t, stdout, "row 2 (id c9d0, index 2): no solution, as stored: fact 2 (lunar_month): month 0 is not from 1 to 12")
 	assert.Contains(t, stdout, "3 puzzles checked, 0 differ, 0 undecidable, 2 without a solution")
 }
+
+// TestSynthPuzzlesYearSetReading: --year-set-reading rule reads the
+// Olympic and World Cup years as the published generator does, so the
+// sample's Tokyo record (2020) agrees, and generated year-set facts say they
+// count scheduled editions; a reading that is neither is refused.
+func TestSynthPuzzlesYearSetReading(t *testing.T) {
+	dir := t.TempDir()
+	sample := filepath.Join("..", "..", "examples", "puzzles", "published_sample.json")
+	code, stdout, stderr := runCLI(t, "synth", "puzzles", "--import-published", sample, "--year-set-reading", "rule", "--out", filepath.Join(dir, "i.jsonl"))
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, "published-3 (record 3)")
+	assert.Contains(t, stdout, "  agree:         5\n")
+	assert.Contains(t, stdout, "  wrong:         4 (boundary_days 1, lunar_calendar_boundary 1, lunar_leap_month 1, unexplained 1)\n")
+
+	out := filepath.Join(dir, "g.jsonl")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "60", "--seed", "2", "--years", "2000-2040",
+		"--year-set-reading", "rule", "--out", out)
+	require.Equal(t, 0, code, stderr)
+	scheduled := 0
+	for _, r := range readJSONLines(t, out) {
+		for _, f := range r["constraints_meta"].([]any) {
+			if m := f.(map[string]any); m["kind"] == "year_set" {
+				scheduled++
+				assert.Equal(t, "scheduled", m["relation"])
+			}
+		}
+	}
+	assert.Positive(t, scheduled)
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--solve", out)
+	assert.Equal(t, 0, code, stderr)
+
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--count", "5", "--seed", "2", "--year-set-reading", "awarded", "--out", out)
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "year_set_reading")
+	assert.Contains(t, stderr, `"awarded" is not held or rule`)
+}

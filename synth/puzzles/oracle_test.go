@@ -109,6 +109,20 @@ func oracleDate(t testing.TB, s string) time.Time {
 	return d
 }
 
+// oracleScheduled says whether an edition of set name was scheduled for
+// year y in its regular rhythm.
+func oracleScheduled(name string, y int) bool {
+	switch name {
+	case "summer_olympics":
+		return y >= 1896 && y%4 == 0 && y != 1916 && y != 1940 && y != 1944
+	case "world_cup":
+		return y >= 1930 && y%4 == 2 && y != 1942 && y != 1946
+	case "winter_olympics":
+		return y >= 1924 && y <= 1992 && y%4 == 0 && y != 1940 && y != 1944 || y >= 1994 && y%4 == 2
+	}
+	return false
+}
+
 // oracleLunar is the lunar calendar of the reference tables: for each day
 // (as a time.Time at UTC midnight) its lunar month, leap flag and animal.
 type oracleLunar struct {
@@ -224,6 +238,13 @@ func oracleHolds(t testing.TB, lun *oracleLunar, f *Fact, od *oracleDay) bool {
 	case KindYearSet:
 		name, ok := oracleYearSetNames[f.Event]
 		require.True(t, ok, "year set %q", f.Event)
+		if f.Relation == Scheduled {
+			// "scheduled in their regular rhythm": every fourth year from the
+			// first edition, the cancelled ones left out, the 2020 Games in
+			// 2020, the Winter Games' change of rhythm in 1994 (oracle's own
+			// arithmetic), up to the last year the puzzle counts.
+			return oracleScheduled(name, y) && y <= f.Year
+		}
 		return slices.Contains(heldEditions[name], y) && y <= f.Year
 	case KindMonth:
 		return m == f.Month
@@ -488,4 +509,152 @@ func TestKnowledgeBaseAgreesWithCalendarHistory(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, len(calendarHistory), 13)
+}
+
+// TestGeneratedByRuleAgreeWithOracle: year sets read by their rule, over
+// the years around the Tokyo Games and beyond the last edition held.
+func TestGeneratedByRuleAgreeWithOracle(t *testing.T) {
+	lun := readOracleLunar(t)
+	g, err := NewGenerator(testOptions(40, func(o *Options) {
+		o.FromYear, o.ToYear, o.MinSolutions, o.YearSetReading = 2010, 2040, 0, YearSetsRule
+		o.Kinds = []Kind{KindYearSet, KindMonth, KindDay, KindWeekday, KindZodiac}
+	}))
+	require.NoError(t, err)
+	scheduled := 0
+	for i := range int64(200) {
+		p, err := g.Generate(i)
+		require.NoError(t, err)
+		for k, f := range p.Facts {
+			if f.Kind == KindYearSet {
+				scheduled++
+				require.Equal(t, Scheduled, f.Relation)
+				assert.Contains(t, p.Constraints[k], "were scheduled in their regular rhythm")
+			}
+		}
+		require.Equal(t, oracleSolve(t, lun, p.Facts, 2010, 2040), p.Solutions, "puzzle %d: %q", i, p.Constraints)
+	}
+	assert.Greater(t, scheduled, 50)
+}
+
+// oracleReadings are the calendars the oracle reads a disputed stretch
+// under, built from the reference months alone: the table, and for each
+// disputed month start each candidate start (a day either way for a month,
+// the previous or next month's start for a new year), the days passed over
+// going to the month on the other side.
+func oracleReadings(lun *oracleLunar, years []int, months []LunarRef) []*oracleLunar {
+	out := []*oracleLunar{lun}
+	move := func(i int, start time.Time) {
+		alt := *lun
+		alt.months = slices.Clone(lun.months)
+		delta := int(start.Sub(alt.months[i].start).Hours() / 24)
+		alt.months[i].start = start
+		alt.months[i].days -= delta
+		alt.months[i-1].days += delta
+		alt.newYears = slices.Clone(lun.newYears)
+		for k, ny := range alt.newYears {
+			if ny.Equal(lun.months[i].start) {
+				alt.newYears[k] = start
+			}
+		}
+		// A month squeezed to nothing is gone.
+		alt.months = slices.DeleteFunc(alt.months, func(m oracleMonth) bool { return m.days <= 0 })
+		out = append(out, &alt)
+	}
+	find := func(year, month int, leap bool) int {
+		for i, m := range lun.months {
+			if m.month == month && m.leap == leap && oracleLunarYear(lun, i) == year {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, r := range months {
+		i := find(r.Year, r.Month, r.Leap)
+		move(i, lun.months[i].start.AddDate(0, 0, -1))
+		move(i, lun.months[i].start.AddDate(0, 0, 1))
+	}
+	for _, y := range years {
+		i := find(y, 1, false)
+		move(i, lun.months[i-1].start)
+		move(i, lun.months[i+1].start)
+	}
+	return out
+}
+
+// oracleLunarYear counts month-1 rows to give month i's lunar year.
+func oracleLunarYear(lun *oracleLunar, i int) int {
+	y := 1799
+	for k := 0; k <= i; k++ {
+		if lun.months[k].month == 1 && !lun.months[k].leap {
+			y++
+		}
+	}
+	return y
+}
+
+// TestDoubtAgreesWithOracle: random puzzles with lunar facts over ranges
+// holding the disputed years and months, solved by the oracle under every
+// reading of the disputed starts. Where every reading gives the same answer
+// the solver answers it; where they differ the solver calls the puzzle
+// undecidable, the days every reading has as sure, and the rest of their
+// union as doubtful.
+func TestDoubtAgreesWithOracle(t *testing.T) {
+	lun := readOracleLunar(t)
+	years, months := DefaultDisputedYears(), DefaultDisputedMonths()
+	readings := oracleReadings(lun, years, months)
+	require.Len(t, readings, 1+2*len(years)+2*len(months))
+	solver := NewSolver()
+	rng := rand.New(rand.NewPCG(44, 2))
+	spans := [][2]int{{1807, 1809}, {1813, 1815}, {1889, 1891}, {1895, 1897}, {1932, 1934}, {1954, 1957}, {1977, 1979}}
+	undecided, decided := 0, 0
+	for i := range 2000 {
+		sp := spans[i%len(spans)]
+		var facts []Fact
+		switch rng.IntN(3) {
+		case 0:
+			facts = append(facts, Fact{Kind: KindZodiac, Animal: ZodiacAnimals[rng.IntN(12)]})
+		case 1:
+			facts = append(facts, Fact{Kind: KindLunar, Month: 1 + rng.IntN(12), Leap: rng.IntN(6) == 0})
+		default:
+			facts = append(facts, Fact{Kind: KindZodiac, Animal: ZodiacAnimals[rng.IntN(12)]}, Fact{Kind: KindLunar, Month: 1 + rng.IntN(12)})
+		}
+		// Days near the disputed stretches: a month and a day of the month.
+		facts = append(facts, Fact{Kind: KindMonth, Month: []int{1, 2, 6, 7, 8, 9, 11, 12}[rng.IntN(8)]},
+			Fact{Kind: KindDayRange, Op: "after", Day: rng.IntN(28)})
+		if rng.IntN(2) == 0 {
+			facts = append(facts, Fact{Kind: KindWeekday, Weekday: 1 + rng.IntN(7)})
+		}
+		var answers [][]string
+		for _, r := range readings {
+			answers = append(answers, oracleSolve(t, r, facts, sp[0], sp[1]))
+		}
+		sure, union := answers[0], answers[0]
+		same := true
+		for _, a := range answers[1:] {
+			same = same && slices.Equal(a, answers[0])
+			sure = slices.DeleteFunc(slices.Clone(sure), func(d string) bool { return !slices.Contains(a, d) })
+			for _, d := range a {
+				if !slices.Contains(union, d) {
+					union = append(slices.Clone(union), d)
+				}
+			}
+		}
+		slices.Sort(union)
+		got, err := solver.Solve(facts, sp[0], sp[1])
+		if same {
+			decided++
+			require.NoError(t, err, "puzzle %d: %+v", i, facts)
+			require.Equal(t, answers[0], got, "puzzle %d: %+v", i, facts)
+			continue
+		}
+		undecided++
+		var ue *UndecidableError
+		require.ErrorAs(t, err, &ue, "puzzle %d: %+v: readings give %v", i, facts, answers)
+		assert.True(t, ue.Disputed)
+		assert.Equal(t, sure, ue.Sure, "puzzle %d: %+v", i, facts)
+		doubtful := slices.DeleteFunc(slices.Clone(union), func(d string) bool { return slices.Contains(sure, d) })
+		assert.Equal(t, doubtful, ue.Doubtful, "puzzle %d: %+v", i, facts)
+	}
+	assert.Greater(t, undecided, 25)
+	assert.Greater(t, decided, 1000)
 }

@@ -170,6 +170,9 @@ func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOp
 	if opt.Solver == nil {
 		opt.Solver = NewSolver()
 	}
+	if opt.YearSetReading != "" && opt.YearSetReading != YearSetsHeld && opt.YearSetReading != YearSetsRule {
+		return nil, fmt.Errorf("year set reading %q is not %s or %s", opt.YearSetReading, YearSetsHeld, YearSetsRule)
+	}
 	records, err := readPublished(r, name)
 	if err != nil {
 		return nil, err

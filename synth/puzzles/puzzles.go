@@ -114,6 +114,10 @@ type Options struct {
 	// YearSets are the sets of year_set facts (Olympic years and the like);
 	// none turns the kind off.
 	YearSets []YearSet
+	// YearSetReading reads them by the editions held (YearSetsHeld, the
+	// default, "") or by their rule (YearSetsRule, the published
+	// generator's reading); the wording says which.
+	YearSetReading string
 	// DisputedYears and DisputedMonths are the parts of the lunar calendar
 	// no puzzle's answer may depend on: a zodiac or lunar-month fact is used
 	// only when the other facts already rule out every day whose lunar year
@@ -239,6 +243,9 @@ func (o *Options) Validate() error {
 		if lt.find(m) < 0 {
 			return bad("lunar_disputed_months", "%s is not a month of the table", m)
 		}
+	}
+	if o.YearSetReading != "" && o.YearSetReading != YearSetsHeld && o.YearSetReading != YearSetsRule {
+		return bad("year_set_reading", "%q is not %s or %s", o.YearSetReading, YearSetsHeld, YearSetsRule)
 	}
 	if o.Disputed != "" && o.Disputed != DisputedAvoid && o.Disputed != DisputedAllow {
 		return bad("disputed", "%q is not %s or %s", o.Disputed, DisputedAvoid, DisputedAllow)
@@ -393,6 +400,9 @@ type setShared struct {
 	// with the allow policy).
 	disputes *disputes
 	seasonOf [13]int // index into opt.Seasons, -1 for none
+	// yearSets are the year-set facts, one per set, read as
+	// opt.YearSetReading says.
+	yearSets []Fact
 }
 
 // Generator makes puzzles (the Time Puzzles paper, Alg. 1–3). It is not safe for
@@ -426,6 +436,13 @@ func NewGenerator(opt Options) (*Generator, error) {
 	}
 	for i := range sh.seasonOf {
 		sh.seasonOf[i] = -1
+	}
+	for i := range opt.YearSets {
+		f := opt.YearSets[i].fact()
+		if opt.YearSetReading == YearSetsRule {
+			f = opt.YearSets[i].scheduledFact(opt.ToYear)
+		}
+		sh.yearSets = append(sh.yearSets, f)
 	}
 	for i, s := range opt.Seasons {
 		for _, m := range s.Months {
@@ -641,15 +658,16 @@ func (g *Generator) instantiate(rng *rand.Rand, k Kind, i int) (Fact, bool) {
 		f.Animal = u.lunar.animalOf(u.lunar.months[j].year)
 	case KindYearSet:
 		var in []int
-		for k := range g.sh.opt.YearSets {
-			if _, ok := slices.BinarySearch(g.sh.opt.YearSets[k].Years, y); ok {
+		for k := range g.sh.yearSets {
+			if _, ok := slices.BinarySearch(g.sh.yearSets[k].Years, y); ok {
 				in = append(in, k)
 			}
 		}
 		if len(in) == 0 {
 			return f, false
 		}
-		f = g.sh.opt.YearSets[in[rng.IntN(len(in))]].fact()
+		f = g.sh.yearSets[in[rng.IntN(len(in))]]
+		f.Years = slices.Clone(f.Years)
 	case KindMonth:
 		f.Month = m
 	case KindSeason:

@@ -540,6 +540,7 @@ func TestOptionsValidate(t *testing.T) {
 		{"kb", func(o *Options) { o.KB = nil }},
 		{"lunar_disputed_years", func(o *Options) { o.DisputedYears = []int{1700} }},
 		{"lunar_disputed_months", func(o *Options) { o.DisputedMonths = []LunarRef{{1933, 6, true}} }},
+		{"year_set_reading", func(o *Options) { o.YearSetReading = "awarded" }},
 		{"instruction", func(o *Options) { o.Prompt.Instruction = "no placeholder" }},
 		{"max_attempts", func(o *Options) { o.MaxAttempts = 0 }},
 	} {

@@ -167,6 +167,9 @@ func (r *RecordBuilder) appendFact(f *Fact) {
 	if f.Kind == KindEvent && f.End == "" {
 		has[16] = false
 	}
+	if f.Kind == KindYearSet && f.Relation != "" {
+		has[14] = true // read by rule: relation scheduled
+	}
 	ints := []struct {
 		b *array.Int64Builder
 		v int
