@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,10 +43,14 @@ type File struct {
 var useTmpfile = true
 
 // Create starts the output at path. Its directory must exist.
+//
+// Errors of this package are *fs.PathError values naming the output's
+// path, as the os package's are, so that a caller can tell the file
+// system's refusals from its own errors.
 func Create(path string) (*File, error) {
 	dir := filepath.Dir(path)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("atomicfile: create %s: directory %s does not exist", path, dir)
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("directory %s does not exist", dir)}
 	}
 	RemoveStale(path)
 	if useTmpfile {
@@ -56,7 +61,7 @@ func Create(path string) (*File, error) {
 	named := TempPath(path)
 	f, err := os.OpenFile(named, os.O_WRONLY|os.O_CREATE|os.O_EXCL, Perm)
 	if err != nil {
-		return nil, fmt.Errorf("atomicfile: create %s: %w", path, unwrapPath(err))
+		return nil, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
 	}
 	return &File{path: path, f: f, named: named}, nil
 }
@@ -82,7 +87,7 @@ func (a *File) Path() string { return a.path }
 func (a *File) Write(p []byte) (int, error) {
 	n, err := a.f.Write(p)
 	if err != nil {
-		err = fmt.Errorf("atomicfile: write %s: %w", a.path, unwrapPath(err))
+		err = &fs.PathError{Op: "write", Path: a.path, Err: unwrapPath(err)}
 	}
 	return n, err
 }
@@ -99,7 +104,7 @@ func (a *File) Commit() error {
 	}
 	if err := os.Rename(named, a.path); err != nil {
 		os.Remove(named)
-		return fmt.Errorf("atomicfile: commit %s: %w", a.path, unwrapPath(err))
+		return &fs.PathError{Op: "commit", Path: a.path, Err: unwrapPath(err)}
 	}
 	return nil
 }
@@ -110,7 +115,7 @@ func (a *File) Commit() error {
 // and Commit leave it alone. After an error nothing is left behind.
 func (a *File) Prepare() (string, error) {
 	if a.done {
-		return "", fmt.Errorf("atomicfile: commit %s: %w", a.path, os.ErrClosed)
+		return "", &fs.PathError{Op: "commit", Path: a.path, Err: os.ErrClosed}
 	}
 	a.done = true
 	err := a.f.Sync()
@@ -127,7 +132,7 @@ func (a *File) Prepare() (string, error) {
 		if a.named != "" {
 			os.Remove(a.named)
 		}
-		return "", fmt.Errorf("atomicfile: commit %s: %w", a.path, unwrapPath(err))
+		return "", &fs.PathError{Op: "commit", Path: a.path, Err: unwrapPath(err)}
 	}
 	return a.named, nil
 }
@@ -164,7 +169,7 @@ func (a *File) Abort() {
 // WriteFile writes data to path atomically, creating its directory.
 func WriteFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("atomicfile: create %s: %w", path, unwrapPath(err))
+		return &fs.PathError{Op: "create", Path: path, Err: DirError(err)}
 	}
 	f, err := Create(path)
 	if err != nil {
@@ -212,6 +217,20 @@ func RemoveStale(path string) {
 			os.Remove(full)
 		}
 	}
+}
+
+// DirError is the reason os.MkdirAll failed to make the directories of an
+// output, naming the one at fault: "out/x is not a directory" when a file
+// is in the way, "cannot create out/x: permission denied" otherwise.
+func DirError(err error) error {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	if errors.Is(pe.Err, syscall.ENOTDIR) || errors.Is(pe.Err, syscall.EEXIST) {
+		return fmt.Errorf("%s is not a directory", pe.Path)
+	}
+	return fmt.Errorf("cannot create %s: %w", pe.Path, pe.Err)
 }
 
 func unwrapPath(err error) error {

@@ -1,6 +1,7 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,7 +105,10 @@ func TestCommitFailureLeavesNothing(t *testing.T) {
 		require.NoError(t, err)
 		err = f.Commit()
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "atomicfile: commit "+path)
+		var pe *fs.PathError
+		require.ErrorAs(t, err, &pe, "a refusal of the file system is a *fs.PathError")
+		assert.Equal(t, "commit", pe.Op)
+		assert.Equal(t, path, pe.Path)
 		assert.Equal(t, []string{"out"}, listing(t, dir))
 	})
 }
@@ -113,12 +117,23 @@ func TestCreateNamesThePath(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "no", "out.parquet")
 	_, err := Create(missing)
-	require.ErrorContains(t, err, "atomicfile: create "+missing+": directory "+filepath.Join(dir, "no")+" does not exist")
+	require.EqualError(t, err, "create "+missing+": directory "+filepath.Join(dir, "no")+" does not exist")
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, missing, pe.Path)
 
 	notDir := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(notDir, nil, 0o644))
-	err = WriteFile(filepath.Join(notDir, "out"), []byte("x"))
-	require.ErrorContains(t, err, "atomicfile: create "+filepath.Join(notDir, "out"))
+	err = WriteFile(filepath.Join(notDir, "sub", "out"), []byte("x"))
+	require.EqualError(t, err, "create "+filepath.Join(notDir, "sub", "out")+": "+notDir+" is not a directory")
+	require.ErrorAs(t, err, &pe)
+
+	locked := filepath.Join(dir, "locked")
+	require.NoError(t, os.Mkdir(locked, 0o500))
+	err = WriteFile(filepath.Join(locked, "sub", "out"), []byte("x"))
+	if os.Geteuid() != 0 { // root writes anywhere
+		require.EqualError(t, err, "create "+filepath.Join(locked, "sub", "out")+": cannot create "+filepath.Join(locked, "sub")+": permission denied")
+	}
 }
 
 func TestWriteFile(t *testing.T) {

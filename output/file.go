@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -20,8 +22,13 @@ type File struct {
 	n    int64
 }
 
-// Create starts the output at path; its directory must exist.
+// Create starts the output at path, creating its directory and those
+// above it as `mkdir -p` would: every command treats a missing output
+// directory the same way. Errors are *fs.PathError values naming path.
 func Create(path string) (*File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: atomicfile.DirError(err)}
+	}
 	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err

@@ -211,9 +211,9 @@ var commitFaults = []commitFault{
 
 // TestCommitFaultsKeepThePreviousOutput: for every command that writes
 // files and every fault its commit can meet, a run over a previous good
-// output fails (exit 1, naming the cause) and leaves that output and its
+// output fails and leaves that output and its
 // manifest byte for byte, with no temporary file, backup or journal
-// beside them; the same run without the fault then replaces them, and
+// beside them (exit 3, an I/O error naming --out); the same run without the fault then replaces them, and
 // its manifest checks out against its files.
 func TestCommitFaultsKeepThePreviousOutput(t *testing.T) {
 	for _, w := range commitWriters(t, t.TempDir()) {
@@ -237,8 +237,9 @@ func TestCommitFaultsKeepThePreviousOutput(t *testing.T) {
 				}
 
 				code, _, stderr = runCLIWith(t, fault.fsys(data, mp), w.args(dir, true)...)
-				assert.Equal(t, exitData, code, stderr)
+				assert.Equal(t, exitIO, code, stderr)
 				assert.Contains(t, stderr, fault.want)
+				assert.True(t, strings.HasPrefix(stderr, "timeaware: --out "+filepath.Join(dir, "")), "the error names --out and its path: %s", stderr)
 				assert.Equal(t, before, tree(t, dir), "the previous output and manifest, and nothing else")
 
 				code, _, stderr = runCLI(t, w.args(dir, true)...)

@@ -3,14 +3,18 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cast"
+	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/synth"
 )
 
 // defaults holds every config key with its built-in value. configs/timeaware.yaml
@@ -207,46 +211,100 @@ var defaults = map[string]any{
 // whichever layer set it (flag, TIMEAWARE_* variable, config file). Flags are
 // typed by pflag, but variables and files are text to viper, and its GetX
 // functions turn unparsable text into zero: this is the check that stops
-// TIMEAWARE_PAIRS_LABEL_ONLY_MARGIN=abc from becoming a margin of 0.
+// TIMEAWARE_PAIRS_LABEL_ONLY_MARGIN=abc from becoming a margin of 0. The
+// error is the reason alone; checkConfig adds where the value came from.
 func configValue(v *viper.Viper, key string) (any, error) {
 	raw := v.Get(key)
 	var (
-		val any
-		err error
+		val  any
+		err  error
+		want string
 	)
 	switch defaults[key].(type) {
 	case string:
 		val, err = cast.ToStringE(raw)
+		want = "text"
 	case bool:
 		val, err = cast.ToBoolE(raw)
+		want = "true or false"
 	case int:
 		val, err = cast.ToIntE(raw)
+		want = "a whole number"
 	case []string:
 		val, err = cast.ToStringSliceE(raw)
+		want = "a list of strings"
 	case float64:
 		var f float64
 		if f, err = cast.ToFloat64E(raw); err == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
 			err = errors.New("not a finite number")
 		}
 		val = f
+		want = "a finite number"
 	default:
 		return nil, fmt.Errorf("config key %s has no type", key)
 	}
 	if err != nil {
-		env := "TIMEAWARE_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
-		return nil, usagef("%s (from a flag, %s or the config file): %q is not a valid %T", key, env, fmt.Sprint(raw), defaults[key])
+		return nil, fmt.Errorf("want %s", want)
 	}
 	return val, nil
 }
 
 // checkConfig validates every key; see configValue.
-func checkConfig(v *viper.Viper) error {
-	for key := range defaults {
-		if _, err := configValue(v, key); err != nil {
-			return err
+func (a *app) checkConfig() error {
+	keys := slices.Sorted(maps.Keys(defaults))
+	for _, key := range keys {
+		if _, err := configValue(a.v, key); err != nil {
+			return a.badKey(key, err)
 		}
 	}
 	return nil
+}
+
+// origin says where the value of a config key came from, as the user set
+// it: the flag ("--time-format"), the variable
+// ("TIMEAWARE_PAIRS_TIME_FORMAT"), the config file and key ("--config
+// my.yaml: pairs.time_format"), else the key itself (a built-in default).
+// Precedence is viper's: a flag given, then a variable, then the file.
+func (a *app) origin(key string) string {
+	if a.cmd != nil {
+		var flag string
+		a.cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if k, ok := f.Annotations[configKey]; ok && k[0] == key && f.Changed {
+				flag = "--" + f.Name
+			}
+		})
+		if flag != "" {
+			return flag
+		}
+	}
+	if val, ok := os.LookupEnv(envName(key)); ok && val != "" {
+		return envName(key)
+	}
+	if a.configFile != "" && a.v.InConfig(key) {
+		return "--config " + a.configFile + ": " + key
+	}
+	return key
+}
+
+// badKey is the usage error of a config key's value, named where the user
+// set it and in the CLI's one shape: "--time-format utc: reason",
+// "TIMEAWARE_PAIRS_TIME_FORMAT=utc: reason", "--config my.yaml:
+// pairs.time_format utc: reason".
+func (a *app) badKey(key string, reason error) error {
+	val := showValue(fmt.Sprint(a.v.Get(key)))
+	if list, ok := a.v.Get(key).([]string); ok {
+		val = showValue(strings.Join(list, ","))
+	}
+	where := a.origin(key)
+	if strings.HasPrefix(where, "TIMEAWARE_") {
+		return usageError{fmt.Errorf("%s=%s: %w", where, val, reason)}
+	}
+	return usageError{fmt.Errorf("%s %s: %w", where, val, reason)}
+}
+
+// badKeyf is badKey with a reason made from a format.
+func (a *app) badKeyf(key, format string, args ...any) error {
+	return a.badKey(key, fmt.Errorf(format, args...))
 }
 
 // typedConfig returns the keys under prefix with their typed values, for
@@ -262,4 +320,39 @@ func typedConfig(v *viper.Viper, prefix string, omit ...string) map[string]any {
 		}
 	}
 	return out
+}
+
+// flagValueError is the usage error of a flag that no config key sets:
+// "--count 0: reason".
+func (a *app) flagValueError(flag string, reason error) error {
+	val := ""
+	if a.cmd != nil {
+		if f := a.cmd.Flags().Lookup(flag); f != nil {
+			val = f.Value.String()
+		}
+	}
+	return usageError{fmt.Errorf("--%s %s: %w", flag, showValue(val), reason)}
+}
+
+// optionError names a task family's bad option (a *synth.OptionError)
+// where the user set it: the origin of its config key (synth.FAMILY.KEY,
+// or keys[KEY] when the option's key is named otherwise), or the flag
+// ("--count") of an option that only a flag sets. Any other error is a
+// usage error as it is.
+func (a *app) optionError(err error, keys map[string]string) error {
+	var oe *synth.OptionError
+	if !errors.As(err, &oe) {
+		return usageError{err}
+	}
+	key := "synth." + oe.Family + "." + oe.Key
+	if k, ok := keys[oe.Key]; ok {
+		key = k
+	}
+	if flag, ok := strings.CutPrefix(key, "--"); ok {
+		return a.flagValueError(flag, oe.Err)
+	}
+	if _, ok := defaults[key]; !ok {
+		return usagef("%s: %w", key, oe.Err)
+	}
+	return a.badKey(key, oe.Err)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -34,7 +35,7 @@ It needs no network beyond loopback and no files of your own.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			inDir := filepath.Join(dir, "input")
 			if err := os.MkdirAll(inDir, 0o755); err != nil {
-				return usagef("--out %s: %v", dir, err)
+				return pathError("out", dir, &fs.PathError{Op: "create", Path: dir, Err: atomicfile.DirError(err)})
 			}
 			for _, name := range demoFiles {
 				b, err := examples.Sample.ReadFile(name)

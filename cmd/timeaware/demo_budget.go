@@ -59,7 +59,7 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 		return err
 	}
 	if err := output.Commit(ctx, "", nil, sink.File()); err != nil {
-		return fmt.Errorf("writing %s: %w", out, err)
+		return pathError("out", out, err)
 	}
 
 	fmt.Fprintf(w, "\ntimeaware demo: a time-budgeted prompt set for VeRL from %d built-in tasks (synth budget, seed %d)\n", sum.Tasks, demoBudgetSeed)

@@ -9,13 +9,17 @@ import (
 )
 
 // otherVariables are TIMEAWARE_* variables that other parts of the toolkit
-// read (the Python adapter, the test suites, the benchmarks): not config
-// keys, and not misspellings of one.
+// read (the Python adapter, python/README.md; the test suites; the
+// benchmarks): not config keys, and not misspellings of one. A test checks
+// that every variable the adapter, the tests and the docs name is here or
+// is a config key's.
 var otherVariables = []string{
+	// The Python adapter (timeaware.client, timeaware.verl, timeaware.tools).
 	"TIMEAWARE_URL", "TIMEAWARE_CONNECT_TIMEOUT_S", "TIMEAWARE_DEADLINE_S", "TIMEAWARE_FALLBACK_SCORE",
 	"TIMEAWARE_MAX_BATCH", "TIMEAWARE_MAX_CONSECUTIVE_FALLBACKS", "TIMEAWARE_MAX_INFLIGHT", "TIMEAWARE_MAX_WAIT_MS",
 	"TIMEAWARE_ON_UNREACHABLE", "TIMEAWARE_RETRIES", "TIMEAWARE_TIMEOUT_S", "TIMEAWARE_TIMER_FIELD", "TIMEAWARE_TOOL_NAME",
-	"TIMEAWARE_BIN", "TIMEAWARE_SHARED",
+	// The test suites and CI.
+	"TIMEAWARE_BIN", "TIMEAWARE_SHARED", "TIMEAWARE_REQUIRE_DEBIAN_TOOLS",
 }
 
 // otherPrefixes likewise: the benchmarks' settings.
@@ -53,36 +57,18 @@ func warnUnknownVariables(w io.Writer, environ []string) {
 		}
 	}
 	slices.Sort(names)
+	// Suggestions compare what follows the prefix, which every candidate
+	// shares: the prefix must not make a distant name look close.
+	var suffixes []string
+	for env := range known {
+		suffixes = append(suffixes, strings.TrimPrefix(env, "TIMEAWARE_"))
+	}
 	for _, name := range names {
-		best, bestD := "", -1
-		for env := range known {
-			if d := editDistance(name, env); bestD < 0 || d < bestD || d == bestD && env < best {
-				best, bestD = env, d
-			}
-		}
-		fmt.Fprintf(w, "timeaware: warning: %s is not a config variable and is ignored; did you mean %s (%s)?\n", name, best, known[best])
+		fmt.Fprintf(w, "timeaware: warning: %s is not a config variable and is ignored%s\n", name,
+			didYouMean(strings.TrimPrefix(name, "TIMEAWARE_"), suffixes, func(s string) string {
+				return "TIMEAWARE_" + s + " (" + known["TIMEAWARE_"+s] + ")"
+			}))
 	}
-}
-
-// editDistance is the Levenshtein distance of two strings' bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // environ is os.Environ, for the warning.

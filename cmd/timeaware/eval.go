@@ -19,7 +19,7 @@ func (a *app) evalCmd() *cobra.Command {
 		Short: "Evaluate a model on pairs and synth datasets, or model outputs against human preferences",
 	}
 	cmd.AddCommand(a.evalRunCmd(), a.evalCompareCmd(), a.evalNARCmd())
-	return cmd
+	return groupCommand(cmd)
 }
 
 func (a *app) evalNARCmd() *cobra.Command {
@@ -84,7 +84,7 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 		}
 		seen[f] = true
 	}
-	cfg, err := rewardsConfig(a.v)
+	cfg, err := a.rewardsConfig()
 	if err != nil {
 		return err
 	}
@@ -97,10 +97,11 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 	if input != "-" {
 		f, err := os.Open(input)
 		if err != nil {
-			return usagef("--input %s: %v", input, unwrapPathError(err))
+			return pathError("input", input, err)
 		}
 		defer f.Close()
 		r, name = f, input
+		a.named("input", input)
 	}
 	ev := rewards.NewDecisionEvaluator(by)
 	if err := rewards.ReadDecisions(r, name, scorer, by, ev); err != nil {

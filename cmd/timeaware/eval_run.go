@@ -106,12 +106,12 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 		}
 		opp = negotiation.ModelOpponent{Client: oc, Temperature: f.temperature, MaxTokens: f.maxTokens}
 	}
-	cfg, err := rewardsConfig(a.v)
+	cfg, err := a.rewardsConfig()
 	if err != nil {
 		return err
 	}
 	cache := f.cache(f.out)
-	rows, err := readEvalData(f.data, f.out, cache)
+	rows, err := a.readEvalData("data", f.data, f.out, cache)
 	if err != nil {
 		return err
 	}
@@ -142,14 +142,14 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 			}
 		}
 		if err := enc.Encode(r); err != nil {
-			return fmt.Errorf("--out %s: %w", f.out, err)
+			return pathError("out", f.out, err)
 		}
 	}
 	if _, err := af.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return pathError("out", f.out, err)
 	}
 	if err := output.Commit(cmd.Context(), "", nil, af); err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return pathError("out", f.out, err)
 	}
 	bseed := f.seed
 	if cmd.Flags().Changed("bootstrap-seed") {
@@ -284,7 +284,7 @@ those rows). Rows only one run scored are counted and left out.`,
 			for i, p := range args {
 				fh, err := os.Open(p)
 				if err != nil {
-					return usagef("%s: %v", p, unwrapPathError(err))
+					return pathError("", p, err)
 				}
 				runs[i], err = eval.ReadResults(fh, p)
 				fh.Close()
@@ -338,7 +338,9 @@ func printComparison(w io.Writer, a, b string, cmp *eval.Comparison) {
 // files. In a directory, the results file and the reply cache are left out,
 // and a directory that holds both sides of a split is refused: a report of
 // train and test rows together measures neither.
-func readEvalData(data []string, out, cache string) ([]eval.Row, error) {
+// flag is the flag that named data (--data, or --input for synth distill).
+func (a *app) readEvalData(flag string, data []string, out, cache string) ([]eval.Row, error) {
+	a.named(flag, data...)
 	skip := map[string]bool{}
 	for _, p := range []string{out, cache} {
 		if p != "" {
@@ -363,13 +365,13 @@ func readEvalData(data []string, out, cache string) ([]eval.Row, error) {
 	for _, p := range data {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, usagef("--data %s: %v", p, unwrapPathError(err))
+			return nil, pathError(flag, p, err)
 		}
 		files := []string{p}
 		if st.IsDir() {
 			all, err := splits.ExpandDir(p)
 			if err != nil {
-				return nil, usagef("--data %s: %v", p, err)
+				return nil, pathError(flag, p, err)
 			}
 			files = files[:0]
 			sides := map[string]string{}
@@ -383,10 +385,10 @@ func readEvalData(data []string, out, cache string) ([]eval.Row, error) {
 				}
 			}
 			if sides[splits.Train] != "" && sides[splits.Test] != "" {
-				return nil, usagef("--data %s: holds both sides of a split (%s, %s); name the side to evaluate", p, sides[splits.Train], sides[splits.Test])
+				return nil, usagef("--%s %s: holds both sides of a split (%s, %s); name the side to evaluate", flag, p, sides[splits.Train], sides[splits.Test])
 			}
 			if len(files) == 0 {
-				return nil, usagef("--data %s: no dataset files besides the results and the cache", p)
+				return nil, usagef("--%s %s: no dataset files besides the results and the cache", flag, p)
 			}
 		}
 		for _, file := range files {
@@ -398,7 +400,7 @@ func readEvalData(data []string, out, cache string) ([]eval.Row, error) {
 		}
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("--data: no rows in %s", strings.Join(data, ", "))
+		return nil, fmt.Errorf("--%s %s: no rows", flag, strings.Join(data, ", "))
 	}
 	return rows, nil
 }

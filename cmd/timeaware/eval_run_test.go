@@ -322,17 +322,17 @@ func TestEvalRunErrors(t *testing.T) {
 		{"no model", []string{"eval", "run", "--endpoint", "http://h/v1", "--data", rows, "--out", "r.jsonl"}, 2, "--model is required"},
 		{"no data", []string{"eval", "run", "--endpoint", "http://h/v1", "--model", "m", "--out", "r.jsonl"}, 2, "--data is required"},
 		{"no out", []string{"eval", "run", "--endpoint", "http://h/v1", "--model", "m", "--data", rows}, 2, "--out is required"},
-		{"bad endpoint", append(base(), "--endpoint", "ftp://h"), 2, `eval: url "ftp://h": scheme must be http or https`},
+		{"bad endpoint", append(base(), "--endpoint", "ftp://h"), 2, `--endpoint ftp://h: url "ftp://h": scheme must be http or https`},
 		{"zero samples", base("--samples", "0"), 2, "--samples 0: want at least 1"},
 		{"negative temperature", base("--temperature", "-1"), 2, "--temperature -1: want a number from 0 to 100"},
-		{"missing data", base("--data", filepath.Join(dir, "nope.parquet")), 2, "--data " + filepath.Join(dir, "nope.parquet") + ": no such file or directory"},
-		{"bad row", base("--data", bad), 1, "eval: " + bad + ": row 1: prompt: empty"},
+		{"missing data", base("--data", filepath.Join(dir, "nope.parquet")), 3, "--data " + filepath.Join(dir, "nope.parquet") + ": no such file or directory"},
+		{"bad row", base("--data", bad), 1, "--data " + bad + ": row 1: prompt: empty"},
 		{"failing endpoint", append(base(), "--endpoint", notFound.URL, "--no-cache", "--concurrency", "1"), 1, "stopped after 1 failed results (--max-errors 0), 1 of 3 results done"},
-		{"bad endpoint url", append(base(), "--endpoint", "127.0.0.1:8000/v1"), 2, "--endpoint 127.0.0.1:8000/v1: eval: url"},
+		{"bad endpoint url", append(base(), "--endpoint", "127.0.0.1:8000/v1"), 2, "--endpoint 127.0.0.1:8000/v1: url"},
 		{"infinite temperature", base("--temperature", "inf"), 2, "--temperature +Inf: want a number from 0 to 100"},
 		{"bad tool choice", base("--tool-choice", "maybe"), 2, `--tool-choice "maybe": want auto, none or omit`},
 		{"out is a directory", append(base(), "--out", dir), 2, "--out " + dir + ": is a directory"},
-		{"bad ground truth", base("--data", badTruth), 1, "eval: " + badTruth + ": row 1: ground_truth"},
+		{"bad ground truth", base("--data", badTruth), 1, "--data " + badTruth + ": row 1: ground_truth"},
 		{"both sides in a directory", base("--data", sides), 2, "holds both sides of a split"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -354,7 +354,7 @@ func TestEvalRunErrors(t *testing.T) {
 	assert.Contains(t, stderr, "compare takes two RESULTS.jsonl files, got 1 arguments")
 	code, _, stderr = runCLI(t, "eval", "compare", out, rows)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "eval: "+rows+": line 1: a result needs data_source and request_id")
+	assert.Contains(t, stderr, "timeaware: "+rows+": line 1: a result needs data_source and request_id")
 
 	// One side of a split in a directory is evaluated; the results and the
 	// cache beside the data are not read as data.

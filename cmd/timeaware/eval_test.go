@@ -165,7 +165,7 @@ func TestEvalNARErrors(t *testing.T) {
 		assert.Contains(t, errOut, "--input is required")
 
 		code, _, errOut = runCLI(t, "eval", "nar", "--input", filepath.Join(dir, "absent.jsonl"))
-		assert.Equal(t, 2, code)
+		assert.Equal(t, exitIO, code)
 		assert.Contains(t, errOut, "absent.jsonl: no such file or directory")
 
 		code, _, errOut = runCLI(t, "eval", "nar", "--input", "-")

@@ -8,20 +8,22 @@ import (
 )
 
 // expandInputs turns --input values into a sorted list of files: a directory
-// stands for the .json and .jsonl files directly inside it.
-func expandInputs(flag string, paths []string) ([]string, error) {
+// stands for the .json and .jsonl files directly inside it. A path that
+// cannot be read is an I/O error naming the flag.
+func (a *app) expandInputs(flag string, paths []string) ([]string, error) {
+	a.named(flag, paths...)
 	var out []string
 	seen := map[string]bool{}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, usagef("--%s %s: %v", flag, p, unwrapPathError(err))
+			return nil, pathError(flag, p, err)
 		}
 		var files []string
 		if st.IsDir() {
 			entries, err := os.ReadDir(p)
 			if err != nil {
-				return nil, usagef("--%s %s: %v", flag, p, err)
+				return nil, pathError(flag, p, err)
 			}
 			for _, e := range entries {
 				ext := strings.ToLower(filepath.Ext(e.Name()))
@@ -46,9 +48,14 @@ func expandInputs(flag string, paths []string) ([]string, error) {
 	return out, nil
 }
 
-func unwrapPathError(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
+// checkJSONLFile checks that the file named by --flag exists and is not a
+// directory.
+func (a *app) checkJSONLFile(flag, path string) error {
+	a.named(flag, path)
+	if st, err := os.Stat(path); err != nil {
+		return pathError(flag, path, err)
+	} else if st.IsDir() {
+		return usagef("--%s %s: is a directory, want a JSONL file", flag, path)
 	}
-	return err
+	return nil
 }

@@ -111,7 +111,7 @@ func (m *modelFlags) start(name, out string, rows []eval.Row, cfg rewards.Config
 	}
 	af, err := output.Create(out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--out: %w", err)
+		return nil, nil, pathError("out", out, err)
 	}
 	return client, af, nil
 }

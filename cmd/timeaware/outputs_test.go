@@ -1,8 +1,9 @@
 package main
 
-// What every command that writes files promises about them: an output that
-// cannot be created is an I/O error (exit 1) naming the flag and the path,
-// not a usage error; and a run killed mid-write, even by SIGKILL, leaves the
+// What every command that writes files promises about them: a missing
+// output directory is created, as `mkdir -p` would; an output that cannot
+// be created is an I/O error (exit 3) naming the flag and the path, not a
+// usage error; and a run killed mid-write, even by SIGKILL, leaves the
 // output directory exactly as it was.
 
 import (
@@ -33,7 +34,7 @@ func writers(t *testing.T) []struct {
 		name string
 		args []string
 	}{
-		{"pairs build", []string{"pairs", "build", "--input", demoTrajectories, "--direct-answers", demoDirect, "--out"}},
+		{"pairs build", []string{"pairs", "build", "--input", demoTrajectories, "--annotations", demoVotes, "--direct-answers", demoDirect, "--out"}},
 		{"synth timestamps", []string{"synth", "timestamps", "--input", demoTrajectories, "--seed", "1", "--out"}},
 		{"synth budget", []string{"synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "1", "--out"}},
 		{"synth budget teacher requests", []string{"synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "1",
@@ -42,10 +43,12 @@ func writers(t *testing.T) []struct {
 		{"synth traveler", []string{"synth", "traveler", "--count", "3", "--seed", "1", "--out"}},
 		{"synth negotiation", []string{"synth", "negotiation", "--count", "3", "--seed", "1", "--out"}},
 		{"score", []string{"score", "--data-source", "timely/general", "--input", scoreIn, "--out"}},
+		{"synth sft", []string{"synth", "sft", "--traces", "../../examples/budget/traces.jsonl", "--out"}},
+		{"synth puzzles --import-published", []string{"synth", "puzzles", "--import-published", "../../examples/puzzles/published_sample.json", "--out"}},
 	}
 }
 
-func TestOutputErrorsExitOneNamingThePath(t *testing.T) {
+func TestOutputDirectoriesAreCreatedOrNamed(t *testing.T) {
 	for _, w := range writers(t) {
 		dir := t.TempDir()
 		aFile := filepath.Join(dir, "file")
@@ -54,22 +57,23 @@ func TestOutputErrorsExitOneNamingThePath(t *testing.T) {
 		if w.args[0] == "synth" && w.args[1] != "timestamps" && w.args[len(w.args)-1] == "--out" {
 			ext = ".parquet"
 		}
-		for _, tc := range []struct{ name, out, want string }{
-			{"directory missing", filepath.Join(dir, "no", "out"+ext), "directory " + filepath.Join(dir, "no") + " does not exist"},
-			{"a file where the directory should be", filepath.Join(aFile, "out"+ext), "directory " + aFile + " does not exist"},
-		} {
-			t.Run(w.name+"/"+tc.name, func(t *testing.T) {
-				code, _, stderr := runCLI(t, append(w.args, tc.out)...)
-				assert.Equal(t, exitData, code, stderr)
-				assert.Contains(t, stderr, w.args[len(w.args)-1]+": ", "names the flag")
-				assert.Contains(t, stderr, tc.out, "names the path")
-				assert.Contains(t, stderr, tc.want)
-				assert.NotContains(t, stderr, "--help", "an I/O error is not a usage error")
-				entries, err := os.ReadDir(dir)
-				require.NoError(t, err)
-				assert.Len(t, entries, 1, "nothing is left behind")
-			})
-		}
+		flag := w.args[len(w.args)-1]
+		t.Run(w.name+"/directories missing", func(t *testing.T) {
+			out := filepath.Join(dir, "new", "deeper", "out"+ext)
+			code, _, stderr := runCLI(t, append(w.args, out)...)
+			require.Equal(t, exitOK, code, stderr)
+			assert.FileExists(t, out)
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, "new")))
+		})
+		t.Run(w.name+"/a file where a directory should be", func(t *testing.T) {
+			out := filepath.Join(aFile, "sub", "out"+ext)
+			code, _, stderr := runCLI(t, append(w.args, out)...)
+			assert.Equal(t, exitIO, code, stderr)
+			assert.Equal(t, "timeaware: "+flag+" "+out+": "+aFile+" is not a directory\n", stderr)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Len(t, entries, 1, "nothing is left behind")
+		})
 	}
 }
 

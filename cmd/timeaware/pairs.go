@@ -8,5 +8,5 @@ func (a *app) pairsCmd() *cobra.Command {
 		Short: "DPO preference pairs from human-labelled tool-use trajectories",
 	}
 	cmd.AddCommand(a.pairsBuildCmd())
-	return cmd
+	return groupCommand(cmd)
 }

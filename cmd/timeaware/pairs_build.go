@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,6 +99,7 @@ type pairsPlan struct {
 	genOpt  *prefpairs.GeneratorOptions
 	config  map[string]any
 	f       *pairsBuildFlags
+	a       *app
 	// onPair, when set, sees every pair as it is written (the demo prints one).
 	onPair func(*prefpairs.Pair)
 
@@ -119,17 +119,17 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 	if f.out == "" {
 		return nil, usagef("--out is required")
 	}
-	files, err := expandInputs("input", f.inputs)
+	files, err := a.expandInputs("input", f.inputs)
 	if err != nil {
 		return nil, err
 	}
-	p := &pairsPlan{files: files, out: f.out, f: f}
-	if p.format, err = outputFormat(v.GetString("pairs.format"), f.out); err != nil {
+	p := &pairsPlan{a: a, files: files, out: f.out, f: f}
+	if p.format, err = a.outputFormat("pairs.format", f.out); err != nil {
 		return nil, err
 	}
 	p.opt = prefpairs.DefaultOptions()
 	if p.opt.TimeFormat, err = prefpairs.ParseTimeFormat(v.GetString("pairs.time_format")); err != nil {
-		return nil, usagef("--time-format: %v", err)
+		return nil, a.badKey("pairs.time_format", err)
 	}
 	p.opt.MinMargin = v.GetFloat64("pairs.min_margin")
 	p.opt.ConfidentOnly = v.GetBool("pairs.confident_only")
@@ -137,13 +137,13 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 	p.opt.ToolResponse = prefpairs.ToolResponse(v.GetString("pairs.tool_response"))
 	p.opt.Workers = v.GetInt("pairs.workers")
 	if p.opt.MinMargin < 0 || p.opt.MinMargin > 1.5 {
-		return nil, usagef("--min-margin %g is outside [0, 1.5]", p.opt.MinMargin)
+		return nil, a.badKeyf("pairs.min_margin", "want a margin from 0 to 1.5")
 	}
 	if p.opt.LabelOnlyMargin < 0 || p.opt.LabelOnlyMargin > 1.5 {
-		return nil, usagef("--label-only-margin %g is outside [0, 1.5]", p.opt.LabelOnlyMargin)
+		return nil, a.badKeyf("pairs.label_only_margin", "want a margin from 0 to 1.5")
 	}
 	if p.opt.ToolResponse != prefpairs.RepeatLastTurn && p.opt.ToolResponse != prefpairs.RepeatLastCall {
-		return nil, usagef("pairs.tool_response %q is not last_turn or last_call", p.opt.ToolResponse)
+		return nil, a.badKeyf("pairs.tool_response", "want last_turn or last_call")
 	}
 	if f.shard != "" {
 		if p.opt.Shard, err = parseShardFlag(f.shard); err != nil {
@@ -159,7 +159,7 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 	if url := v.GetString("pairs.generate.url"); url != "" {
 		timeout, err := time.ParseDuration(v.GetString("pairs.generate.timeout"))
 		if err != nil {
-			return nil, usagef("pairs.generate.timeout: %v", err)
+			return nil, a.badKeyf("pairs.generate.timeout", "want a duration such as 120s")
 		}
 		g := prefpairs.GeneratorOptions{
 			URL:         url,
@@ -216,7 +216,7 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	res := &pairsResult{}
 	var sideFiles []output.Entry
 	if p.f.annotations != "" {
-		votes, mf, err := readSideFile(p.f.annotations, "annotations", prefpairs.ReadVotes)
+		votes, mf, err := readSideFile(p.a, p.f.annotations, "annotations", prefpairs.ReadVotes)
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +226,7 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 		sideFiles = append(sideFiles, mf)
 	}
 	if p.f.directAnswers != "" {
-		d, mf, err := readSideFile(p.f.directAnswers, "direct_answers", prefpairs.ReadDirectAnswers)
+		d, mf, err := readSideFile(p.a, p.f.directAnswers, "direct_answers", prefpairs.ReadDirectAnswers)
 		if err != nil {
 			return nil, err
 		}
@@ -329,7 +329,7 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	}
 	committed = true
 	if err := output.Commit(ctx, res.manifest, m, files...); err != nil {
-		return nil, err
+		return nil, pathError("out", p.out, err)
 	}
 	return res, nil
 }
@@ -348,15 +348,18 @@ type splitReport struct {
 	splits.Fractions
 }
 
-// readSideFile opens, reads and hashes a whole side file.
-func readSideFile[T any](path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
+// readSideFile opens, reads and hashes a whole side file, named by the
+// flag of its role (annotations_file is --annotations-file).
+func readSideFile[T any](a *app, path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
 	var zero T
+	flag := strings.ReplaceAll(role, "_", "-")
+	a.named(flag, path)
 	in := output.OpenInput(path)
 	defer in.Close()
 	if _, err := os.Stat(path); err != nil {
-		return zero, output.Entry{}, usagef("--%s %s: %v", strings.ReplaceAll(role, "_", "-"), path, unwrapPathError(err))
+		return zero, output.Entry{}, pathError(flag, path, err)
 	}
-	v, err := read(in, filepath.Base(path))
+	v, err := read(in, path)
 	if err != nil {
 		return zero, output.Entry{}, err
 	}

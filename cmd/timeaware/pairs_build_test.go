@@ -138,32 +138,37 @@ func TestPairsBuildUsageErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
+		code int
 		want []string
 	}{
-		{"no input", []string{"pairs", "build", "--out", out}, []string{"--input is required"}},
-		{"no out", []string{"pairs", "build", "--input", demoTrajectories}, []string{"--out is required"}},
-		{"format xml", append(base, "--format", "xml"), []string{"--format", `"xml"`}},
-		{"time format utc", append(base, "--time-format", "utc"), []string{"--time-format", `"utc"`, "none, iso or iso_delta"}},
-		{"min margin 2", append(base, "--min-margin", "2"), []string{"--min-margin 2 is outside [0, 1.5]"}},
-		{"label-only margin -1", append(base, "--label-only-margin", "-1"), []string{"--label-only-margin -1 is outside [0, 1.5]"}},
-		{"unknown flag", append(base, "--no-such-flag"), []string{"unknown flag: --no-such-flag"}},
-		{"positional argument", append(base, "extra.jsonl"), []string{`unknown command "extra.jsonl"`}},
-		{"input does not exist", []string{"pairs", "build", "--input", missing, "--out", out}, []string{"--input " + missing, "no such file or directory"}},
-		{"generate without model", append(base, "--generate-direct", "http://127.0.0.1:9/v1"), []string{"--generate-direct needs --model"}},
-		{"config does not exist", append([]string{"--config", missing}, base...), []string{"--config " + missing}},
-		{"config unknown key", append([]string{"--config", unknownKey}, base...), []string{"--config " + unknownKey, `unknown key "pairs.time_fromat"`}},
+		{"no input", []string{"pairs", "build", "--out", out}, exitUsage, []string{"--input is required"}},
+		{"no out", []string{"pairs", "build", "--input", demoTrajectories}, exitUsage, []string{"--out is required"}},
+		{"format xml", append(base, "--format", "xml"), exitUsage, []string{"--format xml: want parquet, arrow or jsonl"}},
+		{"time format utc", append(base, "--time-format", "utc"), exitUsage, []string{`--time-format utc: unknown time format "utc"`, "none, iso or iso_delta"}},
+		{"min margin 2", append(base, "--min-margin", "2"), exitUsage, []string{"--min-margin 2: want a margin from 0 to 1.5"}},
+		{"label-only margin -1", append(base, "--label-only-margin", "-1"), exitUsage, []string{"--label-only-margin -1: want a margin from 0 to 1.5"}},
+		{"unknown flag", append(base, "--no-such-flag"), exitUsage, []string{"unknown flag --no-such-flag"}},
+		{"positional argument", append(base, "extra.jsonl"), exitUsage, []string{`unknown command "extra.jsonl"`}},
+		{"input does not exist", []string{"pairs", "build", "--input", missing, "--out", out}, exitIO, []string{"--input " + missing + ": no such file or directory"}},
+		{"generate without model", append(base, "--generate-direct", "http://127.0.0.1:9/v1"), exitUsage, []string{"--generate-direct needs --model"}},
+		{"config does not exist", append([]string{"--config", missing}, base...), exitIO, []string{"--config " + missing + ": no such file or directory"}},
+		{"config unknown key", append([]string{"--config", unknownKey}, base...), exitUsage, []string{"--config " + unknownKey + ": unknown key pairs.time_fromat; did you mean pairs.time_format?"}},
 		{"annotations do not exist", []string{"pairs", "build", "--input", demoTrajectories, "--annotations", missing, "--out", out},
-			[]string{"--annotations " + missing, "no such file or directory"}},
+			exitIO, []string{"--annotations " + missing + ": no such file or directory"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, tt.args...)
-			require.Equal(t, exitUsage, code, "stderr: %s", stderr)
+			require.Equal(t, tt.code, code, "stderr: %s", stderr)
 			assert.Empty(t, stdout)
 			for _, w := range tt.want {
 				assert.Contains(t, stderr, w)
 			}
-			assert.Contains(t, stderr, "Run 'timeaware --help' for usage.")
+			if tt.code == exitUsage {
+				assert.Contains(t, stderr, "Run 'timeaware pairs build --help' for usage.")
+			} else {
+				assert.NotContains(t, stderr, "--help")
+			}
 			assert.Empty(t, dirNames(t, filepath.Dir(out)))
 		})
 	}

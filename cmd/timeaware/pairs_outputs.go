@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/prefpairs"
@@ -18,7 +16,7 @@ type pairsOutput struct {
 func newPairsOutput(path string, format *dataset.Format, opt dataset.Options) (*pairsOutput, error) {
 	sink, err := output.NewSink(path, format, prefpairs.Schema, output.SinkOptions{Dataset: opt})
 	if err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
+		return nil, pathError("out", path, err)
 	}
 	return &pairsOutput{sink: sink, rb: prefpairs.NewRecordBuilder(nil)}, nil
 }

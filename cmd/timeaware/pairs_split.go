@@ -18,7 +18,7 @@ func (p *pairsPlan) planSplit(a *app) error {
 	v := a.v
 	var err error
 	if path := v.GetString("pairs.catalog"); path != "" {
-		cat, mf, err := readSideFile(path, "catalog", splits.LoadCatalog)
+		cat, mf, err := readSideFile(a, path, "catalog", splits.LoadCatalog)
 		if err != nil {
 			return err
 		}
@@ -37,10 +37,10 @@ func (p *pairsPlan) planSplit(a *app) error {
 		p.assignment = splits.PaperAssignment(p.catalog)
 	case splits.StrategyGroup:
 		if !(p.testFraction > 0 && p.testFraction < 1) {
-			return usagef("--test-fraction %g is not between 0 and 1", p.testFraction)
+			return a.badKeyf("pairs.test_fraction", "want a share between 0 and 1")
 		}
 	default:
-		return usagef("--split %q: want paper or group", p.split)
+		return a.badKeyf("pairs.split", "want paper or group")
 	}
 	return nil
 }

@@ -149,7 +149,7 @@ func TestPairsBuildUnknownScenario(t *testing.T) {
 	out := filepath.Join(dir, "pairs.jsonl")
 	code, _, stderr := runCLI(t, "pairs", "build", "--input", in, "--out", out)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, `in.jsonl: record 1 (line 1, id time_machine_rental_4): id: splits: id "time_machine_rental_4": unknown scenario alias "time_machine_rental"`)
+	assert.Contains(t, stderr, `timeaware: --input `+in+`: record 1 (line 1, id time_machine_rental_4): id: id "time_machine_rental_4": unknown scenario alias "time_machine_rental"`)
 	assert.Empty(t, dirNames(t, dir)[1:], "nothing but the input is left")
 
 	// A catalog of the user's own makes it known.
@@ -171,16 +171,17 @@ func TestPairsBuildSplitUsage(t *testing.T) {
 	dir := t.TempDir()
 	for _, tt := range []struct {
 		args []string
-		flag string
+		code int
+		want string
 	}{
-		{[]string{"--split", "random"}, "--split"},
-		{[]string{"--split", "group", "--test-fraction", "1.5"}, "--test-fraction"},
-		{[]string{"--catalog", filepath.Join(dir, "missing.yaml")}, "--catalog"},
+		{[]string{"--split", "random"}, exitUsage, "--split random: want paper or group"},
+		{[]string{"--split", "group", "--test-fraction", "1.5"}, exitUsage, "--test-fraction 1.5: want a share between 0 and 1"},
+		{[]string{"--catalog", filepath.Join(dir, "missing.yaml")}, exitIO, "--catalog " + filepath.Join(dir, "missing.yaml") + ": no such file or directory"},
 	} {
 		full := append([]string{"pairs", "build", "--input", demoTrajectories, "--out", filepath.Join(dir, "p.jsonl")}, tt.args...)
 		code, _, stderr := runCLI(t, full...)
-		assert.Equal(t, 2, code, "%v: %s", tt.args, stderr)
-		assert.Contains(t, stderr, tt.flag, tt.args)
+		assert.Equal(t, tt.code, code, "%v: %s", tt.args, stderr)
+		assert.Equal(t, "timeaware: "+tt.want, firstLine(stderr), tt.args)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -26,17 +25,6 @@ func requireSeed(cmd *cobra.Command, what string) error {
 	return nil
 }
 
-// checkJSONLFile checks that the file named by --flag exists and is not a
-// directory.
-func checkJSONLFile(flag, path string) error {
-	if st, err := os.Stat(path); err != nil {
-		return usagef("--%s %s: %v", flag, path, unwrapPathError(err))
-	} else if st.IsDir() {
-		return usagef("--%s %s: is a directory, want a JSONL file", flag, path)
-	}
-	return nil
-}
-
 // parseShardFlag reads --shard i/n.
 func parseShardFlag(s string) (prefpairs.Shard, error) {
 	sh, err := prefpairs.ParseShard(s)
@@ -46,14 +34,26 @@ func parseShardFlag(s string) (prefpairs.Shard, error) {
 	return sh, nil
 }
 
-// outputFormat picks a dataset format by name, else by the file
-// extension; an unknown extension without a name is a usage error, so that
-// x.dat never silently becomes Parquet.
-func outputFormat(name, out string) (*dataset.Format, error) {
+// outputFormat picks a dataset format by the name the config key (a
+// command's --format) gives, else by the file extension; an unknown
+// extension without a name is a usage error, so that x.dat never silently
+// becomes Parquet.
+// A key "--format" names a flag that no config key sets.
+func (a *app) outputFormat(key, out string) (*dataset.Format, error) {
+	flag, flagOnly := strings.CutPrefix(key, "--")
+	name := ""
+	if flagOnly {
+		name = a.cmd.Flags().Lookup(flag).Value.String()
+	} else {
+		name = a.v.GetString(key)
+	}
 	if name != "" {
 		f, err := dataset.Lookup(name)
 		if err != nil {
-			return nil, usagef("--format: %v", err)
+			if flagOnly {
+				return nil, a.flagValueError(flag, fmt.Errorf("want %s", dataset.Names()))
+			}
+			return nil, a.badKeyf(key, "want %s", dataset.Names())
 		}
 		return f, nil
 	}

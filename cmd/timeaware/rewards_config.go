@@ -1,18 +1,18 @@
 package main
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/timers"
 )
 
 // rewardsConfig builds the rewards configuration from the rewards.* keys.
-func rewardsConfig(v *viper.Viper) (rewards.Config, error) {
+func (a *app) rewardsConfig() (rewards.Config, error) {
+	v := a.v
 	c := rewards.DefaultConfig()
 	c.FallbackScore = v.GetFloat64("rewards.fallback_score")
 	c.StopStrings = v.GetStringSlice("rewards.stop_strings")
@@ -23,7 +23,7 @@ func rewardsConfig(v *viper.Viper) (rewards.Config, error) {
 		for i, f := range strings.Split(raw, ",") {
 			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil {
-				return c, usagef("rewards.timely.step_table: entry %d %q is not a number", i+1, strings.TrimSpace(f))
+				return c, a.badKeyf("rewards.timely.step_table", "entry %d %q is not a number", i+1, strings.TrimSpace(f))
 			}
 			t.StepTable = append(t.StepTable, x)
 		}
@@ -40,16 +40,39 @@ func rewardsConfig(v *viper.Viper) (rewards.Config, error) {
 	c.TicToc.ToolCallPatterns = v.GetStringSlice("rewards.tictoc.tool_call_patterns")
 	c.TimePuzzles.Metric = v.GetString("rewards.timepuzzles.metric")
 	if err := c.Validate(); err != nil {
-		return c, usageError{err}
+		return c, a.rewardsError(err)
 	}
 	return c, nil
 }
 
+// timersError names the key of a timer store's option error where the
+// user set it; the secret's value is never shown.
+func (a *app) timersError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "timers: ")
+	switch {
+	case strings.Contains(msg, "secret"):
+		return usagef("%s: %s", a.origin("timers.secret"), msg)
+	case strings.Contains(msg, "ttl"):
+		return a.badKeyf("timers.default_ttl", "exceeds timers.max_ttl (%s)", a.v.GetString("timers.max_ttl"))
+	}
+	return usageError{err}
+}
+
+// rewardsError names the key of a rewards configuration error
+// ("rewards: timely.lambda: reason") where the user set it.
+func (a *app) rewardsError(err error) error {
+	field, reason, ok := strings.Cut(strings.TrimPrefix(err.Error(), "rewards: "), ": ")
+	if _, known := defaults["rewards."+field]; ok && known {
+		return a.badKey("rewards."+field, errors.New(reason))
+	}
+	return usageError{err}
+}
+
 // duration reads a duration key such as "30s".
-func duration(v *viper.Viper, key string) (time.Duration, error) {
-	d, err := time.ParseDuration(v.GetString(key))
+func (a *app) duration(key string) (time.Duration, error) {
+	d, err := time.ParseDuration(a.v.GetString(key))
 	if err != nil || d <= 0 {
-		return 0, usagef("%s: %q is not a positive duration such as 30s or 1h", key, v.GetString(key))
+		return 0, a.badKeyf(key, "want a positive duration such as 30s or 1h")
 	}
 	return d, nil
 }
@@ -57,12 +80,13 @@ func duration(v *viper.Viper, key string) (time.Duration, error) {
 // timerStore builds the timer store from the timers.* keys. Without a
 // secret it returns a store with a random one, and shared=false: its timers
 // are readable only by this process.
-func timerStore(v *viper.Viper) (store *timers.Store, shared bool, err error) {
-	def, err := duration(v, "timers.default_ttl")
+func (a *app) timerStore() (store *timers.Store, shared bool, err error) {
+	v := a.v
+	def, err := a.duration("timers.default_ttl")
 	if err != nil {
 		return nil, false, err
 	}
-	maxTTL, err := duration(v, "timers.max_ttl")
+	maxTTL, err := a.duration("timers.max_ttl")
 	if err != nil {
 		return nil, false, err
 	}
@@ -73,7 +97,7 @@ func timerStore(v *viper.Viper) (store *timers.Store, shared bool, err error) {
 	}
 	store, err = timers.New(timers.Options{Secret: secret, DefaultTTL: def, MaxTTL: maxTTL, MaxRollouts: v.GetInt("timers.max_rollouts")})
 	if err != nil {
-		return nil, false, usagef("timers.secret (TIMEAWARE_TIMERS_SECRET): %v", err)
+		return nil, false, a.timersError(err)
 	}
 	return store, shared, nil
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -20,21 +23,6 @@ import (
 // version is set at link time (-ldflags "-X main.version=...").
 var version = "0.1.0-dev"
 
-// Exit codes shared by every command.
-const (
-	exitOK    = 0
-	exitData  = 1 // the input or the run failed
-	exitUsage = 2 // the command line was wrong
-)
-
-// usageError marks errors caused by the command line rather than the data.
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
 // app carries what every command needs: streams and the layered config.
 type app struct {
 	stdin          io.Reader
@@ -42,6 +30,12 @@ type app struct {
 	v              *viper.Viper
 	configFile     string
 	cpuProfile     string
+	// cmd is the command being run, once its flags are parsed: the flags
+	// it has say where a config key's value came from (origin).
+	cmd *cobra.Command
+	// inputFlags maps each input file or directory the command was given
+	// to the flag that named it, for error messages (describe).
+	inputFlags map[string]string
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -61,10 +55,11 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	reached := false
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		reached = true
+		a.cmd = cmd
 		if a.cpuProfile != "" {
 			f, err := os.Create(a.cpuProfile)
 			if err != nil {
-				return usagef("--cpuprofile: %v", err)
+				return pathError("cpuprofile", a.cpuProfile, err)
 			}
 			if err := pprof.StartCPUProfile(f); err != nil {
 				return usagef("--cpuprofile: %v", err)
@@ -73,7 +68,7 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 		}
 		return a.loadConfig(cmd)
 	}
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -81,13 +76,18 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintln(stderr, "timeaware: splits check failed: see the report")
 		return exitData
 	}
-	fmt.Fprintf(stderr, "timeaware: %v\n", err)
-	var ue usageError
-	if !reached || errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "Run 'timeaware --help' for usage.")
-		return exitUsage
+	fmt.Fprintf(stderr, "timeaware: %s\n", a.describe(err))
+	code := exitCode(err)
+	if !reached && code == exitData {
+		code = exitUsage // cobra's own checks of the arguments, before any command ran
 	}
-	return exitData
+	if code == exitUsage {
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
+	}
+	return code
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -107,9 +107,9 @@ the --config YAML file, then built-in defaults (see configs/timeaware.yaml).`,
 	root.PersistentFlags().StringVar(&a.configFile, "config", "", "YAML config file (default: none; built-in defaults apply)")
 	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.synthCmd(), a.serveCmd(), a.scoreCmd(), a.evalCmd(), a.demoCmd())
-	return root
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.synthCmd(), a.serveCmd(), a.scoreCmd(), a.evalCmd(), a.demoCmd(), a.configCmd())
+	return groupCommand(root)
 }
 
 // tuneGCForStreaming suits commands that stream records through a small,
@@ -169,11 +169,16 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		a.v.SetConfigFile(a.configFile)
 		a.v.SetConfigType("yaml")
 		if err := a.v.ReadInConfig(); err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return pathError("config", a.configFile, err)
+			}
 			return usagef("--config %s: %v", a.configFile, err)
 		}
+		keys := slices.Sorted(maps.Keys(defaults))
 		for _, k := range a.v.AllKeys() {
 			if _, ok := defaults[k]; !ok {
-				return usagef("--config %s: unknown key %q", a.configFile, k)
+				return usagef("--config %s: unknown key %s%s", a.configFile, k, didYouMean(k, keys, func(s string) string { return s }))
 			}
 		}
 	}
@@ -186,7 +191,7 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 	if bindErr != nil {
 		return bindErr
 	}
-	return checkConfig(a.v)
+	return a.checkConfig()
 }
 
 // configKey annotates a flag with the config key it overrides.

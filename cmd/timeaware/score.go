@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,19 +74,23 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	}
 	rw, ok := rewards.Lookup(ds)
 	if !ok {
-		return usagef("--data-source %q is not a registered reward: one of %s", ds, dataSources())
+		var names []string
+		for _, r := range rewards.All {
+			names = append(names, r.DataSource)
+		}
+		return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(), didYouMean(ds, names, func(s string) string { return s })))
 	}
 	if in == "" {
 		return usagef("--input is required (a JSONL file, or - for stdin)")
 	}
 	if maxErrors < 0 {
-		return usagef("--max-errors %d must not be negative", maxErrors)
+		return a.flagValueError("max-errors", errors.New("must not be negative"))
 	}
-	cfg, err := rewardsConfig(a.v)
+	cfg, err := a.rewardsConfig()
 	if err != nil {
 		return err
 	}
-	store, shared, err := timerStore(a.v)
+	store, shared, err := a.timerStore()
 	if err != nil {
 		return err
 	}
@@ -102,14 +107,18 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	// run's output) read in name order as one input.
 	inputs := []string{in}
 	if in != "-" {
+		a.named("input", in)
 		st, err := os.Stat(in)
 		if err != nil {
-			return usagef("--input: %v", err)
+			return pathError("input", in, err)
 		}
 		if st.IsDir() {
 			all, err := splits.ExpandDir(in)
 			if err != nil {
-				return usagef("--input %s: %v", in, err)
+				if isFileSystemError(err) {
+					return pathError("input", in, err)
+				}
+				return usageError{pathError("input", in, err)}
 			}
 			inputs = inputs[:0]
 			for _, p := range all {
@@ -126,7 +135,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	var af *output.File
 	if out != "" {
 		if af, err = output.Create(out); err != nil {
-			return fmt.Errorf("--out: %w", err)
+			return pathError("out", out, err)
 		}
 		defer af.Abort()
 		w = af
@@ -139,7 +148,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		if p != "-" {
 			f, err := os.Open(p)
 			if err != nil {
-				return usagef("--input: %v", err)
+				return pathError("input", p, err)
 			}
 			defer f.Close()
 			r, name = f, p
@@ -170,7 +179,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	}
 	if af != nil {
 		if err := output.Commit(cmd.Context(), "", nil, af); err != nil {
-			return fmt.Errorf("--out: %w", err)
+			return pathError("out", out, err)
 		}
 	}
 	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", sum.Items, rw.DataSource, sum.Mean(), sum.Failed)

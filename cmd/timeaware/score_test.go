@@ -81,18 +81,21 @@ func TestScoreErrors(t *testing.T) {
 	usage := []struct {
 		name string
 		args []string
+		code int
 		want string
 	}{
-		{"no data source", []string{"score", "--input", in}, "--data-source is required"},
-		{"unknown data source", []string{"score", "--data-source", "gsm8k", "--input", in}, `"gsm8k" is not a registered reward`},
-		{"no input", []string{"score", "--data-source", "timely/ml"}, "--input is required"},
-		{"missing input", []string{"score", "--data-source", "timely/ml", "--input", filepath.Join(dir, "nope.jsonl")}, "--input"},
-		{"negative max-errors", []string{"score", "--data-source", "timely/ml", "--input", in, "--max-errors", "-1"}, "--max-errors"},
+		{"no data source", []string{"score", "--input", in}, exitUsage, "--data-source is required"},
+		{"unknown data source", []string{"score", "--data-source", "gsm8k", "--input", in}, exitUsage, "--data-source gsm8k: not a registered reward (one of "},
+		{"misspelt data source", []string{"score", "--data-source", "timepuzles", "--input", in}, exitUsage, "; did you mean timepuzzles?"},
+		{"no input", []string{"score", "--data-source", "timely/ml"}, exitUsage, "--input is required"},
+		{"missing input", []string{"score", "--data-source", "timely/ml", "--input", filepath.Join(dir, "nope.jsonl")}, exitIO,
+			"--input " + filepath.Join(dir, "nope.jsonl") + ": no such file or directory"},
+		{"negative max-errors", []string{"score", "--data-source", "timely/ml", "--input", in, "--max-errors", "-1"}, exitUsage, "--max-errors -1: must not be negative"},
 	}
 	for _, tc := range usage {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.args...)
-			assert.Equal(t, exitUsage, code, stderr)
+			assert.Equal(t, tc.code, code, stderr)
 			assert.Contains(t, stderr, tc.want)
 		})
 	}

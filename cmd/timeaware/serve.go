@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,11 +61,11 @@ waits for the file rather than guessing a free port.`,
 func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	v := a.v
 	log := slog.New(slog.NewTextHandler(a.stderr, nil))
-	cfg, err := rewardsConfig(v)
+	cfg, err := a.rewardsConfig()
 	if err != nil {
 		return err
 	}
-	store, shared, err := timerStore(v)
+	store, shared, err := a.timerStore()
 	if err != nil {
 		return err
 	}
@@ -76,18 +78,18 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	}
 	durations := map[string]time.Duration{}
 	for _, k := range []string{"serve.request_timeout", "serve.shutdown_timeout", "serve.shutdown_grace", "serve.body_timeout"} {
-		if durations[k], err = duration(v, k); err != nil {
+		if durations[k], err = a.duration(k); err != nil {
 			return err
 		}
 	}
 	for _, k := range []string{"serve.max_body_bytes", "serve.max_batch_items", "serve.max_inflight", "serve.max_json_depth", "serve.max_string_bytes"} {
 		if v.GetInt(k) <= 0 {
-			return usagef("%s: %d must be positive", k, v.GetInt(k))
+			return a.badKeyf(k, "want a positive number")
 		}
 	}
 	for _, k := range []string{"serve.memory_limit", "serve.memory_budget"} {
 		if v.GetInt64(k) < 0 {
-			return usagef("%s: %d must not be negative (0 chooses it)", k, v.GetInt64(k))
+			return a.badKeyf(k, "want 0 (chosen for the machine) or more")
 		}
 	}
 	memLimit, budget, err := serveMemory(v.GetInt64("serve.memory_limit"), v.GetInt64("serve.memory_budget"))
@@ -121,17 +123,24 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	addr := v.GetString("serve.addr")
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return usagef("--addr %s: %v", addr, err)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return a.badKeyf("serve.addr", "the address is in use; --addr 127.0.0.1:0 takes a free port, and --addr-file FILE writes the one taken")
+		}
+		var se *os.SyscallError
+		if errors.As(err, &se) {
+			err = se
+		}
+		return a.badKey("serve.addr", err)
 	}
 	if ta, ok := ln.Addr().(*net.TCPAddr); ok && !ta.IP.IsLoopback() && token == "" && !v.GetBool("serve.allow_no_token") {
 		ln.Close()
-		return usagef("--addr %s: listening beyond loopback needs serve.token (TIMEAWARE_SERVE_TOKEN); pass --allow-no-token to let anyone who reaches the port call every route", addr)
+		return a.badKeyf("serve.addr", "listening beyond loopback needs serve.token (TIMEAWARE_SERVE_TOKEN); pass --allow-no-token to let anyone who reaches the port call every route")
 	}
 	if path := v.GetString("serve.addr_file"); path != "" {
 		bound := ln.Addr().String()
 		if err := atomicfile.WriteFile(path, []byte(bound+"\n")); err != nil {
 			ln.Close()
-			return usagef("--addr-file %s: %w", path, err)
+			return pathError("addr-file", path, err)
 		}
 		defer removeAddrFile(path, bound, log)
 	}
@@ -193,7 +202,7 @@ func serveMemory(limit, budget int64) (int64, int64, error) {
 		budget = limit / 2
 	}
 	if budget > limit {
-		return 0, 0, usagef("serve.memory_budget: %d exceeds the memory limit %d", budget, limit)
+		return 0, 0, usagef("serve.memory_budget %d: exceeds the memory limit %d", budget, limit)
 	}
 	return limit, budget, nil
 }

@@ -355,10 +355,10 @@ func TestServeUsageErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"bad timeout", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_REQUEST_TIMEOUT": "soon"}, "serve.request_timeout"},
+		{"bad timeout", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_REQUEST_TIMEOUT": "soon"}, "TIMEAWARE_SERVE_REQUEST_TIMEOUT=soon: want a positive duration"},
 		{"short secret", []string{"serve"}, map[string]string{"TIMEAWARE_TIMERS_SECRET": "short"}, "at least 16 bytes"},
-		{"bad utilization", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "timely.utilization"},
-		{"bad step table", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_STEP_TABLE": "0.1,x"}, "step_table: entry 2"},
+		{"bad utilization", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "TIMEAWARE_REWARDS_TIMELY_UTILIZATION=cubic: \"cubic\" is not sin, linear or step"},
+		{"bad step table", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_STEP_TABLE": "0.1,x"}, "TIMEAWARE_REWARDS_TIMELY_STEP_TABLE=0.1,x: entry 2"},
 		{"bad openrlhf source", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_OPENRLHF_DATA_SOURCE": "gsm8k"}, "gsm8k"},
 		{"bad pattern", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS": "("}, "tool_call_patterns"},
 		{"bad addr", []string{"serve", "--addr", "256.0.0.1:99999"}, nil, "--addr"},
@@ -452,7 +452,7 @@ func TestServeAddrFileErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, "serve", "--addr", "127.0.0.1:0", "--addr-file", tc.path)
-			assert.Equal(t, exitUsage, code, stderr)
+			assert.Equal(t, exitIO, code, stderr)
 			assert.Contains(t, stderr, "--addr-file "+tc.path+": ")
 			assert.Contains(t, stderr, tc.want)
 			assert.NotContains(t, stderr, "msg=serving", "the service did not start")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/timeaware/timeaware/dataset"
@@ -27,7 +25,7 @@ func newSplitSinks[R any](out string, format *dataset.Format, schema *arrow.Sche
 	s, err := splits.NewSinks(splits.SinksOptions[R]{Out: out, Format: format, Schema: schema, Sink: sinkOptions(labels),
 		Role: role, Split: split, Unit: unit, NewBuilder: newBuilder})
 	if err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
+		return nil, pathError("out", out, err)
 	}
 	return s, nil
 }

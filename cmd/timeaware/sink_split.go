@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,9 +19,9 @@ func testFractionFlag(fs *pflag.FlagSet, p *float64, unit string) {
 }
 
 // checkTestFraction validates --test-fraction.
-func checkTestFraction(f float64) error {
+func (a *app) checkTestFraction(f float64) error {
 	if f != 0 && !(f > 0 && f < 1) {
-		return usagef("--test-fraction %g: want a share between 0 and 1 (0 writes one file)", f)
+		return a.flagValueError("test-fraction", errors.New("want a share between 0 and 1 (0 writes one file)"))
 	}
 	return nil
 }

@@ -8,5 +8,5 @@ func (a *app) splitsCmd() *cobra.Command {
 		Short: "Scenario-level train/test splits and the leakage gate",
 	}
 	cmd.AddCommand(a.splitsCheckCmd())
-	return cmd
+	return groupCommand(cmd)
 }

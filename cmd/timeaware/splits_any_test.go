@@ -225,7 +225,7 @@ func TestPuzzleSplitNeedsTwoEvents(t *testing.T) {
 	out := filepath.Join(dir, "p.jsonl")
 	code, _, stderr := runCLI(t, "synth", "puzzles", "--count", "10", "--seed", "1", "--kb", kb, "--test-fraction", "0.3", "--out", out)
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "--test-fraction: the split is by knowledge-base event: splits: a split needs at least two units, got 1")
+	assert.Contains(t, stderr, "--test-fraction: the split is by knowledge-base event: a split needs at least two units, got 1")
 	assert.NoFileExists(t, out)
 	assert.NoFileExists(t, output.SidePath(out, "train"))
 }

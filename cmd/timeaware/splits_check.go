@@ -112,14 +112,14 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 		return usagef("splits check needs split files, directories or a split manifest (or --train and --test)")
 	}
 	v := a.v
-	opt, err := gateOptions(v)
+	opt, err := a.gateOptions()
 	if err != nil {
 		return err
 	}
 	var inputs []splits.ArgFile
 	var msplit *splits.ManifestSplit
 	for _, arg := range args {
-		in, sp, err := expandSplitArg(arg, "")
+		in, sp, err := a.expandSplitArg("", arg, "")
 		if err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 		paths []string
 	}{{splits.Train, f.train}, {splits.Test, f.test}, {splits.Against, f.against}} {
 		for _, p := range side.paths {
-			in, _, err := expandSplitArg(p, side.name)
+			in, _, err := a.expandSplitArg(side.name, p, side.name)
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 	// (with the tolerance its randomness needs), or none for the paper
 	// split, whose test share is whatever its scenarios hold. An explicit
 	// setting (flag, environment or config file) still wins.
-	explicit := cmd.Flags().Changed("test-fraction") || os.Getenv("TIMEAWARE_SPLITS_TEST_FRACTION") != "" || v.InConfig("splits.test_fraction")
+	explicit := a.origin("splits.test_fraction") != "splits.test_fraction"
 	if !explicit {
 		switch {
 		case msplit != nil:
@@ -219,7 +219,8 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 }
 
 // gateOptions reads the gate's tuning keys.
-func gateOptions(v *viper.Viper) (splits.GateOptions, error) {
+func (a *app) gateOptions() (splits.GateOptions, error) {
+	v := a.v
 	opt := splits.DefaultGateOptions()
 	opt.NearDuplicateThreshold = v.GetFloat64("splits.near_duplicate_threshold")
 	opt.ShingleWords = v.GetInt("splits.shingle_words")
@@ -236,19 +237,19 @@ func gateOptions(v *viper.Viper) (splits.GateOptions, error) {
 	}
 	switch {
 	case opt.ShingleWords < 1:
-		return opt, usagef("--shingle-words %d: want at least 1", opt.ShingleWords)
+		return opt, a.badKeyf("splits.shingle_words", "want at least 1")
 	case opt.Permutations < 1:
-		return opt, usagef("--permutations %d: want at least 1", opt.Permutations)
+		return opt, a.badKeyf("splits.permutations", "want at least 1")
 	case opt.Bands < 0 || (opt.Bands > 0 && opt.Permutations%opt.Bands != 0):
-		return opt, usagef("--bands %d: want a divisor of --permutations %d", opt.Bands, opt.Permutations)
+		return opt, a.badKeyf("splits.bands", "want a divisor of the permutations (%d)", opt.Permutations)
 	case opt.TestFraction < 0 || opt.TestFraction >= 1:
-		return opt, usagef("--test-fraction %g: want 0 (skip) or a share between 0 and 1", opt.TestFraction)
+		return opt, a.badKeyf("splits.test_fraction", "want 0 (skip) or a share between 0 and 1")
 	case opt.Tolerance < 0:
-		return opt, usagef("--tolerance %g: want 0 or more", opt.Tolerance)
+		return opt, a.badKeyf("splits.tolerance", "want 0 or more")
 	case opt.NearDuplicateThreshold > 1 || opt.NearDuplicateThreshold == 0:
-		return opt, usagef("--near-duplicate-threshold %g: want a similarity in (0, 1], or a negative value to disable the check", opt.NearDuplicateThreshold)
+		return opt, a.badKeyf("splits.near_duplicate_threshold", "want a similarity in (0, 1], or a negative value to disable the check")
 	case opt.MaxFindings < -1:
-		return opt, usagef("--max-findings %d: want -1 (all) or more", opt.MaxFindings)
+		return opt, a.badKeyf("splits.max_findings", "want -1 (all) or more")
 	}
 	if opt.Bands == 0 {
 		opt.Bands = splits.DefaultBands(opt.Permutations, opt.NearDuplicateThreshold)
@@ -256,12 +257,20 @@ func gateOptions(v *viper.Viper) (splits.GateOptions, error) {
 	return opt, nil
 }
 
-// expandSplitArg is splits.ExpandArg with the command's errors: bad usage,
-// but for an output changed since its build.
-func expandSplitArg(arg, side string) ([]splits.ArgFile, *splits.ManifestSplit, error) {
+// expandSplitArg is splits.ExpandArg with the command's errors, named by
+// the flag that gave arg (none for an argument): bad usage, but for a file
+// that cannot be read (an I/O error) and an output changed since its build
+// (a data error).
+func (a *app) expandSplitArg(flag, arg, side string) ([]splits.ArgFile, *splits.ManifestSplit, error) {
+	if flag != "" {
+		a.named(flag, arg)
+	}
 	files, sp, err := splits.ExpandArg(arg, side)
-	if err != nil && !errors.Is(err, output.ErrChanged) {
-		err = usageError{err}
+	if err != nil {
+		if !errors.Is(err, output.ErrChanged) && !isFileSystemError(err) {
+			err = usageError{err}
+		}
+		return nil, nil, pathError(flag, arg, err)
 	}
 	return files, sp, err
 }
@@ -286,6 +295,9 @@ func gateColumns(v *viper.Viper, ins []splits.ArgFile) (*splits.Columns, error) 
 	for i, in := range ins {
 		sets[i] = splits.Dataset{Path: in.Path, Preset: in.Preset}
 	}
+	if err := readableColumns(sets); err != nil {
+		return nil, err
+	}
 	cols, err := splits.ResolveColumns(sets, splits.Overrides{
 		Preset: v.GetString("splits.preset"), Text: columnKey(v, "splits.text"), Group: columnKey(v, "splits.group"),
 		ID: columnKey(v, "splits.id"), Split: columnKey(v, "splits.split_column"),
@@ -308,11 +320,26 @@ func againstColumns(v *viper.Viper, ins []splits.ArgFile, gate *splits.Columns) 
 	if s := columnKey(v, "splits.against_text"); s != nil && *s != "" {
 		text = splits.SplitList(*s)
 	}
+	if err := readableColumns(sets); err != nil {
+		return nil, err
+	}
 	cols, err := splits.AgainstColumns(sets, text, gate)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	return cols, nil
+}
+
+// readableColumns reads the columns of every file, so that a file that
+// cannot be read or parsed is reported as what it is (an I/O or a data
+// error) before a choice of columns can be a usage error.
+func readableColumns(sets []splits.Dataset) error {
+	for _, d := range sets {
+		if _, err := splits.Fields(d.Path); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func printGateReport(w io.Writer, r *splits.Report, ins []splits.Input) {

@@ -9,5 +9,5 @@ func (a *app) synthCmd() *cobra.Command {
 	}
 	cmd.AddCommand(a.synthTimestampsCmd(), a.synthBudgetCmd(), a.synthDistillCmd(), a.synthSFTCmd(),
 		a.synthPuzzlesCmd(), a.synthTravelerCmd(), a.synthNegotiationCmd())
-	return cmd
+	return groupCommand(cmd)
 }

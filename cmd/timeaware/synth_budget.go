@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,13 +13,11 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/splits"
-	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/budget"
 )
 
@@ -113,16 +110,16 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 	}
 	family, err := budget.ParseFamily(f.family)
 	if err != nil {
-		return nil, usagef("--family: %v", err)
+		return nil, a.flagValueError("family", err)
 	}
-	if err := checkJSONLFile("input", f.input); err != nil {
+	if err := a.checkJSONLFile("input", f.input); err != nil {
 		return nil, err
 	}
 	p := &budgetPlan{f: f}
-	if p.format, err = outputFormat(v.GetString("synth.budget.format"), f.out); err != nil {
+	if p.format, err = a.outputFormat("synth.budget.format", f.out); err != nil {
 		return nil, err
 	}
-	if p.opt, err = budgetOptions(v, family); err != nil {
+	if p.opt, err = a.budgetOptions(family); err != nil {
 		return nil, err
 	}
 	p.opt.Seed = f.seed
@@ -134,9 +131,9 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 		p.opt.Select = sh.Has
 	}
 	if err := p.opt.Validate(); err != nil {
-		return nil, budgetOptionError(err, family)
+		return nil, a.optionError(err, budgetKeys(family))
 	}
-	if err := checkTestFraction(f.testFraction); err != nil {
+	if err := a.checkTestFraction(f.testFraction); err != nil {
 		return nil, err
 	}
 	if f.testFraction > 0 {
@@ -159,7 +156,7 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 			return nil, usagef("--teacher-requests needs --teacher-model (or synth.budget.teacher.model)")
 		}
 		if _, err := budget.NewTeacherEncoder(*p.teacher); err != nil {
-			return nil, budgetOptionError(err, family)
+			return nil, a.optionError(err, budgetKeys(family))
 		}
 	}
 	p.config = typedConfig(v, "synth.budget.")
@@ -177,7 +174,7 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 func budgetSplit(f *synthBudgetFlags, family budget.Family) (*splits.UnitSplit, error) {
 	in, err := os.Open(f.input)
 	if err != nil {
-		return nil, usagef("--input %s: %v", f.input, unwrapPathError(err))
+		return nil, pathError("input", f.input, err)
 	}
 	defer in.Close()
 	tr := budget.NewTaskReader(in, f.input, family)
@@ -202,33 +199,24 @@ func budgetSplit(f *synthBudgetFlags, family budget.Family) (*splits.UnitSplit, 
 	return splits.NewExactSplit(f.seed, f.testFraction, ids)
 }
 
-// budgetOptionError names a bad option by its config key (or flag).
-func budgetOptionError(err error, family budget.Family) error {
-	var oe *synth.OptionError
-	if !errors.As(err, &oe) {
-		return usageError{err}
-	}
-	key := "synth.budget." + oe.Key
-	switch oe.Key {
-	case "family":
-		key = "--family"
-	case "system_prompt":
-		key += "." + string(family)
-	}
-	return usagef("%s: %v", key, oe.Err)
+// budgetKeys names the options of synth budget that are not a key
+// synth.budget.OPTION.
+func budgetKeys(family budget.Family) map[string]string {
+	return map[string]string{"family": "--family", "system_prompt": "synth.budget.system_prompt." + string(family)}
 }
 
 // budgetOptions reads the synth.budget.* keys over the family's defaults.
-func budgetOptions(v *viper.Viper, family budget.Family) (budget.Options, error) {
+func (a *app) budgetOptions(family budget.Family) (budget.Options, error) {
+	v := a.v
 	o := budget.DefaultOptions(family)
 	var err error
-	if o.Multipliers, err = floatList(v, "synth.budget.multipliers"); err != nil {
+	if o.Multipliers, err = a.floatList("synth.budget.multipliers"); err != nil {
 		return o, err
 	}
-	if o.SpeedFactors, err = floatList(v, "synth.budget.speed_factors"); err != nil {
+	if o.SpeedFactors, err = a.floatList("synth.budget.speed_factors"); err != nil {
 		return o, err
 	}
-	rng, err := floatList(v, "synth.budget.speed_factor_range")
+	rng, err := a.floatList("synth.budget.speed_factor_range")
 	if err != nil {
 		return o, err
 	}
@@ -237,7 +225,7 @@ func budgetOptions(v *viper.Viper, family budget.Family) (budget.Options, error)
 	case 2:
 		o.SpeedFactorRange = [2]float64{rng[0], rng[1]}
 	default:
-		return o, usagef("synth.budget.speed_factor_range: want \"min,max\" or empty, got %d numbers", len(rng))
+		return o, a.badKeyf("synth.budget.speed_factor_range", "want \"min,max\" or empty, got %d numbers", len(rng))
 	}
 	o.EveryMultiplier = v.GetBool("synth.budget.every_multiplier")
 	o.NoLimitFraction = v.GetFloat64("synth.budget.no_limit_fraction")
@@ -262,9 +250,9 @@ func budgetOptions(v *viper.Viper, family budget.Family) (budget.Options, error)
 	return o, nil
 }
 
-// floatList reads a comma-separated list of finite numbers.
-func floatList(v *viper.Viper, key string) ([]float64, error) {
-	raw := strings.TrimSpace(v.GetString(key))
+// floatList reads a key's comma-separated list of finite numbers.
+func (a *app) floatList(key string) ([]float64, error) {
+	raw := strings.TrimSpace(a.v.GetString(key))
 	if raw == "" {
 		return nil, nil
 	}
@@ -272,7 +260,7 @@ func floatList(v *viper.Viper, key string) ([]float64, error) {
 	for i, s := range strings.Split(raw, ",") {
 		x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, usagef("%s: entry %d %q is not a number", key, i+1, strings.TrimSpace(s))
+			return nil, a.badKeyf(key, "entry %d %q is not a number", i+1, strings.TrimSpace(s))
 		}
 		out = append(out, x)
 	}
@@ -322,7 +310,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	)
 	if p.teacher != nil {
 		if teacherFile, err = output.Create(p.f.teacher); err != nil {
-			return nil, fmt.Errorf("--teacher-requests: %w", err)
+			return nil, pathError("teacher-requests", p.f.teacher, err)
 		}
 		defer teacherFile.Abort()
 		teacherBuf = bufio.NewWriterSize(teacherFile, 1<<20)
@@ -344,7 +332,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 		}
 		requests++
 		if _, err := teacherBuf.Write(enc.Encode(row)); err != nil {
-			return fmt.Errorf("writing %s: %w", p.f.teacher, err)
+			return pathError("teacher-requests", p.f.teacher, err)
 		}
 		return nil
 	})
@@ -353,14 +341,14 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 		return nil, streamError(err)
 	}
 	if err := sinks.Finish(); err != nil {
-		return nil, err
+		return nil, pathError("out", p.f.out, err)
 	}
 	res := &budgetResult{summary: sum, split: sinks.Summary(), rows: sinks.Entries(p.format.Name), manifest: output.ManifestPath(p.f.out)}
 	outputs := slices.Clone(res.rows)
 	files := sinks.Files()
 	if teacherFile != nil {
 		if err := teacherBuf.Flush(); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", p.f.teacher, err)
+			return nil, pathError("teacher-requests", p.f.teacher, err)
 		}
 		res.model = p.teacher.Model
 		res.teacher = &output.Entry{Path: p.f.teacher, Role: "teacher_requests", Format: "jsonl",
@@ -379,7 +367,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 		Outputs: outputs, Inputs: []output.Entry{input}, Config: p.config, Summary: summary,
 	}
 	if err := output.Commit(ctx, res.manifest, m, files...); err != nil {
-		return nil, err
+		return nil, pathError("out", p.f.out, err)
 	}
 	return res, nil
 }
@@ -453,14 +441,14 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	if f.out == "" {
 		return usagef("--out is required")
 	}
-	if err := checkJSONLFile("traces", f.traces); err != nil {
+	if err := a.checkJSONLFile("traces", f.traces); err != nil {
 		return err
 	}
-	format, err := outputFormat(f.format, f.out)
+	format, err := a.outputFormat("--format", f.out)
 	if err != nil {
 		return err
 	}
-	cfg, err := rewardsConfig(a.v)
+	cfg, err := a.rewardsConfig()
 	if err != nil {
 		return err
 	}
@@ -471,7 +459,7 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	desc := a.v.GetString("synth.budget.tool_description")
 	sink, err := output.NewSink(f.out, format, budget.SFTSchema, output.SinkOptions{})
 	if err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return pathError("out", f.out, err)
 	}
 	defer sink.Abort()
 	rb := budget.NewSFTRecordBuilder(nil, desc)
@@ -501,7 +489,7 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	}
 	mp := output.ManifestPath(f.out)
 	if err := output.Commit(ctx, mp, m, sink.File()); err != nil {
-		return err
+		return pathError("out", f.out, err)
 	}
 	w := a.stdout
 	fmt.Fprintf(w, "synth sft: %s\n", writtenTo([]output.Entry{out}, "row"))

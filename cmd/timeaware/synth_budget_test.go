@@ -283,19 +283,18 @@ func TestSynthBudgetUsageErrors(t *testing.T) {
 		{"no family", without("--family"), nil, "--family is required"},
 		{"no seed", without("--seed"), nil, "--seed is required"},
 		{"no out", without("--out"), nil, "--out is required"},
-		{"missing input", append(without("--input"), "--input", filepath.Join(dir, "nope.jsonl")), nil, "--input " + filepath.Join(dir, "nope.jsonl") + ": no such file"},
-		{"bad family", append(without("--family"), "--family", "chess"), nil, `--family: family "chess" is not general, game or ml`},
+		{"bad family", append(without("--family"), "--family", "chess"), nil, `--family chess: family "chess" is not general, game or ml`},
 		{"bad seed", append(without("--seed"), "--seed", "-3"), nil, "--seed"},
-		{"bad format", with("--format", "xml"), nil, "--format: unknown format"},
+		{"bad format", with("--format", "xml"), nil, "--format xml: want parquet, arrow or jsonl"},
 		{"bad shard", with("--shard", "3/2"), nil, "--shard"},
 		{"teacher without model", with("--teacher-requests", filepath.Join(dir, "t.jsonl")), nil, "--teacher-requests needs --teacher-model"},
 		{"teacher file is out", with("--teacher-requests", out, "--teacher-model", "m"), nil, "name the same file"},
-		{"multipliers not numbers", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_MULTIPLIERS": "1,x"}, `synth.budget.multipliers: entry 2 "x" is not a number`},
-		{"jitter out of range", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_JITTER": "2"}, "synth.budget.jitter: 2 is not in [0, 1]"},
-		{"jitter not a number", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_JITTER": "lots"}, "synth.budget.jitter (from a flag, TIMEAWARE_SYNTH_BUDGET_JITTER or the config file)"},
-		{"range of three", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_SPEED_FACTOR_RANGE": "1,2,3"}, "synth.budget.speed_factor_range: want"},
-		{"sentence without seconds", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_BUDGET_SENTENCE": "Hurry."}, "synth.budget.budget_sentence:"},
-		{"bad teacher temperature", with("--teacher-requests", filepath.Join(dir, "t.jsonl"), "--teacher-model", "m"), map[string]string{"TIMEAWARE_SYNTH_BUDGET_TEACHER_TEMPERATURE": "5"}, "synth.budget.teacher.temperature: 5 is not in [0, 2]"},
+		{"multipliers not numbers", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_MULTIPLIERS": "1,x"}, `TIMEAWARE_SYNTH_BUDGET_MULTIPLIERS=1,x: entry 2 "x" is not a number`},
+		{"jitter out of range", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_JITTER": "2"}, "TIMEAWARE_SYNTH_BUDGET_JITTER=2: 2 is not in [0, 1]"},
+		{"jitter not a number", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_JITTER": "lots"}, "TIMEAWARE_SYNTH_BUDGET_JITTER=lots: want a finite number"},
+		{"range of three", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_SPEED_FACTOR_RANGE": "1,2,3"}, "TIMEAWARE_SYNTH_BUDGET_SPEED_FACTOR_RANGE=1,2,3: want"},
+		{"sentence without seconds", base, map[string]string{"TIMEAWARE_SYNTH_BUDGET_BUDGET_SENTENCE": "Hurry."}, "TIMEAWARE_SYNTH_BUDGET_BUDGET_SENTENCE=Hurry.: "},
+		{"bad teacher temperature", with("--teacher-requests", filepath.Join(dir, "t.jsonl"), "--teacher-model", "m"), map[string]string{"TIMEAWARE_SYNTH_BUDGET_TEACHER_TEMPERATURE": "5"}, "TIMEAWARE_SYNTH_BUDGET_TEACHER_TEMPERATURE=5: 5 is not in [0, 2]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -309,6 +308,9 @@ func TestSynthBudgetUsageErrors(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(dir, "t.jsonl"))
 		})
 	}
+	code, _, stderr := runCLI(t, append(without("--input"), "--input", filepath.Join(dir, "nope.jsonl"))...)
+	assert.Equal(t, exitIO, code, "a missing input is an I/O error: %s", stderr)
+	assert.Contains(t, stderr, "--input "+filepath.Join(dir, "nope.jsonl")+": no such file")
 }
 
 func TestSynthBudgetDataErrorsLeaveNoFiles(t *testing.T) {
@@ -395,9 +397,8 @@ func TestSynthSFT(t *testing.T) {
 	}{
 		{"no traces", []string{"--out", filepath.Join(dir, "x.parquet")}, nil, "--traces is required"},
 		{"no out", []string{"--traces", traces}, nil, "--out is required"},
-		{"missing traces", []string{"--traces", filepath.Join(dir, "none.jsonl"), "--out", filepath.Join(dir, "x.parquet")}, nil, "--traces"},
 		{"bad format", []string{"--traces", traces, "--out", filepath.Join(dir, "x.parquet"), "--format", "csv"}, nil, "--format"},
-		{"bad reward config", []string{"--traces", traces, "--out", filepath.Join(dir, "x.parquet")}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "timely.utilization"},
+		{"bad reward config", []string{"--traces", traces, "--out", filepath.Join(dir, "x.parquet")}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "TIMEAWARE_REWARDS_TIMELY_UTILIZATION=cubic: "},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for k, v := range tt.env {

@@ -90,11 +90,11 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 	if format, ok := dataset.ForPath(f.out); !ok || format.Name != "jsonl" {
 		return usagef("--out %s: traces are JSONL; name a .jsonl file", f.out)
 	}
-	cfg, err := rewardsConfig(a.v)
+	cfg, err := a.rewardsConfig()
 	if err != nil {
 		return err
 	}
-	all, err := readEvalData([]string{f.input}, f.out, f.cache(f.out))
+	all, err := a.readEvalData("input", []string{f.input}, f.out, f.cache(f.out))
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 			return err
 		}
 		if err := enc.Encode(tr); err != nil {
-			return fmt.Errorf("--out %s: %w", f.out, err)
+			return pathError("out", f.out, err)
 		}
 		sum.Traces++
 		switch onTime := r.Details["on_time"] == 1; {
@@ -156,7 +156,7 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 		}
 	}
 	if _, err := io.Copy(af, &buf); err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return pathError("out", f.out, err)
 	}
 	traces := sum.Traces
 	m := &output.Manifest{
@@ -171,7 +171,7 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 	}
 	if run.err == nil && !run.gaveUp {
 		if err := output.Commit(cmd.Context(), output.ManifestPath(f.out), m, af); err != nil {
-			return fmt.Errorf("--out: %w", err)
+			return pathError("out", f.out, err)
 		}
 	}
 	stats := client.Stats()

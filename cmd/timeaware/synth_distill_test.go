@@ -106,13 +106,14 @@ func TestSynthDistillCutsATeacherThatNeverAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"--out", filepath.Join(dir, "t.parquet")}, "traces are JSONL"},
-		{[]string{"--input", filepath.Join(dir, "nope.jsonl"), "--out", filepath.Join(dir, "x.jsonl")}, "--data " + filepath.Join(dir, "nope.jsonl")},
+		{[]string{"--out", filepath.Join(dir, "t.parquet")}, "traces are JSONL", exitUsage},
+		{[]string{"--input", filepath.Join(dir, "nope.jsonl"), "--out", filepath.Join(dir, "x.jsonl")}, "--input " + filepath.Join(dir, "nope.jsonl") + ": no such file or directory", exitIO},
 	} {
 		args := append([]string{"synth", "distill", "--input", rows, "--endpoint", teacher.URL, "--model", "t"}, tc.args...)
 		code, _, stderr := runCLI(t, args...)
-		assert.Equal(t, 2, code, stderr)
+		assert.Equal(t, tc.code, code, stderr)
 		assert.Contains(t, stderr, tc.want)
 	}
 	puzzles := filepath.Join(dir, "p.jsonl")

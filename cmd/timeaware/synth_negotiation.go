@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,12 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
-	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
@@ -103,17 +100,17 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 	}
 	p := &negotiationPlan{out: f.out, labels: f.labels}
 	var err error
-	if p.format, err = outputFormat(v.GetString("synth.negotiation.format"), f.out); err != nil {
+	if p.format, err = a.outputFormat("synth.negotiation.format", f.out); err != nil {
 		return nil, err
 	}
-	if p.opt, err = negotiationOptions(v); err != nil {
+	if p.opt, err = a.negotiationOptions(); err != nil {
 		return nil, err
 	}
 	p.opt.Seed, p.opt.Count = f.seed, f.count
 	if path := v.GetString("synth.negotiation.scenario"); path != "" {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, usagef("--scenario %s: %v", path, unwrapPathError(err))
+			return nil, pathError("scenario", path, err)
 		}
 		if p.opt.Scenarios, err = negotiation.LoadScenarios(data); err != nil {
 			return nil, usagef("--scenario %s: %v", path, err)
@@ -125,7 +122,7 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 		p.scenario = &in
 	}
 	if err := p.opt.Validate(); err != nil {
-		return nil, negotiationOptionError(err)
+		return nil, a.optionError(err, negotiationKeys)
 	}
 	if f.shard != "" {
 		sh, err := parseShardFlag(f.shard)
@@ -134,7 +131,7 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 		}
 		p.opt.ShardIndex, p.opt.ShardCount = sh.Index, sh.Count
 	}
-	if err := checkTestFraction(f.testFraction); err != nil {
+	if err := a.checkTestFraction(f.testFraction); err != nil {
 		return nil, err
 	}
 	if f.testFraction > 0 {
@@ -159,42 +156,29 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 	return p, nil
 }
 
-// negotiationOptionError names a bad option by its flag or config key.
-func negotiationOptionError(err error) error {
-	var oe *synth.OptionError
-	if !errors.As(err, &oe) {
-		return usageError{err}
-	}
-	key := "synth.negotiation." + oe.Key
-	switch oe.Key {
-	case "count":
-		key = "--count"
-	case "conditions":
-		key = "--condition"
-	case "scenarios":
-		key = "--scenario"
-	}
-	return usagef("%s: %v", key, oe.Err)
-}
+// negotiationKeys names the options of synth negotiation that are not a
+// key synth.negotiation.OPTION.
+var negotiationKeys = map[string]string{"count": "--count", "conditions": "synth.negotiation.condition", "scenarios": "synth.negotiation.scenario"}
 
 // negotiationOptions reads the synth.negotiation.* keys over the defaults.
-func negotiationOptions(v *viper.Viper) (negotiation.Options, error) {
+func (a *app) negotiationOptions() (negotiation.Options, error) {
+	v := a.v
 	o := negotiation.DefaultOptions()
 	var err error
 	if o.Conditions, err = negotiation.ParseConditions(v.GetString("synth.negotiation.condition")); err != nil {
-		return o, usagef("--condition: %v", err)
+		return o, a.badKey("synth.negotiation.condition", err)
 	}
-	if o.DeadlinesS, err = floatList(v, "synth.negotiation.deadlines_s"); err != nil {
+	if o.DeadlinesS, err = a.floatList("synth.negotiation.deadlines_s"); err != nil {
 		return o, err
 	}
-	limits, err := floatList(v, "synth.negotiation.turn_limits")
+	limits, err := a.floatList("synth.negotiation.turn_limits")
 	if err != nil {
 		return o, err
 	}
 	o.TurnLimits = o.TurnLimits[:0]
 	for i, x := range limits {
 		if x != math.Trunc(x) || math.Abs(x) > 1e9 {
-			return o, usagef("synth.negotiation.turn_limits: entry %d (%v) is not a whole number of messages", i+1, x)
+			return o, a.badKeyf("synth.negotiation.turn_limits", "entry %d (%v) is not a whole number of messages", i+1, x)
 		}
 		o.TurnLimits = append(o.TurnLimits, int(x))
 	}
@@ -254,7 +238,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 		return nil, nil, nil, streamError(err)
 	}
 	if err := sinks.Finish(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, pathError("out", p.out, err)
 	}
 	outs := sinks.Entries(p.format.Name)
 	summary := struct {
@@ -269,7 +253,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 		m.Inputs = append(m.Inputs, *p.scenario)
 	}
 	if _, err := sinks.Commit(ctx, m); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, pathError("out", p.out, err)
 	}
 	return sum, outs, summary.Split, nil
 }

@@ -135,14 +135,13 @@ func TestSynthNegotiationUsageErrors(t *testing.T) {
 		{"no seed", nil, []string{"--count", "3", "--out", out}, "--seed is required"},
 		{"no count", nil, []string{"--seed", "1", "--out", out}, "--count is required"},
 		{"no out", nil, []string{"--seed", "1", "--count", "3"}, "--out is required"},
-		{"condition", nil, []string{"--seed", "1", "--count", "3", "--condition", "calm", "--out", out}, `--condition: "calm" is not one of`},
+		{"condition", nil, []string{"--seed", "1", "--count", "3", "--condition", "calm", "--out", out}, `--condition calm: "calm" is not one of`},
 		{"format", nil, []string{"--seed", "1", "--count", "3", "--format", "csv", "--out", out}, "--format"},
-		{"missing scenario", nil, []string{"--seed", "1", "--count", "3", "--scenario", filepath.Join(dir, "nope.yaml"), "--out", out}, "--scenario " + filepath.Join(dir, "nope.yaml") + ": no such file"},
 		{"bad scenario", nil, []string{"--seed", "1", "--count", "3", "--scenario", badScen, "--out", out}, "--scenario " + badScen + ": scenarios[0].roles: has 0 roles"},
-		{"wpm", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_WPM": "-1"}, []string{"--seed", "1", "--count", "3", "--out", out}, "synth.negotiation.wpm: -1 is not from 1 to 10000 words per minute"},
-		{"deadlines", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S": "300,x"}, []string{"--seed", "1", "--count", "3", "--out", out}, `synth.negotiation.deadlines_s: entry 2 "x" is not a number`},
-		{"turn limits", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_TURN_LIMITS": "5.5"}, []string{"--seed", "1", "--count", "3", "--out", out}, "synth.negotiation.turn_limits: entry 1 (5.5) is not a whole number"},
-		{"prefix", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_PROMPT_TIME_AWARE_PREFIX": "hurry"}, []string{"--seed", "1", "--count", "3", "--out", out}, "synth.negotiation.prompt.time_aware_prefix"},
+		{"wpm", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_WPM": "-1"}, []string{"--seed", "1", "--count", "3", "--out", out}, "TIMEAWARE_SYNTH_NEGOTIATION_WPM=-1: -1 is not from 1 to 10000 words per minute"},
+		{"deadlines", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S": "300,x"}, []string{"--seed", "1", "--count", "3", "--out", out}, `TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S=300,x: entry 2 "x" is not a number`},
+		{"turn limits", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_TURN_LIMITS": "5.5"}, []string{"--seed", "1", "--count", "3", "--out", out}, "TIMEAWARE_SYNTH_NEGOTIATION_TURN_LIMITS=5.5: entry 1 (5.5) is not a whole number"},
+		{"prefix", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_PROMPT_TIME_AWARE_PREFIX": "hurry"}, []string{"--seed", "1", "--count", "3", "--out", out}, "TIMEAWARE_SYNTH_NEGOTIATION_PROMPT_TIME_AWARE_PREFIX=hurry: "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

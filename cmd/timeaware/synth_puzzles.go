@@ -16,7 +16,6 @@ import (
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
-	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/puzzles"
 )
 
@@ -143,32 +142,33 @@ the solved answers; it prints each record whose published answer is wrong
 }
 
 // puzzleRangeKey reads "K" or "A-B" of non-negative integers.
-func puzzleRangeKey(v *viper.Viper, key string) (int, int, error) {
-	raw := strings.TrimSpace(v.GetString(key))
-	a, b, ok := strings.Cut(raw, "-")
+func (a *app) puzzleRangeKey(key string) (int, int, error) {
+	raw := strings.TrimSpace(a.v.GetString(key))
+	first, last, ok := strings.Cut(raw, "-")
 	if !ok {
-		b = a
+		last = first
 	}
-	lo, err1 := strconv.Atoi(strings.TrimSpace(a))
-	hi, err2 := strconv.Atoi(strings.TrimSpace(b))
+	lo, err1 := strconv.Atoi(strings.TrimSpace(first))
+	hi, err2 := strconv.Atoi(strings.TrimSpace(last))
 	if err1 != nil || err2 != nil || lo < 0 || hi < lo {
-		return 0, 0, usagef("%s: %q is not a number K or a range A-B with A <= B", key, raw)
+		return 0, 0, a.badKeyf(key, "want a number K or a range A-B with A <= B")
 	}
 	return lo, hi, nil
 }
 
 // puzzleOptions reads the synth.puzzles.* keys over the defaults; inputs
 // is the knowledge-base file's manifest entry when one was read.
-func puzzleOptions(v *viper.Viper) (puzzles.Options, []output.Entry, error) {
+func (a *app) puzzleOptions() (puzzles.Options, []output.Entry, error) {
+	v := a.v
 	o := puzzles.DefaultOptions()
 	var err error
 	if o.FromYear, o.ToYear, err = puzzles.ParseYears(v.GetString("synth.puzzles.years")); err != nil {
-		return o, nil, usagef("synth.puzzles.years (--years): %v", err)
+		return o, nil, a.badKey("synth.puzzles.years", err)
 	}
-	if o.MinSolutions, o.MaxSolutions, err = puzzleRangeKey(v, "synth.puzzles.solutions"); err != nil {
+	if o.MinSolutions, o.MaxSolutions, err = a.puzzleRangeKey("synth.puzzles.solutions"); err != nil {
 		return o, nil, err
 	}
-	if o.MinFacts, o.MaxFacts, err = puzzleRangeKey(v, "synth.puzzles.facts"); err != nil {
+	if o.MinFacts, o.MaxFacts, err = a.puzzleRangeKey("synth.puzzles.facts"); err != nil {
 		return o, nil, err
 	}
 	if raw := strings.TrimSpace(v.GetString("synth.puzzles.kinds")); raw != "" {
@@ -199,14 +199,14 @@ func puzzleOptions(v *viper.Viper) (puzzles.Options, []output.Entry, error) {
 	o.Disputed = v.GetString("synth.puzzles.disputed")
 	o.YearSetReading = v.GetString("synth.puzzles.year_set_reading")
 	var inputs []output.Entry
-	if err := readPuzzleInput(v, "kb", "kb", "knowledge_base", puzzles.ParseKB, &o.KB, &inputs); err != nil {
+	if err := readPuzzleInput(a, "kb", "kb", "knowledge_base", puzzles.ParseKB, &o.KB, &inputs); err != nil {
 		return o, nil, err
 	}
-	if err := readPuzzleInput(v, "year_sets", "year-sets", "year_sets", puzzles.ParseYearSets, &o.YearSets, &inputs); err != nil {
+	if err := readPuzzleInput(a, "year_sets", "year-sets", "year_sets", puzzles.ParseYearSets, &o.YearSets, &inputs); err != nil {
 		return o, nil, err
 	}
 	if err := o.Validate(); err != nil {
-		return o, nil, puzzleOptionError(err)
+		return o, nil, a.optionError(err, nil)
 	}
 	return o, inputs, nil
 }
@@ -241,16 +241,17 @@ func puzzleSolverOptions(v *viper.Viper) (puzzles.SolverOptions, error) {
 
 // readPuzzleInput parses the file of a --kb or --year-sets flag (key
 // synth.puzzles.KEY) and records it as an input of the manifest with role.
-func readPuzzleInput[T any](v *viper.Viper, key, flag, role string, parse func(io.Reader, string) (T, error), dst *T, inputs *[]output.Entry) error {
-	path := v.GetString("synth.puzzles." + key)
+func readPuzzleInput[T any](a *app, key, flag, role string, parse func(io.Reader, string) (T, error), dst *T, inputs *[]output.Entry) error {
+	path := a.v.GetString("synth.puzzles." + key)
 	if path == "" {
 		return nil
 	}
+	a.named(flag, path)
 	in := output.OpenInput(path)
 	defer in.Close()
 	got, err := parse(in, path)
 	if err != nil {
-		return usagef("--%s: %v", flag, unwrapPathError(err))
+		return pathError(flag, path, err)
 	}
 	*dst = got
 	rec := in.Entry("")
@@ -283,15 +284,6 @@ func parsePuzzleSeasons(raw string) ([]puzzles.Season, error) {
 	return out, nil
 }
 
-// puzzleOptionError names a bad option by its config key.
-func puzzleOptionError(err error) error {
-	var oe *synth.OptionError
-	if !errors.As(err, &oe) {
-		return usageError{err}
-	}
-	return usagef("synth.puzzles.%s: %v", oe.Key, oe.Err)
-}
-
 func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	if f.count <= 0 {
 		return usagef("--count is required: a positive number of puzzles")
@@ -300,16 +292,16 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		return usagef("--out is required")
 	}
 	v := a.v
-	format, err := outputFormat(v.GetString("synth.puzzles.format"), f.out)
+	format, err := a.outputFormat("synth.puzzles.format", f.out)
 	if err != nil {
 		return err
 	}
-	opt, inputs, err := puzzleOptions(v)
+	opt, inputs, err := a.puzzleOptions()
 	if err != nil {
 		return err
 	}
 	opt.Seed = f.seed
-	if err := checkTestFraction(f.testFraction); err != nil {
+	if err := a.checkTestFraction(f.testFraction); err != nil {
 		return err
 	}
 	var split *splits.UnitSplit
@@ -359,7 +351,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		return streamError(err)
 	}
 	if err := sinks.Finish(); err != nil {
-		return err
+		return pathError("out", f.out, err)
 	}
 	outs := sinks.Entries(format.Name)
 	summary := struct {
@@ -372,7 +364,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 	mp, err := sinks.Commit(ctx, m)
 	if err != nil {
-		return err
+		return pathError("out", f.out, err)
 	}
 	printPuzzleSummary(a.stdout, outs, sum, summary.Split, mp)
 	return nil
@@ -402,13 +394,14 @@ func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, sp
 }
 
 func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
-	format, err := outputFormat(a.v.GetString("synth.puzzles.format"), path)
+	format, err := a.outputFormat("synth.puzzles.format", path)
 	if err != nil {
 		return err
 	}
+	a.named("solve", path)
 	in, err := os.Open(path)
 	if err != nil {
-		return usagef("--solve %s: %v", path, unwrapPathError(err))
+		return pathError("solve", path, err)
 	}
 	defer in.Close()
 	if st, err := in.Stat(); err == nil && st.IsDir() {
@@ -479,11 +472,11 @@ func answerList(xs []string) string {
 // each record that is not simply right, and a summary.
 func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) error {
 	v := a.v
-	format, err := outputFormat(v.GetString("synth.puzzles.format"), f.out)
+	format, err := a.outputFormat("synth.puzzles.format", f.out)
 	if err != nil {
 		return err
 	}
-	opt, inputs, err := puzzleOptions(v)
+	opt, inputs, err := a.puzzleOptions()
 	if err != nil {
 		return err
 	}
@@ -531,14 +524,10 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 		return sinks.Add(im.Puzzle)
 	})
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return usagef("--import-published: %v", unwrapPathError(err))
-		}
-		return usagef("--import-published: %v", err)
+		return pathError("import-published", f.importPublished, err)
 	}
 	if err := sinks.Finish(); err != nil {
-		return err
+		return pathError("out", f.out, err)
 	}
 	rec := in.Entry("")
 	rec.Role = "published_puzzles"
@@ -552,7 +541,7 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 	}
 	mp, err := sinks.Commit(ctx, m)
 	if err != nil {
-		return err
+		return pathError("out", f.out, err)
 	}
 	wrong, undecidable, notConverted := 0, 0, 0
 	for _, n := range sum.Wrong {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/output"
@@ -107,7 +106,7 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 	default:
 		return nil, usagef("--out %s: unknown extension %q: want a .json (JSON array) or .jsonl (JSONL) file name", f.out, filepath.Ext(f.out))
 	}
-	files, err := expandInputs("input", f.inputs)
+	files, err := a.expandInputs("input", f.inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +118,7 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 		}
 	}
 	p.files = files
-	opt, err := timestampsOptions(v)
+	opt, err := a.timestampsOptions()
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +131,8 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 		opt.Keep = sh.Has
 	}
 	if path := v.GetString("synth.timestamps.catalog"); path != "" {
-		if opt.Catalog, _, err = readSideFile(path, "catalog", splits.LoadCatalog); err != nil {
-			return nil, usageError{err}
+		if opt.Catalog, _, err = readSideFile(a, path, "catalog", splits.LoadCatalog); err != nil {
+			return nil, err
 		}
 	} else if opt.Catalog, err = splits.DefaultCatalog(); err != nil {
 		return nil, err
@@ -146,22 +145,23 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 }
 
 // timestampsOptions reads the model's parameters from the config.
-func timestampsOptions(v *viper.Viper) (timestamps.Options, error) {
+func (a *app) timestampsOptions() (timestamps.Options, error) {
+	v := a.v
 	opt := timestamps.DefaultOptions()
 	var err error
 	if s := v.GetString("synth.timestamps.start"); s != "" {
 		if opt.Start, err = conversation.ParseTime(s); err != nil {
-			return opt, usagef("--start: %v", err)
+			return opt, a.badKey("synth.timestamps.start", err)
 		}
 	}
 	if s := v.GetString("synth.timestamps.sensitivity"); s != "" {
 		var ok bool
 		if opt.Sensitivity, ok = conversation.NormalizeSensitivity(s); !ok {
-			return opt, usagef("--sensitivity %q: want low, medium or high", s)
+			return opt, a.badKeyf("synth.timestamps.sensitivity", "want low, medium or high")
 		}
 	}
 	if opt.Mode, err = timestamps.ParseMode(v.GetString("synth.timestamps.mode")); err != nil {
-		return opt, usagef("--mode: %v", err)
+		return opt, a.badKey("synth.timestamps.mode", err)
 	}
 	opt.Workers = v.GetInt("synth.timestamps.workers")
 	bound := func(key string) float64 {
@@ -188,13 +188,13 @@ func timestampsOptions(v *viper.Viper) (timestamps.Options, error) {
 	for _, s := range splits.Sensitivities {
 		key := "synth.timestamps.gaps." + s
 		if means[s], err = parseGapMeans(v.GetString(key)); err != nil {
-			return opt, usagef("%s: %v", key, err)
+			return opt, a.badKey(key, err)
 		}
 	}
 	opt.Gaps = timestamps.GapsFromMeans(means)
 	res, err := time.ParseDuration(v.GetString("synth.timestamps.resolution"))
 	if err != nil || res < 0 {
-		return opt, usagef("synth.timestamps.resolution %q: want a duration >= 0 such as 1s", v.GetString("synth.timestamps.resolution"))
+		return opt, a.badKeyf("synth.timestamps.resolution", "want a duration >= 0 such as 1s")
 	}
 	opt.Resolution = res
 	return opt, nil
@@ -250,7 +250,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	tuneGCForStreaming()
 	out, err := output.Create(p.out)
 	if err != nil {
-		return fmt.Errorf("--out: %w", err)
+		return pathError("out", p.out, err)
 	}
 	defer out.Abort()
 	inputs := make([]timestamps.Input, len(p.files))
@@ -278,7 +278,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 		// A bufio.Writer keeps its first error and returns it from every
 		// later write, so this check covers the separators too.
 		if _, err := w.Write(rec); err != nil {
-			return fmt.Errorf("writing %s: %w", p.out, err)
+			return pathError("out", p.out, err)
 		}
 		if p.jsonl {
 			w.Write(sep)
@@ -298,10 +298,10 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 		w.Write(end)
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", p.out, err)
+		return pathError("out", p.out, err)
 	}
 	if err := output.Commit(ctx, "", nil, out); err != nil {
-		return fmt.Errorf("writing %s: %w", p.out, err)
+		return pathError("out", p.out, err)
 	}
 	format := "json"
 	if p.jsonl {

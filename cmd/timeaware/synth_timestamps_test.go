@@ -242,13 +242,11 @@ func TestSynthTimestampsUsageErrors(t *testing.T) {
 		{"no input", []string{"--seed", "1", "--out", out}, "--input is required"},
 		{"no out", []string{"--input", input, "--seed", "1"}, "--out is required"},
 		{"bad extension", []string{"--input", input, "--seed", "1", "--out", filepath.Join(tmp, "out.parquet")}, "want a .json (JSON array) or .jsonl"},
-		{"missing input", []string{"--input", filepath.Join(tmp, "nope.json"), "--seed", "1", "--out", out}, "nope.json"},
-		{"bad start", []string{"--input", input, "--seed", "1", "--start", "yesterday", "--out", out}, "--start: invalid time"},
-		{"bad sensitivity", []string{"--input", input, "--seed", "1", "--sensitivity", "extreme", "--out", out}, `--sensitivity "extreme"`},
-		{"bad mode", []string{"--input", input, "--seed", "1", "--mode", "merge", "--out", out}, `--mode: mode "merge"`},
+		{"bad start", []string{"--input", input, "--seed", "1", "--start", "yesterday", "--out", out}, "--start yesterday: invalid time"},
+		{"bad sensitivity", []string{"--input", input, "--seed", "1", "--sensitivity", "extreme", "--out", out}, `--sensitivity extreme: want low, medium or high`},
+		{"bad mode", []string{"--input", input, "--seed", "1", "--mode", "merge", "--out", out}, `--mode merge: mode "merge"`},
 		{"bad shard", []string{"--input", input, "--seed", "1", "--shard", "3/3", "--out", out}, "--shard"},
 		{"bad seed", []string{"--input", input, "--seed", "-1", "--out", out}, "seed"},
-		{"missing catalog", []string{"--input", input, "--seed", "1", "--catalog", filepath.Join(tmp, "none.yaml"), "--out", out}, "--catalog"},
 		{"output among the inputs", []string{"--input", filepath.Dir(input), "--seed", "1", "--out", input}, "is also an input"},
 		{"gaps out of order", []string{"--config", badGaps, "--input", input, "--seed", "1", "--out", out}, "synth.timestamps.gaps.low"},
 		{"speed bound", []string{"--config", badRead, "--input", input, "--seed", "1", "--out", out}, "reading speed: lower bound 0"},
@@ -266,6 +264,14 @@ func TestSynthTimestampsUsageErrors(t *testing.T) {
 			assert.Contains(t, stderr, tt.want)
 			assert.NoFileExists(t, out)
 		})
+	}
+	// A file that is not there is an I/O error, named by its flag.
+	for _, flag := range []string{"input", "catalog"} {
+		args := []string{"synth", "timestamps", "--input", input, "--seed", "1", "--out", out, "--" + flag, filepath.Join(tmp, "none.yaml")}
+		code, _, stderr := runCLI(t, args...)
+		assert.Equal(t, exitIO, code, "stderr: %s", stderr)
+		assert.Equal(t, "timeaware: --"+flag+" "+filepath.Join(tmp, "none.yaml")+": no such file or directory\n", stderr)
+		assert.NoFileExists(t, out)
 	}
 }
 

@@ -9,12 +9,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/splits"
-	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/traveler"
 )
 
@@ -85,22 +83,24 @@ split and "timeaware splits check" passes the two files.`,
 	return cmd
 }
 
-// travelerFlagKeys names the flag of an option that has one.
-var travelerFlagKeys = map[string]string{"events": "--events", "categories": "--categories", "templates": "--templates", "count": "--count"}
+// travelerKeys names the options of synth traveler that are not a key
+// synth.traveler.OPTION.
+var travelerKeys = map[string]string{"count": "--count"}
 
 // travelerOptions reads the synth.traveler.* keys over the defaults.
-func travelerOptions(v *viper.Viper) (traveler.Options, error) {
+func (a *app) travelerOptions() (traveler.Options, error) {
+	v := a.v
 	o := traveler.DefaultOptions()
 	var err error
 	if o.MinEvents, o.MaxEvents, err = traveler.ParseRange(v.GetString("synth.traveler.events")); err != nil {
-		return o, usagef("--events: %v", err)
+		return o, a.badKey("synth.traveler.events", err)
 	}
 	o.Categories = travelerList(v.GetString("synth.traveler.categories"))
 	o.Templates = travelerList(v.GetString("synth.traveler.templates"))
 	o.WindowDays = v.GetInt("synth.traveler.window_days")
 	years := v.GetString("synth.traveler.years")
 	if o.FirstYear, o.LastYear, err = traveler.ParseRange(years); err != nil {
-		return o, usagef("synth.traveler.years: %q: want A-B, e.g. 2023-2025, or one year", years)
+		return o, a.badKeyf("synth.traveler.years", "want A-B, e.g. 2023-2025, or one year")
 	}
 	o.Split = v.GetString("synth.traveler.split")
 	o.SystemPrompt = v.GetString("synth.traveler.system_prompt")
@@ -117,37 +117,24 @@ func travelerList(s string) []string {
 	return out
 }
 
-// travelerOptionError names a bad option by its flag, else its config key.
-func travelerOptionError(err error) error {
-	var oe *synth.OptionError
-	if !errors.As(err, &oe) {
-		return err
-	}
-	name, ok := travelerFlagKeys[oe.Key]
-	if !ok {
-		name = "synth.traveler." + oe.Key
-	}
-	return usagef("%s: %v", name, oe.Err)
-}
-
 func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error {
 	if f.out == "" {
 		return usagef("--out is required")
 	}
 	if f.count < 1 {
-		return usagef("--count: %d: want at least 1", f.count)
+		return a.flagValueError("count", errors.New("want at least 1"))
 	}
-	format, err := outputFormat(a.v.GetString("synth.traveler.format"), f.out)
+	format, err := a.outputFormat("synth.traveler.format", f.out)
 	if err != nil {
 		return err
 	}
-	opt, err := travelerOptions(a.v)
+	opt, err := a.travelerOptions()
 	if err != nil {
 		return err
 	}
 	opt.Seed = f.seed
 	if err := opt.Validate(); err != nil {
-		return travelerOptionError(err)
+		return a.optionError(err, travelerKeys)
 	}
 	if f.shard != "" {
 		sh, err := parseShardFlag(f.shard)
@@ -156,7 +143,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		}
 		opt.ShardIndex, opt.ShardCount = sh.Index, sh.Count
 	}
-	if err := checkTestFraction(f.testFraction); err != nil {
+	if err := a.checkTestFraction(f.testFraction); err != nil {
 		return err
 	}
 	var split *splits.UnitSplit
@@ -182,10 +169,10 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	})
 	prog.done()
 	if err != nil {
-		return streamError(travelerOptionError(err))
+		return streamError(a.optionError(err, travelerKeys))
 	}
 	if err := sinks.Finish(); err != nil {
-		return err
+		return pathError("out", f.out, err)
 	}
 	outs := sinks.Entries(format.Name)
 	config := typedConfig(a.v, "synth.traveler.")
@@ -205,7 +192,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	}
 	mp, err := sinks.Commit(ctx, m)
 	if err != nil {
-		return err
+		return pathError("out", f.out, err)
 	}
 	printTravelerSummary(a.stdout, outs, sum, summary.Split, mp)
 	return nil

@@ -129,16 +129,16 @@ func TestSynthTravelerUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"no count", []string{"--seed", "1", "--out", out}, "--count is required"},
-		{"zero count", []string{"--count", "0", "--seed", "1", "--out", out}, "--count: 0: want at least 1"},
+		{"zero count", []string{"--count", "0", "--seed", "1", "--out", out}, "--count 0: want at least 1"},
 		{"no seed", []string{"--count", "3", "--out", out}, "--seed is required"},
 		{"no out", []string{"--count", "3", "--seed", "1"}, "--out is required"},
-		{"bad events", []string{"--count", "3", "--seed", "1", "--events", "many", "--out", out}, "--events: \"many\""},
-		{"events out of range", []string{"--count", "3", "--seed", "1", "--events", "10-5", "--out", out}, "--events: 10-5"},
-		{"bad category", []string{"--count", "3", "--seed", "1", "--categories", "explicit,fuzzy", "--out", out}, "--categories: \"fuzzy\""},
-		{"template never asked", []string{"--count", "3", "--seed", "1", "--categories", "vague", "--templates", "when_last", "--out", out}, "--templates: none of when_last"},
+		{"bad events", []string{"--count", "3", "--seed", "1", "--events", "many", "--out", out}, "--events many: \"many\""},
+		{"events out of range", []string{"--count", "3", "--seed", "1", "--events", "10-5", "--out", out}, "--events 10-5: 10-5"},
+		{"bad category", []string{"--count", "3", "--seed", "1", "--categories", "explicit,fuzzy", "--out", out}, "--categories explicit,fuzzy: \"fuzzy\""},
+		{"template never asked", []string{"--count", "3", "--seed", "1", "--categories", "vague", "--templates", "when_last", "--out", out}, "--templates when_last: none of when_last"},
 		{"bad format", []string{"--count", "3", "--seed", "1", "--format", "xml", "--out", out}, "--format"},
-		{"bad window", []string{"--config", badWindow, "--count", "3", "--seed", "1", "--out", out}, "synth.traveler.window_days: 0 is not in"},
-		{"bad years", []string{"--config", badYears, "--count", "3", "--seed", "1", "--out", out}, "synth.traveler.years: \"soon\""},
+		{"bad window", []string{"--config", badWindow, "--count", "3", "--seed", "1", "--out", out}, ": synth.traveler.window_days 0: 0 is not in"},
+		{"bad years", []string{"--config", badYears, "--count", "3", "--seed", "1", "--out", out}, ": synth.traveler.years soon: want A-B"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Inputs the repository ships, relative to the package directory.
+const (
+	budgetTasks   = "../../examples/budget/tasks.jsonl"
+	budgetTraces  = "../../examples/budget/traces.jsonl"
+	scorePuzzles  = "../../examples/score/puzzles.jsonl"
+	evalDecisions = "../../examples/eval/decisions.jsonl"
+	splitsTrain   = "../../examples/splits/train.jsonl"
+	splitsTest    = "../../examples/splits/test.jsonl"
+	publishedPzl  = "../../examples/puzzles/published_sample.json"
+)
+
+// TestCommandsNeverPassByMistake: a misspelt command, a group without its
+// command, a misspelt flag: each is a usage error (exit 2) that names the
+// word typed, suggests the close ones, and points at the help of the
+// command the user reached. None of these may exit 0, since a CI job
+// running the gate would then pass without checking anything.
+func TestCommandsNeverPassByMistake(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string // the first line of stderr, whole
+		help string // the command the hint names
+	}{
+		{"misspelt gate", []string{"splits", "chek", "out/pairs.parquet.manifest.json"},
+			`unknown command "chek" for "timeaware splits"; did you mean "check"?`, "timeaware splits"},
+		{"misspelt synth command", []string{"synth", "puzles"},
+			`unknown command "puzles" for "timeaware synth"; did you mean "puzzles"?`, "timeaware synth"},
+		{"misspelt command with its flags", []string{"synth", "puzles", "--count", "10", "--seed", "1", "--out", "p.jsonl"},
+			`unknown command "puzles" for "timeaware synth"; did you mean "puzzles"?`, "timeaware synth"},
+		{"misspelt top-level command", []string{"evl", "nar"},
+			`unknown command "evl" for "timeaware"; did you mean "eval"?`, "timeaware"},
+		{"a prefix", []string{"synth", "puz"},
+			`unknown command "puz" for "timeaware synth"; did you mean "puzzles"?`, "timeaware synth"},
+		{"nothing close", []string{"eval", "frobnicate"},
+			`unknown command "frobnicate" for "timeaware eval"`, "timeaware eval"},
+		{"group alone", []string{"splits"},
+			`"timeaware splits" needs a command: one of check`, "timeaware splits"},
+		{"synth alone", []string{"synth"},
+			`"timeaware synth" needs a command: one of budget, distill, negotiation, puzzles, sft, timestamps, traveler`, "timeaware synth"},
+		{"root alone", nil,
+			`"timeaware" needs a command: one of completion, config, demo, eval, pairs, score, serve, splits, synth`, "timeaware"},
+		{"misspelt flag", []string{"pairs", "build", "--inptu", "x.jsonl"},
+			`unknown flag --inptu; did you mean --input?`, "timeaware pairs build"},
+		{"misspelt flag, two close", []string{"splits", "check", "--tset", "x"},
+			`unknown flag --tset; did you mean --test?`, "timeaware splits check"},
+		{"unknown flag, nothing close", []string{"score", "--frobnicate"},
+			`unknown flag --frobnicate`, "timeaware score"},
+		{"bad flag value", []string{"pairs", "build", "--seed", "abc"},
+			`--seed abc: want a whole number`, "timeaware pairs build"},
+		{"flag without its value", []string{"score", "--input"},
+			`--input needs a value`, "timeaware score"},
+		{"argument to a command that takes none", []string{"pairs", "build", "extra"},
+			`unknown command "extra" for "timeaware pairs build"`, "timeaware pairs build"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tt.args...)
+			assert.Equal(t, exitUsage, code, "stderr: %s", stderr)
+			assert.Empty(t, stdout, "a usage error prints no help on stdout")
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			require.Len(t, lines, 2, "stderr: %s", stderr)
+			assert.Equal(t, "timeaware: "+tt.want, lines[0])
+			assert.Equal(t, "Run '"+tt.help+" --help' for usage.", lines[1])
+		})
+	}
+}
+
+// TestSuggestOnlyWhatIsClose: suggestions come within a small edit
+// distance, swaps of neighbours counting once; far names get none.
+func TestSuggestOnlyWhatIsClose(t *testing.T) {
+	keys := []string{"input", "inputs", "out", "seed", "shard", "split", "test-fraction"}
+	tests := []struct {
+		typed string
+		want  []string
+	}{
+		{"inptu", []string{"input"}},
+		{"ouptut", nil},
+		{"otu", []string{"out"}},
+		{"sede", []string{"seed"}},
+		{"test-fractoin", []string{"test-fraction"}},
+		{"test", []string{"test-fraction"}}, // a prefix
+		{"spilt", []string{"split"}},
+		{"foo", nil},
+		{"input", []string{"inputs"}}, // the candidate equal to what was typed is not suggested
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, suggest(tt.typed, keys), tt.typed)
+	}
+	assert.Equal(t, 1, editDistance("inptu", "input"))
+	assert.Equal(t, 1, editDistance("ab", "ba"))
+	assert.Equal(t, 3, editDistance("kitten", "sitting"))
+	assert.Equal(t, 0, editDistance("", ""))
+	assert.Equal(t, 4, editDistance("", "abcd"))
+}
+
+// TestErrorsNameTheirSource: a bad value is reported as the user set it:
+// the flag, the TIMEAWARE_* variable, or the config file and key; never as
+// a flag the user did not type.
+func TestErrorsNameTheirSource(t *testing.T) {
+	unsetenv(t, "TIMEAWARE_PAIRS_TIME_FORMAT")
+	unsetenv(t, "TIMEAWARE_PAIRS_MIN_MARGIN")
+	unsetenv(t, "TIMEAWARE_SPLITS_BANDS")
+	tmp := t.TempDir()
+	badFile := writeFile(t, filepath.Join(tmp, "bad.yaml"), "pairs:\n  time_format: utc\n")
+	typoFile := writeFile(t, filepath.Join(tmp, "typo.yaml"), "pairs:\n  time_fromat: iso\n")
+	typeFile := writeFile(t, filepath.Join(tmp, "type.yaml"), "pairs:\n  min_margin: lots\n")
+	out := filepath.Join(tmp, "pairs.parquet")
+	build := []string{"pairs", "build", "--input", demoTrajectories, "--annotations", demoVotes, "--direct-answers", demoDirect, "--out", out}
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"flag", nil, append(slicesClone(build), "--time-format", "utc"),
+			`--time-format utc: unknown time format "utc" (want none, iso or iso_delta)`},
+		{"variable", map[string]string{"TIMEAWARE_PAIRS_TIME_FORMAT": "utc"}, build,
+			`TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format "utc" (want none, iso or iso_delta)`},
+		{"config file", nil, append([]string{"--config", badFile}, build...),
+			`--config ` + badFile + `: pairs.time_format utc: unknown time format "utc" (want none, iso or iso_delta)`},
+		{"the flag wins over the file", nil, append(append([]string{"--config", badFile}, build...), "--time-format", "none"), ""},
+		{"misspelt config key", nil, append([]string{"--config", typoFile}, build...),
+			`--config ` + typoFile + `: unknown key pairs.time_fromat; did you mean pairs.time_format?`},
+		{"wrong type in the file", nil, append([]string{"--config", typeFile}, build...),
+			`--config ` + typeFile + `: pairs.min_margin lots: want a finite number`},
+		{"wrong type in a variable", map[string]string{"TIMEAWARE_PAIRS_MIN_MARGIN": "abc"}, build,
+			`TIMEAWARE_PAIRS_MIN_MARGIN=abc: want a finite number`},
+		{"range from a variable", map[string]string{"TIMEAWARE_PAIRS_MIN_MARGIN": "2"}, build,
+			`TIMEAWARE_PAIRS_MIN_MARGIN=2: want a margin from 0 to 1.5`},
+		{"range from a flag", nil, append(slicesClone(build), "--min-margin", "2"),
+			`--min-margin 2: want a margin from 0 to 1.5`},
+		{"gate option from a variable", map[string]string{"TIMEAWARE_SPLITS_BANDS": "7"},
+			[]string{"splits", "check", "--train", splitsTrain, "--test", splitsTest},
+			`TIMEAWARE_SPLITS_BANDS=7: want a divisor of the permutations (128)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			code, _, stderr := runCLI(t, tt.args...)
+			if tt.want == "" {
+				assert.Equal(t, exitOK, code, "stderr: %s", stderr)
+				return
+			}
+			assert.Equal(t, exitUsage, code, "stderr: %s", stderr)
+			assert.Equal(t, "timeaware: "+tt.want, firstLine(stderr))
+			assert.Contains(t, stderr, "Run 'timeaware ")
+		})
+	}
+}
+
+// TestErrorsHaveOneShape runs every command on a missing input, a
+// malformed one and an output it cannot write: the message is "--flag
+// PATH: reason" (or "PATH: reason" for an argument), without the names of
+// the library packages, and the exit code is the documented one: 3 for a
+// file that cannot be read or written, 1 for bad data.
+func TestErrorsHaveOneShape(t *testing.T) {
+	tmp := t.TempDir()
+	missing := filepath.Join(tmp, "missing.jsonl")
+	notJSON := writeFile(t, filepath.Join(tmp, "notjson.jsonl"), "not json\n")
+	aFile := writeFile(t, filepath.Join(tmp, "plain"), "x\n")
+	pzl := filepath.Join(tmp, "p.jsonl")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // a regexp of the first line after "timeaware: "
+	}{
+		{"pairs input", []string{"pairs", "build", "--input", missing, "--out", pzl}, exitIO,
+			`--input ` + missing + `: no such file or directory`},
+		{"pairs annotations", []string{"pairs", "build", "--input", demoTrajectories, "--annotations", missing, "--out", pzl}, exitIO,
+			`--annotations ` + missing + `: no such file or directory`},
+		{"pairs direct answers", []string{"pairs", "build", "--input", demoTrajectories, "--direct-answers", missing, "--out", pzl}, exitIO,
+			`--direct-answers ` + missing + `: no such file or directory`},
+		{"pairs bad record", []string{"pairs", "build", "--input", notJSON, "--out", pzl}, exitData,
+			`--input ` + notJSON + `: record 1 \(line 1\): .+`},
+		{"pairs bad votes", []string{"pairs", "build", "--input", demoTrajectories, "--annotations", notJSON, "--out", pzl}, exitData,
+			`--annotations ` + notJSON + `: line 1: .+`},
+		{"gate argument", []string{"splits", "check", missing}, exitIO,
+			missing + `: no such file or directory`},
+		{"gate train", []string{"splits", "check", "--train", missing, "--test", splitsTest}, exitIO,
+			`--train ` + missing + `: no such file or directory`},
+		{"gate bad rows", []string{"splits", "check", "--train", notJSON, "--test", splitsTest}, exitData,
+			`--train ` + notJSON + `: line 1: .+`},
+		{"timestamps input", []string{"synth", "timestamps", "--input", missing, "--seed", "1", "--out", pzl}, exitIO,
+			`--input ` + missing + `: no such file or directory`},
+		{"timestamps bad record", []string{"synth", "timestamps", "--input", notJSON, "--seed", "1", "--out", pzl}, exitData,
+			`--input ` + notJSON + `: record 1 \(line 1\): .+`},
+		{"budget input", []string{"synth", "budget", "--input", missing, "--family", "general", "--seed", "1", "--out", pzl}, exitIO,
+			`--input ` + missing + `: no such file or directory`},
+		{"budget bad task", []string{"synth", "budget", "--input", notJSON, "--family", "general", "--seed", "1", "--out", pzl}, exitData,
+			`--input ` + notJSON + `: line 1: .+`},
+		{"sft traces", []string{"synth", "sft", "--traces", missing, "--out", pzl}, exitIO,
+			`--traces ` + missing + `: no such file or directory`},
+		{"sft bad traces", []string{"synth", "sft", "--traces", notJSON, "--out", pzl}, exitData,
+			`--traces ` + notJSON + `: line 1: .+`},
+		{"puzzles solve", []string{"synth", "puzzles", "--solve", missing}, exitIO,
+			`--solve ` + missing + `: no such file or directory`},
+		{"puzzles bad solve", []string{"synth", "puzzles", "--solve", notJSON}, exitData,
+			`--solve ` + notJSON + `: line 1: .+`},
+		{"puzzles import", []string{"synth", "puzzles", "--import-published", missing, "--out", pzl}, exitIO,
+			`--import-published ` + missing + `: no such file or directory`},
+		{"puzzles kb", []string{"synth", "puzzles", "--count", "2", "--seed", "1", "--kb", missing, "--out", pzl}, exitIO,
+			`--kb ` + missing + `: no such file or directory`},
+		{"negotiation scenarios", []string{"synth", "negotiation", "--count", "2", "--seed", "1", "--scenario", missing, "--out", pzl}, exitIO,
+			`--scenario ` + missing + `: no such file or directory`},
+		{"score input", []string{"score", "--data-source", "timepuzzles", "--input", missing}, exitIO,
+			`--input ` + missing + `: no such file or directory`},
+		{"nar input", []string{"eval", "nar", "--input", missing}, exitIO,
+			`--input ` + missing + `: no such file or directory`},
+		{"nar bad line", []string{"eval", "nar", "--input", notJSON}, exitData,
+			`--input ` + notJSON + `: line 1: .+`},
+		{"eval run data", []string{"eval", "run", "--data", missing, "--out", pzl, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m"}, exitIO,
+			`--data ` + missing + `: no such file or directory`},
+		{"eval compare argument", []string{"eval", "compare", missing, notJSON}, exitIO,
+			missing + `: no such file or directory`},
+		{"eval compare bad results", []string{"eval", "compare", notJSON, notJSON}, exitData,
+			notJSON + `: line 1: .+`},
+		{"distill input", []string{"synth", "distill", "--input", missing, "--out", pzl, "--endpoint", "http://127.0.0.1:9/v1", "--model", "m"}, exitIO,
+			`--input ` + missing + `: no such file or directory`},
+		{"demo output", []string{"demo", "--out", filepath.Join(aFile, "demo")}, exitIO,
+			`--out ` + filepath.Join(aFile, "demo") + `: ` + aFile + ` is not a directory`},
+		{"config file", []string{"--config", missing, "score", "--data-source", "timepuzzles", "--input", scorePuzzles}, exitIO,
+			`--config ` + missing + `: no such file or directory`},
+	}
+	packageName := regexp.MustCompile(`(^|[: ])(` + strings.Join(internalPackages, "|") + `): `)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", stderr)
+			line := firstLine(stderr)
+			assert.Regexp(t, `^timeaware: `+tt.want+`$`, line)
+			assert.NotRegexp(t, packageName, line, "a library package's name reaches the user")
+			if tt.code != exitUsage {
+				assert.NotContains(t, stderr, "--help' for usage", "only a usage error points at the help")
+			}
+			assert.NoFileExists(t, pzl, "a failed run writes nothing")
+		})
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func slicesClone(s []string) []string { return append([]string(nil), s...) }

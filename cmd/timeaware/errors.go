@@ -1,0 +1,345 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Exit codes shared by every command; docs/cli.md lists them.
+const (
+	exitOK    = 0
+	exitData  = 1 // an input's data is wrong, the run failed, or a check found a problem
+	exitUsage = 2 // the command line, a config key or a TIMEAWARE_* variable is wrong
+	exitIO    = 3 // a file or directory could not be read or written
+)
+
+// usageError marks errors caused by the command line or the configuration
+// rather than the data.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// ioError marks a file or directory that could not be read or written:
+// a missing input, a permission, a full disk.
+type ioError struct{ err error }
+
+func (e ioError) Error() string { return e.err.Error() }
+func (e ioError) Unwrap() error { return e.err }
+
+// fileError is the error about a file a flag (or an argument) named, in
+// the one shape every command uses: "--flag PATH: reason", or "PATH:
+// reason" for an argument. Its exit code is that of the error it wraps: 3
+// when the file system refused, 1 for the data.
+type fileError struct {
+	flag, path string
+	err        error
+}
+
+func (e *fileError) Error() string {
+	reason := message(pathReason(e.path, e.err))
+	reason = strings.TrimPrefix(reason, e.path+": ")
+	if e.flag == "" {
+		return e.path + ": " + reason
+	}
+	return "--" + e.flag + " " + e.path + ": " + reason
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+// pathError is the error about the file that --flag (or, with flag "",
+// an argument) named.
+func pathError(flag, path string, err error) error {
+	return &fileError{flag: flag, path: path, err: err}
+}
+
+// pathReason is err without the "op PATH: " that a *fs.PathError about
+// path adds: what to say after a message that already names path.
+func pathReason(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return pe.Err
+	}
+	return err
+}
+
+// ioErrorf is an I/O error made from a format.
+func ioErrorf(format string, args ...any) error { return ioError{fmt.Errorf(format, args...)} }
+
+// isFileSystemError reports whether err, or an error it wraps, is the file
+// system's refusal to open, read, write, rename or link a path: a
+// *fs.PathError or *os.LinkError, or the errno of one that a library kept
+// without the path (a network's errno is not one).
+func isFileSystemError(err error) bool {
+	var (
+		ie    ioError
+		pe    *fs.PathError
+		le    *os.LinkError
+		errno syscall.Errno
+	)
+	if errors.As(err, &ie) || errors.As(err, &pe) || errors.As(err, &le) {
+		return true
+	}
+	return errors.As(err, &errno) && slices.Contains(fileErrnos, errno)
+}
+
+// fileErrnos are the errors of the file system, as opposed to a network's.
+var fileErrnos = []syscall.Errno{
+	syscall.ENOENT, syscall.EACCES, syscall.EPERM, syscall.ENOTDIR, syscall.EISDIR, syscall.ENOSPC,
+	syscall.EIO, syscall.EROFS, syscall.EDQUOT, syscall.EMFILE, syscall.ENFILE, syscall.ELOOP, syscall.ENAMETOOLONG,
+}
+
+// exitCode is the documented exit code of a command's error. A usage error
+// wins over the I/O error it wraps: the flag or key is what to fix.
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case isFileSystemError(err):
+		return exitIO
+	default:
+		return exitData
+	}
+}
+
+// internalPackages are the names of the module's library packages. Their
+// errors start with the package's name (the Go convention for library
+// users); a command line user reads the flag, the file and the reason, so
+// the CLI drops these prefixes. A test keeps the list in step with the
+// module's packages.
+var internalPackages = []string{
+	"agreement", "atomicfile", "budget", "chat", "commitfs", "conversation", "dataset", "eval", "jsonscan",
+	"memlimit", "negotiation", "output", "prefpairs", "puzzles", "rewards", "splits", "synth", "timers",
+	"timestamps", "traveler", "verifier",
+}
+
+var packagePrefix = regexp.MustCompile(`(^|: )(?:` + strings.Join(internalPackages, "|") + `): `)
+
+// message is the text of a command's error as the user reads it: the
+// library packages' prefixes removed wherever a wrapped error adds one.
+func message(err error) string {
+	msg := err.Error()
+	for {
+		next := packagePrefix.ReplaceAllString(msg, "$1")
+		if next == msg {
+			return msg
+		}
+		msg = next
+	}
+}
+
+// named records that the flag named these inputs: an error a library
+// returns about one of them, or a file inside one, starts with its path,
+// and describe puts the flag in front.
+func (a *app) named(flag string, paths ...string) {
+	if a.inputFlags == nil {
+		a.inputFlags = map[string]string{}
+	}
+	for _, p := range paths {
+		a.inputFlags[p] = flag
+	}
+}
+
+// describe is the line a command's error is reported in: "--flag PATH:
+// reason" for an input a flag named, "PATH: reason" for an argument, and
+// never a library package's name.
+func (a *app) describe(err error) string {
+	msg := message(err)
+	if strings.HasPrefix(msg, "--") {
+		return msg
+	}
+	best := ""
+	for path := range a.inputFlags {
+		prefix := strings.TrimSuffix(path, string(filepath.Separator))
+		if (strings.HasPrefix(msg, prefix+": ") || strings.HasPrefix(msg, prefix+string(filepath.Separator))) && len(path) > len(best) {
+			best = path
+		}
+	}
+	if best != "" {
+		return "--" + a.inputFlags[best] + " " + msg
+	}
+	return msg
+}
+
+// suggest returns the candidates a user most likely meant by typed: those
+// within a small edit distance (transpositions count once), the closest
+// first, or those typed is a prefix of. Nothing when no candidate is close:
+// a far-fetched guess misleads more than it helps.
+func suggest(typed string, candidates []string) []string {
+	limit := max(1, min(3, len(typed)/4))
+	best := limit + 1
+	var out []string
+	for _, c := range candidates {
+		if c == typed {
+			continue
+		}
+		d := editDistance(typed, c)
+		if len(typed) >= 3 && strings.HasPrefix(c, typed) {
+			d = min(d, limit)
+		}
+		switch {
+		case d < best:
+			best, out = d, []string{c}
+		case d == best:
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// didYouMean is "; did you mean X?" (or "X or Y?") for the suggestions of
+// typed among candidates, each shown through show; empty when there are none.
+func didYouMean(typed string, candidates []string, show func(string) string) string {
+	s := suggest(typed, candidates)
+	if len(s) == 0 {
+		return ""
+	}
+	for i := range s {
+		s[i] = show(s[i])
+	}
+	return "; did you mean " + strings.Join(s, " or ") + "?"
+}
+
+// editDistance is the optimal string alignment distance of two strings'
+// bytes: insertions, deletions, substitutions and swaps of neighbours each
+// cost one, so "inptu" is one edit from "input".
+func editDistance(a, b string) int {
+	rows := make([][]int, len(a)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(b)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, rows[i-2][j-2]+1)
+			}
+			rows[i][j] = d
+		}
+	}
+	return rows[len(a)][len(b)]
+}
+
+// flagError turns pflag's errors into usage errors in the CLI's shape,
+// with a suggestion for a misspelt flag. On a command that only groups
+// others, a word that is not one of them is the mistake to report, not a
+// flag meant for the subcommand the user had in mind.
+func flagError(cmd *cobra.Command, err error) error {
+	if cmd.HasSubCommands() {
+		if args := cmd.Flags().Args(); len(args) > 0 {
+			return unknownCommand(cmd, args[0])
+		}
+	}
+	var (
+		ne *pflag.NotExistError
+		ve *pflag.InvalidValueError
+		re *pflag.ValueRequiredError
+	)
+	switch {
+	case errors.As(err, &ne) && ne.GetSpecifiedShortnames() == "":
+		name := ne.GetSpecifiedName()
+		var names []string
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+		return usagef("unknown flag --%s%s", name, didYouMean(name, names, func(s string) string { return "--" + s }))
+	case errors.As(err, &ve):
+		return usagef("--%s %s: %v", ve.GetFlag().Name, showValue(ve.GetValue()), plainValueError(ve))
+	case errors.As(err, &re) && re.GetSpecifiedShortnames() == "":
+		return usagef("--%s needs a value", re.GetSpecifiedName())
+	}
+	return usageError{err}
+}
+
+// plainValueError is the reason pflag gives for a value, without the
+// strconv function's name: "invalid syntax" reads better as what the flag
+// wants.
+func plainValueError(ve *pflag.InvalidValueError) string {
+	var ne *strconv.NumError
+	if errors.As(ve, &ne) {
+		switch ve.GetFlag().Value.Type() {
+		case "int", "int64", "uint64", "uint", "int32":
+			return "want a whole number"
+		case "float64", "float32":
+			return "want a number"
+		}
+	}
+	if ve.GetFlag().Value.Type() == "bool" {
+		return "want true or false"
+	}
+	if ve.GetFlag().Value.Type() == "duration" {
+		return "want a duration such as 30s or 2m"
+	}
+	return ve.Unwrap().Error()
+}
+
+// showValue writes a value for an error message: as it is, unless it is
+// empty or has spaces, when it is quoted.
+func showValue(s string) string {
+	if s == "" || strings.ContainsAny(s, " \t\n\"") {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// unknownCommand is the usage error of a word that names none of cmd's
+// subcommands.
+func unknownCommand(cmd *cobra.Command, word string) error {
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() || c.Name() == "help" {
+			names = append(names, c.Name())
+			names = append(names, c.Aliases...)
+		}
+	}
+	return usagef("unknown command %q for %q%s", word, cmd.CommandPath(), didYouMean(word, names, strconv.Quote))
+}
+
+// groupCommand makes cmd, which only groups subcommands, refuse to run on
+// its own: a misspelt subcommand (`splits chek`) or none at all is a usage
+// error (exit 2), never a help text that exits 0 and lets a CI job pass.
+func groupCommand(cmd *cobra.Command) *cobra.Command {
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return unknownCommand(c, args[0])
+		}
+		return nil
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error {
+		var names []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return usagef("%q needs a command: one of %s", c.CommandPath(), strings.Join(names, ", "))
+	}
+	return cmd
+}
