@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/timeaware/timeaware/dataset"
@@ -88,7 +89,7 @@ func ExpandArg(arg, side string) ([]ArgFile, *ManifestSplit, error) {
 	preset, _ := PresetForCommand(m.Command)
 	var out []ArgFile
 	for _, o := range m.Outputs {
-		if _, ok := dataset.ForPath(o.Path); !ok {
+		if _, ok := dataset.ForPath(o.Path); !ok || slices.Contains(auxiliaryRoles, o.Role) {
 			continue
 		}
 		s := side
@@ -106,6 +107,10 @@ func ExpandArg(arg, side string) ([]ArgFile, *ManifestSplit, error) {
 	}
 	return out, summary.Split, nil
 }
+
+// auxiliaryRoles are the roles of outputs a manifest lists beside a
+// dataset that are not its rows: synth budget's requests for a teacher.
+var auxiliaryRoles = []string{"teacher_requests"}
 
 // unwrapPathError drops an *os.PathError's operation and path, which the
 // caller's message already names.

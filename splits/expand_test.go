@@ -39,14 +39,15 @@ func etManifest(t *testing.T, dir, name, command string, summary any, outputs ..
 
 func TestExpandArg(t *testing.T) {
 	dir := t.TempDir()
-	etFiles(t, dir, "pairs-train.parquet", "pairs-test.parquet", "plain.jsonl", "notes.txt",
+	etFiles(t, dir, "pairs-train.parquet", "pairs-test.parquet", "plain.jsonl", "notes.txt", "teacher.jsonl",
 		"data/train/a.parquet", "data/train/b.parquet", "data/validation/c.jsonl", "mixed/x.arrow")
 	budget, ok := PresetForCommand("synth budget")
 	require.True(t, ok)
 	split := &UnitSummary{Strategy: StrategyHash, Unit: "task", Target: 0.2, TestFraction: 0.25,
 		Rows: map[string]int{Train: 6, Test: 2}, Units: map[string]int{Train: 3, Test: 1}}
 	synth := etManifest(t, dir, "budget.jsonl.manifest.json", "synth budget", map[string]any{"tasks": 4, "split": split},
-		[2]string{"pairs-train.parquet", Train}, [2]string{"pairs-test.parquet", Test}, [2]string{"notes.txt", "notes"})
+		[2]string{"pairs-train.parquet", Train}, [2]string{"pairs-test.parquet", Test}, [2]string{"notes.txt", "notes"},
+		[2]string{"teacher.jsonl", "teacher_requests"}) // a dataset file, but requests for a teacher, not rows of the split
 	byName := etManifest(t, dir, "named.manifest.json", "unknown command", map[string]any{},
 		[2]string{"pairs-test.parquet", "rows"}, [2]string{"plain.jsonl", "rows"})
 	at := func(name string) string { return filepath.Join(dir, name) }

@@ -23,8 +23,8 @@ func (a *app) configCmd() *cobra.Command {
 		Long: `defaults prints the documented default configuration (configs/timeaware.yaml
 of the repository, built into the binary): every key, its built-in value and
 what it means. Copy it, change what you need and pass it with --config.`,
-		Example: `  timeaware config defaults > my.yaml
-  timeaware --config my.yaml config show`,
+		Example: `  timeaware config defaults > out/my.yaml
+  timeaware --config out/my.yaml config show`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := a.stdout.Write(configs.Defaults)

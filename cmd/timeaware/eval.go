@@ -54,8 +54,8 @@ is marked with *; the other class's rates are shown as "-" (null in --json).
 
 A malformed line stops the run with exit 1, naming the file, the line and
 the field.`,
-		Example: `  timeaware eval nar --input results.jsonl
-  timeaware eval nar --input results.jsonl --by sensitivity,elapse --json > nar.json`,
+		Example: `  timeaware eval nar --input examples/eval/decisions.jsonl
+  timeaware eval nar --input examples/eval/decisions.jsonl --by sensitivity,elapse --json > out/nar.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runEvalNAR(input, by, asJSON)

@@ -61,9 +61,10 @@ after a crash or Ctrl-C, sends no request already answered. RESULTS.jsonl
 holds one line per row and sample, in input order. Ctrl-C writes the
 results that finished and exits 1.`,
 		Example: `  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
-      --data pairs-test.parquet --data puzzles.parquet --out results.jsonl
-  timeaware eval run ... --samples 4 --temperature 0.7 --seed 1 --json > report.json
-  timeaware eval compare before.jsonl after.jsonl`,
+    --data out/pairs-test.parquet --data out/puzzles.parquet --out out/before.jsonl
+  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model --samples 4 --temperature 0.7 --seed 1 \
+    --data out/pairs-test.parquet --data out/puzzles.parquet --out out/after.jsonl --json > out/report.json
+  timeaware eval compare out/before.jsonl out/after.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runEvalRun(cmd, f) },
 	}
@@ -268,8 +269,8 @@ after training, two models, two prompts), pairs their rows by data source and
 request id, and reports for every metric A, B and B − A with a paired
 bootstrap interval (each resample draws rows and takes both runs' results of
 those rows). Rows only one run scored are counted and left out.`,
-		Example: `  timeaware eval compare before.jsonl after.jsonl
-  timeaware eval compare before.jsonl after.jsonl --json`,
+		Example: `  timeaware eval compare out/before.jsonl out/after.jsonl
+  timeaware eval compare out/before.jsonl out/after.jsonl --json > out/compare.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
 				return usagef("compare takes two RESULTS.jsonl files, got %d arguments", len(args))

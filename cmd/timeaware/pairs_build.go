@@ -47,8 +47,10 @@ file, or an OpenAI-compatible endpoint (--generate-direct). Samples with none
 of these fail the build, naming them; nothing is written.
 
 Output is written atomically with a manifest beside it (<out>.manifest.json).`,
-		Example: `  timeaware pairs build --input ../shared/data/tictoc-v1 \
-    --direct-answers direct.jsonl --time-format iso --out pairs.parquet`,
+		Example: `  timeaware pairs build --input examples/pairs/trajectories.jsonl --annotations examples/pairs/votes.jsonl \
+    --direct-answers examples/pairs/direct.jsonl --out out/pairs.parquet
+  timeaware pairs build --input examples/pairs/trajectories.jsonl --annotations examples/pairs/votes.jsonl \
+    --direct-answers examples/pairs/direct.jsonl --time-format iso_delta --split group --seed 3 --out out/pairs.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runPairsBuild(cmd.Context(), &f)

@@ -32,6 +32,8 @@ the secret of the service that issued the timer.
 
 More than --max-errors failed items fail the run (exit 1); with --out, no file
 is written then.`,
+		Example: `  timeaware score --data-source timepuzzles --input examples/score/puzzles.jsonl
+  timeaware score --data-source timely/general --input examples/score/rollouts.jsonl --out out/scores.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: a.runScore,
 	}

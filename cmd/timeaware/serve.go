@@ -45,6 +45,8 @@ in flight. Listening beyond loopback needs serve.token, or --allow-no-token.
 line names the address, and --addr-file PATH writes it (host:port) to PATH,
 atomically, once the listener is bound, so that whoever started the service
 waits for the file rather than guessing a free port.`,
+		Example: `  timeaware serve
+  timeaware serve --addr 127.0.0.1:0 --addr-file out/serve.addr`,
 		Args: cobra.NoArgs,
 		RunE: a.runServe,
 	}

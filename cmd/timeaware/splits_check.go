@@ -59,10 +59,11 @@ column the dataset lacks is skipped, with the reason.
 
 The exit code is 1 when a check fails, 2 on bad usage. With GITHUB_ACTIONS=true every
 finding is also printed as an ::error annotation.`,
-		Example: `  timeaware splits check pairs-train.parquet pairs-test.parquet
-  timeaware splits check pairs.parquet.manifest.json --json > gate.json
-  timeaware splits check --train data/train --test data/test --text question --group topic --id id
-  timeaware splits check puzzles-train.parquet puzzles-test.parquet --against published.jsonl --against-text question`,
+		Example: `  timeaware splits check out/rl.parquet.manifest.json
+  timeaware splits check out/rl-train.parquet out/rl-test.parquet --json > out/gate.json
+  # examples/splits has two leaks planted, so this check fails (exit 1):
+  timeaware splits check --train examples/splits/train.jsonl --test examples/splits/test.jsonl \
+    --text question --group topic --id id`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runSplitsCheck(cmd.Context(), cmd, args, &f)
@@ -81,7 +82,10 @@ finding is also printed as an ::error annotation.`,
 	fs.String("sensitivity-column", "", "column of the sensitivity level (default: the preset's; none drops it)")
 	fs.String("label-column", "", "column of the label whose balance is reported (default: the preset's; none drops it)")
 	fs.String("against-text", "", "text columns of the --against files (default: their preset's, else --text)")
-	fs.Float64("test-fraction", splits.DefaultTestFraction, "target share of rows on the test side (default: the manifest's target, else 0.35; 0 skips the check)")
+	fs.Float64("test-fraction", splits.DefaultTestFraction, "target share of rows on the test side; 0 skips the check (default: the manifest's target, else 0.35)")
+	// The usage says the default, which depends on the inputs; pflag would
+	// add a second one ("(default 0.35)") that is not always true.
+	fs.Lookup("test-fraction").DefValue = "0"
 	fs.Float64("tolerance", splits.DefaultTolerance, "allowed difference between the achieved and the target test fraction")
 	fs.Float64("near-duplicate-threshold", splits.DefaultNearDuplicateThreshold, "Jaccard similarity from which a train/test pair is a near-duplicate (negative disables)")
 	fs.Int("shingle-words", splits.DefaultShingleWords, "words per shingle")

@@ -59,8 +59,9 @@ splits check" passes the two files.
 A task's own split field is then replaced by its side, and teacher requests
 are written for the train side only (distilling on test tasks would leak
 them).`,
-		Example: `  timeaware synth budget --input tasks.jsonl --family general --seed 1 \
-    --teacher-requests teacher.jsonl --teacher-model Qwen/Qwen3-235B-A22B-Instruct-2507 --out rl.parquet`,
+		Example: `  timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --out out/rl.parquet
+  timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --test-fraction 0.34 \
+    --teacher-requests out/teacher.jsonl --teacher-model Qwen/Qwen3-8B --out out/rl.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireSeed(cmd, "budgets"); err != nil {
@@ -421,7 +422,7 @@ answer, call no tool but get_duration, pass the format check, finish on time and
 answer correctly become rows {messages, tools} of VeRL's multi-turn SFT dataset.
 The summary counts the dropped traces by reason. Output is written atomically,
 with a manifest beside it.`,
-		Example: `  timeaware synth sft --traces traces.jsonl --out sft.parquet`,
+		Example: `  timeaware synth sft --traces examples/budget/traces.jsonl --out out/sft.parquet`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runSynthSFT(cmd.Context(), &f)

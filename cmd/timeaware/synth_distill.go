@@ -43,9 +43,9 @@ appended when --samples is above 1). Replies are cached under --cache: a rerun
 sends no request already answered. The summary counts the traces answered on
 time, answered late or stopped out of time, unfinished at the turn limit, and
 failed.`,
-		Example: `  timeaware synth distill --input budget.parquet --endpoint http://127.0.0.1:8000/v1 \
-      --model teacher --out traces.jsonl
-  timeaware synth sft --traces traces.jsonl --out sft.parquet`,
+		Example: `  timeaware synth distill --input out/rl-train.parquet --endpoint http://127.0.0.1:8000/v1 \
+    --model teacher --samples 2 --out out/traces.jsonl
+  timeaware synth sft --traces out/traces.jsonl --out out/sft.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runSynthDistill(cmd, &f) },
 	}

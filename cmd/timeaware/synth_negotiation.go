@@ -53,8 +53,9 @@ scenarios whole: the round(X·n) scenarios of lowest hash with --seed (at least
 one on each side) are the test side's, so no scenario's payoffs straddle the
 split and "timeaware splits check" passes the two files. It needs two
 scenarios or more (--scenario).`,
-		Example: `  timeaware synth negotiation --count 400 --seed 1 --out negotiation.parquet
-  timeaware synth negotiation --count 100 --seed 2 --condition turn_limit --scenario rubbermind.yaml --out tl.jsonl`,
+		Example: `  timeaware synth negotiation --count 8 --seed 1 --out out/negotiation.parquet
+  timeaware synth negotiation --count 8 --seed 2 --condition turn_limit \
+    --scenario examples/negotiation/scenarios.yaml --out out/turn-limit.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireSeed(cmd, "negotiations"); err != nil {

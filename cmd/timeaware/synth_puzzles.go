@@ -76,10 +76,11 @@ with constraints_meta), converts every constraint it can, solves each puzzle
 again and writes the converted, decidable ones to --out in this schema, with
 the solved answers; it prints each record whose published answer is wrong
 (with its cause), undecidable or not converted, and a summary.`,
-		Example: `  timeaware synth puzzles --count 600 --seed 1 --out puzzles.parquet
-  timeaware synth puzzles --count 100 --seed 2 --solutions 3 --years 1950-2000 --kb events.csv --out p.jsonl
-  timeaware synth puzzles --solve p.jsonl
-  timeaware synth puzzles --import-published published.json --out published.parquet`,
+		Example: `  timeaware synth puzzles --count 20 --seed 1 --out out/puzzles.parquet
+  timeaware synth puzzles --count 20 --seed 2 --solutions 3 --years 1950-2000 --kb examples/puzzles/kb.csv \
+    --out out/puzzles-kb.jsonl
+  timeaware synth puzzles --solve out/puzzles-kb.jsonl
+  timeaware synth puzzles --import-published examples/puzzles/published_sample.json --out out/published.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.solve != "" && f.importPublished != "" {

@@ -53,9 +53,9 @@ A trajectory's times depend only on --seed and its id: the same seed gives
 byte-identical output, whatever the order or sharding of the input. Every
 field other than the times is kept as it is. Output is a JSON array (.json) or
 JSONL (.jsonl), one record per line, written atomically.`,
-		Example: `  timeaware synth timestamps --input ../shared/data/tictoc-v1 --seed 1 --out stamped.jsonl
-  timeaware synth timestamps --input raw.jsonl --seed 7 --start 2025-03-01T09:00:00Z \
-    --sensitivity medium --mode fill --shard 0/4 --out part-0.json`,
+		Example: `  timeaware synth timestamps --input examples/pairs/trajectories.jsonl --seed 1 --out out/stamped.jsonl
+  timeaware synth timestamps --input examples/pairs/trajectories.jsonl --seed 7 --start 2025-03-01T09:00:00Z \
+    --sensitivity medium --mode fill --shard 0/4 --out out/part-0.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireSeed(cmd, "times"); err != nil {

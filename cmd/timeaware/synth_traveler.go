@@ -52,8 +52,8 @@ beside --out.
 event set (its speech time and events, extra_info.group) goes to the test
 side when a hash of it and --seed falls below X, so no event set straddles the
 split and "timeaware splits check" passes the two files.`,
-		Example: `  timeaware synth traveler --count 3300 --seed 1 --out traveler.parquet
-  timeaware synth traveler --count 100 --seed 2 --events 50-50 --categories vague --format jsonl --out vague.jsonl`,
+		Example: `  timeaware synth traveler --count 20 --seed 1 --out out/traveler.parquet
+  timeaware synth traveler --count 10 --seed 2 --events 50-50 --categories vague --format jsonl --out out/vague.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("count") {
