@@ -89,19 +89,32 @@ func FuzzImportPublished(f *testing.F) {
 	f.Add(`[{"constraints_meta": [{"type": "explicit_year", "value": 2000}, {"type": "weekday_in_month", "direction": "backward", "weekday": "Friday", "n": 2}], "solutions": [], "year_range": [1990, 2010]}]`)
 	f.Add(`{"constraints_meta": [{"type": "lunar_month", "value": 4}, {"type": "explicit_year", "value": 2020}], "solutions": ["2020-05-01"], "year_range": [2019, 2021]}`)
 	f.Add(`{"data": [{"constraints_meta": [{"type": "event", "name": "world_cup"}], "solutions": [], "year_range": [1990, 1992]}]}`)
+	f.Add(`{"identifier": "x", "constraints_meta": [{"type": "lunar_month", "value": 13}, {"type": "month", "value": "May"}], "solutions": ["2020-05-01"], "year_range": [2019, 2021]}` + "\n" +
+		`{"identifier": 3, "constraints_meta": [{"type": "chinese_zodiac", "value": "Ox"}, {"type": "lunar_month", "value": 12}, {"type": "month", "value": 2}], "solutions": [], "year_range": [1889, 1890]}`)
 	solver := NewSolver()
 	f.Fuzz(func(t *testing.T, text string) {
-		_, err := ImportPublished(context.Background(), strings.NewReader(text), "p.json", ImportOptions{Solver: solver}, func(im *Imported) error {
-			if im.Verdict == "" {
-				t.Fatalf("record %d has no verdict", im.Record)
+		n := 0
+		sum, err := ImportPublished(context.Background(), strings.NewReader(text), "p.json", ImportOptions{Solver: solver}, func(im *Imported) error {
+			n++
+			if im.Verdict == "" || im.ID == "" {
+				t.Fatalf("record %d has no verdict or no name: %+v", im.Record, im)
 			}
 			if im.Verdict != VerdictNotConverted && im.Puzzle == nil {
 				t.Fatalf("record %d: verdict %s without a puzzle", im.Record, im.Verdict)
 			}
+			if im.Decided() && (im.Verdict == VerdictUndecidable || len(im.Puzzle.Solutions) != len(im.Solved)) {
+				t.Fatalf("record %d: decided, verdict %s, solutions %v, solved %v", im.Record, im.Verdict, im.Puzzle.Solutions, im.Solved)
+			}
 			return nil
 		})
-		if err != nil && !strings.HasPrefix(err.Error(), "p.json: ") {
-			t.Fatalf("error does not name the file: %v", err)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "p.json: ") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if n != sum.Records {
+			t.Fatalf("%d records emitted, %d counted", n, sum.Records)
 		}
 	})
 }
