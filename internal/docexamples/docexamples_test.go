@@ -2,13 +2,13 @@ package docexamples
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,6 +53,14 @@ func TestParse(t *testing.T) {
 		{name: "marker at the end", src: "<!-- example: fails -->\n", err: "is not followed"},
 		{name: "server without a URL", src: "<!-- example: server -->\n```sh\na\n```\n", err: "needs the http:// URL"},
 		{name: "server with output", src: "<!-- example: server http://x -->\n```sh\na\n```\n```text\nb\n```\n", err: "a server example cannot show output"},
+		{name: "server with an address file", src: "<!-- example: server http://{run/serve.addr}/readyz -->\n```sh\na\n```\n",
+			want: []Example{{File: "d.md", Line: 2, Lang: "sh", Code: "a\n", Mode: Server, Reason: "http://{run/serve.addr}/readyz"}}},
+		{name: "address file outside the checkout", src: "<!-- example: server http://{../serve.addr}/ -->\n```sh\na\n```\n", err: "{../serve.addr} must name a file inside the checkout"},
+		{name: "absolute address file", src: "<!-- example: server http://{/tmp/a}/ -->\n```sh\na\n```\n", err: "{/tmp/a} must name a file inside"},
+		{name: "empty address file", src: "<!-- example: server http://{}/ -->\n```sh\na\n```\n", err: "{} must name a file inside"},
+		{name: "unclosed brace", src: "<!-- example: server http://{a/ -->\n```sh\na\n```\n", err: "a { without its }"},
+		{name: "nested brace", src: "<!-- example: server http://{a{b}/ -->\n```sh\na\n```\n", err: "a { without its }"},
+		{name: "stray brace", src: "<!-- example: server http://a}/ -->\n```sh\na\n```\n", err: "a } without its {"},
 		{name: "argument to fails", src: "<!-- example: fails hard -->\n```sh\na\n```\n", err: "fails takes no argument"},
 		{name: "unclosed marker", src: "<!-- example: fails\n```sh\na\n```\n", err: "must end on its line"},
 		{name: "indented sh", src: "- item\n\n  ```sh\n  a\n  ```\n", err: "d.md:3: an indented sh block cannot be run"},
@@ -167,28 +175,74 @@ func TestRunFile(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "examples write into a scratch checkout, not the real one")
 }
 
+// addrServer is an sh example: a web server on a loopback port the kernel
+// picks, which writes its address to FILE whole (renamed into place) once
+// it listens, as timeaware serve --addr-file does.
+const addrServer = `exec python3 -c 'import http.server, os, sys
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+open(sys.argv[1] + ".tmp", "w").write("127.0.0.1:%d\n" % s.server_address[1])
+os.replace(sys.argv[1] + ".tmp", sys.argv[1])
+s.serve_forever()' FILE
+`
+
 func TestRunFileServer(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
-	url := fmt.Sprintf("http://127.0.0.1:%d/", port)
-	doc := fmt.Sprintf("<!-- example: server %s -->\n```sh\nexec python3 -m http.server --bind 127.0.0.1 %d\n```\n```sh\ncurl -fsS -o /dev/null -w '%%{http_code}\\n' %s\n```\n```text\n200\n```\n", url, port, url)
-	exs, err := Parse("d.md", []byte(doc))
-	require.NoError(t, err)
 	dir := t.TempDir()
 	r := &Runner{Root: dir, Shared: dir, BinDir: dir, Python: "python3"}
+	short := *r // for the servers that never get ready
+	short.ServerWait = 2 * time.Second
+	server := strings.ReplaceAll(addrServer, "FILE", "run/srv.addr")
+	doc := "```sh\nmkdir run\n```\n<!-- example: server http://{run/srv.addr}/ -->\n```sh\n" + server + "```\n" +
+		"```sh\ncurl -fsS -o /dev/null -w '%{http_code}\\n' \"http://$(cat run/srv.addr)/\"\n```\n```text\n200\n```\n" +
+		"```sh\ncat run/srv.addr\n```\n"
+	exs, err := Parse("d.md", []byte(doc))
+	require.NoError(t, err)
 	results, err := r.RunFile(context.Background(), exs)
 	require.NoError(t, err)
-	require.NoError(t, results[0].Err)
-	require.NoError(t, results[1].Err)
-	_, err = http.Get(url)
+	for _, res := range results {
+		require.NoError(t, res.Err)
+	}
+	addr := strings.TrimSpace(results[3].Output)
+	require.Regexp(t, `^127\.0\.0\.1:\d+$`, addr)
+	_, err = http.Get("http://" + addr + "/")
 	assert.Error(t, err, "the server is stopped after the file")
 
-	// A server that exits before it is ready is an error with its output.
-	exs[0].Code = "echo bad config >&2; exit 2\n"
-	results, err = r.RunFile(context.Background(), exs[:1])
-	require.NoError(t, err)
-	assert.ErrorContains(t, results[0].Err, "exited before")
-	assert.ErrorContains(t, results[0].Err, "bad config")
+	t.Run("an address file there before the server", func(t *testing.T) {
+		stale := append([]Example{{File: "d.md", Line: 1, Lang: "sh", Code: "mkdir run; echo 127.0.0.1:1 > run/srv.addr\n"}}, exs[1:2]...)
+		results, err := r.RunFile(context.Background(), stale)
+		require.NoError(t, err)
+		assert.ErrorContains(t, results[1].Err, "run/srv.addr exists before the server starts")
+	})
+	t.Run("no address written", func(t *testing.T) {
+		quiet := exs[1]
+		quiet.Code = "echo listening somewhere; exec sleep 60\n"
+		results, err := short.RunFile(context.Background(), []Example{exs[0], quiet})
+		require.NoError(t, err)
+		assert.ErrorContains(t, results[1].Err, "no address in run/srv.addr within 2s")
+		assert.ErrorContains(t, results[1].Err, "listening somewhere")
+	})
+	t.Run("an address that does not answer", func(t *testing.T) {
+		// Port 1 of loopback: nothing listens there.
+		wrong := exs[1]
+		wrong.Code = "echo 127.0.0.1:1 > run/srv.addr; exec sleep 60\n"
+		results, err := short.RunFile(context.Background(), []Example{exs[0], wrong})
+		require.NoError(t, err)
+		assert.ErrorContains(t, results[1].Err, "http://127.0.0.1:1/ did not answer 200 within 2s")
+	})
+	t.Run("exits before it is ready", func(t *testing.T) {
+		bad := exs[1]
+		bad.Code = "echo bad config >&2; exit 2\n"
+		results, err := r.RunFile(context.Background(), []Example{exs[0], bad})
+		require.NoError(t, err)
+		assert.ErrorContains(t, results[1].Err, "exited before")
+		assert.ErrorContains(t, results[1].Err, "bad config")
+	})
+	t.Run("a fixed URL another process answers", func(t *testing.T) {
+		other := httptest.NewServer(http.NotFoundHandler())
+		defer other.Close()
+		fixed := exs[1]
+		fixed.Reason = other.URL + "/"
+		results, err := r.RunFile(context.Background(), []Example{fixed})
+		require.NoError(t, err)
+		assert.ErrorContains(t, results[0].Err, "already answers before the example starts")
+	})
 }

@@ -18,7 +18,13 @@
 //     <!-- example: trainers --> leaves it to the trainers test tier
 //     (tests/trainers/test_docs.py), which runs it against the real trainer;
 //     <!-- example: server URL --> starts it in the background, waits until
-//     URL answers 200, and stops it after the file's last block;
+//     URL answers 200, and stops it after the file's last block. A server
+//     that binds a port the kernel picks names the file it writes its
+//     address to in braces, <!-- example: server http://{serve.addr}/readyz -->:
+//     the runner waits for the file, a path in the scratch checkout that must
+//     not exist before the block starts, and puts its first line in the
+//     URL; later blocks read the same file. A fixed port, which another
+//     process may hold, is for docs that show one;
 //     <!-- example: fails --> expects it to exit non-zero.
 package docexamples
 
@@ -26,6 +32,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -48,7 +55,8 @@ type Example struct {
 	Lang string // sh or python
 	Code string
 	Mode Mode
-	// Reason is the skip reason, or the readiness URL of a server.
+	// Reason is the skip reason, or the readiness URL of a server, which
+	// may name address files in braces (see the package documentation).
 	Reason string
 	// Want is the output the doc shows, WantLine the line of its opening
 	// fence; HasWant is false when the doc shows none.
@@ -180,6 +188,9 @@ func parseMarker(s string, ex *Example) error {
 		if !strings.HasPrefix(arg, "http://") {
 			return fmt.Errorf("%s: a server example needs the http:// URL that answers 200 once it is ready", s)
 		}
+		if _, err := addrFiles(arg); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
 		ex.Mode, ex.Reason = Server, arg
 	case "fails":
 		ex.Mode = Fails
@@ -190,4 +201,29 @@ func parseMarker(s string, ex *Example) error {
 		return fmt.Errorf("%s: %s takes no argument", s, mode)
 	}
 	return nil
+}
+
+// addrFiles returns the address files a server's readiness URL names in
+// braces, in order: paths relative to the scratch checkout, within it.
+func addrFiles(url string) ([]string, error) {
+	var files []string
+	for rest := url; ; {
+		open := strings.IndexAny(rest, "{}")
+		if open < 0 {
+			return files, nil
+		}
+		if rest[open] == '}' {
+			return nil, fmt.Errorf("%s: a } without its {", url)
+		}
+		n := strings.IndexAny(rest[open+1:], "{}")
+		if n < 0 || rest[open+1+n] == '{' {
+			return nil, fmt.Errorf("%s: a { without its }", url)
+		}
+		f := rest[open+1 : open+1+n]
+		if !filepath.IsLocal(f) || strings.ContainsAny(f, " \t") {
+			return nil, fmt.Errorf("%s: {%s} must name a file inside the checkout (a relative path without spaces)", url, f)
+		}
+		files = append(files, f)
+		rest = rest[open+1+n+1:]
+	}
 }

@@ -34,6 +34,9 @@ type Runner struct {
 	Python string
 	// Timeout bounds one example (default 5 minutes).
 	Timeout time.Duration
+	// ServerWait bounds how long a server example may take to answer its
+	// URL (default 30 s).
+	ServerWait time.Duration
 }
 
 // Result is what one example did.
@@ -195,12 +198,27 @@ type server struct {
 }
 
 // startServer starts a server example and waits until its URL answers 200.
+// A URL that names address files waits for them first (see the package
+// documentation): a server that binds a port the kernel picks cannot collide
+// with another process, as one on a fixed port can.
 func (r *Runner) startServer(ctx context.Context, dir string, ex Example) (*server, error) {
-	// Someone else answering the URL would make every later example talk to
-	// the wrong process.
-	if resp, err := http.Get(ex.Reason); err == nil {
-		resp.Body.Close()
-		return nil, fmt.Errorf("%s already answers before the example starts: free the port", ex.Reason)
+	files, err := addrFiles(ex.Reason)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		// A file left by an earlier block would name another process.
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+			return nil, fmt.Errorf("%s exists before the server starts: its address would be an earlier one", f)
+		}
+	}
+	if len(files) == 0 {
+		// Someone else answering the URL would make every later example
+		// talk to the wrong process.
+		if resp, err := http.Get(ex.Reason); err == nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s already answers before the example starts: free the port", ex.Reason)
+		}
 	}
 	s := &server{out: &bytes.Buffer{}, done: make(chan struct{})}
 	s.cmd = r.command(context.WithoutCancel(ctx), dir, ex)
@@ -209,15 +227,23 @@ func (r *Runner) startServer(ctx context.Context, dir string, ex Example) (*serv
 		return nil, err
 	}
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	deadline := time.Now().Add(30 * time.Second)
+	wait := r.ServerWait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	deadline := time.Now().Add(wait)
 	client := &http.Client{Timeout: time.Second}
+	url, missing := ex.Reason, ""
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.done:
 			return nil, fmt.Errorf("exited before %s answered:\n%s", ex.Reason, indent(s.out.String()))
 		case <-time.After(50 * time.Millisecond):
 		}
-		resp, err := client.Get(ex.Reason)
+		if url, missing = resolveURL(dir, ex.Reason, files); missing != "" {
+			continue
+		}
+		resp, err := client.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -226,7 +252,24 @@ func (r *Runner) startServer(ctx context.Context, dir string, ex Example) (*serv
 		}
 	}
 	s.stop()
-	return nil, fmt.Errorf("%s did not answer 200 within 30s:\n%s", ex.Reason, indent(s.out.String()))
+	if missing != "" {
+		return nil, fmt.Errorf("no address in %s within %v:\n%s", missing, wait, indent(s.out.String()))
+	}
+	return nil, fmt.Errorf("%s did not answer 200 within %v:\n%s", url, wait, indent(s.out.String()))
+}
+
+// resolveURL puts into url, for each {FILE}, the first line of FILE in dir.
+// It returns the first file that does not exist yet or is empty, if any.
+func resolveURL(dir, url string, files []string) (string, string) {
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		first, _, _ := strings.Cut(string(b), "\n")
+		if first = strings.TrimSpace(first); err != nil || first == "" {
+			return "", f
+		}
+		url = strings.Replace(url, "{"+f+"}", first, 1)
+	}
+	return url, ""
 }
 
 // stop ends the server's process group: SIGTERM, then SIGKILL.
