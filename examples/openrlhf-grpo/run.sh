@@ -15,9 +15,17 @@ TIMEAWARE=${TIMEAWARE:-bin/timeaware}
 mkdir -p "$(dirname "$DATA")"
 "$TIMEAWARE" synth puzzles --count 20000 --seed 1 --openrlhf-label --out "$DATA"
 
-"$TIMEAWARE" serve --addr "${TIMEAWARE_URL#http://}" &
+# The service writes its address to the file once it listens, and exits 2 when it cannot (the
+# port taken): train only against this process.
+addr_file=$(mktemp -u "${TMPDIR:-/tmp}/timeaware-serve.XXXXXX")
+"$TIMEAWARE" serve --addr "${TIMEAWARE_URL#http://}" --addr-file "$addr_file" &
 serve=$!
 trap 'kill "$serve" 2>/dev/null' EXIT
+until [ -s "$addr_file" ]; do
+    kill -0 "$serve" 2>/dev/null || { wait "$serve" || true; echo "run.sh: timeaware serve did not start" >&2; exit 1; }
+    sleep 0.1
+done
+until curl -fs -o /dev/null "http://$(cat "$addr_file")/healthz"; do kill -0 "$serve"; sleep 0.1; done
 
 source examples/args.sh
 args=$(expand_args examples/openrlhf-grpo/grpo.args)
