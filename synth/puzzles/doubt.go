@@ -1,6 +1,7 @@
 package puzzles
 
 import (
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -259,7 +260,7 @@ func (u *universe) doubt(facts []Fact, sets []*dateSet, dz *disputes, scratch *d
 		return &u.yearUnknown
 	}
 	if month && u.monthUnknown.hi > 0 || year && u.yearUnknown.hi > 0 {
-		rest.members(func(day int) {
+		u.unknownMembers(rest, month, year, func(day int) {
 			unknownFact := -1
 			for _, i := range lunarFacts {
 				switch {
@@ -372,4 +373,27 @@ func (d *lunarDoubt) possible(table, answer []int) bool {
 		}
 	}
 	return true
+}
+
+// unknownMembers calls fn with each day of s the table cannot place: whose
+// lunar month is unknown (when month) or whose lunar year is (when year).
+func (u *universe) unknownMembers(s *dateSet, month, year bool, fn func(day int)) {
+	word := func(set *dateSet, k int) uint64 {
+		if k < set.lo || k >= set.hi {
+			return 0
+		}
+		return set.w[k]
+	}
+	for k := s.lo; k < s.hi; k++ {
+		var mask uint64
+		if month {
+			mask |= word(&u.monthUnknown, k)
+		}
+		if year {
+			mask |= word(&u.yearUnknown, k)
+		}
+		for x := s.w[k] & mask; x != 0; x &= x - 1 {
+			fn(k<<6 + bits.TrailingZeros64(x))
+		}
+	}
 }
