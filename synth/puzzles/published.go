@@ -76,7 +76,7 @@ const (
 	CauseYearSetRule  = "year_set_rule"           // Olympic and World Cup years by arithmetic: 2020 for the Games held in 2021, editions not yet held
 	CauseBoundaryDays = "boundary_days"           // lifetimes and terms of office without their first and last days
 	CauseSeveral      = "several"                 // only several of these readings together reproduce it
-	CauseLunarTable   = "lunar_calendar_boundary" // the rest differs only within two days of a lunar month's start: another lunar calendar
+	CauseLunarTable   = "lunar_calendar_boundary" // the rest is what lunar month starts moved by a day or two give: another lunar calendar
 	CauseUnexplained  = "unexplained"
 )
 

@@ -160,23 +160,54 @@ func TestSolveRejectsBadFacts(t *testing.T) {
 		want string
 	}{
 		{"unknown kind", Fact{Kind: "moon"}, "unknown kind"},
-		{"month", Fact{Kind: KindMonth, Month: 13}, "month 13"},
-		{"weekday", Fact{Kind: KindWeekday, Weekday: 0}, "weekday 0"},
-		{"nth", Fact{Kind: KindNth, Weekday: 1, N: 6}, "n 6"},
 		{"op", Fact{Kind: KindDayRange, Op: "around", Day: 3}, "op"},
 		{"animal", Fact{Kind: KindZodiac, Animal: "Cat"}, "Cat"},
 		{"relation", Fact{Kind: KindEvent, Relation: "near", Start: "1969-07-20"}, "relation"},
 		{"precision", Fact{Kind: KindEvent, Relation: SameDay, Start: "1969-07"}, "YYYY-MM-DD"},
 		{"order", Fact{Kind: KindEvent, Relation: During, Start: "1969-07-20", End: "1969-07-19"}, "before"},
+		{"year set relation", Fact{Kind: KindYearSet, Event: "the Games", Years: []int{1968}, Year: 1968, Relation: During}, "relation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := solver.Solve([]Fact{{Kind: KindYear, Year: 1969}, tc.fact}, 1900, 2000)
 			require.Error(t, err)
+			assert.NotErrorIs(t, err, ErrNoDay)
 			assert.Contains(t, err.Error(), "fact 2")
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	_, err := solver.Solve([]Fact{{Kind: KindLunar, Month: 1}}, 1600, 1700)
+	// A value its kind cannot name is no error: the fact holds on no day,
+	// and the answer is empty.
+	for _, tc := range []struct {
+		name string
+		fact Fact
+		want string
+	}{
+		{"month", Fact{Kind: KindMonth, Month: 13}, "month 13 is not from 1 to 12"},
+		{"lunar month", Fact{Kind: KindLunar, Month: 0}, "month 0 is not from 1 to 12"},
+		{"weekday", Fact{Kind: KindWeekday, Weekday: 0}, "weekday 0 is not from 1 (Monday) to 7 (Sunday)"},
+		{"nth", Fact{Kind: KindNth, Weekday: 1, N: 6}, "n 6 is not from 1 to 5 (from the start) or -1 to -5 (from the end, -1 the last)"},
+		{"day", Fact{Kind: KindDay, Day: 32}, "day 32 is not from 1 to 31, or -1 for the last"},
+		{"before the 1st", Fact{Kind: KindDayRange, Op: "before", Day: 1}, "no day of a month is before the 1st"},
+		{"after the 31st", Fact{Kind: KindDayRange, Op: "after", Day: 40}, "no day of a month is after the 40th"},
+		{"decade", Fact{Kind: KindDecade, Year: 1965}, "decade 1965 is not a multiple of 10 from 0 to 9990"},
+		{"year", Fact{Kind: KindYear, Year: 0}, "year 0 is not from 1 to 9999"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := solver.Solve([]Fact{{Kind: KindDecade, Year: 1960}, tc.fact}, 1900, 2000)
+			var nd *NoDayError
+			require.ErrorAs(t, err, &nd)
+			assert.Equal(t, 2, nd.Fact)
+			assert.Equal(t, tc.fact.Kind, nd.Kind)
+			assert.ErrorContains(t, err, tc.want+", so no day satisfies it")
+			assert.Equal(t, []string{}, got)
+		})
+	}
+	// Bounds past the month's days that every day meets are kept as they are.
+	got, err := solver.Solve([]Fact{{Kind: KindYear, Year: 2000}, {Kind: KindMonth, Month: 2}, {Kind: KindDayRange, Op: "before", Day: 40},
+		{Kind: KindDayRange, Op: "after", Day: 27}}, 1900, 2000)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"2000-02-28", "2000-02-29"}, got)
+	_, err = solver.Solve([]Fact{{Kind: KindLunar, Month: 1}}, 1600, 1700)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "lunar table")
 	_, err = solver.Solve([]Fact{{Kind: KindLunar, Month: 1}}, 1700, 1900)
