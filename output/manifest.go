@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 )
 
 // Manifest is the JSON written beside every dataset: enough to tell where
@@ -121,6 +122,9 @@ type Input struct {
 	f    *os.File
 	h    hash.Hash
 	n    int64
+	// read is n for other goroutines: a progress line reads it while the
+	// input is being read.
+	read atomic.Int64
 	eof  bool
 	err  error
 }
@@ -144,12 +148,20 @@ func (in *Input) Read(p []byte) (int, error) {
 	n, err := in.f.Read(p)
 	in.h.Write(p[:n])
 	in.n += int64(n)
+	in.read.Store(in.n)
 	if err == io.EOF {
 		in.eof = true
 		in.f.Close()
 	}
 	return n, err
 }
+
+// Path is the input's path.
+func (in *Input) Path() string { return in.path }
+
+// BytesRead is how much of the input has been read so far; it may be called
+// while another goroutine reads.
+func (in *Input) BytesRead() int64 { return in.read.Load() }
 
 // Close closes the file if it is still open.
 func (in *Input) Close() {

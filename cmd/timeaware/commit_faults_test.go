@@ -128,7 +128,7 @@ func commitWriters(t *testing.T, inputs string) []commitWriter {
 			return []string{"pairs", "build", "--input", demoTrajectories, "--direct-answers", demoDirect, "--annotations", demoVotes,
 				"--split", "group", "--seed", pick(second, "2", "1"), "--out", filepath.Join(dir, "p.jsonl")}
 		}},
-		{name: "synth timestamps", data: one("t.jsonl"), args: func(dir string, second bool) []string {
+		{name: "synth timestamps", data: one("t.jsonl"), manifest: beside("t.jsonl"), args: func(dir string, second bool) []string {
 			return []string{"synth", "timestamps", "--input", demoTrajectories, "--seed", pick(second, "2", "1"), "--out", filepath.Join(dir, "t.jsonl")}
 		}},
 		{name: "synth budget", data: one("rl.parquet"), manifest: beside("rl.parquet"), args: func(dir string, second bool) []string {

@@ -32,7 +32,7 @@ service on a loopback port and scores a timed rollout through it over HTTP,
 and builds a small time-budgeted prompt set for VeRL from built-in tasks.
 It needs no network beyond loopback and no files of your own.`,
 		Example: `  timeaware demo --out out/demo`,
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			inDir := filepath.Join(dir, "input")
 			if err := os.MkdirAll(inDir, 0o755); err != nil {

@@ -52,6 +52,44 @@ func TestOtherVariablesAreThoseThePythonPackageReads(t *testing.T) {
 	}
 }
 
+// TestVariablesTheDocsNameAreKnown: every TIMEAWARE_* variable the docs,
+// the deployment files and the test suites tell a user to set is a config
+// key's or one of otherVariables, so that setting it as documented draws
+// no warning. The docs' deliberate misspelling is the one exception.
+func TestVariablesTheDocsNameAreKnown(t *testing.T) {
+	var files []string
+	for _, pattern := range []string{"../../README.md", "../../docs/*.md", "../../python/README.md", "../../examples/*/README.md",
+		"../../examples/*/*.sh", "../../deploy/*/*.yaml", "../../Dockerfile", "../../tests/*/*.py", "../../.ci/run", "../../Makefile"} {
+		m, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
+	require.Greater(t, len(files), 20)
+	misspelt := map[string]bool{"TIMEAWARE_PAIRS_TIME_FROMAT": true} // docs/configuration.md shows its warning
+	name := regexp.MustCompile(`TIMEAWARE_[A-Z0-9_]*[A-Z0-9]`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, v := range name.FindAllString(string(b), -1) {
+			if misspelt[v] || strings.HasPrefix(v, "TIMEAWARE_VERIFIER") { // the Kubernetes service links deploy/ turns off
+				continue
+			}
+			var w bytes.Buffer
+			warnUnknownVariables(&w, []string{v + "=x"})
+			assert.Empty(t, w.String(), "%s names %s, which timeaware would warn about", f, v)
+		}
+	}
+}
+
+// TestFarNamesGetNoSuggestion: a variable far from every key is named
+// without a guess.
+func TestFarNamesGetNoSuggestion(t *testing.T) {
+	var w bytes.Buffer
+	warnUnknownVariables(&w, []string{"TIMEAWARE_FOO=1", "TIMEAWARE_TOKEN=secret"})
+	assert.Equal(t, "timeaware: warning: TIMEAWARE_FOO is not a config variable and is ignored\n"+
+		"timeaware: warning: TIMEAWARE_TOKEN is not a config variable and is ignored\n", w.String())
+}
+
 func TestEditDistance(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string

@@ -8,7 +8,8 @@ import (
 )
 
 // expandInputs turns --input values into a sorted list of files: a directory
-// stands for the .json and .jsonl files directly inside it. A path that
+// stands for the .json and .jsonl files directly inside it, but for the
+// manifests of the outputs written there (NAME.manifest.json). A path that
 // cannot be read is an I/O error naming the flag.
 func (a *app) expandInputs(flag string, paths []string) ([]string, error) {
 	a.named(flag, paths...)
@@ -27,7 +28,8 @@ func (a *app) expandInputs(flag string, paths []string) ([]string, error) {
 			}
 			for _, e := range entries {
 				ext := strings.ToLower(filepath.Ext(e.Name()))
-				if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && (ext == ".json" || ext == ".jsonl") {
+				if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") && (ext == ".json" || ext == ".jsonl") &&
+					!strings.HasSuffix(strings.ToLower(e.Name()), ".manifest.json") {
 					files = append(files, filepath.Join(p, e.Name()))
 				}
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -128,7 +127,7 @@ type modelRun struct {
 // when more than --max-errors results fail: an endpoint that is down or
 // refuses every request is not asked for hours.
 func (m *modelFlags) run(cmd *cobra.Command, a *app, rows []eval.Row, client *chat.Client, cfg rewards.Config, stopAtLimit bool, opponentBeta float64, opponent negotiation.Opponent) (*modelRun, error) {
-	prog := newProgress(a.stderr, fmt.Sprintf("of %d results", len(rows)*m.samples))
+	prog := newProgress(a.stderr, "results").of(len(rows) * m.samples)
 	ctx, stop := context.WithCancel(cmd.Context())
 	defer stop()
 	var mu sync.Mutex

@@ -267,7 +267,7 @@ func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResu
 	inputs, readers := p.openInputs()
 	defer closeInputs(readers)
 	perScenario := map[string]*splits.ScenarioSamples{}
-	prog := newProgress(progress, "pairs")
+	prog := newProgress(progress, "pairs").reading(readers)
 	sum, err := prefpairs.Build(ctx, inputs, p.opt, func(pair *prefpairs.Pair) error {
 		if p.onPair != nil {
 			p.onPair(pair)

@@ -5,18 +5,31 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/timeaware/timeaware/output"
 )
 
 // progress prints a running count on stderr when it is a terminal, at most a
-// few times a second; it is silent in pipelines and CI logs.
+// few times a second, with the share done and the time left when the total
+// is known (a number of rows, or the bytes of the inputs); it is silent in
+// pipelines and CI logs.
 type progress struct {
 	w     io.Writer
 	what  string
 	n     int
+	total int // rows to make; 0: unknown
+	// read and size give the share of the inputs read, when the total
+	// number of rows is unknown but the inputs' size is not.
+	read  func() int64
+	size  int64
+	now   func() time.Time
+	start time.Time
 	last  time.Time
 	shown bool
 }
 
+// newProgress is a progress line on w, or a silent one when w is not a
+// terminal.
 func newProgress(w io.Writer, what string) *progress {
 	f, ok := w.(*os.File)
 	if !ok {
@@ -26,7 +39,37 @@ func newProgress(w io.Writer, what string) *progress {
 	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return &progress{}
 	}
-	return &progress{w: w, what: what}
+	return newProgressTo(w, what, time.Now)
+}
+
+// newProgressTo writes to w whatever it is, on the clock now.
+func newProgressTo(w io.Writer, what string, now func() time.Time) *progress {
+	return &progress{w: w, what: what, now: now, start: now()}
+}
+
+// of sets the number of rows the run makes.
+func (p *progress) of(total int) *progress {
+	p.total = total
+	return p
+}
+
+// reading measures the share done by the bytes read of the inputs.
+func (p *progress) reading(inputs []*output.Input) *progress {
+	var size int64
+	for _, in := range inputs {
+		if st, err := os.Stat(in.Path()); err == nil {
+			size += st.Size()
+		}
+	}
+	p.size = size
+	p.read = func() int64 {
+		var n int64
+		for _, in := range inputs {
+			n += in.BytesRead()
+		}
+		return n
+	}
+	return p
 }
 
 func (p *progress) add(n int) {
@@ -34,15 +77,63 @@ func (p *progress) add(n int) {
 		return
 	}
 	p.n += n
-	if now := time.Now(); now.Sub(p.last) > 250*time.Millisecond {
+	if now := p.now(); now.Sub(p.last) > 250*time.Millisecond {
 		p.last = now
 		p.shown = true
-		fmt.Fprintf(p.w, "\r%d %s", p.n, p.what)
+		fmt.Fprintf(p.w, "\r%s\x1b[K", p.line(now))
 	}
+}
+
+// line is the progress text at now: "120/600 puzzles, 20%, 0:12 left".
+func (p *progress) line(now time.Time) string {
+	share := -1.0
+	text := fmt.Sprintf("%d %s", p.n, p.what)
+	switch {
+	case p.total > 0:
+		text = fmt.Sprintf("%d/%d %s", p.n, p.total, p.what)
+		share = float64(p.n) / float64(p.total)
+	case p.read != nil && p.size > 0:
+		share = float64(p.read()) / float64(p.size)
+		text += ", input"
+	}
+	if share < 0 {
+		return text
+	}
+	share = min(share, 1)
+	text += fmt.Sprintf(" %.0f%%", 100*share)
+	if elapsed := now.Sub(p.start); share > 0 && share < 1 && elapsed >= time.Second {
+		left := time.Duration(float64(elapsed) * (1 - share) / share).Round(time.Second)
+		text += fmt.Sprintf(", %s left", clock(left))
+	}
+	return text
+}
+
+// clock writes a duration as h:mm:ss, or m:ss under an hour.
+func clock(d time.Duration) string {
+	s := int(d / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
 func (p *progress) done() {
 	if p.shown {
-		fmt.Fprintf(p.w, "\r%d %s\n", p.n, p.what)
+		fmt.Fprintf(p.w, "\r%s\x1b[K\n", p.line(p.now()))
 	}
+}
+
+// shardRows is how many of the indices start to start+count-1 are i mod n
+// (all of them when n <= 1): the rows a shard of a synth command writes.
+func shardRows(start, count int64, i, n int) int {
+	if n <= 1 {
+		return int(count)
+	}
+	m := int64(n)
+	// The first index of the shard at or after start, then every n-th.
+	first := start + ((int64(i)-start)%m+m)%m
+	if first >= start+count {
+		return 0
+	}
+	return int((start+count-1-first)/m + 1)
 }

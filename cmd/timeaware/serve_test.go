@@ -483,3 +483,21 @@ func TestMemoryReserveKeepsResidentMemoryUnderTheLimit(t *testing.T) {
 		assert.Equal(t, tc.runtimeLimit, tc.limit-memoryReserve(tc.limit), "limit %d MiB", tc.limit/mib)
 	}
 }
+
+// TestServeOnABusyPortSaysHowToGetAFreeOne: the port is taken, and the
+// error says which flag to change and to what.
+func TestServeOnABusyPortSaysHowToGetAFreeOne(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	addr := ln.Addr().String()
+	code, _, stderr := runCLI(t, "serve", "--addr", addr)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "timeaware: --addr "+addr+": the address is in use; --addr 127.0.0.1:0 takes a free port, and --addr-file FILE writes the one taken\n")
+	assert.Contains(t, stderr, "Run 'timeaware serve --help' for usage.")
+
+	t.Setenv("TIMEAWARE_SERVE_ADDR", addr)
+	code, _, stderr = runCLI(t, "serve")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "timeaware: TIMEAWARE_SERVE_ADDR="+addr+": the address is in use")
+}

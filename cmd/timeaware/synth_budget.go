@@ -322,7 +322,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 
 	in := output.OpenInput(p.f.input)
 	defer in.Close()
-	prog := newProgress(progress, "rows")
+	prog := newProgress(progress, "rows").reading([]*output.Input{in})
 	sum, err := budget.Build(ctx, in, p.f.input, p.opt, func(row *budget.Row) error {
 		prog.add(1)
 		if err := sinks.Add(row); err != nil {

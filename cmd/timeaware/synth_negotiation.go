@@ -229,7 +229,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 	}
 	defer sinks.Abort()
 	defer sinks.Release()
-	prog := newProgress(progress, "rows")
+	prog := newProgress(progress, "rows").of(shardRows(0, int64(p.opt.Count), p.opt.ShardIndex, p.opt.ShardCount))
 	sum, err := negotiation.Build(ctx, p.opt, func(row *negotiation.Row) error {
 		prog.add(1)
 		return sinks.Add(row)

@@ -342,7 +342,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 	defer sinks.Abort()
 	defer sinks.Release()
-	prog := newProgress(a.stderr, "puzzles")
+	prog := newProgress(a.stderr, "puzzles").of(shardRows(r.Start, r.Count, r.ShardIndex, r.ShardCount))
 	sum, err := puzzles.Generate(ctx, opt, r, workers, func(p *puzzles.Puzzle) error {
 		prog.add(1)
 		return sinks.Add(p)

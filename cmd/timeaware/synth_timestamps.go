@@ -88,6 +88,10 @@ type timestampsPlan struct {
 	out   string
 	jsonl bool
 	opt   timestamps.Options
+	// config is the manifest's record of the settings; catalog the
+	// catalog file's entry when one was read.
+	config  map[string]any
+	catalog *output.Entry
 }
 
 func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, error) {
@@ -131,9 +135,11 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 		opt.Keep = sh.Has
 	}
 	if path := v.GetString("synth.timestamps.catalog"); path != "" {
-		if opt.Catalog, _, err = readSideFile(a, path, "catalog", splits.LoadCatalog); err != nil {
+		var mf output.Entry
+		if opt.Catalog, mf, err = readSideFile(a, path, "catalog", splits.LoadCatalog); err != nil {
 			return nil, err
 		}
+		p.catalog = &mf
 	} else if opt.Catalog, err = splits.DefaultCatalog(); err != nil {
 		return nil, err
 	}
@@ -141,6 +147,11 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 		return nil, usageError{err}
 	}
 	p.opt = opt
+	p.config = typedConfig(v, "synth.timestamps.")
+	p.config["seed"] = f.seed
+	if f.shard != "" {
+		p.config["shard"] = f.shard
+	}
 	return p, nil
 }
 
@@ -267,7 +278,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	if !p.jsonl {
 		sep, open, end = []byte(",\n"), []byte("[\n"), []byte("\n]\n")
 	}
-	prog := newProgress(a.stderr, "records")
+	prog := newProgress(a.stderr, "records").reading(readers)
 	sum, err := timestamps.Stream(ctx, inputs, p.opt, func(rec []byte) error {
 		switch {
 		case n == 0:
@@ -300,12 +311,25 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	if err := w.Flush(); err != nil {
 		return pathError("out", p.out, err)
 	}
-	if err := output.Commit(ctx, "", nil, out); err != nil {
-		return pathError("out", p.out, err)
-	}
 	format := "json"
 	if p.jsonl {
 		format = "jsonl"
+	}
+	stamped := sum.Stamped
+	m := &output.Manifest{
+		Tool: "timeaware", Version: buildVersion(), Command: "synth timestamps",
+		Outputs: []output.Entry{out.Entry("trajectories", format, &stamped)},
+		Config:  p.config,
+		Summary: sum,
+	}
+	for _, r := range readers {
+		m.Inputs = append(m.Inputs, r.Entry("trajectories"))
+	}
+	if p.catalog != nil {
+		m.Inputs = append(m.Inputs, *p.catalog)
+	}
+	if err := output.Commit(ctx, output.ManifestPath(p.out), m, out); err != nil {
+		return pathError("out", p.out, err)
 	}
 	printTimestampsSummary(a.stdout, p, sum, len(p.files), format, out.Bytes())
 	return nil
@@ -325,4 +349,5 @@ func printTimestampsSummary(w io.Writer, p *timestampsPlan, s *timestamps.Summar
 		fmt.Fprintf(w, "; messages drawn %d, kept %d", s.TimesFilled, s.TimesKept)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "  manifest:    %s\n", output.ManifestPath(p.out))
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/output"
 	"github.com/timeaware/timeaware/prefpairs"
 )
 
@@ -360,4 +361,37 @@ func FuzzParseGapMeans(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, got, again)
 	})
+}
+
+// TestSynthTimestampsWritesAManifest: like every command that writes data,
+// synth timestamps records its output (hash, rows), its inputs, settings
+// and summary beside it, and a directory of its outputs reads as
+// trajectories without the manifest.
+func TestSynthTimestampsWritesAManifest(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "stamped", "part-0.jsonl")
+	code, stdout, stderr := runCLI(t, "synth", "timestamps", "--input", demoTrajectories, "--seed", "5", "--shard", "0/2", "--out", out)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, stdout, "  manifest:    "+out+".manifest.json\n")
+	m, err := output.ReadManifest(out+".manifest.json", true)
+	require.NoError(t, err, "the manifest checks out against the file")
+	assert.Equal(t, "synth timestamps", m.Command)
+	require.Len(t, m.Outputs, 1)
+	rows := len(readResultLines(t, out))
+	assert.Equal(t, rows, *m.Outputs[0].Rows)
+	assert.Equal(t, "jsonl", m.Outputs[0].Format)
+	require.Len(t, m.Inputs, 1)
+	assert.Equal(t, demoTrajectories, m.Inputs[0].Path)
+	assert.Equal(t, sha256File(t, demoTrajectories), m.Inputs[0].SHA256)
+	assert.EqualValues(t, 5, m.Config["seed"])
+	assert.Equal(t, "0/2", m.Config["shard"])
+	assert.Equal(t, "replace", m.Config["synth.timestamps.mode"])
+
+	// The directory, manifest and all, is an input of pairs build.
+	code, _, stderr = runCLI(t, "pairs", "build", "--input", filepath.Dir(out), "--annotations", demoVotes,
+		"--direct-answers", demoDirect, "--out", filepath.Join(dir, "pairs.jsonl"))
+	require.Equal(t, exitOK, code, stderr)
+	pm := readManifest(t, filepath.Join(dir, "pairs.jsonl"))
+	require.Len(t, pm.Inputs, 3, "the trajectories, the votes and the direct replies; not the manifest")
+	assert.Equal(t, out, pm.Inputs[0].Path)
 }

@@ -162,7 +162,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	}
 	defer sinks.Abort()
 	defer sinks.Release()
-	prog := newProgress(a.stderr, "rows")
+	prog := newProgress(a.stderr, "rows").of(shardRows(0, int64(f.count), opt.ShardIndex, opt.ShardCount))
 	sum, err := traveler.Build(ctx, opt, f.count, func(row *traveler.Row) error {
 		prog.add(1)
 		return sinks.Add(row)

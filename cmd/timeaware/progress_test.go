@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/output"
+)
+
+// fakeClock advances by step on every reading.
+type fakeClock struct {
+	t    time.Time
+	step time.Duration
+}
+
+func (c *fakeClock) now() time.Time {
+	c.t = c.t.Add(c.step)
+	return c.t
+}
+
+func TestProgressShowsTheShareAndTheTimeLeft(t *testing.T) {
+	var w bytes.Buffer
+	clock := &fakeClock{t: time.Unix(0, 0), step: 500 * time.Millisecond}
+	p := newProgressTo(&w, "puzzles", clock.now).of(600)
+	for range 150 {
+		p.add(1)
+	}
+	p.done()
+	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\r")
+	require.Greater(t, len(lines), 2)
+	// One row every half second: at row 1, half a second in, no guess yet.
+	assert.Equal(t, "1/600 puzzles 0%\x1b[K", lines[1])
+	// Row 2 after 1 s: 598 rows to go at half a second each.
+	assert.Equal(t, "2/600 puzzles 0%, 4:59 left\x1b[K", lines[2])
+	// The last line stays, and ends the line: read at 76 s, 75.5 s after
+	// the start, a quarter done leaves 226.5 s.
+	assert.Equal(t, "150/600 puzzles 25%, 3:47 left\x1b[K\n", lines[len(lines)-1]+"\n")
+}
+
+func TestProgressReadsTheInputsSize(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.jsonl")
+	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("x"), 1000), 0o644))
+	in := output.OpenInput(path)
+	defer in.Close()
+	var w bytes.Buffer
+	clock := &fakeClock{t: time.Unix(0, 0), step: 2 * time.Second}
+	p := newProgressTo(&w, "pairs", clock.now).reading([]*output.Input{in})
+	buf := make([]byte, 250)
+	_, err := in.Read(buf)
+	require.NoError(t, err)
+	p.add(7)
+	assert.Equal(t, "\r7 pairs, input 25%, 0:06 left\x1b[K", w.String(), "a quarter read in 2 s leaves 6 s")
+}
+
+func TestProgressIsSilentOffATerminal(t *testing.T) {
+	var w bytes.Buffer
+	p := newProgress(&w, "rows").of(10)
+	p.add(10)
+	p.done()
+	assert.Empty(t, w.String())
+}
+
+func TestShardRows(t *testing.T) {
+	for _, tc := range []struct{ start, count, i, n, want int }{
+		{0, 10, 0, 1, 10}, {0, 10, 0, 0, 10}, {0, 10, 0, 4, 3}, {0, 10, 1, 4, 3}, {0, 10, 2, 4, 2}, {0, 10, 3, 4, 2},
+		{5, 3, 0, 4, 0}, {5, 3, 1, 4, 1}, {5, 3, 2, 4, 1}, {5, 3, 3, 4, 1}, {0, 0, 0, 3, 0},
+	} {
+		// Count the shard's indices one by one.
+		want := 0
+		for j := tc.start; j < tc.start+tc.count; j++ {
+			if tc.n <= 1 || j%tc.n == tc.i {
+				want++
+			}
+		}
+		require.Equal(t, want, tc.want, "the table's own count")
+		assert.Equal(t, tc.want, shardRows(int64(tc.start), int64(tc.count), tc.i, tc.n), "%+v", tc)
+	}
+}
