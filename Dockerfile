@@ -9,8 +9,14 @@
 # timers.secret (TIMEAWARE_TIMERS_SECRET, at least 16 bytes). deploy/kubernetes/
 # passes both from a Secret; see deploy/README.md.
 
+# Base images by tag and digest: the digest (of the multi-platform index) is
+# what the build pulls, so a tag pushed again cannot change the image; the tag
+# says what it is. To move to a new release, change both: the digest of a tag
+# is what `docker buildx imagetools inspect IMAGE:TAG` prints as Digest, and
+# bash deploy/image-smoke.sh builds and runs the result.
+#
 # The Go toolchain of go.mod (go 1.26), pinned to a patch release.
-FROM golang:1.26.8-bookworm AS build
+FROM golang:1.26.8-bookworm@sha256:a688600ca24f8a4d3ca77f95b0dd40704a9fc787c826660eb7ba0b641b8b175d AS build
 WORKDIR /src
 # Modules first, so that a source change does not download them again.
 COPY go.mod go.sum ./
@@ -27,7 +33,7 @@ RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -buildvcs=false \
 # distroless/static: CA certificates, tzdata and /etc/passwd, no shell, no
 # package manager. :nonroot is uid/gid 65532; USER repeats it as numbers so
 # that Kubernetes' runAsNonRoot can check it without /etc/passwd.
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 ARG VERSION=0.1.0-dev
 LABEL org.opencontainers.image.title="timeaware" \
       org.opencontainers.image.description="timeaware serve: the verifier service (rewards, timers, get_duration)" \

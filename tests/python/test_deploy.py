@@ -252,6 +252,11 @@ def test_dockerfile_invariants(container):
     image, _, tag = builder[0].partition(":")
     assert image == "golang" and tag and tag != "latest" and re.match(r"\d+\.\d+", tag), f"unpinned builder {builder[0]}"
     assert any(s in froms[-1] for s in ("distroless/static", "scratch")), f"runtime image {froms[-1]}"
+    # Every base image by tag and digest: the digest is what the build pulls,
+    # so a tag pushed again cannot change the image; the tag says what it is.
+    for f in froms:
+        ref = f.split()[0]
+        assert re.fullmatch(r"[a-z0-9./-]+:[A-Za-z0-9._-]+@sha256:[0-9a-f]{64}", ref), f"not pinned by tag and digest: {ref}"
 
     final = ins[max(i for i, (w, _) in enumerate(ins) if w == "FROM") :]
     users = [a for i, a in final if i == "USER"]
@@ -313,8 +318,10 @@ def test_binary_runs_with_the_deployment_command_line(timeaware_bin, tmp_path, d
             env[name] = e["value"]
         else:
             env[name] = values[e["valueFrom"]["secretKeyRef"]["key"]]
-    # The Deployment's arguments, listening on a loopback port of the kernel's choosing.
-    args = with_addr(container["args"], "127.0.0.1:0")
+    # The Deployment's arguments, listening on a loopback port of the kernel's
+    # choosing, which the service writes to --addr-file once it listens.
+    addr_file = tmp_path / "serve.addr"
+    args = [*with_addr(container["args"], "127.0.0.1:0"), "--addr-file", str(addr_file)]
     log_path = tmp_path / "serve.log"
     with open(log_path, "wb") as logf:
         proc = subprocess.Popen(
@@ -325,19 +332,22 @@ def test_binary_runs_with_the_deployment_command_line(timeaware_bin, tmp_path, d
     try:
         addr, deadline = None, time.monotonic() + 20
         while time.monotonic() < deadline and addr is None:
-            m = re.search(r"msg=serving addr=(\S+)", log())
-            if m:
-                addr = m.group(1)
+            if addr_file.exists():
+                addr = addr_file.read_text().strip() or None
             elif proc.poll() is not None:
                 pytest.fail(f"`{cmdline}` exited with {proc.returncode}:\n{log()}", pytrace=False)
             else:
                 time.sleep(0.05)
         assert addr, f"`{cmdline}` did not report its address:\n{log()}"
+        # The address is written once the listener is bound; the log's
+        # serving line comes as it starts serving.
+        while "msg=serving" not in log() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert http_get(addr, "/healthz") == 200
         assert "auth=true" in log(), "the token from the Secret did not reach serve.token"
         assert "timers.secret is not set" not in log(), "the timer secret from the Secret did not reach timers.secret"
         assert "is not a config variable" not in log(), f"an env name is not a config key:\n{log()}"
 
-        assert http_get(addr, "/healthz") == 200
         assert http_get(addr, "/readyz") == 200
         assert http_get(addr, "/v1/rewards") == 401
         assert http_get(addr, "/v1/rewards", values["serve-token"]) == 200
@@ -360,3 +370,98 @@ def test_binary_runs_with_the_deployment_command_line(timeaware_bin, tmp_path, d
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# ------------------------------------------------------------ the image smoke test
+
+# A stand-in for docker, for deploy/image-smoke.sh where no container runtime
+# runs: "the image" is the real binary, run in place of the container with
+# the environment the script passes (its state in $FAKE_STATE). The FAKE_*
+# variables make it misbehave as a runtime or an image could.
+FAKE_RUNTIME = r"""#!/usr/bin/env bash
+set -u
+state=$FAKE_STATE
+cmd=$1; shift
+case "$cmd" in
+info) [ -z "${FAKE_NO_DAEMON:-}" ] ;;
+pull) if [ -n "${FAKE_PULL_ERROR:-}" ]; then echo "$FAKE_PULL_ERROR" >&2; exit 1; fi; echo "${@: -1}" ;;
+build) echo "$*" >>"$state/built"; echo sha256:0 ;;
+image) case "$3" in *Size*) echo 1234 ;; *User*) echo "${FAKE_USER-65532:65532}" ;; esac ;;
+run)
+    token=""
+    for a in "$@"; do case "$a" in TIMEAWARE_SERVE_TOKEN=*) token=${a#*=} ;; esac; done
+    if [ -n "${FAKE_DROP_TOKEN:-}" ]; then token=""; fi
+    ( TIMEAWARE_SERVE_TOKEN=$token "$FAKE_BIN" serve --addr 127.0.0.1:0 --addr-file "$state/addr" >"$state/log" 2>&1 &
+      echo $! >"$state/pid"; wait $!; echo $? >"$state/code" ) </dev/null >/dev/null 2>&1 &
+    until [ -s "$state/addr" ] || [ -e "$state/code" ]; do sleep 0.05; done
+    echo container-id ;;
+port) cat "$state/addr" ;;
+inspect) case "$2" in *Running*) if [ -e "$state/code" ]; then echo false; else echo true; fi ;; *ExitCode*) cat "$state/code" ;; esac ;;
+stop) kill -TERM "$(cat "$state/pid")"; until [ -e "$state/code" ]; do sleep 0.05; done ;;
+logs) cat "$state/log" ;;
+rm|rmi) if [ -e "$state/pid" ] && [ ! -e "$state/code" ]; then kill -KILL "$(cat "$state/pid")"; fi; true ;;
+*) echo "fake docker: $cmd is not faked" >&2; exit 2 ;;
+esac
+"""
+
+
+def run_smoke(timeaware_bin, tmp_path, **fake) -> subprocess.CompletedProcess:
+    bindir, state = tmp_path / "fakebin", tmp_path / "state"
+    bindir.mkdir()
+    state.mkdir()
+    (bindir / "docker").write_text(FAKE_RUNTIME)
+    (bindir / "podman").write_text("#!/bin/sh\nexit 1\n")  # present, no runtime behind it
+    for f in bindir.iterdir():
+        f.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TIMEAWARE_", "FAKE_"))}
+    env.update(PATH=f"{bindir}{os.pathsep}{env['PATH']}", FAKE_STATE=str(state), FAKE_BIN=str(timeaware_bin), **fake)
+    try:
+        return subprocess.run(["bash", str(REPO_ROOT / "deploy" / "image-smoke.sh")], env=env, capture_output=True, check=False,
+                              text=True, timeout=120, stdin=subprocess.DEVNULL)
+    finally:
+        pid = state / "pid"
+        if pid.exists() and not (state / "code").exists():
+            os.kill(int(pid.read_text()), signal.SIGKILL)
+
+
+@pytest.mark.needs_binary
+def test_image_smoke_test_passes_an_image_that_serves(timeaware_bin, tmp_path):
+    res = run_smoke(timeaware_bin, tmp_path)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.splitlines()[-1] == (
+        "image smoke test: the image serves /healthz, wants its token, runs as 65532:65532 and stops cleanly (exit 0)")
+    assert "-t timeaware:smoke-" in (tmp_path / "state" / "built").read_text()
+    assert (tmp_path / "state" / "code").read_text().strip() == "0", "the service was stopped with SIGTERM"
+
+
+@pytest.mark.needs_binary
+@pytest.mark.parametrize(
+    ("fake", "message"),
+    [
+        ({"FAKE_DROP_TOKEN": "1"}, "/v1/rewards answered 200 without the token and 200 with it (want 401 and 200)"),
+        ({"FAKE_USER": ""}, "the image runs as '', not as a non-root uid"),
+        ({"FAKE_USER": "0:0"}, "the image runs as '0:0', not as a non-root uid"),
+        ({"FAKE_PULL_ERROR": "Error response from daemon: manifest unknown"}, "the registry has no golang:1.26.8-bookworm@sha256:"),
+    ],
+    ids=["no token needed", "no user", "root", "digest unknown"],
+)
+def test_image_smoke_test_fails_an_image_that_does_not(timeaware_bin, tmp_path, fake, message):
+    res = run_smoke(timeaware_bin, tmp_path, **fake)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert message in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("fake", "line"),
+    [
+        ({"FAKE_NO_DAEMON": "1"}, "image smoke test: no container runtime here (docker or podman that answers 'info'); the image is not built"),
+        ({"FAKE_PULL_ERROR": "dial tcp: lookup registry-1.docker.io: no such host"},
+         "image smoke test: docker cannot pull golang:1.26.8-bookworm@sha256:"),
+    ],
+    ids=["no runtime", "no registry"],
+)
+def test_image_smoke_test_says_in_one_line_when_it_cannot_build(timeaware_bin, tmp_path, fake, line):
+    res = run_smoke(timeaware_bin, tmp_path, **fake)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert len(res.stdout.splitlines()) == 1 and res.stdout.startswith(line), res.stdout
+    assert not (tmp_path / "state" / "built").exists()
