@@ -36,7 +36,7 @@ build:
 	$(GO) build -o $(BIN) ./cmd/timeaware
 
 demo: build
-	$(BIN) demo --out demo-out
+	$(BIN) demo --out out/demo
 
 # The verifier service on 127.0.0.1:8080 with built-in defaults (Ctrl-C to stop).
 serve: build
@@ -94,10 +94,16 @@ venv: $(VENV)/.installed
 test-python: check-shared build venv
 	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
 
+# About 6 GB and a few minutes, once: pip says what it collects and installs
+# (--progress-bar off keeps CI logs to a line a package).
 $(TRAINERS_VENV)/.installed: tests/trainers/requirements.txt tests/trainers/requirements-nodeps.txt
+	@echo "make: creating $(TRAINERS_VENV): torch, TRL, VeRL, OpenRLHF and Ray on CPU (about 6 GB, a few minutes, once)"
 	python3 -m venv $(TRAINERS_VENV)
-	$(TRAINERS_VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/trainers/requirements.txt
-	$(TRAINERS_VENV)/bin/pip install --quiet --disable-pip-version-check --no-deps -r tests/trainers/requirements-nodeps.txt
+	@echo "make: installing tests/trainers/requirements.txt into $(TRAINERS_VENV)"
+	$(TRAINERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check -r tests/trainers/requirements.txt
+	@echo "make: installing tests/trainers/requirements-nodeps.txt (without their dependencies) into $(TRAINERS_VENV)"
+	$(TRAINERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check --no-deps -r tests/trainers/requirements-nodeps.txt
+	@echo "make: $(TRAINERS_VENV) is ready"
 	touch $@
 
 venv-trainers: $(TRAINERS_VENV)/.installed
@@ -143,4 +149,4 @@ bench-synth: build venv
 bench: bench-go bench-pairs bench-splits bench-serve bench-synth
 
 clean:
-	rm -rf bin demo-out
+	rm -rf bin out

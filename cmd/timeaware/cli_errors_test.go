@@ -91,6 +91,8 @@ func TestSuggestOnlyWhatIsClose(t *testing.T) {
 		{"sede", []string{"seed"}},
 		{"test-fractoin", []string{"test-fraction"}},
 		{"test", []string{"test-fraction"}}, // a prefix
+		{"inp", []string{"input", "inputs"}}, // prefixes, when nothing is an edit away
+		{"spli", []string{"split"}},          // an edit away beats a prefix (shard is not one)
 		{"spilt", []string{"split"}},
 		{"foo", nil},
 		{"input", []string{"inputs"}}, // the candidate equal to what was typed is not suggested

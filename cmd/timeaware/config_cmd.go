@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/timeaware/timeaware/configs"
@@ -36,7 +38,7 @@ what it means. Copy it, change what you need and pass it with --config.`,
 		Long: `show prints every key with the value a command run here would use, as
 YAML: the built-in default, overridden by the --config file, overridden by
 TIMEAWARE_* environment variables (a command's own flags override these
-again). A value that is not the default names its source in a comment.
+again). A value other than the default names its source in a comment.
 Secrets (timers.secret, serve.token) are never printed.`,
 		Example: `  TIMEAWARE_PAIRS_TIME_FORMAT=iso_delta timeaware config show
   timeaware --config configs/timeaware.yaml config show`,
@@ -57,9 +59,13 @@ Secrets (timers.secret, serve.token) are never printed.`,
 var secretKeys = []string{"timers.secret", "serve.token"}
 
 // effectiveConfig renders every key's value in effect as YAML, nested as
-// in the config file, with the origin of each value that is not the
-// default in a line comment.
+// in the config file, with the origin of each value other than the default
+// in a line comment.
 func (a *app) effectiveConfig() ([]byte, error) {
+	defaultsOnly := viper.New()
+	for k, v := range defaults {
+		defaultsOnly.SetDefault(k, v)
+	}
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	sections := map[string]*yaml.Node{"": root}
 	var section func(path string) *yaml.Node
@@ -83,6 +89,9 @@ func (a *app) effectiveConfig() ([]byte, error) {
 			return nil, a.badKey(key, err)
 		}
 		where := a.origin(key)
+		if def, _ := configValue(defaultsOnly, key); reflect.DeepEqual(def, val) {
+			where = key // set, but to the default: nothing to point at
+		}
 		secret := slices.Contains(secretKeys, key)
 		if secret {
 			val = ""

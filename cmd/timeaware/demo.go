@@ -85,7 +85,7 @@ It needs no network beyond loopback and no files of your own.`,
 			return demoBudget(cmd.Context(), a.stdout, dir)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "out", "demo-out", "directory for the sample input and the output")
+	cmd.Flags().StringVar(&dir, "out", "out/demo", "directory for the sample input and the output")
 	cmd.Flags().StringVar(&format, "format", "", "output format (default parquet)")
 	return cmd
 }

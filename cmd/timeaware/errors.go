@@ -76,9 +76,6 @@ func pathReason(path string, err error) error {
 	return err
 }
 
-// ioErrorf is an I/O error made from a format.
-func ioErrorf(format string, args ...any) error { return ioError{fmt.Errorf(format, args...)} }
-
 // isFileSystemError reports whether err, or an error it wraps, is the file
 // system's refusal to open, read, write, rename or link a path: a
 // *fs.PathError or *os.LinkError, or the errno of one that a library kept
@@ -179,26 +176,29 @@ func (a *app) describe(err error) string {
 
 // suggest returns the candidates a user most likely meant by typed: those
 // within a small edit distance (transpositions count once), the closest
-// first, or those typed is a prefix of. Nothing when no candidate is close:
-// a far-fetched guess misleads more than it helps.
+// first; failing those, the ones typed is a prefix of. Nothing when no
+// candidate is close: a far-fetched guess misleads more than it helps.
 func suggest(typed string, candidates []string) []string {
 	limit := max(1, min(3, len(typed)/4))
-	best := limit + 1
-	var out []string
+	best := limit
+	var out, prefixed []string
 	for _, c := range candidates {
 		if c == typed {
 			continue
 		}
-		d := editDistance(typed, c)
 		if len(typed) >= 3 && strings.HasPrefix(c, typed) {
-			d = min(d, limit)
+			prefixed = append(prefixed, c)
 		}
-		switch {
-		case d < best:
+		switch d := editDistance(typed, c); {
+		case d > best:
+		case d < best || len(out) == 0:
 			best, out = d, []string{c}
-		case d == best:
+		default:
 			out = append(out, c)
 		}
+	}
+	if len(out) == 0 {
+		out = prefixed
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

@@ -114,11 +114,11 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 			return nil, pathError("scenario", path, err)
 		}
 		if p.opt.Scenarios, err = negotiation.LoadScenarios(data); err != nil {
-			return nil, usagef("--scenario %s: %v", path, err)
+			return nil, pathError("scenario", path, err)
 		}
 		in, err := output.HashFile(path, "scenarios")
 		if err != nil {
-			return nil, usagef("--scenario %s: %v", path, err)
+			return nil, pathError("scenario", path, err)
 		}
 		p.scenario = &in
 	}

@@ -137,7 +137,6 @@ func TestSynthNegotiationUsageErrors(t *testing.T) {
 		{"no out", nil, []string{"--seed", "1", "--count", "3"}, "--out is required"},
 		{"condition", nil, []string{"--seed", "1", "--count", "3", "--condition", "calm", "--out", out}, `--condition calm: "calm" is not one of`},
 		{"format", nil, []string{"--seed", "1", "--count", "3", "--format", "csv", "--out", out}, "--format"},
-		{"bad scenario", nil, []string{"--seed", "1", "--count", "3", "--scenario", badScen, "--out", out}, "--scenario " + badScen + ": scenarios[0].roles: has 0 roles"},
 		{"wpm", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_WPM": "-1"}, []string{"--seed", "1", "--count", "3", "--out", out}, "TIMEAWARE_SYNTH_NEGOTIATION_WPM=-1: -1 is not from 1 to 10000 words per minute"},
 		{"deadlines", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S": "300,x"}, []string{"--seed", "1", "--count", "3", "--out", out}, `TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S=300,x: entry 2 "x" is not a number`},
 		{"turn limits", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_TURN_LIMITS": "5.5"}, []string{"--seed", "1", "--count", "3", "--out", out}, "TIMEAWARE_SYNTH_NEGOTIATION_TURN_LIMITS=5.5: entry 1 (5.5) is not a whole number"},
@@ -154,4 +153,8 @@ func TestSynthNegotiationUsageErrors(t *testing.T) {
 			assert.NotContains(t, dirNames(t, dir), "x.parquet")
 		})
 	}
+	// A scenario file that does not hold scenarios is a data error.
+	code, _, stderr := runCLI(t, "synth", "negotiation", "--seed", "1", "--count", "3", "--scenario", badScen, "--out", out)
+	assert.Equal(t, exitData, code, stderr)
+	assert.Equal(t, "timeaware: --scenario "+badScen+": scenarios[0].roles: has 0 roles, want exactly 2", firstLine(stderr))
 }

@@ -245,9 +245,9 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	// published format does not have (it keys records by "identifier"), so
 	// they are named by position.
 	for _, want := range []string{
-		"published-3 (record 3): wrong (year_set_rule): published 2020-07-24, solved 2021-07-24\n",
-		"published-6 (record 6): undecidable (lunar_disputed), published 1933-07-23: fact 4 (lunar_month)",
-		"published-7 (record 7): not converted (type_western_zodiac)",
+		"p3 (record 3): wrong (year_set_rule): published 2020-07-24, solved 2021-07-24\n",
+		"p6 (record 6): undecidable (lunar_disputed), published 1933-07-23: fact 4 (lunar_month)",
+		"p7 (record 7): not converted (type_western_zodiac)",
 		"synth puzzles --import-published: 12 records, 10 converted, 2 not converted\n",
 		"  agree:         4\n",
 		"  wrong:         5 (boundary_days 1, lunar_calendar_boundary 1, lunar_leap_month 1, unexplained 1, year_set_rule 1)\n",
@@ -258,7 +258,7 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	}
 	rows := readJSONLines(t, out)
 	require.Len(t, rows, 9)
-	assert.Equal(t, "published-3", get(rows[2], "extra_info", "id"))
+	assert.Equal(t, "p3", get(rows[2], "extra_info", "id"))
 	assert.Equal(t, "2021-07-24", get(rows[2], "reward_model", "ground_truth"))
 	var m output.Manifest
 	b, err := os.ReadFile(output.ManifestPath(out))
@@ -337,7 +337,7 @@ func TestSynthPuzzlesYearSetReading(t *testing.T) {
 	sample := filepath.Join("..", "..", "examples", "puzzles", "published_sample.json")
 	code, stdout, stderr := runCLI(t, "synth", "puzzles", "--import-published", sample, "--year-set-reading", "rule", "--out", filepath.Join(dir, "i.jsonl"))
 	require.Equal(t, 0, code, stderr)
-	assert.NotContains(t, stdout, "published-3 (record 3)")
+	assert.NotContains(t, stdout, "p3 (record 3)")
 	assert.Contains(t, stdout, "  agree:         5\n")
 	assert.Contains(t, stdout, "  wrong:         4 (boundary_days 1, lunar_calendar_boundary 1, lunar_leap_month 1, unexplained 1)\n")
 

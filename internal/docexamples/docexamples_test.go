@@ -175,6 +175,33 @@ func TestRunFile(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "examples write into a scratch checkout, not the real one")
 }
 
+// TestRunFileFindsStrayOutputs: with an output directory set, an example
+// that writes anywhere else in the checkout fails, naming what it wrote;
+// one that writes under the output directory, or what .gitignore
+// ignores, does not.
+func TestRunFileFindsStrayOutputs(t *testing.T) {
+	top := t.TempDir()
+	repo := filepath.Join(top, "repo")
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "examples"), 0o755))
+	doc := strings.Join([]string{
+		"```sh", "mkdir -p out && echo a > out/a.txt", "```",
+		"```sh", "echo b > b.txt; mkdir c", "```",
+		"```sh", "echo b again > b.txt; touch x.test; mkdir -p .cache/d", "```",
+		"```sh", "echo e > e.txt", "```",
+	}, "\n") + "\n"
+	exs, err := Parse("d.md", []byte(doc))
+	require.NoError(t, err)
+	r := &Runner{Root: repo, Inputs: []string{"examples"}, Shared: top, BinDir: top, Python: "python3",
+		OutputDir: "out", Ignored: []string{"# a comment", "*.test", "/.cache/", "", "!b.txt"}}
+	results, err := r.RunFile(context.Background(), exs)
+	require.NoError(t, err)
+	require.Len(t, results, 4)
+	assert.NoError(t, results[0].Err, "out/ is where examples write")
+	assert.EqualError(t, results[1].Err, "d.md:4: wrote b.txt, c outside out/: run from a checkout, git would show them as untracked")
+	assert.NoError(t, results[2].Err, "an entry already reported, and ignored ones")
+	assert.ErrorContains(t, results[3].Err, "wrote e.txt outside out/")
+}
+
 // addrServer is an sh example: a web server on a loopback port the kernel
 // picks, which writes its address to FILE whole (renamed into place) once
 // it listens, as timeaware serve --addr-file does.

@@ -149,7 +149,12 @@ func TestDocExamples(t *testing.T) {
 		require.NoError(t, err)
 		return a
 	}
-	r := &docexamples.Runner{Root: abs(root), Inputs: inputs, Shared: abs(sharedPath()), BinDir: abs(*binDir), Python: abs(py)}
+	gitignore, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	require.NoError(t, err)
+	// The docs write under out/, which .gitignore names: run from a
+	// checkout, they leave no untracked file.
+	r := &docexamples.Runner{Root: abs(root), Inputs: inputs, Shared: abs(sharedPath()), BinDir: abs(*binDir), Python: abs(py),
+		OutputDir: "out", Ignored: strings.Split(string(gitignore), "\n")}
 	all := parseAll(t)
 	names := make([]string, 0, len(all))
 	for d := range all {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -37,6 +38,12 @@ type Runner struct {
 	// ServerWait bounds how long a server example may take to answer its
 	// URL (default 30 s).
 	ServerWait time.Duration
+	// OutputDir, when set, is where the examples write (the docs' out/):
+	// an example that leaves anything else in the checkout, which git
+	// would show as untracked, fails. Ignored lists the patterns of the
+	// checkout's .gitignore, whose matches do not count.
+	OutputDir string
+	Ignored   []string
 }
 
 // Result is what one example did.
@@ -63,6 +70,7 @@ func (r *Runner) RunFile(ctx context.Context, examples []Example) ([]Result, err
 		}
 	}()
 	results := make([]Result, 0, len(examples))
+	seen := map[string]bool{}
 	for _, ex := range examples {
 		res := Result{Example: ex}
 		switch ex.Mode {
@@ -84,12 +92,53 @@ func (r *Runner) RunFile(ctx context.Context, examples []Example) ([]Result, err
 				}
 			}
 		}
+		if stray := r.strays(dir, seen); len(stray) > 0 && res.Ran && res.Err == nil {
+			res.Err = fmt.Errorf("wrote %s outside %s/: run from a checkout, git would show them as untracked", strings.Join(stray, ", "), r.OutputDir)
+		}
 		if res.Err != nil {
 			res.Err = fmt.Errorf("%s:%d: %w", ex.File, ex.Line, res.Err)
 		}
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// strays lists the entries of the scratch checkout that are not an input,
+// the output directory or ignored by .gitignore, and were not listed
+// before (seen records them). Nothing when OutputDir is unset.
+func (r *Runner) strays(dir string, seen map[string]bool) []string {
+	if r.OutputDir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		if seen[name] || name == r.OutputDir || slices.Contains(r.Inputs, name) || ignored(r.Ignored, name) {
+			continue
+		}
+		seen[name] = true
+		out = append(out, name)
+	}
+	return out
+}
+
+// ignored reports whether a .gitignore pattern matches name, an entry at
+// the top of the checkout.
+func ignored(patterns []string, name string) bool {
+	for _, p := range patterns {
+		p = strings.TrimSpace(p)
+		if p == "" || strings.HasPrefix(p, "#") || strings.HasPrefix(p, "!") {
+			continue
+		}
+		if ok, _ := filepath.Match(strings.Trim(p, "/"), name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // scratch makes T/checkout with the inputs linked in and T/shared, and

@@ -42,10 +42,12 @@ def test_the_docs_have_runnable_examples():
 
 @pytest.mark.parametrize("code", examples())
 def test_doc_example_runs_verbatim(code, pairs_split, tiny_model_dir, tmp_path, monkeypatch):
-    # The files the examples name, small enough for one step on a CPU.
+    # The files the examples name, small enough for one step on a CPU, where
+    # the docs write them: under out/, the directory git ignores.
+    (tmp_path / "out").mkdir()
     train = pq.read_table(pairs_split["train"]).slice(0, 8)
-    pq.write_table(train, tmp_path / "tictoc-pairs-train.parquet")
-    pq.write_table(pq.read_table(pairs_split["test"]).slice(0, 8), tmp_path / "tictoc-pairs-test.parquet")
+    pq.write_table(train, tmp_path / "out" / "tictoc-pairs-train.parquet")
+    pq.write_table(pq.read_table(pairs_split["test"]).slice(0, 8), tmp_path / "out" / "tictoc-pairs-test.parquet")
     monkeypatch.chdir(tmp_path)
     env = {"MODEL": str(tiny_model_dir), "__name__": "__doc_example__"}
     exec(compile(code, "<doc example>", "exec"), env)  # noqa: S102 - our own docs
