@@ -90,7 +90,7 @@ func TestSuggestOnlyWhatIsClose(t *testing.T) {
 		{"otu", []string{"out"}},
 		{"sede", []string{"seed"}},
 		{"test-fractoin", []string{"test-fraction"}},
-		{"test", []string{"test-fraction"}}, // a prefix
+		{"test", []string{"test-fraction"}},  // a prefix
 		{"inp", []string{"input", "inputs"}}, // prefixes, when nothing is an edit away
 		{"spli", []string{"split"}},          // an edit away beats a prefix (shard is not one)
 		{"spilt", []string{"split"}},
