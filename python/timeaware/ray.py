@@ -49,6 +49,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -145,18 +146,75 @@ def _materialise(blob: bytes, digest: str) -> str:
     return exe
 
 
+#: The file whose presence in the staging directory says the run still
+#: wants its shards' output; the driver removes it when the run fails.
+_LIVE = ".live"
+
+
+class _Abandoned(RuntimeError):
+    """A shard of a run that has failed: not retried."""
+
+
+def _abandoned(out: str) -> bool:
+    """Whether the run that asked for out has given up on it."""
+    return not os.path.exists(os.path.join(os.path.dirname(out), _LIVE))
+
+
+def _take_back(out: str) -> None:
+    """Remove what a shard wrote for an abandoned run (its part, split
+    sides, manifest), and the staging directory if that leaves it empty:
+    the command recreates the directory the driver has removed."""
+    stem = os.path.basename(out).rsplit(".", 1)[0]
+    stage = os.path.dirname(out)
+    with contextlib.suppress(OSError):
+        for name in os.listdir(stage):
+            if name.startswith((stem, "." + stem)):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(stage, name))
+        os.rmdir(stage)
+
+
 def _run_shard(binary: Any, args: list[str], cwd: str, out: str) -> dict[str, Any]:
     """One shard, on a worker: run the command, return its manifest. binary
-    is a path, or (bytes, sha256) shipped through the object store."""
+    is a path, or (bytes, sha256) shipped through the object store; out is
+    a path in the run's staging directory. Ray's cancellation is best
+    effort (a task can start, or go on, after the driver has been told it
+    is cancelled), so a shard checks that the run still wants its output
+    before it starts the command and after it ends, and takes back what it
+    wrote when not."""
+    name = " ".join(args[-2:])
+    if _abandoned(out):
+        raise _Abandoned(f"{name}: not run: the run has failed")
     exe = binary if isinstance(binary, str) else _materialise(*binary)
     # The driver's directory, for the command's relative paths; a node that
     # lacks it runs from its own (absolute paths work everywhere).
     run_dir = cwd if os.path.isdir(cwd) else None
-    proc = subprocess.run(
-        [exe, *args, "--out", out], cwd=run_dir, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False
+    # In a session of its own, so that stopping the shard stops the command
+    # and whatever it started.
+    proc = subprocess.Popen(
+        [exe, *args, "--out", out], cwd=run_dir, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
+    try:
+        while True:
+            try:
+                _, stderr = proc.communicate(timeout=0.2)
+                break
+            except subprocess.TimeoutExpired:
+                if _abandoned(out):
+                    raise _Abandoned(f"{name}: stopped: the run has failed") from None
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        if _abandoned(out):
+            _take_back(out)
+        raise
+    if _abandoned(out):
+        _take_back(out)
+        raise _Abandoned(f"{name}: output taken back: the run has failed")
     if proc.returncode != 0:
-        tail = (proc.stderr or "").strip().splitlines()[-5:]
+        tail = (stderr or "").strip().splitlines()[-5:]
         raise ShardFailed(f"{' '.join(args[-2:])}: exit {proc.returncode}: " + " | ".join(tail))
     path = os.path.join(run_dir or "", out + ".manifest.json")
     if os.path.exists(path):
@@ -271,15 +329,23 @@ def run_sharded(
     # The shards write beside DIR, on its file system, so that their parts
     # move into DIR by renaming.
     stage = Path(tempfile.mkdtemp(prefix=f".{root.name}.run-", dir=root.parent))
+    live = stage / _LIVE
+    live.touch()
     try:
         refs = [
             task.remote(ref, [*args, "--shard", f"{i}/{shards}"], cwd, str(stage / _part_name(i, shards, ext)))
             for i in range(shards)
         ]
         try:
+            # Shard by shard as they finish, so that the first to fail stops
+            # the others at once.
+            pending = list(refs)
+            while pending:
+                done, pending = ray.wait(pending, num_returns=1)
+                ray.get(done)
             manifests = ray.get(refs)
         except ray.exceptions.RayError as e:
-            _cancel(ray, refs)
+            _stop_shards(ray, refs, live)
             cause = e.as_instanceof_cause() if isinstance(e, ray.exceptions.RayTaskError) else e
             lines = str(cause).strip().splitlines() or [type(e).__name__]
             raise ShardFailed(f"{lines[-1]} (nothing replaced: {out} and its manifest are as they were)") from None
@@ -291,19 +357,16 @@ def run_sharded(
     return merged
 
 
-def _cancel(ray: Any, refs: list[Any]) -> None:
-    """Stop the shards still running, and their commands, before their
-    staging directory goes: a cancelled task is interrupted, which kills
-    the command it runs (subprocess.run does on any exception); a task still
-    running after 30 s has its worker killed."""
-    for r in refs:
-        with contextlib.suppress(Exception):  # finished already
-            ray.cancel(r)
+def _stop_shards(ray: Any, refs: list[Any], live: Path) -> None:
+    """Stop the shards of a failed run before their staging directory goes:
+    with live gone, a shard not yet started does not start, and one running
+    kills its command within 0.2 s and takes back what it wrote
+    (`_run_shard`). Waits up to 60 s for them. Not with ray.cancel: in Ray
+    2.x a cancellation that races with the task's end can abort the
+    driver."""
+    live.unlink(missing_ok=True)
     with contextlib.suppress(Exception):
-        ray.wait(refs, num_returns=len(refs), timeout=30)
-    for r in refs:
-        with contextlib.suppress(Exception):
-            ray.cancel(r, force=True)
+        ray.wait(refs, num_returns=len(refs), timeout=60)
 
 
 def _arrange(
@@ -380,10 +443,6 @@ def _commit(stage: Path, root: Path, parts: list[str], manifest_path: Path, mani
     killed halfway leaves a mix that its manifest gives away."""
     token = secrets.token_hex(4)
     tmp = manifest_path.with_name(f".{manifest_path.name}.tmp-{token}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(manifest_text)
-        f.flush()
-        os.fsync(f.fileno())
     new = {root / p for p in parts}
     stale = [
         p for d in (root, root / "train", root / "test") if d.is_dir()
@@ -392,6 +451,10 @@ def _commit(stage: Path, root: Path, parts: list[str], manifest_path: Path, mani
     made = [d for d in (root, root / "train", root / "test") if not d.exists()]
     undo: list[tuple[Path, Path | None]] = []  # (path, its previous file or None), in order
     try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(manifest_text)
+            f.flush()
+            os.fsync(f.fileno())
         root.mkdir(exist_ok=True)
         for rel in parts:
             dest = root / rel

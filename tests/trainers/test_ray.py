@@ -292,6 +292,39 @@ def test_a_failed_run_leaves_the_previous_output_and_manifest(ray_cluster, timea
     assert json.loads(manifest.read_text()) == second
 
 
+def test_a_failed_run_stops_its_other_shards(ray_cluster, timeaware_bin, work):
+    """When one shard fails, the others are cancelled with every process
+    their command started, and what a shard still writes after the run gave
+    up is taken back: nothing stays beside the previous output."""
+    import time
+
+    top = work / "ray-stop"
+    top.mkdir()
+    out = top / "puzzles"
+    run_sharded(["synth", "puzzles", "--count", "8", "--seed", "1"], shards=2, out=str(out))
+    before = tree(top)
+    wrapper = work / "timeaware-slow-and-failing.sh"
+    # Shard 1 fails at once; shard 0 runs the command from a subshell, a
+    # process of its own that outlives the wrapper's shell if only that is
+    # killed, and that writes its part 2 s later.
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *"--shard 1/2"*) echo "shard 1/2 failed at once" >&2; exit 3;; esac\n'
+        f'(sleep 2; exec "{timeaware_bin}" "$@")\n'
+    )
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    t0 = time.monotonic()
+    with pytest.raises(ShardFailed, match="failed at once"):
+        run_sharded(["synth", "puzzles", "--count", "8", "--seed", "2"], shards=2, out=str(out),
+                    binary=str(wrapper), retries=0)
+    # Past the time shard 0's command would have written: cancelled, it has
+    # not; or (Ray cancels at best effort) its task took back what it wrote.
+    time.sleep(max(0.0, t0 + 5 - time.monotonic()))
+    while tree(top) != before and time.monotonic() < t0 + 15:
+        time.sleep(0.1)
+    assert tree(top) == before, "nothing written beside the output, not even a staging directory"
+
+
 def _part(i: int, n: int) -> str:
     return f"part-{i:05d}-of-{n:05d}.parquet"
 
