@@ -11,7 +11,7 @@
 Importing the package imports neither VeRL, Ray nor the tool module.
 """
 
-from timeaware.client import Client, ServerUnavailable, TimeawareError
+from timeaware.client import Client, InvalidAnswer, ServerUnavailable, TimeawareError
 
-__all__ = ["Client", "ServerUnavailable", "TimeawareError", "__version__"]
+__all__ = ["Client", "InvalidAnswer", "ServerUnavailable", "TimeawareError", "__version__"]
 __version__ = "0.1.0"
