@@ -258,15 +258,23 @@ func TestSinksAbort(t *testing.T) {
 	}
 }
 
-// TestNewSinksError: a file that cannot be started is an error.
+// TestNewSinksError: a file that cannot be started is an error, and
+// nothing is left behind; a missing directory is made (output.Create).
 func TestNewSinksError(t *testing.T) {
 	split, err := NewHashSplit(5, 0.5)
 	require.NoError(t, err)
 	dir := t.TempDir()
+	blocker := filepath.Join(dir, "a-file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
 	for _, split := range []*UnitSplit{nil, split} {
-		_, err = NewSinks(SinksOptions[*skRow]{Out: filepath.Join(dir, "missing", "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
+		_, err = NewSinks(SinksOptions[*skRow]{Out: filepath.Join(blocker, "sub", "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
 			Split: split, Unit: skUnit, NewBuilder: newSkBuilder})
-		assert.ErrorContains(t, err, "does not exist")
+		assert.ErrorContains(t, err, blocker+" is not a directory")
 	}
-	assert.Empty(t, dirNames(t, dir))
+	assert.Equal(t, []string{"a-file"}, dirNames(t, dir))
+
+	s, err := NewSinks(SinksOptions[*skRow]{Out: filepath.Join(dir, "new", "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
+		Split: split, Unit: skUnit, NewBuilder: newSkBuilder})
+	require.NoError(t, err, "a missing directory is made")
+	s.Abort()
 }
