@@ -251,3 +251,34 @@ func (g *plainCancellingGenerator) Generate(context.Context, prefpairs.DirectReq
 	}
 	return "reply", nil
 }
+
+// canceledGenerator fails one sample with an error of its own that wraps
+// context.Canceled (an upstream client's cancellation), while the build's
+// context stays alive, and answers every other sample.
+type canceledGenerator struct{ fail string }
+
+func (g *canceledGenerator) Concurrency() int { return 4 }
+
+func (g *canceledGenerator) Generate(_ context.Context, req prefpairs.DirectRequest) (string, error) {
+	if req.Key.ID == g.fail {
+		return "", fmt.Errorf("upstream stream closed: %w", context.Canceled)
+	}
+	return "reply", nil
+}
+
+// TestBuildGenerateErrorWrappingCanceled: a generator error that wraps
+// context.Canceled fails the build like any other, naming its sample, and
+// no pair is emitted without its responses.
+func TestBuildGenerateErrorWrappingCanceled(t *testing.T) {
+	opt := noTimes()
+	opt.Generator = &canceledGenerator{fail: "w_3"}
+	opt.Workers = 1
+	pairs, _, err := build(t, opt, prefpairs.InputFromName("in.jsonl", strings.NewReader(toolRecords(64))))
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.ErrorContains(t, err, "in.jsonl: record 4 (line 4, id w_3): upstream stream closed")
+	for _, p := range pairs {
+		assert.NotEmpty(t, p.Rejected, "pair %s", p.ID)
+	}
+	assert.Empty(t, pairs)
+}
