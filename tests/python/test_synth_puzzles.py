@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import subprocess
 
 import pyarrow as pa
@@ -138,4 +139,5 @@ def test_solve_flags_a_row_edited_in_python(puzzles, timeaware_bin, tmp_path):
     pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), edited)
     proc = run(timeaware_bin, "synth", "puzzles", "--solve", str(edited))
     assert proc.returncode == 1
-    assert "row 7 (index 6): stored 2000-01-01" in proc.stdout
+    # A row is named by its position, its extra_info.id and its index.
+    assert re.search(r"^row 7 \(id \S+, index 6\): stored 2000-01-01 ", proc.stdout, re.M), proc.stdout
