@@ -221,7 +221,7 @@ def _run_shard(binary: Any, args: list[str], cwd: str, out: str) -> dict[str, An
         with open(path, encoding="utf-8") as f:
             manifest: dict[str, Any] = json.load(f)
         return manifest
-    # A command that writes no manifest (synth timestamps): describe the
+    # A command that writes no manifest (score): describe the
     # part here, as its manifest would.
     h, size, rows = hashlib.sha256(), 0, 0
     with open(os.path.join(run_dir or "", out), "rb") as f:
