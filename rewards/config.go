@@ -117,10 +117,23 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first invalid field, named as in the config file.
+// ConfigError is the error of an invalid Config field: Key names it as in
+// the config file under rewards (timely.lambda), so that a caller can say
+// where the user set it.
+type ConfigError struct {
+	Key string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return "rewards: " + e.Key + ": " + e.Err.Error() }
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Validate reports the first invalid field, named as in the config file, as
+// a *ConfigError.
 func (c Config) Validate() error {
 	bad := func(key string, format string, args ...any) error {
-		return fmt.Errorf("rewards: %s: %s", key, fmt.Sprintf(format, args...))
+		return &ConfigError{Key: key, Err: fmt.Errorf(format, args...)}
 	}
 	for key, v := range map[string]float64{
 		"fallback_score":           c.FallbackScore,

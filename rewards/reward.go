@@ -172,7 +172,7 @@ func NewScorer(cfg Config, timers TimeSource) (*Scorer, error) {
 	s.timely = newTimelyParams(cfg.Timely)
 	det, err := newToolCallDetector(cfg.TicToc.ToolCallPatterns)
 	if err != nil {
-		return nil, fmt.Errorf("rewards: tictoc.tool_call_patterns: %w", err)
+		return nil, &ConfigError{Key: "tictoc.tool_call_patterns", Err: err}
 	}
 	s.tictoc = det
 	return s, nil

@@ -187,16 +187,17 @@ func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name string
 		mod  func(*Config)
+		key  string // the *ConfigError's key
 		want string
 	}{
-		{"utilization", func(c *Config) { c.Timely.Utilization = "cubic" }, "timely.utilization"},
-		{"empty step table", func(c *Config) { c.Timely.Utilization = UtilStep; c.Timely.StepTable = nil }, "timely.step_table"},
-		{"nan lambda", func(c *Config) { c.Timely.Lambda = math.NaN() }, "timely.lambda"},
-		{"exponent", func(c *Config) { c.Timely.GameExponent = 0 }, "timely.game_exponent"},
-		{"honesty without tag", func(c *Config) { c.Timely.HonestyTolerance = 0.1 }, "needs timely.duration_tag"},
-		{"bad tag", func(c *Config) { c.Timely.AnswerTag = "an swer" }, "timely.answer_tag"},
-		{"metric", func(c *Config) { c.TimePuzzles.Metric = "bleu" }, "timepuzzles.metric"},
-		{"pattern", func(c *Config) { c.TicToc.ToolCallPatterns = []string{"("} }, "tool_call_patterns"},
+		{"utilization", func(c *Config) { c.Timely.Utilization = "cubic" }, "timely.utilization", `"cubic" is not sin, linear or step`},
+		{"empty step table", func(c *Config) { c.Timely.Utilization = UtilStep; c.Timely.StepTable = nil }, "timely.step_table", "empty, but utilization is step"},
+		{"nan lambda", func(c *Config) { c.Timely.Lambda = math.NaN() }, "timely.lambda", "not a finite number"},
+		{"exponent", func(c *Config) { c.Timely.GameExponent = 0 }, "timely.game_exponent", "0 must be positive"},
+		{"honesty without tag", func(c *Config) { c.Timely.HonestyTolerance = 0.1 }, "timely.honesty_tolerance", "needs timely.duration_tag"},
+		{"bad tag", func(c *Config) { c.Timely.AnswerTag = "an swer" }, "timely.answer_tag", `"an swer" is not a tag name`},
+		{"metric", func(c *Config) { c.TimePuzzles.Metric = "bleu" }, "timepuzzles.metric", `"bleu" is not em, f1 or jaccard`},
+		{"pattern", func(c *Config) { c.TicToc.ToolCallPatterns = []string{"("} }, "tictoc.tool_call_patterns", "missing closing )"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,7 +205,11 @@ func TestConfigValidate(t *testing.T) {
 			tc.mod(&cfg)
 			_, err := NewScorer(cfg, nil)
 			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
+			var ce *ConfigError
+			require.ErrorAs(t, err, &ce, "a caller can tell which key is wrong")
+			assert.Equal(t, tc.key, ce.Key)
+			assert.Contains(t, ce.Err.Error(), tc.want)
+			assert.Equal(t, "rewards: "+tc.key+": "+ce.Err.Error(), err.Error())
 		})
 	}
 }

@@ -292,8 +292,10 @@ func (a *app) origin(key string) string {
 // pairs.time_format utc: reason".
 func (a *app) badKey(key string, reason error) error {
 	val := showValue(fmt.Sprint(a.v.Get(key)))
-	if list, ok := a.v.Get(key).([]string); ok {
-		val = showValue(strings.Join(list, ","))
+	if _, list := defaults[key].([]string); list {
+		if items, err := cast.ToStringSliceE(a.v.Get(key)); err == nil {
+			val = showValue(strings.Join(items, ","))
+		}
 	}
 	where := a.origin(key)
 	if strings.HasPrefix(where, "TIMEAWARE_") {

@@ -90,7 +90,7 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 	}
 	scorer, err := rewards.NewScorer(cfg, nil)
 	if err != nil {
-		return usageError{err}
+		return a.rewardsError(err)
 	}
 	var r io.Reader = a.stdin
 	name := "stdin"

@@ -58,12 +58,14 @@ func (a *app) timersError(err error) error {
 	return usageError{err}
 }
 
-// rewardsError names the key of a rewards configuration error
-// ("rewards: timely.lambda: reason") where the user set it.
+// rewardsError names the key of a rewards configuration error (a
+// *rewards.ConfigError) where the user set it.
 func (a *app) rewardsError(err error) error {
-	field, reason, ok := strings.Cut(strings.TrimPrefix(err.Error(), "rewards: "), ": ")
-	if _, known := defaults["rewards."+field]; ok && known {
-		return a.badKey("rewards."+field, errors.New(reason))
+	var ce *rewards.ConfigError
+	if errors.As(err, &ce) {
+		if _, known := defaults["rewards."+ce.Key]; known {
+			return a.badKey("rewards."+ce.Key, ce.Err)
+		}
 	}
 	return usageError{err}
 }

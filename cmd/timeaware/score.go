@@ -102,7 +102,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	}
 	scorer, err := rewards.NewScorer(cfg, ts)
 	if err != nil {
-		return usageError{err}
+		return a.rewardsError(err)
 	}
 
 	// --input is a file, stdin, or a directory of JSONL parts (a sharded

@@ -76,7 +76,7 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	}
 	scorer, err := rewards.NewScorer(cfg, store)
 	if err != nil {
-		return usageError{err}
+		return a.rewardsError(err)
 	}
 	durations := map[string]time.Duration{}
 	for _, k := range []string{"serve.request_timeout", "serve.shutdown_timeout", "serve.shutdown_grace", "serve.body_timeout"} {

@@ -360,7 +360,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"bad utilization", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "TIMEAWARE_REWARDS_TIMELY_UTILIZATION=cubic: \"cubic\" is not sin, linear or step"},
 		{"bad step table", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_STEP_TABLE": "0.1,x"}, "TIMEAWARE_REWARDS_TIMELY_STEP_TABLE=0.1,x: entry 2"},
 		{"bad openrlhf source", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_OPENRLHF_DATA_SOURCE": "gsm8k"}, "gsm8k"},
-		{"bad pattern", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS": "("}, "tool_call_patterns"},
+		{"bad pattern", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS": "("}, "TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS=(: entry 1: error parsing regexp"},
 		{"bad addr", []string{"serve", "--addr", "256.0.0.1:99999"}, nil, "--addr"},
 		{"stray argument", []string{"serve", "now"}, nil, "unknown command"},
 	}
@@ -500,4 +500,18 @@ func TestServeOnABusyPortSaysHowToGetAFreeOne(t *testing.T) {
 	code, _, stderr = runCLI(t, "serve")
 	assert.Equal(t, exitUsage, code, stderr)
 	assert.Contains(t, stderr, "timeaware: TIMEAWARE_SERVE_ADDR="+addr+": the address is in use")
+}
+
+// TestRewardsKeysNameTheirSource: a reward setting that the rewards
+// package refuses is reported where the user set it.
+func TestRewardsKeysNameTheirSource(t *testing.T) {
+	file := writeFile(t, filepath.Join(t.TempDir(), "r.yaml"), "rewards:\n  tictoc:\n    tool_call_patterns: ['(']\n")
+	code, _, stderr := runCLI(t, "--config", file, "score", "--data-source", "timepuzzles", "--input", scorePuzzles)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "timeaware: --config "+file+": rewards.tictoc.tool_call_patterns (: ")
+
+	t.Setenv("TIMEAWARE_REWARDS_TIMELY_LAMBDA", "inf")
+	code, _, stderr = runCLI(t, "score", "--data-source", "timepuzzles", "--input", scorePuzzles)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "timeaware: TIMEAWARE_REWARDS_TIMELY_LAMBDA=inf: want a finite number")
 }

@@ -455,7 +455,7 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	}
 	scorer, err := rewards.NewScorer(cfg, nil)
 	if err != nil {
-		return usageError{err}
+		return a.rewardsError(err)
 	}
 	desc := a.v.GetString("synth.budget.tool_description")
 	sink, err := output.NewSink(f.out, format, budget.SFTSchema, output.SinkOptions{})
