@@ -141,7 +141,7 @@ func TestEvalNARErrors(t *testing.T) {
 		{"empty file", "\x00", nil, 1, "no items to evaluate"},
 		{"duplicate by", good, []string{"--by", "elapse,elapse"}, 2, "--by: elapse is given twice"},
 		{"empty by entry", good, []string{"--by", "elapse,,sensitivity"}, 2, "--by"},
-		{"bad pattern", good, []string{"--tool-call-pattern", "("}, 2, "tictoc.tool_call_patterns: entry 1"},
+		{"bad pattern", good, []string{"--tool-call-pattern", "("}, 2, "--tool-call-pattern (: entry 1: error parsing regexp"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
