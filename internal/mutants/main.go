@@ -19,7 +19,11 @@
 //	go run ./internal/mutants -gremlins .bin/gremlins-v0.6.0 [-diff REF] [-threshold 90] PKG...
 //
 // With -diff, only the packages with Go changes since REF are run, and only
-// the mutants on changed lines (gremlins --diff).
+// the mutants on changed lines (gremlins --diff). gremlins names a package's
+// files relative to the package while git diff names them relative to the
+// repository, so that no line would ever match and every mutant would be
+// skipped: gremlins runs with a git on PATH whose diff is relative to the
+// package (gitShim).
 package main
 
 import (
@@ -213,15 +217,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer os.Remove(out.Name())
 		argv := []string{"unleash", "./" + p, "--workers", fmt.Sprint(*workers),
 			"--timeout-coefficient", fmt.Sprint(*timeout), "-o", out.Name(), "--silent"}
+		env := os.Environ()
 		if *diff != "" {
 			argv = append(argv, "--diff", *diff)
+			shim, err := gitShim(p)
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(shim)
+			env = append(env, "PATH="+shim+string(os.PathListSeparator)+os.Getenv("PATH"))
 		}
 		start := time.Now()
 		cmd := exec.CommandContext(ctx, *gremlins, argv...)
 		cmd.Stderr = stderr
 		// A cached test result makes gremlins' coverage run look instant and
 		// its timeouts far too short: measure the tests for real.
-		cmd.Env = append(os.Environ(), "GOFLAGS=-count=1")
+		cmd.Env = append(env, "GOFLAGS=-count=1")
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s: gremlins %s: %w", p, strings.Join(argv, " "), err)
 		}
@@ -276,3 +287,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// gitShim writes, in a new directory it returns, a git that runs the real
+// one, but for git diff, which it runs with --relative=pkg: paths relative
+// to the package, as gremlins names the files it mutates, and only the
+// package's files.
+func gitShim(pkg string) (string, error) {
+	real, err := exec.LookPath("git")
+	if err != nil {
+		return "", fmt.Errorf("-diff needs git: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "mutants-git-")
+	if err != nil {
+		return "", err
+	}
+	script := "#!/bin/sh\n" +
+		"if [ \"$1\" = diff ]; then shift; exec " + shellQuote(real) + " diff --relative=" + shellQuote(pkg) + " \"$@\"; fi\n" +
+		"exec " + shellQuote(real) + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -97,4 +99,69 @@ func TestRunErrors(t *testing.T) {
 	assert.EqualError(t, err, "no packages given")
 	err = run(context.Background(), []string{"-gremlins", fakeGremlins(t, "{"), "-equivalent", t.TempDir(), "pkg"}, &bytes.Buffer{}, &bytes.Buffer{})
 	assert.ErrorContains(t, err, "pkg: gremlins report")
+}
+
+// TestRunDiffNamesFilesAsGremlinsDoes: with -diff, the git diff gremlins
+// runs names the package's changed files relative to the package, as
+// gremlins names the files it mutates, so that the changed lines match
+// (with paths from the repository's root no mutant ever matched, and a
+// diff run tested nothing).
+func TestRunDiffNamesFilesAsGremlinsDoes(t *testing.T) {
+	repo := t.TempDir()
+	gitRun := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	write := func(name, text string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644))
+	}
+	gitRun("init", "-q")
+	write("pkg/a.go", "package pkg\n")
+	write("pkg/b.go", "package pkg\n")
+	write("top.go", "package top\n")
+	gitRun("add", ".")
+	gitRun("commit", "-q", "-m", "first")
+	write("pkg/a.go", "package pkg\n\nvar x = 1 + 2\n")
+	write("top.go", "package top\n\nvar y = 3\n")
+
+	// A gremlins that records what git diff tells it, and reports nothing.
+	dir := t.TempDir()
+	names := filepath.Join(dir, "names")
+	fake := filepath.Join(dir, "gremlins")
+	require.NoError(t, os.WriteFile(fake, []byte(`#!/bin/sh
+git diff --name-only HEAD > `+names+`
+git diff HEAD | grep '^+++' >> `+names+`
+while [ $# -gt 0 ]; do
+  if [ "$1" = "-o" ]; then echo '{"files": []}' > "$2"; fi
+  shift
+done
+`), 0o755))
+	t.Chdir(repo)
+	var stdout bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-gremlins", fake, "-equivalent", t.TempDir(), "-diff", "HEAD", "-threshold", "0", "pkg"}, &stdout, &bytes.Buffer{}))
+	got, err := os.ReadFile(names)
+	require.NoError(t, err)
+	assert.Equal(t, "a.go\n+++ b/a.go\n", string(got), "the package's files, named from the package; not top.go")
+
+	// Other git commands are the real git's.
+	out, err := exec.Command(filepath.Join(mustShim(t, "pkg"), "git"), "rev-parse", "--show-toplevel").Output()
+	require.NoError(t, err)
+	assert.Equal(t, repo, strings.TrimSpace(string(out)))
+}
+
+func mustShim(t *testing.T, pkg string) string {
+	t.Helper()
+	dir, err := gitShim(pkg)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func TestShellQuote(t *testing.T) {
+	assert.Equal(t, `'a b'`, shellQuote("a b"))
+	assert.Equal(t, `'it'\''s'`, shellQuote("it's"))
 }
