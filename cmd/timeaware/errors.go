@@ -332,6 +332,9 @@ func groupCommand(cmd *cobra.Command) *cobra.Command {
 		}
 		return nil
 	}
+	// Runnable only to refuse to run: its usage shows its commands, not a
+	// "timeaware synth [flags]" line that would say it runs alone.
+	cmd.SetUsageTemplate(strings.Replace(cmd.UsageTemplate(), "{{if .Runnable}}", "{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
 	cmd.RunE = func(c *cobra.Command, _ []string) error {
 		var names []string
 		for _, sub := range c.Commands() {

@@ -239,3 +239,18 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestGroupHelpShowsItsCommands: a group's help shows "timeaware synth
+// [command]", not a usage line that says it runs alone, and its own help
+// exits 0.
+func TestGroupHelpShowsItsCommands(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"synth", "--help"}, {"eval", "--help"}, {"config", "--help"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		require.Equal(t, exitOK, code, stderr)
+		path := strings.Join(append([]string{"timeaware"}, args[:len(args)-1]...), " ")
+		assert.Contains(t, stdout, "Usage:\n  "+path+" [command]\n", args)
+		assert.NotContains(t, stdout, path+" [flags]", args)
+	}
+	_, stdout, _ := runCLI(t, "synth", "puzzles", "--help")
+	assert.Contains(t, stdout, "Usage:\n  timeaware synth puzzles --count N", "a command's own usage line stays")
+}
