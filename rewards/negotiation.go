@@ -155,10 +155,12 @@ func NormalizeNegotiationOption(label string) string {
 	rs := []rune(label)
 	b := make([]rune, 0, len(rs))
 	for i, r := range rs {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
+		// An if-else chain rather than a switch: Go's coverage profile
+		// leaves case expressions outside every block, and mutation
+		// testing would count their mutants as not covered.
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
 			b = append(b, unicode.ToLower(r))
-		case r == '.' && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+		} else if r == '.' && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]) {
 			b = append(b, '.')
 		}
 	}
@@ -255,12 +257,13 @@ func decimalText(lit string) (text string, negative, ok bool) {
 		point += int(e)
 	}
 	digits = strings.TrimRight(trimmed, "0")
-	switch {
-	case point <= 0:
+	// If-else, not a switch, for the coverage profile (see
+	// NormalizeNegotiationOption).
+	if point <= 0 {
 		text = "0." + strings.Repeat("0", -point) + digits
-	case point >= len(digits):
+	} else if point >= len(digits) {
 		text = digits + strings.Repeat("0", point-len(digits))
-	default:
+	} else {
 		text = digits[:point] + "." + digits[point:]
 	}
 	return text, negative, true
