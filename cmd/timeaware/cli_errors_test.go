@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -260,3 +262,34 @@ func firstLine(s string) string {
 }
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// TestInternalPackagesAreTheLibraries keeps internalPackages, whose names
+// the CLI drops from error messages, in step with the module's library
+// packages: a new package's prefix must not reach users.
+func TestInternalPackagesAreTheLibraries(t *testing.T) {
+	// Packages whose errors never reach a command's output: the embedded
+	// files, and the docs' example runner (a test tool).
+	notLibraries := map[string]bool{"main": true, "configs": true, "examples": true, "docexamples": true}
+	decl := regexp.MustCompile(`(?m)^package (\w+)`)
+	found := map[string]bool{}
+	require.NoError(t, filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && p != "../.." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if m := decl.FindSubmatch(b); m != nil && !notLibraries[string(m[1])] {
+			found[string(m[1])] = true
+		}
+		return nil
+	}))
+	assert.ElementsMatch(t, keysOf(found), internalPackages)
+}

@@ -33,13 +33,6 @@ func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
-// ioError marks a file or directory that could not be read or written:
-// a missing input, a permission, a full disk.
-type ioError struct{ err error }
-
-func (e ioError) Error() string { return e.err.Error() }
-func (e ioError) Unwrap() error { return e.err }
-
 // fileError is the error about a file a flag (or an argument) named, in
 // the one shape every command uses: "--flag PATH: reason", or "PATH:
 // reason" for an argument. Its exit code is that of the error it wraps: 3
@@ -82,12 +75,11 @@ func pathReason(path string, err error) error {
 // without the path (a network's errno is not one).
 func isFileSystemError(err error) bool {
 	var (
-		ie    ioError
 		pe    *fs.PathError
 		le    *os.LinkError
 		errno syscall.Errno
 	)
-	if errors.As(err, &ie) || errors.As(err, &pe) || errors.As(err, &le) {
+	if errors.As(err, &pe) || errors.As(err, &le) {
 		return true
 	}
 	return errors.As(err, &errno) && slices.Contains(fileErrnos, errno)

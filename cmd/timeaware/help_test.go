@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -168,7 +167,7 @@ func runExample(t *testing.T, line string, want int) {
 	for _, w := range args {
 		require.NotContains(t, []string{"|", "<", "&&", ";", "..."}, w, "an example is one plain command line")
 	}
-	var stderr syncBuffer
+	var stderr lockedBuffer
 	if slices.Contains(args, "serve") {
 		runServeExample(t, args, &stderr)
 		return
@@ -183,7 +182,7 @@ func runExample(t *testing.T, line string, want int) {
 // runServeExample starts the service as the example says, on a port the
 // kernel picks (TIMEAWARE_SERVE_ADDR, which a flag given overrides), waits
 // until it serves, and stops it.
-func runServeExample(t *testing.T, args []string, stderr *syncBuffer) {
+func runServeExample(t *testing.T, args []string, stderr *lockedBuffer) {
 	t.Helper()
 	t.Setenv("TIMEAWARE_SERVE_ADDR", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -219,38 +218,4 @@ func TestHelpShowsOneDefault(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in two
-// goroutines (a service's log, polled for readiness).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// TestGroupHelpShowsItsCommands: a group's help shows "timeaware synth
-// [command]", not a usage line that says it runs alone, and its own help
-// exits 0.
-func TestGroupHelpShowsItsCommands(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"synth", "--help"}, {"eval", "--help"}, {"config", "--help"}} {
-		code, stdout, stderr := runCLI(t, args...)
-		require.Equal(t, exitOK, code, stderr)
-		path := strings.Join(append([]string{"timeaware"}, args[:len(args)-1]...), " ")
-		assert.Contains(t, stdout, "Usage:\n  "+path+" [command]\n", args)
-		assert.NotContains(t, stdout, path+" [flags]", args)
-	}
-	_, stdout, _ := runCLI(t, "synth", "puzzles", "--help")
-	assert.Contains(t, stdout, "Usage:\n  timeaware synth puzzles --count N", "a command's own usage line stays")
 }
