@@ -66,6 +66,15 @@ func Create(path string) (*File, error) {
 	return &File{path: path, f: f, named: named}, nil
 }
 
+// CreateAll is Create, making path's directory and those above it first,
+// as `mkdir -p` would.
+func CreateAll(path string) (*File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: DirError(err)}
+	}
+	return Create(path)
+}
+
 // TempPath returns a new name for a temporary file of path, beside it:
 // .NAME.tmp-PID-RANDOM, which RemoveStale removes once process PID is gone.
 func TempPath(path string) string {
@@ -168,10 +177,7 @@ func (a *File) Abort() {
 
 // WriteFile writes data to path atomically, creating its directory.
 func WriteFile(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return &fs.PathError{Op: "create", Path: path, Err: DirError(err)}
-	}
-	f, err := Create(path)
+	f, err := CreateAll(path)
 	if err != nil {
 		return err
 	}

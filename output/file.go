@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -26,10 +24,7 @@ type File struct {
 // above it as `mkdir -p` would: every command treats a missing output
 // directory the same way. Errors are *fs.PathError values naming path.
 func Create(path string) (*File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, &fs.PathError{Op: "create", Path: path, Err: atomicfile.DirError(err)}
-	}
-	f, err := atomicfile.Create(path)
+	f, err := atomicfile.CreateAll(path)
 	if err != nil {
 		return nil, err
 	}
