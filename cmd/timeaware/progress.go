@@ -55,6 +55,9 @@ func (p *progress) of(total int) *progress {
 
 // reading measures the share done by the bytes read of the inputs.
 func (p *progress) reading(inputs []*output.Input) *progress {
+	if p.w == nil {
+		return p // silent: no sizes to read
+	}
 	var size int64
 	for _, in := range inputs {
 		if st, err := os.Stat(in.Path()); err == nil {
