@@ -41,6 +41,10 @@ func TestNewOptions(t *testing.T) {
 			s, err := New(tc.opts)
 			if tc.wantErr != "" {
 				require.ErrorContains(t, err, tc.wantErr)
+				var oe *OptionError
+				require.ErrorAs(t, err, &oe, "a caller can tell which option is wrong")
+				assert.Equal(t, map[bool]string{true: "Secret", false: "DefaultTTL"}[strings.Contains(tc.name, "secret")], oe.Field)
+				assert.Equal(t, "timers: "+oe.Err.Error(), err.Error())
 				assert.Nil(t, s)
 				return
 			}

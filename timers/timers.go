@@ -73,6 +73,18 @@ func specErrorf(field, format string, args ...any) error {
 	return &SpecError{Field: field, msg: fmt.Sprintf(format, args...)}
 }
 
+// OptionError is the error of an invalid Options field, named by the
+// field (Secret, DefaultTTL), so that a caller can say where the user set
+// it.
+type OptionError struct {
+	Field string
+	Err   error
+}
+
+func (e *OptionError) Error() string { return "timers: " + e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // Options configures a Store.
 type Options struct {
 	// Secret keys the token signatures; replicas that share it read each
@@ -188,10 +200,11 @@ type Store struct {
 	index rolloutIndex
 }
 
-// New returns a Store, checking the options.
+// New returns a Store, checking the options; a bad one is an
+// *OptionError.
 func New(opts Options) (*Store, error) {
 	if len(opts.Secret) < 16 {
-		return nil, errors.New("timers: the secret must be at least 16 bytes")
+		return nil, &OptionError{Field: "Secret", Err: errors.New("the secret must be at least 16 bytes")}
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -203,7 +216,7 @@ func New(opts Options) (*Store, error) {
 		opts.MaxTTL = 24 * time.Hour
 	}
 	if opts.DefaultTTL > opts.MaxTTL {
-		return nil, fmt.Errorf("timers: default ttl %v exceeds max ttl %v", opts.DefaultTTL, opts.MaxTTL)
+		return nil, &OptionError{Field: "DefaultTTL", Err: fmt.Errorf("default ttl %v exceeds max ttl %v", opts.DefaultTTL, opts.MaxTTL)}
 	}
 	if opts.MaxRollouts <= 0 {
 		opts.MaxRollouts = 1 << 20

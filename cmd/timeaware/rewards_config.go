@@ -45,15 +45,18 @@ func (a *app) rewardsConfig() (rewards.Config, error) {
 	return c, nil
 }
 
-// timersError names the key of a timer store's option error where the
-// user set it; the secret's value is never shown.
+// timersError names the key of a timer store's option error (a
+// *timers.OptionError) where the user set it; the secret's value is never
+// shown.
 func (a *app) timersError(err error) error {
-	msg := strings.TrimPrefix(err.Error(), "timers: ")
-	switch {
-	case strings.Contains(msg, "secret"):
-		return usagef("%s: %s", a.origin("timers.secret"), msg)
-	case strings.Contains(msg, "ttl"):
-		return a.badKeyf("timers.default_ttl", "exceeds timers.max_ttl (%s)", a.v.GetString("timers.max_ttl"))
+	var oe *timers.OptionError
+	if errors.As(err, &oe) {
+		switch oe.Field {
+		case "Secret":
+			return usagef("%s: %v", a.origin("timers.secret"), oe.Err)
+		case "DefaultTTL":
+			return a.badKeyf("timers.default_ttl", "exceeds timers.max_ttl (%s)", a.v.GetString("timers.max_ttl"))
+		}
 	}
 	return usageError{err}
 }

@@ -515,3 +515,21 @@ func TestRewardsKeysNameTheirSource(t *testing.T) {
 	assert.Equal(t, exitUsage, code, stderr)
 	assert.Contains(t, stderr, "timeaware: TIMEAWARE_REWARDS_TIMELY_LAMBDA=inf: want a finite number")
 }
+
+// TestTimerKeysNameTheirSource: a timer store option that the timers
+// package refuses is reported where the user set it, the secret unshown.
+func TestTimerKeysNameTheirSource(t *testing.T) {
+	t.Setenv("TIMEAWARE_TIMERS_SECRET", "too-short")
+	code, _, stderr := runCLI(t, "score", "--data-source", "timepuzzles", "--input", scorePuzzles)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "timeaware: TIMEAWARE_TIMERS_SECRET: the secret must be at least 16 bytes\n")
+	assert.NotContains(t, stderr, "too-short")
+
+	unsetenv(t, "TIMEAWARE_TIMERS_SECRET")
+	code, _, stderr = runCLI(t, "score", "--data-source", "timepuzzles", "--input", scorePuzzles)
+	require.Equal(t, exitOK, code, stderr)
+	t.Setenv("TIMEAWARE_TIMERS_DEFAULT_TTL", "48h")
+	code, _, stderr = runCLI(t, "score", "--data-source", "timepuzzles", "--input", scorePuzzles)
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Contains(t, stderr, "timeaware: TIMEAWARE_TIMERS_DEFAULT_TTL=48h: exceeds timers.max_ttl (24h)\n")
+}
