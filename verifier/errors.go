@@ -45,8 +45,6 @@ func toAPIError(err error) *apiError {
 		return ae
 	}
 	var mbe *http.MaxBytesError
-	var fe *rewards.FieldError
-	var se *timers.SpecError
 	switch {
 	case errors.As(err, &mbe):
 		return bodyTooLarge(mbe.Limit)
@@ -54,29 +52,50 @@ func toAPIError(err error) *apiError {
 		return &apiError{Status: http.StatusServiceUnavailable, Code: "timeout", Message: "the request took longer than the server's request timeout; retry, or send smaller batches", RetryAfter: 1}
 	case errors.Is(err, context.Canceled):
 		return &apiError{Status: 499, Code: "canceled", Message: "the client went away"}
-	case errors.As(err, &fe):
+	}
+	// A timer named by an item (extra_info.timer) fails as the timer
+	// routes do, with the item's field named.
+	field := "timer"
+	var fe *rewards.FieldError
+	if errors.As(err, &fe) {
+		field = fe.Field
+	}
+	if te := timerError(err, field); te != nil {
+		return te
+	}
+	switch {
+	case fe != nil:
 		return badRequest("invalid_item", fe.Field, err.Error())
 	case errors.Is(err, rewards.ErrUnknownSource):
 		return badRequest("unknown_data_source", "data_source", err.Error()+"; see GET /v1/rewards")
 	case errors.Is(err, rewards.ErrInvalidItem):
 		return badRequest("invalid_item", "", err.Error())
+	}
+	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
+}
+
+// timerError maps the timer store's errors, or returns nil; field names the
+// request field that held the timer.
+func timerError(err error, field string) *apiError {
+	var se *timers.SpecError
+	switch {
 	case errors.As(err, &se):
 		return badRequest("invalid_timer_request", se.Field, err.Error())
 	case errors.Is(err, timers.ErrBadSpec):
 		return badRequest("invalid_timer_request", "", err.Error())
 	case errors.Is(err, timers.ErrInvalid):
-		return badRequest("invalid_timer", "timer", "the timer token is malformed or was signed with another secret")
+		return badRequest("invalid_timer", field, field+": the timer token is malformed or was signed with another secret")
 	case errors.Is(err, timers.ErrExpired):
-		return &apiError{Status: http.StatusGone, Code: "timer_expired", Field: "timer", Message: "the timer's ttl has passed"}
+		return &apiError{Status: http.StatusGone, Code: "timer_expired", Field: field, Message: field + ": the timer's ttl has passed"}
 	case errors.Is(err, timers.ErrTokenRequired):
-		return &apiError{Status: http.StatusForbidden, Code: "timer_token_required", Field: "timer",
+		return &apiError{Status: http.StatusForbidden, Code: "timer_token_required", Field: field,
 			Message: "changing a timer (a span, a stop) needs its token; a rollout id only reads it"}
 	case errors.Is(err, timers.ErrConflict):
 		return &apiError{Status: http.StatusConflict, Code: "rollout_id_in_use", Field: "rollout_id", Message: err.Error()}
 	case errors.Is(err, timers.ErrNotFound):
-		return &apiError{Status: http.StatusNotFound, Code: "timer_not_found", Field: "timer", Message: err.Error() + "; pass the timer token to read it on any replica"}
+		return &apiError{Status: http.StatusNotFound, Code: "timer_not_found", Field: field, Message: field + ": " + err.Error() + "; pass the timer token to read it on any replica"}
 	}
-	return &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: err.Error()}
+	return nil
 }
 
 func writeError(w http.ResponseWriter, err error) int {

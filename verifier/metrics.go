@@ -27,8 +27,12 @@ type metrics struct {
 	// Timeaware-Client-Fallbacks on their next batch request).
 	clientFallbacks prometheus.Counter
 	// shed counts requests refused with 429 before their handler ran, by
-	// the bound they hit: memory (the body budget) or inflight (the slots).
+	// the bound they hit: memory (the body budget) or inflight (the slots);
+	// and connections answered 503 before their head was read: connections
+	// (the cap) or connection_memory (the budget).
 	shed *prometheus.CounterVec
+	// conns is the number of open connections.
+	conns prometheus.Gauge
 }
 
 // clientFallbacksHeader carries, on a batch request, how many items the
@@ -68,9 +72,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	m.shed = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "timeaware_shed_requests_total", Help: "Requests refused with 429 before scoring, by the bound they hit (memory or inflight).",
+		Name: "timeaware_shed_requests_total", Help: "Requests refused before scoring, by the bound they hit: memory or inflight (429), connections or connection_memory (503 before the request head is read).",
 	}, []string{"reason"})
-	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks, m.shed)
+	m.conns = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "timeaware_open_connections", Help: "Open client connections (bounded by serve.max_conns).",
+	})
+	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks, m.shed, m.conns)
 	for _, r := range rewards.All {
 		m.bySource[r.DataSource] = [2]prometheus.Counter{
 			m.items.WithLabelValues(r.DataSource, "ok"), m.items.WithLabelValues(r.DataSource, "error"),

@@ -62,6 +62,24 @@ type Options struct {
 	RequestTimeout time.Duration
 	// MaxInflight bounds concurrent /v1 requests; more get 429 (default 512).
 	MaxInflight int
+	// MaxHeaderBytes bounds a request's head, its request line and headers
+	// (default 32 KiB; this API needs a few hundred bytes); a larger one
+	// answers 431. HeaderTimeout bounds the time to read it (default 5 s),
+	// after which the connection is closed.
+	MaxHeaderBytes int
+	HeaderTimeout  time.Duration
+	// MaxConns caps open connections; one more is answered 503 with
+	// Retry-After before its head is read, and closed. Every open
+	// connection also reserves what it may hold before its body (its
+	// buffers and a head of MaxHeaderBytes) from MemoryBudget. The default
+	// is what half of MemoryBudget pays for (about 5,960 connections of
+	// 88 KiB for a 1 GiB budget), and no fewer than 64.
+	MaxConns int
+	// AuthAll requires the token on every route. By default /healthz,
+	// /readyz, /metrics and /openapi.json answer without it, so that
+	// probes and scrapers need no secret; they reveal the service's
+	// version, its per-route traffic and its API, nothing of any rollout.
+	AuthAll bool
 	// OpenRLHFDataSource is the data source of OpenRLHF requests that do not
 	// name one in the data_source query parameter (default timely/general).
 	OpenRLHFDataSource string
@@ -121,6 +139,18 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxInflight <= 0 {
 		opts.MaxInflight = 512
 	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = 32 << 10
+	}
+	if opts.HeaderTimeout <= 0 {
+		opts.HeaderTimeout = 5 * time.Second
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = defaultMaxConns(opts.MemoryBudget, opts.MaxHeaderBytes)
+	}
+	if err := checkToken(opts.Token); err != nil {
+		return nil, err
+	}
 	if opts.ShutdownTimeout <= 0 {
 		opts.ShutdownTimeout = 30 * time.Second
 	}
@@ -146,7 +176,8 @@ func New(opts Options) (*Server, error) {
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern, s.wrap(rt))
 	}
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	s.mux.Handle("GET /metrics", s.guard(metricsHandler))
 	s.mux.Handle("/", s.wrap(route{pattern: "/", name: "other", open: true, h: func(r *http.Request, _ []byte) (any, error) {
 		return nil, &apiError{Status: http.StatusNotFound, Code: "not_found", Message: "no route for " + r.Method + " " + r.URL.Path + "; see GET /openapi.json"}
 	}}))
@@ -192,13 +223,15 @@ func (s *Server) Handler() http.Handler { return s.mux }
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: s.opts.HeaderTimeout,
+		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
 	}
+	cl := s.limitListener(ln)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "auth", s.opts.Token != "")
+	go func() { errc <- hs.Serve(cl) }()
+	s.opts.Logger.Info("serving", "addr", ln.Addr().String(), "auth", s.opts.Token != "", "max_conns", s.opts.MaxConns)
 	select {
 	case err := <-errc:
 		return err
@@ -223,15 +256,39 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.opts.Logger.Info("shutting down: draining in-flight requests", "timeout", s.opts.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), s.opts.ShutdownTimeout)
 	defer cancel()
+	// Connections the kernel has accepted but the server has not are in the
+	// listen backlog; closing the listener would reset them. Take them
+	// first, until none has arrived for drainQuiet (their requests are
+	// answered with Connection: close), then close the listener.
+	stopped := false
+	if cl.drain(drainQuiet, time.Now().Add(min(drainMax, s.opts.ShutdownTimeout))) {
+		select {
+		case err := <-errc:
+			if !errors.Is(err, errDrained) {
+				return err
+			}
+			stopped = true
+		case <-sctx.Done():
+		}
+	}
 	if err := hs.Shutdown(sctx); err != nil {
 		return err
 	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	if !stopped {
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
 	}
 	s.opts.Logger.Info("stopped")
 	return nil
 }
+
+// Shutdown drains the listen backlog until no connection has arrived for
+// drainQuiet, for at most drainMax.
+const (
+	drainQuiet = 100 * time.Millisecond
+	drainMax   = 5 * time.Second
+)
 
 // wrap applies auth, the in-flight limit, the body limit, the request
 // timeout, panic recovery and metrics around a route's handler, and writes
@@ -254,6 +311,18 @@ func (s *Server) wrap(rt route) http.Handler {
 	})
 }
 
+// guard requires the token for h when AuthAll is set.
+func (s *Server) guard(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.AuthAll && s.opts.Token != "" && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="timeaware"`)
+			writeError(w, errUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 func (s *Server) serveRoute(rt route, ok int, w http.ResponseWriter, r *http.Request) (status int) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -261,7 +330,7 @@ func (s *Server) serveRoute(rt route, ok int, w http.ResponseWriter, r *http.Req
 			status = writeError(w, &apiError{Status: http.StatusInternalServerError, Code: "internal", Message: "internal error"})
 		}
 	}()
-	if !rt.open && s.opts.Token != "" && !s.authorized(r) {
+	if (!rt.open || s.opts.AuthAll) && s.opts.Token != "" && !s.authorized(r) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="timeaware"`)
 		return writeError(w, errUnauthorized)
 	}
@@ -300,10 +369,34 @@ func (s *Server) serveRoute(rt route, ok int, w http.ResponseWriter, r *http.Req
 	return writeJSON(w, ok, v)
 }
 
+// authorized reports whether r carries the bearer token. The scheme is
+// matched without regard to case (RFC 9110 §11.1), and the token must
+// follow it after one or more spaces.
 func (s *Server) authorized(r *http.Request) bool {
-	h := r.Header.Get("Authorization")
-	tok, found := strings.CutPrefix(h, "Bearer ")
-	return found && subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
+	scheme, tok, found := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	tok = strings.TrimLeft(tok, " ")
+	return subtle.ConstantTimeCompare([]byte(tok), []byte(s.opts.Token)) == 1
+}
+
+// checkToken refuses a token no client could send: an HTTP header value
+// cannot begin or end with white space (net/http trims it), nor hold
+// control characters, so such a token would lock every client out.
+func checkToken(tok string) error {
+	if tok == "" {
+		return nil
+	}
+	if strings.TrimSpace(tok) != tok {
+		return errors.New("verifier: the token begins or ends with white space, which no client can send in a header")
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; c < 0x20 || c == 0x7f {
+			return errors.New("verifier: the token holds a control character, which no client can send in a header")
+		}
+	}
+	return nil
 }
 
 // health is liveness: the process answers.

@@ -175,6 +175,10 @@ var defaults = map[string]any{
 	"serve.shutdown_timeout":                 "30s",
 	"serve.shutdown_grace":                   "1s",
 	"serve.body_timeout":                     "10s",
+	"serve.header_timeout":                   "5s",
+	"serve.max_header_bytes":                 32768,
+	"serve.max_conns":                        0,
+	"serve.auth_all":                         false,
 	"serve.memory_limit":                     0,
 	"serve.memory_budget":                    0,
 	"serve.max_json_depth":                   64,
@@ -298,6 +302,9 @@ func (a *app) badKey(key string, reason error) error {
 		}
 	}
 	where := a.origin(key)
+	if slices.Contains(secretKeys, key) { // a secret's value is never printed
+		return usageError{fmt.Errorf("%s: %w", where, reason)}
+	}
 	if strings.HasPrefix(where, "TIMEAWARE_") {
 		return usageError{fmt.Errorf("%s=%s: %w", where, val, reason)}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -79,17 +80,17 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		return a.rewardsError(err)
 	}
 	durations := map[string]time.Duration{}
-	for _, k := range []string{"serve.request_timeout", "serve.shutdown_timeout", "serve.shutdown_grace", "serve.body_timeout"} {
+	for _, k := range []string{"serve.request_timeout", "serve.shutdown_timeout", "serve.shutdown_grace", "serve.body_timeout", "serve.header_timeout"} {
 		if durations[k], err = a.duration(k); err != nil {
 			return err
 		}
 	}
-	for _, k := range []string{"serve.max_body_bytes", "serve.max_batch_items", "serve.max_inflight", "serve.max_json_depth", "serve.max_string_bytes"} {
+	for _, k := range []string{"serve.max_body_bytes", "serve.max_batch_items", "serve.max_inflight", "serve.max_json_depth", "serve.max_string_bytes", "serve.max_header_bytes"} {
 		if v.GetInt(k) <= 0 {
 			return a.badKeyf(k, "want a positive number")
 		}
 	}
-	for _, k := range []string{"serve.memory_limit", "serve.memory_budget"} {
+	for _, k := range []string{"serve.memory_limit", "serve.memory_budget", "serve.max_conns"} {
 		if v.GetInt64(k) < 0 {
 			return a.badKeyf(k, "want 0 (chosen for the machine) or more")
 		}
@@ -99,6 +100,9 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		return err
 	}
 	token := v.GetString("serve.token")
+	if strings.TrimSpace(token) != token || token != "" && strings.IndexFunc(token, unicode.IsControl) >= 0 {
+		return a.badKeyf("serve.token", "begins or ends with white space, or holds a control character: no client can send it in a header")
+	}
 	var opponent negotiation.Opponent
 	if u, m := v.GetString("serve.negotiation_opponent_url"), v.GetString("serve.negotiation_opponent_model"); u != "" || m != "" {
 		c, err := chat.New(chat.Options{Name: "serve.negotiation_opponent_url", URL: u, Model: m,
@@ -114,6 +118,8 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		MaxJSONDepth: v.GetInt("serve.max_json_depth"), MaxStringBytes: v.GetInt("serve.max_string_bytes"),
 		MaxInflight: v.GetInt("serve.max_inflight"), MemoryBudget: budget,
 		RequestTimeout: durations["serve.request_timeout"], BodyTimeout: durations["serve.body_timeout"],
+		HeaderTimeout: durations["serve.header_timeout"], MaxHeaderBytes: v.GetInt("serve.max_header_bytes"),
+		MaxConns: v.GetInt("serve.max_conns"), AuthAll: v.GetBool("serve.auth_all"),
 		ShutdownGrace: durations["serve.shutdown_grace"], ShutdownTimeout: durations["serve.shutdown_timeout"],
 		OpenRLHFDataSource:  v.GetString("serve.openrlhf_data_source"),
 		NegotiationOpponent: opponent,

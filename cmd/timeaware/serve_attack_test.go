@@ -8,6 +8,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"bytes"
 	"fmt"
 	"io"
@@ -48,16 +49,28 @@ func attackServer(t *testing.T, env ...string) *serverProc {
 // rss is the server process's resident memory in bytes.
 func (p *serverProc) rss(t *testing.T) int64 {
 	t.Helper()
+	return p.procStatus(t, "VmRSS:")
+}
+
+// peakRSS is the most resident memory the server process has had.
+func (p *serverProc) peakRSS(t *testing.T) int64 {
+	t.Helper()
+	return p.procStatus(t, "VmHWM:")
+}
+
+// procStatus reads a size in kB from the server's /proc status, in bytes.
+func (p *serverProc) procStatus(t *testing.T, field string) int64 {
+	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			require.NoError(t, err)
 			return kb << 10
 		}
 	}
-	t.Fatal("no VmRSS in /proc status")
+	t.Fatalf("no %s in /proc status", field)
 	return 0
 }
 
@@ -184,6 +197,139 @@ func TestAttackStalledBodiesLockNobodyOut(t *testing.T) {
 	wg.Wait()
 	assert.EqualValues(t, stalled, timedOut.Load())
 	assert.Less(t, p.rss(t), int64(attackMemoryBound))
+}
+
+// TestAttackHeaderFloodLeavesTheServiceUp: 600 connections send request
+// heads of 1 MB (400 of them whole, 200 trickling without end) while
+// legitimate clients score batches and a prober polls /healthz. Header bytes
+// are bounded and counted, so the server stays under its memory bound and
+// answers everyone else; the endless heads are cut at the header timeout.
+func TestAttackHeaderFloodLeavesTheServiceUp(t *testing.T) {
+	const whole, endless = 400, 200
+	p := attackServer(t, "TIMEAWARE_SERVE_HEADER_TIMEOUT=2s")
+	pad := strings.Repeat("X-Padding-"+strings.Repeat("p", 20)+": "+strings.Repeat("v", 3000)+"\r\n", 340) // about 1 MB
+	head := "POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 33554432\r\n"
+	item := `{"data_source":"timepuzzles","solution_str":"MY ANSWER: 2023-08-15","ground_truth":"2023-08-15"}`
+	batch := `{"items":[` + strings.Repeat(item+",", 63) + item + `]}`
+
+	// The legitimate clients and the prober connect first, as a trainer's
+	// workers already would be.
+	stop := make(chan struct{})
+	var legit, legitFailed, probes, probeFailed atomic.Int64
+	var slowestProbe atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hc := &http.Client{Timeout: 10 * time.Second}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := hc.Post(p.url+"/v1/score/batch", "application/json", strings.NewReader(batch))
+				if err != nil {
+					legitFailed.Add(1)
+					continue
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					legitFailed.Add(1)
+					continue
+				}
+				legit.Add(1)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		hc := &http.Client{Timeout: 10 * time.Second}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			start := time.Now()
+			resp, err := hc.Get(p.url + "/healthz")
+			if err != nil {
+				probeFailed.Add(1)
+				continue
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				probeFailed.Add(1)
+				continue
+			}
+			probes.Add(1)
+			if d := int64(time.Since(start)); d > slowestProbe.Load() {
+				slowestProbe.Store(d)
+			}
+		}
+	}()
+	time.Sleep(300 * time.Millisecond)
+
+	var flood sync.WaitGroup
+	var answered431, cut atomic.Int64
+	for i := range whole + endless {
+		flood.Add(1)
+		go func() {
+			defer flood.Done()
+			c, err := net.DialTimeout("tcp", p.addr, 5*time.Second)
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			if i < whole {
+				go func() { _, _ = io.WriteString(c, head+pad+"\r\n{") }()
+				if status(c, 10*time.Second) == http.StatusRequestHeaderFieldsTooLarge {
+					answered431.Add(1)
+				}
+				return
+			}
+			// Endless: a line of header now and then, never the blank line.
+			_, _ = io.WriteString(c, head+pad[:20<<10])
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
+				_, err := io.Copy(io.Discard, c)
+				var ne net.Error
+				if !errors.As(err, &ne) || !ne.Timeout() {
+					cut.Add(1) // the server closed it
+				}
+			}()
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(200 * time.Millisecond):
+					if _, err := io.WriteString(c, "X-More: v\r\n"); err != nil {
+						<-done
+						return
+					}
+				}
+			}
+		}()
+	}
+	flood.Wait()
+	close(stop)
+	wg.Wait()
+	peak := p.peakRSS(t)
+	t.Logf("flood: %d heads answered 431, %d endless heads cut; legit batches: %d ok, %d failed; /healthz: %d ok, %d failed, slowest %v; peak RSS %d MiB",
+		answered431.Load(), cut.Load(), legit.Load(), legitFailed.Load(), probes.Load(), probeFailed.Load(), time.Duration(slowestProbe.Load()), peak>>20)
+	p.failIfExited(t)
+	assert.Less(t, peak, int64(attackMemoryBound), "the server stays under its memory bound")
+	assert.EqualValues(t, whole, answered431.Load(), "every oversized head is answered 431")
+	assert.EqualValues(t, endless, cut.Load(), "every endless head is cut at the header timeout")
+	assert.Zero(t, legitFailed.Load(), "legitimate batches all succeed")
+	assert.Zero(t, probeFailed.Load(), "/healthz always answers")
+	assert.Positive(t, legit.Load())
+	assert.Less(t, time.Duration(slowestProbe.Load()), 2*time.Second)
 }
 
 func TestAttackTimerOverflowCannotBendAReward(t *testing.T) {

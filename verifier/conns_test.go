@@ -1,0 +1,320 @@
+package verifier
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/timers"
+)
+
+// served is a Server answering on a real listener through Serve, as the
+// serve command runs it (httptest.Server would bypass the listener).
+type served struct {
+	srv    *Server
+	addr   string
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func serveReal(t *testing.T, mod func(*Options)) *served {
+	t.Helper()
+	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
+	require.NoError(t, err)
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+	require.NoError(t, err)
+	opts := Options{Scorer: scorer, Timers: store, Version: "test"}
+	if mod != nil {
+		mod(&opts)
+	}
+	srv, err := New(opts)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &served{srv: srv, addr: ln.Addr().String(), cancel: cancel, done: make(chan error, 1)}
+	go func() { p.done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			t.Error("the server did not stop")
+		}
+	})
+	return p
+}
+
+// get sends one GET on a new connection and returns the status and the
+// response (closed).
+func (p *served) get(t *testing.T, path string, hdr ...string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest("GET", "http://"+p.addr+path, nil)
+	require.NoError(t, err)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr, Timeout: 5 * time.Second}).Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, b
+}
+
+// metric reads one sample of /metrics, the series named in full (with its
+// labels); -1 when it is absent.
+func (p *served) metric(t *testing.T, series string) float64 {
+	t.Helper()
+	_, b := p.get(t, "/metrics")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			require.NoError(t, err)
+			return f
+		}
+	}
+	return -1
+}
+
+// requestMemory reads the reserved request memory from /metrics.
+func (p *served) requestMemory(t *testing.T) int64 {
+	t.Helper()
+	return int64(p.metric(t, "timeaware_request_memory_bytes"))
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// readAnswer reads one response from c within a few seconds.
+func readAnswer(t *testing.T, c net.Conn) *http.Response {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// errorCode decodes an error body's code.
+func errorCode(t *testing.T, r io.Reader) string {
+	t.Helper()
+	var body struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(r).Decode(&body))
+	return body.Error.Code
+}
+
+func TestConnectionsPastTheCapAre503BeforeTheirHead(t *testing.T) {
+	p := serveReal(t, func(o *Options) { o.MaxConns = 3 })
+	var held []net.Conn
+	for range 3 {
+		held = append(held, dial(t, p.addr)) // open, silent: they hold their place
+	}
+	// The fourth is answered before it sends a byte.
+	c := dial(t, p.addr)
+	resp := readAnswer(t, c)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
+	assert.True(t, resp.Close)
+	assert.Equal(t, "overloaded", errorCode(t, resp.Body))
+
+	// A place given back is taken again.
+	held[0].Close()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", p.addr)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		r, err := http.ReadResponse(bufio.NewReader(c), nil)
+		return err == nil && r.StatusCode == http.StatusOK
+	}, 5*time.Second, 20*time.Millisecond)
+}
+
+func TestOpenConnectionsReserveRequestMemory(t *testing.T) {
+	const header = 8 << 10
+	cost := connCost(header)
+	// Room for the metrics scrape's own connection and three more.
+	p := serveReal(t, func(o *Options) { o.MaxHeaderBytes = header; o.MemoryBudget = 4*cost + cost/2; o.MaxConns = 100 })
+	base := p.requestMemory(t) // the scrape's connection, while it is open
+	assert.Equal(t, cost, base)
+	var held []net.Conn
+	for range 3 {
+		held = append(held, dial(t, p.addr))
+	}
+	require.Eventually(t, func() bool { return p.requestMemory(t) == 4*cost }, 5*time.Second, 10*time.Millisecond,
+		"three silent connections and the scrape hold four reservations")
+	// With a fourth held (the scrape has closed), the budget is spent: one
+	// more connection is refused for memory.
+	held = append(held, dial(t, p.addr))
+	resp := readAnswer(t, dial(t, p.addr))
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	for _, c := range held {
+		c.Close()
+	}
+	require.Eventually(t, func() bool { return p.requestMemory(t) == cost }, 5*time.Second, 10*time.Millisecond,
+		"closed connections give their reservations back")
+	// (a scrape may also have been refused while the closes went through)
+	assert.GreaterOrEqual(t, p.metric(t, `timeaware_shed_requests_total{reason="connection_memory"}`), 1.0)
+}
+
+func TestLargeHeadsAre431AndSlowHeadsAreCut(t *testing.T) {
+	p := serveReal(t, func(o *Options) { o.MaxHeaderBytes = 4 << 10; o.HeaderTimeout = 300 * time.Millisecond })
+	c := dial(t, p.addr)
+	go func() {
+		// A head past the bound; the server may close before all is sent.
+		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: "+strings.Repeat("a", 64<<10)+"\r\n\r\n")
+	}()
+	resp := readAnswer(t, c)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+
+	// A head that never ends is cut at the header timeout.
+	c = dial(t, p.addr)
+	_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n")
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = io.ReadAll(c) // ends when the server closes
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server kept the connection: %v", err)
+	assert.Less(t, time.Since(start), 3*time.Second)
+}
+
+// TestShutdownServesTheAcceptBacklog: connections the kernel accepted
+// before the server stopped are answered, not reset.
+func TestShutdownServesTheAcceptBacklog(t *testing.T) {
+	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
+	require.NoError(t, err)
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+	require.NoError(t, err)
+	srv, err := New(Options{Scorer: scorer, Timers: store})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	// Fifty clients connect and send their request while nothing accepts:
+	// they wait in the listen backlog.
+	const n = 50
+	conns := make([]net.Conn, n)
+	for i := range conns {
+		conns[i] = dial(t, ln.Addr().String())
+		_, err := io.WriteString(conns[i], "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+	}
+	// The server starts and is told to stop at once.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, srv.Serve(ctx, ln))
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if r, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+				codes[i] = r.StatusCode
+			}
+		}()
+	}
+	wg.Wait()
+	for i, code := range codes {
+		assert.Equal(t, http.StatusOK, code, "connection %d was not answered", i)
+	}
+}
+
+func TestAuthScopeAndScheme(t *testing.T) {
+	open := serveReal(t, func(o *Options) { o.Token = "s3cret" })
+	closed := serveReal(t, func(o *Options) { o.Token = "s3cret"; o.AuthAll = true })
+	tests := []struct {
+		name   string
+		p      *served
+		path   string
+		hdr    []string
+		status int
+	}{
+		{"healthz open by default", open, "/healthz", nil, 200},
+		{"metrics open by default", open, "/metrics", nil, 200},
+		{"readyz open by default", open, "/readyz", nil, 200},
+		{"openapi open by default", open, "/openapi.json", nil, 200},
+		{"healthz under auth_all", closed, "/healthz", nil, 401},
+		{"readyz under auth_all", closed, "/readyz", nil, 401},
+		{"metrics under auth_all", closed, "/metrics", nil, 401},
+		{"openapi under auth_all", closed, "/openapi.json", nil, 401},
+		{"unknown route under auth_all", closed, "/nope", nil, 401},
+		{"metrics with the token", closed, "/metrics", []string{"Authorization", "Bearer s3cret"}, 200},
+		{"healthz with the token", closed, "/healthz", []string{"Authorization", "Bearer s3cret"}, 200},
+		{"scheme in capitals", open, "/v1/rewards", []string{"Authorization", "BEARER s3cret"}, 200},
+		{"scheme in lower case", open, "/v1/rewards", []string{"Authorization", "bearer s3cret"}, 200},
+		{"two spaces", open, "/v1/rewards", []string{"Authorization", "Bearer  s3cret"}, 200},
+		{"no space", open, "/v1/rewards", []string{"Authorization", "Bearers3cret"}, 401},
+		{"scheme alone", open, "/v1/rewards", []string{"Authorization", "Bearer"}, 401},
+		{"another scheme", open, "/v1/rewards", []string{"Authorization", "Basic s3cret"}, 401},
+		{"token as a prefix", open, "/v1/rewards", []string{"Authorization", "Bearer s3cret2"}, 401},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _ := tc.p.get(t, tc.path, tc.hdr...)
+			assert.Equal(t, tc.status, resp.StatusCode)
+			if tc.status == 401 {
+				assert.Contains(t, resp.Header.Get("WWW-Authenticate"), "Bearer")
+			}
+		})
+	}
+}
+
+func TestTokensNoClientCanSendAreRefused(t *testing.T) {
+	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
+	require.NoError(t, err)
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+	require.NoError(t, err)
+	for _, tok := range []string{" ", "   ", "\t", " s3cret", "s3cret\n", "s3c\x00ret", "s3c\x7fret"} {
+		_, err := New(Options{Scorer: scorer, Timers: store, Token: tok})
+		assert.Error(t, err, "%q", tok)
+	}
+	for _, tok := range []string{"", "s3cret", "a b"} {
+		_, err := New(Options{Scorer: scorer, Timers: store, Token: tok})
+		assert.NoError(t, err, "%q", tok)
+	}
+}
+
+func TestExpiredTimerOnAnItemIs410(t *testing.T) {
+	f := newFixture(t, nil)
+	rd, err := f.store.Create(timers.Spec{TTL: time.Minute, TimeLimitS: 10})
+	require.NoError(t, err)
+	f.clock.Advance(2 * time.Minute)
+	item := `{"data_source":"timely/general","solution_str":"<answer>42</answer>","ground_truth":"42","extra_info":{"timer":"` + rd.Timer + `"}}`
+	code, body := f.do(t, "POST", "/v1/score", item)
+	assert.Equal(t, http.StatusGone, code)
+	e := errorOf(t, body)
+	assert.Equal(t, "timer_expired", e["code"])
+	assert.Equal(t, "extra_info.timer", e["field"])
+	// A forged token on an item names the item's field too.
+	code, body = f.do(t, "POST", "/v1/score", strings.Replace(item, rd.Timer, rd.Timer[:len(rd.Timer)-2]+"AA", 1))
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Equal(t, "invalid_timer", errorOf(t, body)["code"])
+	assert.Equal(t, "extra_info.timer", errorOf(t, body)["field"])
+}
