@@ -69,6 +69,11 @@ type Scanner struct {
 	// surrogate escapes errors instead of U+FFFD: for fast decoders that
 	// leave such input to a general one.
 	StrictUTF8, StrictSurrogates bool
+	// RefuseDuplicates makes an object that holds two members of one name
+	// (ignoring case, see DuplicateKeyError) an error, in SkipValue and in
+	// the objects a caller reads with BeginObject, ReadKey and EndObject:
+	// for decoders whose choice of one of the values would be an accident.
+	RefuseDuplicates bool
 
 	b   []byte
 	pos int
@@ -76,14 +81,27 @@ type Scanner struct {
 	end error  // ErrEndOfInput or ErrEndOfLine
 	// aliased: the last string read is a slice of the input.
 	aliased bool
+
+	// The duplicate check: the names of the objects being read, innermost
+	// last, the maps of those too large to compare name by name, and a
+	// buffer for folded names.
+	keys []keyRef
+	sets []keySet
+	fold []byte
 }
 
 // Reset starts reading b from its first byte.
-func (s *Scanner) Reset(b []byte) { s.b, s.pos, s.end = b, 0, ErrEndOfInput }
+func (s *Scanner) Reset(b []byte) {
+	s.b, s.pos, s.end = b, 0, ErrEndOfInput
+	s.EndObject(0)
+}
 
 // ResetLine is Reset for one line of JSONL: input that stops inside a value
 // is reported as ErrEndOfLine.
-func (s *Scanner) ResetLine(b []byte) { s.b, s.pos, s.end = b, 0, ErrEndOfLine }
+func (s *Scanner) ResetLine(b []byte) {
+	s.b, s.pos, s.end = b, 0, ErrEndOfLine
+	s.EndObject(0)
+}
 
 func (s *Scanner) endErr() error {
 	if s.end == nil {
@@ -395,7 +413,9 @@ func (s *Scanner) ReadNumber() ([]byte, error) {
 }
 
 // SkipValue reads and checks the value at the current position; depth is
-// its nesting, for the depth limit.
+// its nesting, for the depth limit. With RefuseDuplicates, an object in it
+// that holds a name twice is a *DuplicateKeyError whose Field names it from
+// this value.
 func (s *Scanner) SkipValue(depth int) error {
 	if limit := s.MaxDepth; depth > limit && limit > 0 || depth > MaxDepth {
 		return SyntaxError{ErrTooDeep}
@@ -407,20 +427,29 @@ func (s *Scanner) SkipValue(depth int) error {
 			s.pos++
 			return nil
 		}
+		obj := s.BeginObject()
 		for {
 			if s.Peek() != '"' {
 				return s.SyntaxError("looking for beginning of object key string")
 			}
-			if _, err := s.ReadString(); err != nil {
+			start := s.pos
+			key, err := s.ReadString()
+			if err != nil {
 				return err
+			}
+			if s.RefuseDuplicates {
+				if err := s.addKey(obj, key, start); err != nil {
+					return err
+				}
 			}
 			if err := s.Expect(':', "after object key"); err != nil {
 				return err
 			}
 			if err := s.SkipValue(depth + 1); err != nil {
-				return err
+				return s.InMember(err, start)
 			}
 			if more, err := s.More('}', "after object key:value pair"); !more {
+				s.EndObject(obj)
 				return err
 			}
 		}
@@ -430,9 +459,9 @@ func (s *Scanner) SkipValue(depth int) error {
 			s.pos++
 			return nil
 		}
-		for {
+		for i := 0; ; i++ {
 			if err := s.SkipValue(depth + 1); err != nil {
-				return err
+				return s.InElement(err, i)
 			}
 			if more, err := s.More(']', "after array element"); !more {
 				return err
@@ -544,8 +573,8 @@ func (k Keys) Index(key []byte) (idx int, folded bool) {
 	return -1, false
 }
 
-// equalFold is strings.EqualFold without converting key, with an ASCII
-// fast path.
+// equalFold is strings.EqualFold without converting key, with a fast path
+// for two ASCII strings.
 func equalFold(key []byte, name string) bool {
 	ascii := true
 	for _, c := range key {
@@ -553,6 +582,9 @@ func equalFold(key []byte, name string) bool {
 			ascii = false
 			break
 		}
+	}
+	for i := 0; ascii && i < len(name); i++ {
+		ascii = name[i] < utf8.RuneSelf
 	}
 	if !ascii {
 		return strings.EqualFold(string(key), name)

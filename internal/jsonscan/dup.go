@@ -1,0 +1,242 @@
+package jsonscan
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// DuplicateKeyError is the error of an object that holds two members of
+// one name, from a scanner that refuses them (Scanner.RefuseDuplicates).
+// Names are compared as a decoder that matches struct fields sees them:
+// after their escapes are decoded, and ignoring case by Unicode's simple
+// folding, as encoding/json matches fields, so "timer", "Timer" and
+// "tim\u0065r" are one name.
+type DuplicateKeyError struct {
+	// Key is the second member's name and First the first's, decoded; they
+	// differ at most in case.
+	Key, First string
+	// Offset and FirstOffset are the 1-based numbers of the bytes that open
+	// the two names' strings, as the scanner's syntax errors number bytes.
+	Offset, FirstOffset int
+
+	// path holds where the object lies, innermost first: ".name" for the
+	// value of a member, "[i]" for an element of an array.
+	path []string
+}
+
+func (e *DuplicateKeyError) Error() string {
+	if e.Key == e.First {
+		return "duplicate key " + strconv.Quote(e.Key) + " at byte " + strconv.Itoa(e.Offset) +
+			" (first at byte " + strconv.Itoa(e.FirstOffset) + ")"
+	}
+	return "duplicate key " + strconv.Quote(e.Key) + " at byte " + strconv.Itoa(e.Offset) +
+		" (the same as " + strconv.Quote(e.First) + " at byte " + strconv.Itoa(e.FirstOffset) + ", ignoring case)"
+}
+
+// Field names the second member by its path from the value the scanner was
+// given: member names joined by dots, array indexes in brackets,
+// "items[3].extra_info.timer". A non-empty prefix names that value itself
+// and starts the path.
+func (e *DuplicateKeyError) Field(prefix string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for i := len(e.path) - 1; i >= 0; i-- {
+		b.WriteString(e.path[i])
+	}
+	b.WriteByte('.')
+	b.WriteString(e.Key)
+	if prefix == "" {
+		return strings.TrimPrefix(b.String(), ".")
+	}
+	return b.String()
+}
+
+// InMember records, when err is a *DuplicateKeyError, that its object lies
+// in the value of the member whose name starts at offset keyStart (a Pos
+// before the name was read), and returns err. SkipValue does this itself;
+// a caller that reads an object member by member does it for the values it
+// reads.
+func (s *Scanner) InMember(err error, keyStart int) error {
+	if e, ok := err.(*DuplicateKeyError); ok {
+		e.path = append(e.path, "."+s.stringAt(keyStart))
+	}
+	return err
+}
+
+// InElement records, when err is a *DuplicateKeyError, that its object lies
+// in element i (from 0) of an array, and returns err.
+func (s *Scanner) InElement(err error, i int) error {
+	if e, ok := err.(*DuplicateKeyError); ok {
+		e.path = append(e.path, "["+strconv.Itoa(i)+"]")
+	}
+	return err
+}
+
+// smallObject is the number of names an object's check compares one by
+// one; past it, they go into a map.
+const smallObject = 16
+
+// keyRef is a name read in an object being checked: a hash of its folded
+// form and the offset of its opening quote, from which it is read again
+// when the hashes of two names match.
+type keyRef struct {
+	hash  uint64
+	start int
+}
+
+// keySet holds the folded names of a large object (obj is its BeginObject
+// mark) and the offsets of their opening quotes.
+type keySet struct {
+	obj   int
+	names map[string]int
+}
+
+// BeginObject starts the duplicate check of an object that the caller reads
+// member by member, after its '{', and returns the mark that ReadKey and
+// EndObject take. Without RefuseDuplicates, the check does nothing.
+func (s *Scanner) BeginObject() int { return len(s.keys) }
+
+// ReadKey reads a member name (the string at the current position) of the
+// object begun at obj. With RefuseDuplicates, a name the object already
+// holds is a *DuplicateKeyError.
+func (s *Scanner) ReadKey(obj int) ([]byte, error) {
+	start := s.pos
+	key, err := s.ReadString()
+	if err != nil || !s.RefuseDuplicates {
+		return key, err
+	}
+	return key, s.addKey(obj, key, start)
+}
+
+// EndObject ends the check of the object begun at obj, and of any object
+// begun inside it and not ended (after an error).
+func (s *Scanner) EndObject(obj int) {
+	if obj < len(s.keys) {
+		s.dropKeys(obj)
+	}
+}
+
+func (s *Scanner) dropKeys(obj int) {
+	s.keys = s.keys[:obj]
+	n := len(s.sets)
+	for n > 0 && s.sets[n-1].obj >= obj {
+		n--
+		s.sets[n] = keySet{}
+	}
+	s.sets = s.sets[:n]
+}
+
+// addKey checks key, whose string started at offset start, against the
+// names the object begun at obj holds, and adds it.
+func (s *Scanner) addKey(obj int, key []byte, start int) error {
+	if n := len(s.keys) - obj; n < smallObject {
+		h := foldHash(key)
+		for _, k := range s.keys[obj:] {
+			if k.hash != h {
+				continue
+			}
+			if first := s.stringAt(k.start); equalFold(key, first) {
+				return s.duplicate(key, start, first, k.start)
+			}
+		}
+		s.keys = append(s.keys, keyRef{hash: h, start: start})
+		return nil
+	}
+	set := s.largeObject(obj)
+	s.fold = appendFolded(s.fold[:0], key)
+	if first, ok := set[string(s.fold)]; ok {
+		return s.duplicate(key, start, s.stringAt(first), first)
+	}
+	set[string(s.fold)] = start
+	return nil
+}
+
+// largeObject returns the map of the names of the object begun at obj,
+// making it from the names compared one by one so far.
+func (s *Scanner) largeObject(obj int) map[string]int {
+	if n := len(s.sets); n > 0 && s.sets[n-1].obj == obj {
+		return s.sets[n-1].names
+	}
+	names := make(map[string]int, 2*smallObject)
+	for _, k := range s.keys[obj:] {
+		names[string(appendFolded(nil, []byte(s.stringAt(k.start))))] = k.start
+	}
+	s.sets = append(s.sets, keySet{obj: obj, names: names})
+	return names
+}
+
+func (s *Scanner) duplicate(key []byte, start int, first string, firstStart int) error {
+	return &DuplicateKeyError{Key: string(key), First: first, Offset: start + 1, FirstOffset: firstStart + 1}
+}
+
+// stringAt decodes the string that starts at offset start again, for a
+// name the scanner has read before (so it is well formed).
+func (s *Scanner) stringAt(start int) string {
+	t := Scanner{b: s.b, pos: start}
+	v, _ := t.ReadString()
+	return string(v)
+}
+
+// foldHash hashes a name so that names equal under simple case folding
+// hash alike: ASCII bytes are hashed with their 0x20 bit set, which lowers
+// letters, and other characters as the smallest character of their
+// folding orbit (which is ASCII when the orbit holds an ASCII letter, as
+// the Kelvin sign's does).
+func foldHash(key []byte) uint64 {
+	const (
+		offset = 14695981039346656037
+		prime  = 1099511628211
+	)
+	h := uint64(offset)
+	for i := 0; i < len(key); {
+		c := key[i]
+		if c < utf8.RuneSelf {
+			h = (h ^ uint64(c|0x20)) * prime
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(key[i:])
+		i += size
+		if r = foldRune(r); r < utf8.RuneSelf {
+			h = (h ^ uint64(r|0x20)) * prime
+		} else {
+			h = (h ^ uint64(r)) * prime
+		}
+	}
+	return h
+}
+
+// appendFolded appends key with each character replaced by the smallest
+// of its folding orbit: two names are equal ignoring case exactly when
+// their folded forms are equal.
+func appendFolded(dst, key []byte) []byte {
+	for i := 0; i < len(key); {
+		if c := key[i]; c < utf8.RuneSelf {
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(key[i:])
+		dst = utf8.AppendRune(dst, foldRune(r))
+		i += size
+	}
+	return dst
+}
+
+// foldRune returns the smallest character of r's simple folding orbit.
+// SimpleFold steps through the orbit in increasing order and wraps to its
+// smallest member, so the first step that does not increase lands on it.
+func foldRune(r rune) rune {
+	for {
+		next := unicode.SimpleFold(r)
+		if next <= r {
+			return next
+		}
+		r = next
+	}
+}
