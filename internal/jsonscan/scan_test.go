@@ -248,6 +248,12 @@ func TestKeys(t *testing.T) {
 		assert.Equal(t, want.idx, idx, key)
 		assert.Equal(t, want.folded, folded, key)
 	}
+	// A known name that is not ASCII folds against an ASCII key too.
+	idx, folded := Keys{"\u212aind", "ſcore"}.Index([]byte("KIND"))
+	assert.Equal(t, -1, idx)
+	assert.True(t, folded, "KIND and the name with the Kelvin sign are one name ignoring case")
+	_, folded = Keys{"ſcore"}.Index([]byte("Score"))
+	assert.True(t, folded)
 }
 
 // FuzzAppendCompact checks AppendCompact against encoding/json's Compact on
