@@ -710,55 +710,76 @@ func TestReadinessFailsFirstOnShutdown(t *testing.T) {
 }
 
 // TestNegotiationEnvironment: an episode played over HTTP, one step at a
-// time, with the transcript the service returns sent back each step.
+// time: the first step sends the row and the rollout's timer, each later
+// one the state the previous step returned; the agent's think time is its
+// timer's.
 func TestNegotiationEnvironment(t *testing.T) {
 	f := newFixture(t, nil)
 	gt := `{"scenario":{"id":"hand","roles":[{"id":"cand","batna":3},{"id":"hr","batna":4}],"issues":[` +
 		`{"id":"salary","options":["low","mid","high"],"points":{"cand":[0,4,8],"hr":[8,4,0]}},` +
 		`{"id":"start","options":["June","July"],"points":{"cand":[0,2],"hr":[3,0]}}]},` +
 		`"role":"cand","condition":"time_aware","deadline_s":60,"first_speaker":"cand"}`
-	propose := `{"text":"I propose a middle salary and a June start.","action":{"action":"propose","offer":{"salary":"mid","start":"June"}},"think_s":2}`
+	propose := `{"text":"I propose a middle salary and a June start.","action":{"action":"propose","offer":{"salary":"mid","start":"June"}}}`
+	timer := func(rollout string) string {
+		code, tm := f.do(t, "POST", "/v1/timers", `{"rollout_id":"`+rollout+`"}`)
+		require.Equal(t, 201, code, "%v", tm)
+		return tm["timer"].(string)
+	}
 
-	// A hard-liner counters with its best; the agent sees the time left.
-	code, body := f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"turn_prefix":"[{seconds} seconds left]","message":`+propose+`}`)
+	// A hard-liner counters with its best; the agent, 2 s into its
+	// rollout, sees the time left.
+	tm := timer("neg-1")
+	f.clock.Advance(2 * time.Second)
+	code, body := f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"turn_prefix":"[{seconds} seconds left]","timer":"`+tm+`","message":`+propose+`}`)
 	require.Equal(t, 200, code, "%v", body)
 	assert.Equal(t, false, body["done"])
 	assert.Nil(t, body["score"])
 	assert.Equal(t, "[52 seconds left]\n"+`{"text":"Here is what I can offer.","action":{"action":"propose","offer":{"salary":"low","start":"June"}}}`, body["shown"])
-	transcript, err := json.Marshal(body["transcript"])
-	require.NoError(t, err)
+	assert.InDelta(t, 2, body["transcript"].([]any)[0].(map[string]any)["think_s"], 1e-9)
+	state, ok := body["state"].(string)
+	require.True(t, ok, "%v", body)
 
 	// The agent accepts: the episode ends, scored (0 points of 0–10).
-	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"transcript":`+string(transcript)+`,"message":{"text":"Fine.","action":{"action":"accept"}}}`)
+	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"state":"`+state+`","timer":"`+tm+`","message":{"text":"Fine.","action":{"action":"accept"}}}`)
 	require.Equal(t, 200, code, "%v", body)
 	assert.Equal(t, true, body["done"])
 	assert.Nil(t, body["reply"])
 	assert.Equal(t, 0.0, body["score"])
 	assert.Equal(t, 1.0, body["details"].(map[string]any)["deal"])
+	assert.Len(t, body["transcript"], 3)
 
 	// A conceding opponent accepts the first proposal: 0.4.
-	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"opponent":{"beta":10},"message":`+propose+`}`)
+	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"opponent":{"beta":10},"timer":"`+timer("neg-2")+`","message":`+propose+`}`)
 	require.Equal(t, 200, code, "%v", body)
 	assert.Equal(t, true, body["done"])
 	assert.InDelta(t, 0.4, body["score"], 1e-12)
 
-	// Its time from the rollout's timer: 50 s of thinking leave no time.
-	code, tm := f.do(t, "POST", "/v1/timers", `{"rollout_id":"neg-1"}`)
-	require.Equal(t, 201, code, "%v", tm)
+	// 50 s of thinking are charged: 2 s are left after the opponent's
+	// counter.
+	tm = timer("neg-3")
 	f.clock.Advance(50 * time.Second)
-	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"timer":"`+tm["timer"].(string)+`","message":{"text":"Let me think about a big and generous proposal for you now.","action":{"action":"message"}}}`)
+	code, body = f.do(t, "POST", "/v1/envs/negotiation/step", `{"ground_truth":`+gt+`,"turn_prefix":"[{seconds} seconds left]","timer":"`+tm+`","message":{"text":"Let me think about a big and generous proposal for you now.","action":{"action":"message"}}}`)
 	require.Equal(t, 200, code, "%v", body)
 	msgs := body["transcript"].([]any)
 	assert.InDelta(t, 50, msgs[0].(map[string]any)["think_s"], 1e-9)
+	assert.True(t, strings.HasPrefix(body["shown"].(string), "[2 seconds left]\n"), "%v", body["shown"])
 
-	for _, tc := range []struct{ body, field string }{
-		{`{"ground_truth":{"scenario":{}},"message":{"text":"x"}}`, "ground_truth.scenario.id"},
-		{`{"ground_truth":` + gt + `,"transcript":[{"role":"cand","text":"bye","action":{"action":"batna"}}],"message":{"text":"x"}}`, "transcript"},
-		{`{"ground_truth":` + gt + `,"message":{"text":"x","think_s":-1}}`, "message.think_s"},
-		{`{"ground_truth":` + gt + `,"opponent":{"beta":-1},"message":{"text":"x"}}`, "opponent.beta"},
+	tm = timer("neg-4")
+	for _, tc := range []struct{ body, code, field string }{
+		{`{"ground_truth":{"scenario":{}},"timer":"` + tm + `","message":{"text":"x"}}`, "invalid_request", "ground_truth.scenario.id"},
+		{`{"timer":"` + tm + `","message":{"text":"x"}}`, "invalid_request", "ground_truth"},
+		{`{"ground_truth":` + gt + `,"timer":"` + tm + `","message":{"text":"x","think_s":-1}}`, "invalid_request", "message.think_s"},
+		{`{"ground_truth":` + gt + `,"timer":"` + tm + `","opponent":{"beta":-1},"message":{"text":"x"}}`, "invalid_request", "opponent.beta"},
+		{`{"ground_truth":` + gt + `,"timer":"` + tm + `","opponent":{"beta":1,"speed":2},"message":{"text":"x"}}`, "malformed_json", "opponent.speed"},
+		{`{"ground_truth":` + gt + `,"timer":"` + tm + `","opponent":{"beta":"low"},"message":{"text":"x"}}`, "invalid_json", "opponent.beta"},
+		{`{"ground_truth":` + gt + `,"timer":"` + tm + `","opponent":[],"message":{"text":"x"}}`, "invalid_json", "opponent"},
+		{`{"ground_truth":` + gt + `,"timer":"` + tm + `","turn_prefix":5,"message":{"text":"x"}}`, "invalid_json", "turn_prefix"},
+		{`{"ground_truth":` + gt + `,"timer":"not.a-timer","message":{"text":"x"}}`, "invalid_timer", "timer"},
+		{`{"ground_truth":` + gt + `,"timer":"nobody","message":{"text":"x"}}`, "timer_not_found", "timer"},
 	} {
 		code, body := f.do(t, "POST", "/v1/envs/negotiation/step", tc.body)
-		assert.Equal(t, 400, code, "%s: %v", tc.body, body)
+		assert.Contains(t, []int{400, 404}, code, "%s: %v", tc.body, body)
+		assert.Equal(t, tc.code, errorOf(t, body)["code"], "%s", tc.body)
 		assert.Equal(t, tc.field, errorOf(t, body)["field"], "%s", tc.body)
 	}
 }
@@ -776,14 +797,16 @@ func TestNegotiationModelOpponent(t *testing.T) {
 	gt := `{"scenario":{"id":"hand","roles":[{"id":"cand","batna":3},{"id":"hr","batna":4}],"issues":[` +
 		`{"id":"salary","options":["low","mid","high"],"points":{"cand":[0,4,8],"hr":[8,4,0]}}]},` +
 		`"role":"cand","condition":"control","deadline_s":60,"first_speaker":"cand"}`
-	step := `{"ground_truth":` + gt + `,"opponent":{"kind":"model"},"message":{"text":"Mid?","action":{"action":"propose","offer":{"salary":"mid"}}}}`
-
 	f := newFixture(t, func(o *Options) { o.NegotiationOpponent = negotiation.ModelOpponent{Client: c} })
+	code, tm := f.do(t, "POST", "/v1/timers", `{"rollout_id":"model-1"}`)
+	require.Equal(t, 201, code, "%v", tm)
+	step := `{"ground_truth":` + gt + `,"opponent":{"kind":"model"},"timer":"` + tm["timer"].(string) + `","message":{"text":"Mid?","action":{"action":"propose","offer":{"salary":"mid"}}}}`
 	code, body := f.do(t, "POST", "/v1/envs/negotiation/step", step)
 	require.Equal(t, 200, code, "%v", body)
 	assert.Equal(t, true, body["done"])
 	assert.InDelta(t, 0.5, body["score"], 1e-12, "4 of the candidate's 0–8 points")
 
+	// The timer's token reads on a server of the same secret.
 	bare := newFixture(t, nil)
 	code, body = bare.do(t, "POST", "/v1/envs/negotiation/step", step)
 	assert.Equal(t, 400, code)
