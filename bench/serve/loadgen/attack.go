@@ -19,15 +19,21 @@ package main
 //     the server's request memory as a body can until the server answers
 //     (408 at its body deadline, or 429 when its memory budget is used up)
 //     or closes the connection; then it reconnects. Enough of them use up
-//     the budget, and the server sheds requests with 429.
+//     the budget, and the server sheds requests with 429;
+//   - headers and endless: -headers and -headers-endless connections of
+//     the header flood (headers.go): about 1 MB of request head each,
+//     finished or never.
 //
-// Answers are counted by status, the hogs' apart; the summary also gives the server's peak
-// resident memory (VmHWM) when -server-pid is set.
+// Answers are counted by status, the hogs' and the header flood's apart;
+// the summary also gives the server's peak resident memory (VmHWM) when
+// -server-pid is set, the CPU time the attack took, and, with -healthz,
+// what GET /healthz answered meanwhile.
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -54,6 +60,25 @@ type attackSummary struct {
 	HogStatuses     map[string]int `json:"hog_statuses"`
 	Reconnects      int64          `json:"reconnects"`
 	ServerPeakRSSMB float64        `json:"server_peak_rss_mb,omitempty"`
+	// The header flood: its connections, the length of their heads, whether
+	// they carried the token, the pacer's rate, how each kind's connections
+	// ended (and after how many seconds on average), the connections opened
+	// and the bytes sent.
+	HeaderConns     int                `json:"header_connections"`
+	EndlessConns    int                `json:"endless_connections"`
+	HeaderBytes     int                `json:"header_bytes,omitempty"`
+	HeaderPad       int                `json:"header_pad,omitempty"`
+	HeaderAuth      bool               `json:"header_auth"`
+	HeaderRateMBs   float64            `json:"header_rate_mb_s,omitempty"`
+	HeaderOutcomes  map[string]int     `json:"header_outcomes,omitempty"`
+	HeaderMeanS     map[string]float64 `json:"header_mean_s,omitempty"`
+	EndlessOutcomes map[string]int     `json:"endless_outcomes,omitempty"`
+	EndlessMeanS    map[string]float64 `json:"endless_mean_s,omitempty"`
+	HeaderOpened    int64              `json:"header_connections_opened"`
+	HeaderSentMB    float64            `json:"header_sent_mb"`
+	// LoadgenCPUS is the CPU time this process used during the attack.
+	LoadgenCPUS float64        `json:"loadgen_cpu_s"`
+	Healthz     *healthSummary `json:"healthz,omitempty"`
 }
 
 type attacker struct {
@@ -244,6 +269,15 @@ func hogBody(n int) []byte {
 	return append(b, suffix...)
 }
 
+// roundAll rounds m's values to a tenth, for printing.
+func roundAll(m map[string]float64) map[string]float64 {
+	r := make(map[string]float64, len(m))
+	for k, v := range m {
+		r[k] = math.Round(v*10) / 10
+	}
+	return r
+}
+
 type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
@@ -255,8 +289,16 @@ func runAttack(c config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "attack: %.0f s; %d stalled, %d announced, %d flood clients, %d deep, %d hogs of %d bytes; answers %v, hogs' %v; %d reconnects; server peak RSS %.0f MB\n",
-		s.Seconds, s.Stalled, s.Announced, s.Floods, s.Deep, s.Hogs, s.HogBytes, s.Statuses, s.HogStatuses, s.Reconnects, s.ServerPeakRSSMB)
+	fmt.Fprintf(os.Stderr, "attack: %.0f s; %d stalled, %d announced, %d flood clients, %d deep, %d hogs of %d bytes; answers %v, hogs' %v; %d reconnects; server peak RSS %.0f MB; attack used %.2f cores\n",
+		s.Seconds, s.Stalled, s.Announced, s.Floods, s.Deep, s.Hogs, s.HogBytes, s.Statuses, s.HogStatuses, s.Reconnects, s.ServerPeakRSSMB, s.LoadgenCPUS/s.Seconds)
+	if s.HeaderConns+s.EndlessConns > 0 {
+		fmt.Fprintf(os.Stderr, "  header flood: %d finished and %d endless heads of %d bytes (token %v), %.1f MB sent on %d connections; finished heads got %v (mean seconds %v), endless %v (mean seconds %v)\n",
+			s.HeaderConns, s.EndlessConns, s.HeaderBytes, s.HeaderAuth, s.HeaderSentMB, s.HeaderOpened, s.HeaderOutcomes, roundAll(s.HeaderMeanS), s.EndlessOutcomes, roundAll(s.EndlessMeanS))
+	}
+	if h := s.Healthz; h != nil {
+		fmt.Fprintf(os.Stderr, "  GET /healthz: %d polls, %d failed; p50 %.2f ms, p99 %.2f ms, max %.1f ms; longest without an answer %.0f ms; first errors %q\n",
+			h.Polls, h.Failures, h.P50, h.P99, h.Max, h.LongestGapMs, h.FirstErrors)
+	}
 	emit(c, s)
 	return nil
 }
@@ -271,6 +313,20 @@ func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
 		return attackSummary{}, fmt.Errorf("-hog-bytes %d: want more than %d", c.hogBytes, hogHeld)
 	}
 	a := &attacker{addr: u.Host, host: u.Host, token: c.token, statuses: map[string]int{}, hogs: map[string]int{}}
+	var heads, endless []byte
+	if c.headers > 0 || c.endless > 0 {
+		token := ""
+		if c.headerAuth {
+			token = c.token
+		}
+		if heads, err = floodHead(u.Host, token, c.headerBytes, c.headerPad, true); err != nil {
+			return attackSummary{}, fmt.Errorf("-header-bytes: %w", err)
+		}
+		endless = heads[:len(heads)-2]
+	}
+	fl := &flooder{addr: u.Host, pace: &pacer{rate: float64(c.headerRate)}, wait: c.headerWait, over: c.endlessOver,
+		every: c.endlessEvery, headers: newOutcomes(), endless: newOutcomes()}
+	cpu0 := sampleCPU(0)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	start := func(f func()) {
@@ -298,6 +354,17 @@ func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
 		}
 	}
 
+	for range c.headers {
+		start(func() { fl.finished(stop, heads) })
+	}
+	for range c.endless {
+		start(func() { fl.endlessConn(stop, endless) })
+	}
+	var health healthSummary
+	if c.healthz > 0 {
+		start(func() { health = pollHealth(stop, u.Host, u.Host, c.healthz) })
+	}
+
 	t0 := time.Now()
 	select {
 	case <-time.After(c.duration):
@@ -310,6 +377,18 @@ func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
 		Reconnects: a.reconnects.Load()}
 	if c.hog == 0 {
 		s.HogBytes = 0
+	}
+	s.LoadgenCPUS = (sampleCPU(0).self - cpu0.self).Seconds()
+	if c.headers > 0 || c.endless > 0 {
+		s.HeaderConns, s.EndlessConns, s.HeaderBytes, s.HeaderPad = c.headers, c.endless, c.headerBytes, c.headerPad
+		s.HeaderAuth = c.headerAuth && c.token != ""
+		s.HeaderRateMBs = float64(c.headerRate) / 1e6
+		s.HeaderOutcomes, s.HeaderMeanS = fl.headers.n, fl.headers.means()
+		s.EndlessOutcomes, s.EndlessMeanS = fl.endless.n, fl.endless.means()
+		s.HeaderOpened, s.HeaderSentMB = fl.opened.Load(), float64(fl.sent.Load())/1e6
+	}
+	if c.healthz > 0 {
+		s.Healthz = &health
 	}
 	if c.serverPID > 0 {
 		if kb, err := procStatusKB(c.serverPID, "VmHWM"); err == nil {

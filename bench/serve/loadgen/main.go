@@ -4,7 +4,8 @@
 //	loadgen -dump-corpus FILE [-corpus N] [-seed S]
 //	loadgen -mode batch -url URL [-clients 32] [-batch 64] [-duration 15s | -items N] [-retry-429 [-retry-max 1s]]
 //	loadgen -mode get_duration -url URL [-clients 64] [-timers 256] [-duration 8s]
-//	loadgen -mode attack -url URL [-stall 600] [-announce 64] [-flood 2] [-deep 1] [-hog 0 -hog-bytes 30MiB] [-duration 15s]
+//	loadgen -mode attack -url URL [-stall 600] [-announce 64] [-flood 2] [-deep 1] [-hog 0 -hog-bytes 30MiB]
+//	        [-headers 0] [-headers-endless 0] [-header-bytes 1000000] [-header-auth] [-header-rate 128MiB] [-healthz 0] [-duration 15s]
 //	loadgen -mode wait -url URL [-timeout 30s]
 //
 // batch sends POST /v1/score/batch with B timely/general items per request
@@ -22,10 +23,11 @@
 // get_duration creates M timers (POST /v1/timers) and then has N clients
 // call POST /v1/tools/get_duration {"timer": token} round-robin.
 //
-// attack runs hostile clients (attack.go) for -duration, beside a batch
-// run, so that the benchmark can compare what legitimate clients get with
-// and without them. It stops early, still printing its summary, on SIGTERM
-// or SIGINT.
+// attack runs hostile clients (attack.go, headers.go) for -duration,
+// beside a batch run, so that the benchmark can compare what legitimate
+// clients get with and without them; with -healthz it also polls
+// GET /healthz meanwhile. It stops early, still printing its summary, on
+// SIGTERM or SIGINT.
 //
 // -dump-corpus writes the corpus as JSONL, so that the Python baseline
 // scores the very same items, and prints its statistics, among them the
@@ -82,6 +84,17 @@ type config struct {
 	hogBytes   int
 	retry429   bool
 	retryMax   time.Duration
+	// The header flood (headers.go) and the /healthz poller.
+	headers      int
+	endless      int
+	headerBytes  int
+	headerPad    int
+	headerAuth   bool
+	headerRate   int
+	headerWait   time.Duration
+	endlessOver  time.Duration
+	endlessEvery time.Duration
+	healthz      time.Duration
 }
 
 func main() {
@@ -111,6 +124,16 @@ func main() {
 	flag.IntVar(&c.hogBytes, "hog-bytes", 30<<20, "attack mode: the body length a -hog connection announces (keep it under the server's serve.max_body_bytes)")
 	flag.BoolVar(&c.retry429, "retry-429", false, "batch mode: count a 429 as shed and retry after its Retry-After, instead of failing")
 	flag.DurationVar(&c.retryMax, "retry-max", time.Second, "batch mode: the longest wait before a retry, whatever Retry-After asks")
+	flag.IntVar(&c.headers, "headers", 0, "attack mode: connections that each send a -header-bytes request head, Content-Length 32 MiB and one body byte, then wait for the answer")
+	flag.IntVar(&c.endless, "headers-endless", 0, "attack mode: connections that send a -header-bytes request head over -endless-over, then a header line every -endless-every, and never end it")
+	flag.IntVar(&c.headerBytes, "header-bytes", 1_000_000, "attack mode: the length of a header flood's request head (net/http's default limit is 1 MiB)")
+	flag.IntVar(&c.headerPad, "header-pad", 300, "attack mode: the padding headers that fill a header flood's head")
+	flag.BoolVar(&c.headerAuth, "header-auth", true, "attack mode: the header flood sends the bearer token (-token)")
+	flag.IntVar(&c.headerRate, "header-rate", 128<<20, "attack mode: bytes per second the header flood sends, all its connections together")
+	flag.DurationVar(&c.headerWait, "header-wait", 30*time.Second, "attack mode: how long a -headers connection waits for an answer")
+	flag.DurationVar(&c.endlessOver, "endless-over", 8*time.Second, "attack mode: the time a -headers-endless connection spreads its head over")
+	flag.DurationVar(&c.endlessEvery, "endless-every", time.Second, "attack mode: the interval between the header lines a -headers-endless connection trickles after its head")
+	flag.DurationVar(&c.healthz, "healthz", 0, "attack mode: poll GET /healthz at this interval, each poll on a new connection with a 1 s timeout (0: do not poll)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail("unexpected arguments %q", flag.Args())
@@ -118,8 +141,11 @@ func main() {
 	if c.corpusN <= 0 || c.batch <= 0 || c.checkEvery <= 0 || c.timers <= 0 || c.clients < 0 {
 		fail("-corpus, -batch, -check-every and -timers must be positive, -clients non-negative")
 	}
-	if c.stall < 0 || c.announce < 0 || c.flood < 0 || c.deep < 0 || c.hog < 0 || c.retryMax < 0 {
-		fail("-stall, -announce, -flood, -deep, -hog and -retry-max must not be negative")
+	if c.stall < 0 || c.announce < 0 || c.flood < 0 || c.deep < 0 || c.hog < 0 || c.retryMax < 0 || c.headers < 0 || c.endless < 0 || c.healthz < 0 {
+		fail("-stall, -announce, -flood, -deep, -hog, -retry-max, -headers, -headers-endless and -healthz must not be negative")
+	}
+	if c.headerRate <= 0 || c.headerWait <= 0 || c.endlessOver <= 0 || c.endlessEvery <= 0 {
+		fail("-header-rate, -header-wait, -endless-over and -endless-every must be positive")
 	}
 	var err error
 	switch {
