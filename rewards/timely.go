@@ -116,9 +116,12 @@ func TimelyReward(c TimelyConfig, t, tMax, r float64) float64 {
 }
 
 // measure returns the rollout's measured time and its limit. The time comes
-// from the timer the item names, else from extra_info.elapsed_s; the limit
-// from extra_info.time_limit_s, else from the timer. timed is false when no
-// time is known, in which case no limit applies. A running timer gives a
+// from the timer the item names, else from extra_info.elapsed_s. The limit
+// a timer carries is signed by the service that issued it and decides: an
+// extra_info.time_limit_s that disagrees with it is an error naming both
+// (a row cannot loosen its rollout's budget); without a timer, or when the
+// timer carries no limit, the limit is extra_info.time_limit_s. timed is
+// false when no time is known, in which case no limit applies. A running timer gives a
 // later time at every reading, so a scorer measures once and hands that
 // time to everything that needs it (the honesty check and the reward).
 func (s *Scorer) measure(ctx context.Context, it *Item) (t float64, timed bool, limit float64, err error) {
@@ -138,7 +141,10 @@ func (s *Scorer) measure(ctx context.Context, it *Item) (t float64, timed bool, 
 		if err != nil {
 			return 0, false, 0, &FieldError{Field: "extra_info.timer", Err: err}
 		}
-		if limit == 0 {
+		if tl > 0 {
+			if limit > 0 && limit != tl {
+				return 0, false, 0, fieldErrorf("extra_info.time_limit_s", "%v s disagrees with the limit of %v s signed into extra_info.timer; the timer's limit decides: drop time_limit_s or make it match", limit, tl)
+			}
 			limit = tl
 		}
 		return el, true, limit, nil

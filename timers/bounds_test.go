@@ -1,6 +1,7 @@
 package timers
 
 import (
+	"fmt"
 	"context"
 	"math"
 	"strings"
@@ -171,8 +172,8 @@ func TestOpenSpan(t *testing.T) {
 	clk.Advance(5 * time.Second)
 	got, err := s.Read(r.Timer)
 	require.NoError(t, err)
-	assert.InDelta(t, 3+5.0, got.ToolS, 1e-9, "the open span is tool time")
-	assert.InDelta(t, 2*1+3+5.0, got.ElapsedS, 1e-9)
+	assert.InDelta(t, 3.0, got.ToolS, 1e-9, "an open span is no tool time yet")
+	assert.InDelta(t, 2*1+3+2*5.0, got.ElapsedS, 1e-9, "an open span counts at α = 2, the larger rate")
 	_, err = s.AddSpan(r.Timer, Span{Action: "start"})
 	require.ErrorIs(t, err, ErrBadSpec)
 	assert.ErrorContains(t, err, "already open")
@@ -180,23 +181,54 @@ func TestOpenSpan(t *testing.T) {
 	stopped, err := s.Stop(r.Timer)
 	require.NoError(t, err)
 	assert.True(t, stopped.Stopped)
-	assert.InDelta(t, 8.0, stopped.ToolS, 1e-9)
-	assert.InDelta(t, 10.0, stopped.ElapsedS, 1e-9)
+	assert.InDelta(t, 3.0, stopped.ToolS, 1e-9)
+	assert.InDelta(t, 15.0, stopped.ElapsedS, 1e-9)
 
 	clk.Advance(time.Hour - 7*time.Second)
-	for _, id := range []string{stopped.Timer, "r"} {
+	for _, id := range []string{stopped.Timer, "r", r.Timer} {
 		got, err := s.Read(id)
 		require.NoError(t, err)
 		assert.True(t, got.Stopped)
-		assert.InDelta(t, 8.0, got.ToolS, 1e-9, "the span closed when the timer stopped")
-		assert.InDelta(t, 10.0, got.ElapsedS, 1e-9)
+		assert.InDelta(t, 3.0, got.ToolS, 1e-9, "a span left open at the stop never became tool time")
+		assert.InDelta(t, 15.0, got.ElapsedS, 1e-9)
 	}
 	again, err := s.Stop(stopped.Timer)
 	require.NoError(t, err)
 	assert.Equal(t, stopped.Timer, again.Timer, "stopping a stopped timer changes nothing")
-	_, err = s.AddSpan(stopped.Timer, Span{Seconds: 1})
-	require.ErrorIs(t, err, ErrBadSpec)
-	assert.ErrorContains(t, err, "stopped")
+	for _, sp := range []Span{{Seconds: 1}, {Action: "end"}} {
+		_, err = s.AddSpan(stopped.Timer, sp)
+		require.ErrorIs(t, err, ErrBadSpec)
+		assert.ErrorContains(t, err, "stopped")
+	}
+}
+
+// TestOpenSpanNeverShortensTheReading: whatever α, a span opened and never
+// ended (read while open, or left open at the stop) gives a reading no
+// shorter than the same time spent generating, and no shorter than the
+// same time spent in tools.
+func TestOpenSpanNeverShortensTheReading(t *testing.T) {
+	for _, alpha := range []float64{0.25, 1, 3} {
+		t.Run(fmt.Sprint(alpha), func(t *testing.T) {
+			clk := &fakeClock{t: t0}
+			s := newStore(t, clk, secret)
+			r, err := s.Create(Spec{SpeedFactor: alpha})
+			require.NoError(t, err)
+			clk.Advance(2 * time.Second)
+			r, err = s.AddSpan(r.Timer, Span{Action: "start"})
+			require.NoError(t, err)
+			clk.Advance(10 * time.Second)
+			// By hand: 2 s of generation, then 10 s that either rate could
+			// price; the larger one counts.
+			want := alpha*2 + 10*max(alpha, 1)
+			got, err := s.Read(r.Timer)
+			require.NoError(t, err)
+			assert.InDelta(t, want, got.ElapsedS, 1e-9, "read while open")
+			stopped, err := s.Stop(r.Timer)
+			require.NoError(t, err)
+			assert.InDelta(t, want, stopped.ElapsedS, 1e-9, "left open at the stop")
+			assert.Zero(t, stopped.ToolS)
+		})
+	}
 }
 
 // TestStopAtCreation: a timer stopped at the instant it was created reads

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,8 +34,8 @@ func TestSpanOpenedAtUnixEpoch(t *testing.T) {
 			got, err := s.Read(open.Timer)
 			require.NoError(t, err)
 			gen := (-created).Seconds()
-			assert.InDelta(t, 3.0, got.ToolS, 1e-9, "the open span is tool time")
-			assert.InDelta(t, 2*gen+3, got.ElapsedS, 1e-9, "tool time is not scaled")
+			assert.InDelta(t, 0.0, got.ToolS, 1e-9, "an open span is no tool time yet")
+			assert.InDelta(t, 2*gen+2*3, got.ElapsedS, 1e-9, "an open span counts at α = 2")
 
 			_, err = s.AddSpan(open.Timer, Span{Action: "start"})
 			assert.ErrorIs(t, err, ErrBadSpec)
@@ -50,13 +51,14 @@ func TestSpanOpenedAtUnixEpoch(t *testing.T) {
 			assert.InDelta(t, 4.0, got.ToolS, 1e-9, "the span stays closed")
 			assert.InDelta(t, 2*(gen+5)+4, got.ElapsedS, 1e-9)
 
-			// Stopping while the epoch span is open closes it at the stop.
+			// A span open at the stop stays out of the tool time.
 			open, err = s.AddSpan(closed.Timer, Span{Action: "start"})
 			require.NoError(t, err)
 			clk.Advance(2 * time.Second)
 			stopped, err := s.Stop(open.Timer)
 			require.NoError(t, err)
-			assert.InDelta(t, 6.0, stopped.ToolS, 1e-9)
+			assert.InDelta(t, 4.0, stopped.ToolS, 1e-9)
+			assert.InDelta(t, 2*(gen+5)+4+2*2, stopped.ElapsedS, 1e-9)
 		})
 	}
 }
@@ -105,9 +107,10 @@ var (
 	goldenStopped = "AQAAtJN24voYAKBsxLzl-hgAKGvuAAAAAAAAAAAAAAAAAAAAAAAAAAAAUIpweOL6GAkAAAAAAAAAAAAAAAAAAEAAAAAAAAAAAAAAAAAAAE5AZ29sZGVu.TcubTz0wcYlyQ7FhMIx6OA"
 )
 
-// TestTokensIssuedBeforeFlags: tokens issued before the flags read as they
-// did, and the same steps issue the same tokens byte for byte, so replicas
-// of either version read each other's timers.
+// TestTokensIssuedBeforeFlags: tokens issued before the flags (and before
+// change counts) read as they did; a new timer's token is still the same
+// byte for byte, so earlier replicas read it, and a changed timer's token
+// is version 3, which carries its change count.
 func TestTokensIssuedBeforeFlags(t *testing.T) {
 	clk := &fakeClock{t: t0}
 	s := newStore(t, clk, goldenSecret)
@@ -117,19 +120,15 @@ func TestTokensIssuedBeforeFlags(t *testing.T) {
 	clk.Advance(3 * time.Second)
 	r, err = s.AddSpan(r.Timer, Span{Action: "start"})
 	require.NoError(t, err)
-	assert.Equal(t, goldenOpen, r.Timer)
-	clk.Advance(4 * time.Second)
-	r, err = s.AddSpan(r.Timer, Span{Action: "end"})
+	payload, err := base64.RawURLEncoding.DecodeString(strings.Split(r.Timer, ".")[0])
 	require.NoError(t, err)
-	assert.Equal(t, goldenClosed, r.Timer)
-	clk.Advance(time.Second)
-	r, err = s.Stop(r.Timer)
-	require.NoError(t, err)
-	assert.Equal(t, goldenStopped, r.Timer)
+	assert.Equal(t, byte(3), payload[0], "a changed timer's token is version 3")
+	assert.Equal(t, []byte{1, 0, 0, 0}, payload[fixedLenV2:fixedLenV3], "one change")
 
-	// At t0+18 s: the open span has run 15 s (2·3 + 15); the closed one
-	// took 4 s of 18 (2·14 + 4); the stopped timer stays at 2·4 + 4.
-	clk.Advance(10 * time.Second)
+	// At t0+18 s: the open span has run 15 s, at the larger rate, α = 2
+	// (2·3 + 2·15); the closed one took 4 s of 18 (2·14 + 4); the stopped
+	// timer stays at 2·4 + 4.
+	clk.Advance(15 * time.Second)
 	reader := newStore(t, clk, goldenSecret)
 	for _, tc := range []struct {
 		tok            string
@@ -137,7 +136,7 @@ func TestTokensIssuedBeforeFlags(t *testing.T) {
 		stopped, spans bool
 	}{
 		{goldenCreated, 36, 0, false, false},
-		{goldenOpen, 21, 15, false, true},
+		{goldenOpen, 36, 0, false, true},
 		{goldenClosed, 32, 4, false, false},
 		{goldenStopped, 12, 4, true, false},
 	} {

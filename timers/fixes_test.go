@@ -51,27 +51,28 @@ func TestOpenSpanAtTheToolBound(t *testing.T) {
 			s := newStore(t, clk, secret)
 			r, err := s.Create(Spec{SpeedFactor: 0.5})
 			require.NoError(t, err)
-			r, err = s.AddSpan(r.Timer, Span{Seconds: MaxToolSeconds - 4})
+			r, err = s.AddSpan(r.Timer, Span{Seconds: MaxToolSeconds - 4, Simulated: true})
 			require.NoError(t, err)
 			r, err = s.AddSpan(r.Timer, Span{Action: "start"})
 			require.NoError(t, err)
 			clk.Advance(10 * time.Second)
 			open, err := s.Read(r.Timer)
 			require.NoError(t, err)
-			// 4 s of the span fit under the bound; the wall clock has run
-			// 10 s, all of it inside the reported tool time, so nothing is
-			// generation time.
-			assert.Equal(t, float64(MaxToolSeconds), open.ToolS)
-			assert.Equal(t, float64(MaxToolSeconds), open.ElapsedS)
+			// 4 s of the span fit under the bound, at the tool rate 1; the
+			// other 6 s of the wall clock are generation, at α = 0.5.
+			assert.Equal(t, float64(MaxToolSeconds-4), open.ToolS, "an open span is no tool time yet")
+			assert.Equal(t, MaxToolSeconds+3, open.ElapsedS)
 
 			var closed Reading
 			if end == "end" {
 				closed, err = s.AddSpan(r.Timer, Span{Action: "end"})
+				require.NoError(t, err)
+				assert.Equal(t, float64(MaxToolSeconds), closed.ToolS)
 			} else {
 				closed, err = s.Stop(r.Timer)
+				require.NoError(t, err)
+				assert.Equal(t, open.ToolS, closed.ToolS)
 			}
-			require.NoError(t, err)
-			assert.Equal(t, open.ToolS, closed.ToolS)
 			assert.Equal(t, open.ElapsedS, closed.ElapsedS)
 		})
 	}

@@ -12,6 +12,18 @@
 // Tokens are immutable: an operation that changes a timer (a tool span, a
 // stop) returns a new token, and the caller keeps the newest.
 //
+// A token is a capability, not the whole truth: each carries a change
+// count, and a Store remembers the newest state of every timer it has
+// issued or been shown. Presented with an older token of such a timer, it
+// reads and changes the newest state instead, so replaying an old token
+// neither drops the spans added since nor revives a stopped timer, and two
+// changes made with the same token both count (changes to one timer are
+// serialised). What a Store cannot know is what another process issued and
+// never showed it: a replica that has not seen a timer's newest token, or a
+// process restarted since, takes the token it is shown at its word, once
+// (from then on it knows it). Route a rollout's calls to one replica
+// (sticky sessions by rollout id) to close that gap too.
+//
 // A Store also remembers the newest token of each rollout it has seen, so a
 // client on the same replica may read a timer by its rollout id alone.
 // Changing a timer (a span, a stop) needs its token, and a rollout id stays
@@ -121,12 +133,19 @@ type Spec struct {
 // Span reports time spent in tools.
 type Span struct {
 	// Seconds is a closed span's length. Measured spans (the default) took
-	// real wall time and are removed from the scaled generation time;
-	// simulated spans add latency that did not pass on the wall clock.
+	// real wall time and are removed from the scaled generation time, so a
+	// measured span is capped at the wall time since the timer started that
+	// no other span has claimed: a client cannot state more tool time than
+	// passed. Simulated spans add latency that did not pass on the wall
+	// clock (they only ever lengthen the elapsed time).
 	Seconds   float64
 	Simulated bool
 	// Action "start" opens a measured span at the current time; "end"
-	// closes it. Used instead of Seconds.
+	// closes it, and the service's own clock measures it. Used instead of
+	// Seconds. A span that is open counts as whichever of generation and
+	// tool time makes the reading longer, and one still open when the
+	// timer stops never becomes tool time: leaving a span open cannot
+	// shorten a rollout.
 	Action string
 }
 
@@ -160,6 +179,7 @@ type state struct {
 	stopped        int64 // stop time, when halted (else 0)
 	spanOpen       bool  // a measured span is open
 	halted         bool  // the timer is stopped
+	seq            uint32 // changes since creation (spans, the stop)
 	seed           uint64
 	alpha, jitter  float64
 	limit          float64
@@ -174,19 +194,23 @@ const MaxToolSeconds = 1e9
 
 const maxToolNS = int64(MaxToolSeconds * 1e9)
 
-// Token payloads: a version byte, ten 8-byte fields, then (version 2 only)
-// a flags byte, then the rollout id. Version 1, the only one before Unix
-// time 0 was a legal span start or stop time, reads a zero open or stopped
-// time as "no span" and "running"; every state in which that reading is
-// right is still written as version 1, byte for byte as before, so older
+// Token payloads: a version byte, ten 8-byte fields, then (versions 2 and
+// 3) a flags byte, then (version 3) the change count, 4 bytes, then the
+// rollout id. Version 1, the only one before Unix time 0 was a legal span
+// start or stop time, reads a zero open or stopped time as "no span" and
+// "running"; a timer that has not changed since its creation is still
+// written as version 1 (or 2, below), byte for byte as before, so older
 // replicas read those tokens and tokens they issued read the same here.
 // Version 2 is written only for a span opened or a timer stopped at
-// exactly Unix time 0, and says so in its flags.
+// exactly Unix time 0, and says so in its flags. Version 3 is written for
+// every timer that has changed: older replicas refuse it.
 const (
 	tokenV1      = 1
 	tokenV2      = 2
+	tokenV3      = 3
 	fixedLen     = 1 + 10*8
 	fixedLenV2   = fixedLen + 1
+	fixedLenV3   = fixedLenV2 + 4
 	flagSpanOpen = 1 << 0 // version 2: a span is open
 	flagHalted   = 1 << 1 // version 2: the timer is stopped
 	macLen       = 16     // HMAC-SHA256 truncated to 128 bits
@@ -285,7 +309,7 @@ func (s *Store) Create(spec Spec) (Reading, error) {
 		rollout: spec.RolloutID,
 	}
 	tok := s.encode(st)
-	if !s.index.claim(st.rollout, tok, st.expires, now) {
+	if !s.index.claim(st, tok, now) {
 		return Reading{}, fmt.Errorf("%w: rollout_id %q: stop it with its token first, or use another id", ErrConflict, st.rollout)
 	}
 	return s.reading(st, tok, now), nil
@@ -304,100 +328,123 @@ func (s *Store) Read(id string) (Reading, error) {
 // Elapsed returns the measured seconds and the time limit of the timer a
 // token (or known rollout id) names; it makes a Store a rewards.TimeSource.
 func (s *Store) Elapsed(_ context.Context, id string) (elapsedS, limitS float64, err error) {
-	st, now, err := s.load(id)
+	st, _, now, err := s.loadToken(id)
 	if err != nil {
 		return 0, 0, err
 	}
 	return st.elapsed(now), st.limit, nil
 }
 
+// maxChanges bounds a timer's change count, which its tokens carry.
+const maxChanges = math.MaxUint32
+
 // AddSpan records tool time and returns the reading with the new token.
-// tok must be a token (ErrTokenRequired for a rollout id).
+// tok must be a token (ErrTokenRequired for a rollout id); an older token
+// of the timer changes its newest state.
 func (s *Store) AddSpan(tok string, sp Span) (Reading, error) {
-	st, now, err := s.loadForChange(tok)
-	if err != nil {
-		return Reading{}, err
+	if sp.Action == "" && !(sp.Seconds >= 0 && sp.Seconds <= MaxToolSeconds) {
+		return Reading{}, specErrorf("seconds", "%v is not in [0, %g]", sp.Seconds, MaxToolSeconds)
 	}
-	if st.halted {
-		return Reading{}, specErrorf("timer", "the timer is stopped")
+	if sp.Action != "" && sp.Action != "start" && sp.Action != "end" {
+		return Reading{}, specErrorf("action", "%q is not start or end", sp.Action)
 	}
-	switch sp.Action {
-	case "":
-		if !(sp.Seconds >= 0 && sp.Seconds <= MaxToolSeconds) {
-			return Reading{}, specErrorf("seconds", "%v is not in [0, %g]", sp.Seconds, MaxToolSeconds)
+	return s.change(tok, func(st *state, now int64) error {
+		if st.halted {
+			return specErrorf("timer", "the timer is stopped")
+		}
+		if sp.Action == "start" {
+			if st.spanOpen {
+				return specErrorf("action", "a span is already open")
+			}
+			st.open, st.spanOpen = now, true
+			return nil
+		}
+		if sp.Action == "end" {
+			if !st.spanOpen {
+				return specErrorf("action", "no span is open")
+			}
+			st.measured = st.addTool(now - st.open)
+			st.open, st.spanOpen = 0, false
+			return nil
 		}
 		d := int64(sp.Seconds * 1e9)
 		if d > maxToolNS-st.measured-st.simulated {
-			return Reading{}, specErrorf("seconds", "the timer's tool time would pass %g s", MaxToolSeconds)
+			return specErrorf("seconds", "the timer's tool time would pass %g s", MaxToolSeconds)
 		}
 		if sp.Simulated {
 			st.simulated += d
 		} else {
-			st.measured += d
+			// Measured time passed on the wall clock: no more of it than
+			// the wall time no other span has claimed.
+			st.measured += min(d, st.unclaimed(now))
 		}
-	case "start":
-		if st.spanOpen {
-			return Reading{}, specErrorf("action", "a span is already open")
-		}
-		st.open, st.spanOpen = now, true
-	case "end":
-		if !st.spanOpen {
-			return Reading{}, specErrorf("action", "no span is open")
-		}
-		st.measured = st.addTool(now - st.open)
-		st.open, st.spanOpen = 0, false
-	default:
-		return Reading{}, specErrorf("action", "%q is not start or end", sp.Action)
-	}
-	return s.issue(st, now), nil
+		return nil
+	})
 }
 
 // Stop freezes the timer at the current reading and returns the reading
-// with the frozen token. Stopping a stopped timer returns it unchanged.
-// Earlier tokens stay readable until they expire: timers cannot be revoked
-// without shared state.
+// with the frozen token. Stopping a stopped timer returns it unchanged. A
+// span still open is not closed: its time never becomes tool time.
+// Earlier tokens of the timer read the stopped state on this Store, and on
+// any Store that has been shown a later token than theirs (see the package
+// comment).
 //
 // tok must be a token (ErrTokenRequired for a rollout id).
 func (s *Store) Stop(tok string) (Reading, error) {
-	st, now, err := s.loadForChange(tok)
+	return s.change(tok, func(st *state, now int64) error {
+		if st.halted {
+			return errUnchanged
+		}
+		st.stopped, st.halted = max(now, st.start), true
+		return nil
+	})
+}
+
+// errUnchanged tells change that an operation left the timer as it was.
+var errUnchanged = errors.New("unchanged")
+
+// change applies op to the newest state of the timer tok names, under the
+// lock of its part of the index, and issues the result. op returns
+// errUnchanged to issue nothing.
+func (s *Store) change(tok string, op func(st *state, now int64) error) (Reading, error) {
+	if !strings.Contains(tok, ".") {
+		if _, ok := s.index.get(tok); ok {
+			return Reading{}, ErrTokenRequired
+		}
+	}
+	st, tok, now, err := s.loadToken(tok)
 	if err != nil {
 		return Reading{}, err
 	}
-	if !st.halted {
-		if st.spanOpen {
-			st.measured = st.addTool(now - st.open)
-			st.open, st.spanOpen = 0, false
+	sh := s.index.shard(st.rollout)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	// Another change may have landed since loadToken.
+	if e, ok := sh.timers[st.key()]; ok && st.counted() && e.token != tok && e.seq >= st.seq {
+		if st, err = s.decode(e.token); err != nil {
+			return Reading{}, err
 		}
-		st.stopped, st.halted = max(now, st.start), true
-		return s.issue(st, now), nil
+		tok = e.token
 	}
-	return s.reading(st, s.encode(st), now), nil
-}
-
-func (s *Store) issue(st state, now int64) Reading {
-	tok := s.encode(st)
-	s.index.put(st.rollout, tok, st.expires, st.halted, now)
-	return s.reading(st, tok, now)
-}
-
-// loadForChange loads a timer named by its token for an operation that
-// changes it.
-func (s *Store) loadForChange(tok string) (state, int64, error) {
-	if !strings.Contains(tok, ".") {
-		if _, ok := s.index.get(tok); ok {
-			return state{}, 0, ErrTokenRequired
+	if err := op(&st, now); err != nil {
+		if errors.Is(err, errUnchanged) {
+			return s.reading(st, tok, now), nil
 		}
+		return Reading{}, err
 	}
-	return s.load(tok)
+	if st.seq == maxChanges {
+		return Reading{}, specErrorf("timer", "the timer has changed %d times, the most a token can count", uint32(maxChanges))
+	}
+	st.seq++
+	tok = s.encode(st)
+	s.index.record(sh, st, tok, now)
+	return s.reading(st, tok, now), nil
 }
 
-func (s *Store) load(id string) (state, int64, error) {
-	st, _, now, err := s.loadToken(id)
-	return st, now, err
-}
-
-// loadToken resolves id (a token or a known rollout id) to the timer's
-// state and token, checking signature and expiry.
+// loadToken resolves id (a token or a known rollout id) to the newest state
+// of its timer that this Store knows, and that state's token, checking
+// signature and expiry. A token newer than any this Store knew of its timer
+// is remembered.
 func (s *Store) loadToken(id string) (state, string, int64, error) {
 	now := s.opts.Now().UnixNano()
 	if tok, ok := s.index.get(id); ok {
@@ -412,7 +459,21 @@ func (s *Store) loadToken(id string) (state, string, int64, error) {
 	if now > st.expires {
 		return state{}, "", 0, ErrExpired
 	}
-	return st, id, now, nil
+	if !st.counted() {
+		return st, id, now, nil
+	}
+	newest, ok := s.index.newest(st.key(), st.seq)
+	if !ok {
+		s.index.learn(st, id, now)
+		return st, id, now, nil
+	}
+	if newest != id {
+		// Signed by this Store's secret and checked when it was stored.
+		if st, err = s.decode(newest); err != nil {
+			return state{}, "", 0, err
+		}
+	}
+	return st, newest, now, nil
 }
 
 // addTool returns the measured tool time with d more of it, saturating so
@@ -422,6 +483,24 @@ func (st *state) addTool(d int64) int64 {
 	return st.measured + min(max(0, d), room)
 }
 
+// counted reports whether a state's change count orders it among its
+// timer's states: a timer never changed, or one changed by this version.
+// A token of an earlier version that records changes counts none, so it
+// is read at its word (and its change here is counted from then on).
+func (st *state) counted() bool {
+	return st.seq > 0 || st.measured == 0 && st.simulated == 0 && !st.spanOpen && !st.halted
+}
+
+// unclaimed is the wall time from the start to now that neither the closed
+// measured spans nor the open one account for.
+func (st *state) unclaimed(now int64) int64 {
+	free := now - st.start - st.measured
+	if st.spanOpen {
+		free -= now - st.open
+	}
+	return max(0, free)
+}
+
 // valid reports whether a state's fields are within the bounds every
 // operation keeps. A token signed by this code always is; one that is not
 // (written before the bounds existed, or by a bug) is refused rather than
@@ -429,25 +508,29 @@ func (st *state) addTool(d int64) int64 {
 func (st *state) valid() bool {
 	return st.measured >= 0 && st.simulated >= 0 && st.measured <= maxToolNS-st.simulated &&
 		st.expires > st.start && (!st.spanOpen || st.open >= st.start) &&
-		(!st.halted || st.stopped >= st.start) &&
+		(!st.halted || st.stopped >= st.start) && (!st.spanOpen || !st.halted || st.open <= st.stopped) &&
 		st.alpha > 0 && st.alpha <= 1e6 && st.jitter >= 0 && st.jitter <= 1 &&
 		st.limit >= 0 && !math.IsInf(st.limit, 1) && len(st.rollout) <= maxRolloutID
 }
 
 // elapsed is α·generation + measured + simulated tool time at now. An open
-// span counts as if it ended at now, within the tool-time bound as its end
-// would keep it.
+// span (or one left open when the timer stopped) counts at the larger of
+// the two rates, α for generation and 1 for tools, so that opening a span
+// never shortens the reading: with α ≤ 1 the reading is the one ending
+// the span now would freeze (within the tool-time bound, as its end would
+// keep it), with α > 1 it is as if the span were generation, and ending it
+// reprices it as tool time.
 func (st *state) elapsed(now int64) float64 {
 	end := now
 	if st.halted {
 		end = st.stopped
 	}
-	measured := st.measured
+	var fit int64 // what ending the open span now would add to the tool time
 	if st.spanOpen {
-		measured = st.addTool(end - st.open)
+		fit = st.addTool(end-st.open) - st.measured
 	}
-	gen := max(0, end-st.start-measured)
-	return st.alpha*float64(gen)/1e9 + float64(measured+st.simulated)/1e9
+	gen := max(0, end-st.start-st.measured-fit)
+	return st.alpha*float64(gen)/1e9 + float64(st.measured+st.simulated)/1e9 + max(st.alpha, 1)*float64(fit)/1e9
 }
 
 func (s *Store) reading(st state, tok string, now int64) Reading {
@@ -456,13 +539,9 @@ func (s *Store) reading(st state, tok string, now int64) Reading {
 	if st.jitter > 0 {
 		rep = max(0, el*(1+st.jitter*normal(st.seed^uint64(now))))
 	}
-	tool := st.measured + st.simulated
-	if st.spanOpen && !st.halted {
-		tool = st.addTool(now-st.open) + st.simulated
-	}
 	return Reading{
 		RolloutID: st.rollout, ElapsedS: el, ReportedS: rep, Text: FormatSeconds(rep),
-		ToolS: float64(tool) / 1e9, SpeedFactor: st.alpha, Jitter: st.jitter, TimeLimitS: st.limit,
+		ToolS: float64(st.measured+st.simulated) / 1e9, SpeedFactor: st.alpha, Jitter: st.jitter, TimeLimitS: st.limit,
 		Stopped: st.halted, ExpiresAt: time.Unix(0, st.expires).UTC(), Timer: tok,
 	}
 }
@@ -497,7 +576,7 @@ func splitmix(x uint64) uint64 {
 var b64 = base64.RawURLEncoding.Strict()
 
 func (s *Store) encode(st state) string {
-	buf := make([]byte, fixedLen, fixedLenV2+len(st.rollout)+macLen)
+	buf := make([]byte, fixedLen, fixedLenV3+len(st.rollout)+macLen)
 	buf[0] = tokenV1
 	le := binary.LittleEndian
 	for i, v := range [...]uint64{
@@ -507,7 +586,7 @@ func (s *Store) encode(st state) string {
 	} {
 		le.PutUint64(buf[1+8*i:], v)
 	}
-	if st.spanOpen != (st.open != 0) || st.halted != (st.stopped != 0) {
+	if st.seq > 0 || st.spanOpen != (st.open != 0) || st.halted != (st.stopped != 0) {
 		buf[0] = tokenV2
 		var flags byte
 		if st.spanOpen {
@@ -517,6 +596,10 @@ func (s *Store) encode(st state) string {
 			flags |= flagHalted
 		}
 		buf = append(buf, flags)
+		if st.seq > 0 {
+			buf[0] = tokenV3
+			buf = le.AppendUint32(buf, st.seq)
+		}
 	}
 	buf = append(buf, st.rollout...)
 	mac := s.sign(buf)
@@ -543,7 +626,7 @@ func (s *Store) decode(tok string) (state, error) {
 	if dot < 0 || len(tok) > 2*(fixedLen+maxRolloutID+macLen) {
 		return state{}, ErrInvalid
 	}
-	var pbuf [fixedLenV2 + maxRolloutID + 8]byte
+	var pbuf [fixedLenV3 + maxRolloutID + 8]byte
 	var mbuf [macLen + 8]byte
 	if b64.DecodedLen(dot) > len(pbuf) || b64.DecodedLen(len(tok)-dot-1) != macLen {
 		return state{}, ErrInvalid
@@ -577,10 +660,16 @@ func (s *Store) decode(tok string) (state, error) {
 	case tokenV1:
 		st.spanOpen, st.halted = st.open != 0, st.stopped != 0
 		st.rollout = string(payload[fixedLen:])
-	case tokenV2:
+	case tokenV2, tokenV3:
 		// A flag that is off leaves its time 0, and no other bit is set, so
-		// a state has one spelling in version 2 as well.
-		if len(payload) < fixedLenV2 {
+		// a state has one spelling in versions 2 and 3 as well; version 3
+		// holds a change count above 0 (with none, the state is written
+		// as version 1 or 2).
+		rest := fixedLenV2
+		if payload[0] == tokenV3 {
+			rest = fixedLenV3
+		}
+		if len(payload) < rest {
 			return state{}, ErrInvalid
 		}
 		flags := payload[fixedLen]
@@ -588,7 +677,13 @@ func (s *Store) decode(tok string) (state, error) {
 		if flags&^(flagSpanOpen|flagHalted) != 0 || !st.spanOpen && st.open != 0 || !st.halted && st.stopped != 0 {
 			return state{}, ErrInvalid
 		}
-		st.rollout = string(payload[fixedLenV2:])
+		if payload[0] == tokenV3 {
+			st.seq = le.Uint32(payload[fixedLenV2:])
+			if st.seq == 0 {
+				return state{}, ErrInvalid
+			}
+		}
+		st.rollout = string(payload[rest:])
 	default:
 		return state{}, ErrInvalid
 	}
@@ -598,21 +693,35 @@ func (s *Store) decode(tok string) (state, error) {
 	return st, nil
 }
 
-// rolloutIndex maps rollout ids to their newest token, in shards to keep
-// lock contention low. When a shard is full, expired entries are dropped,
-// then arbitrary ones.
+// rolloutIndex remembers, in shards to keep lock contention low, the
+// newest state (its token) of each timer the Store issued or was shown,
+// and which timer each rollout id names. When a shard is full, expired
+// entries are dropped, then arbitrary ones: a forgotten timer's tokens keep
+// working, read at their word.
 type rolloutIndex struct {
 	shards [64]indexShard
 	per    int
 }
 
 type indexShard struct {
-	mu sync.RWMutex
-	m  map[string]indexEntry
+	mu     sync.RWMutex
+	ids    map[string]timerKey   // rollout id → the timer it names
+	timers map[timerKey]newestOf // timer → its newest state known here
 }
 
-type indexEntry struct {
+// timerKey identifies a timer across its tokens: what no change alters.
+type timerKey struct {
+	start   int64
+	seed    uint64
+	rollout string
+}
+
+func (st *state) key() timerKey { return timerKey{st.start, st.seed, st.rollout} }
+
+// newestOf is the newest token of a timer known here.
+type newestOf struct {
 	token   string
+	seq     uint32
 	expires int64
 	stopped bool
 }
@@ -620,7 +729,8 @@ type indexEntry struct {
 func (x *rolloutIndex) init(limit int) {
 	x.per = max(1, limit/len(x.shards))
 	for i := range x.shards {
-		x.shards[i].m = map[string]indexEntry{}
+		x.shards[i].ids = map[string]timerKey{}
+		x.shards[i].timers = map[timerKey]newestOf{}
 	}
 }
 
@@ -632,53 +742,113 @@ func (x *rolloutIndex) shard(id string) *indexShard {
 	return &x.shards[h%uint32(len(x.shards))]
 }
 
+// get returns the newest token of the timer rollout id names.
 func (x *rolloutIndex) get(id string) (string, bool) {
 	if len(id) > maxRolloutID {
 		return "", false
 	}
 	sh := x.shard(id)
 	sh.mu.RLock()
-	e, ok := sh.m[id]
-	sh.mu.RUnlock()
+	defer sh.mu.RUnlock()
+	k, ok := sh.ids[id]
+	if !ok {
+		return "", false
+	}
+	e, ok := sh.timers[k]
 	return e.token, ok
 }
 
-// put records tok as the newest token of rollout id.
-func (x *rolloutIndex) put(id, tok string, expires int64, stopped bool, now int64) {
-	sh := x.shard(id)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	x.store(sh, id, indexEntry{token: tok, expires: expires, stopped: stopped}, now)
+// newest returns the token of the newest state known of timer k, when one
+// is known that is not older than seq (tok itself when it is the newest);
+// ok is false when a token of count seq is newer than anything known, or k
+// is unknown. Of two states with one count (another process changed the
+// timer from the same token as this one did), the one known here stays
+// the newest.
+func (x *rolloutIndex) newest(k timerKey, seq uint32) (string, bool) {
+	sh := x.shard(k.rollout)
+	sh.mu.RLock()
+	e, ok := sh.timers[k]
+	sh.mu.RUnlock()
+	if !ok || e.seq < seq {
+		return "", false
+	}
+	return e.token, true
 }
 
-// claim binds rollout id to a new timer's token, unless a running timer
-// that has not expired holds it; it reports whether it did.
-func (x *rolloutIndex) claim(id, tok string, expires, now int64) bool {
-	sh := x.shard(id)
+// learn remembers a token shown to the Store, unless a state as new is
+// known by then.
+func (x *rolloutIndex) learn(st state, tok string, now int64) {
+	sh := x.shard(st.rollout)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e, ok := sh.m[id]; ok && !e.stopped && e.expires >= now {
-		return false
+	if e, ok := sh.timers[st.key()]; ok && e.seq >= st.seq {
+		return
 	}
-	x.store(sh, id, indexEntry{token: tok, expires: expires}, now)
+	x.record(sh, st, tok, now)
+}
+
+// record stores st (token tok) as its timer's newest state, and as the
+// timer of its rollout id when the id names it or nothing; sh's lock is
+// held.
+func (x *rolloutIndex) record(sh *indexShard, st state, tok string, now int64) {
+	k := st.key()
+	if _, ok := sh.timers[k]; !ok && len(sh.timers) >= x.per {
+		x.makeRoom(sh, now)
+	}
+	sh.timers[k] = newestOf{token: tok, seq: st.seq, expires: st.expires, stopped: st.halted}
+	if cur, ok := sh.ids[st.rollout]; !ok || cur == k {
+		if !ok && len(sh.ids) >= x.per {
+			x.makeRoom(sh, now)
+		}
+		sh.ids[st.rollout] = k
+	}
+}
+
+// claim binds rollout id to a new timer, unless a running timer that has
+// not expired holds it; it reports whether it did.
+func (x *rolloutIndex) claim(st state, tok string, now int64) bool {
+	sh := x.shard(st.rollout)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if k, ok := sh.ids[st.rollout]; ok {
+		if e, ok := sh.timers[k]; ok && !e.stopped && e.expires >= now {
+			return false
+		}
+	}
+	if _, ok := sh.ids[st.rollout]; !ok && len(sh.ids) >= x.per {
+		x.makeRoom(sh, now)
+	}
+	sh.ids[st.rollout] = st.key()
+	x.record(sh, st, tok, now)
 	return true
 }
 
-// store sets an entry of sh, whose lock the caller holds, making room when
-// the shard is full.
-func (x *rolloutIndex) store(sh *indexShard, id string, e indexEntry, now int64) {
-	if _, ok := sh.m[id]; !ok && len(sh.m) >= x.per {
-		for k, e := range sh.m {
-			if e.expires < now {
-				delete(sh.m, k)
-			}
-		}
-		for k := range sh.m {
-			if len(sh.m) < x.per {
-				break
-			}
-			delete(sh.m, k)
+// makeRoom drops the expired timers of a full shard, whose lock the caller
+// holds, then arbitrary ones until both maps have room for one more.
+func (x *rolloutIndex) makeRoom(sh *indexShard, now int64) {
+	for k, e := range sh.timers {
+		if e.expires < now {
+			x.forget(sh, k)
 		}
 	}
-	sh.m[id] = e
+	for k := range sh.timers {
+		if len(sh.timers) < x.per && len(sh.ids) < x.per {
+			break
+		}
+		x.forget(sh, k)
+	}
+	for id := range sh.ids {
+		if len(sh.ids) < x.per {
+			break
+		}
+		delete(sh.ids, id)
+	}
+}
+
+// forget drops timer k, and its rollout id when the id names it.
+func (x *rolloutIndex) forget(sh *indexShard, k timerKey) {
+	delete(sh.timers, k)
+	if cur, ok := sh.ids[k.rollout]; ok && cur == k {
+		delete(sh.ids, k.rollout)
+	}
 }

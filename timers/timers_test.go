@@ -76,13 +76,42 @@ func TestElapsedScalesGenerationNotTools(t *testing.T) {
 			clk.Advance(2 * time.Second)
 			return r.Timer
 		}, 14},
-		{"open span counts unscaled", 10, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+		{"open span counts at the larger rate", 10, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			// 1 s generating, then a span open for 7 s: 10·1 + 10·7.
 			clk.Advance(time.Second)
 			r, err := s.AddSpan(tok, Span{Action: "start"})
 			require.NoError(t, err)
 			clk.Advance(7 * time.Second)
 			return r.Timer
-		}, 17},
+		}, 80},
+		{"stated span capped at the wall clock", 2, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			// 3 s of wall time; a span stated as 100 s claims the 3 s.
+			clk.Advance(3 * time.Second)
+			r, err := s.AddSpan(tok, Span{Seconds: 100})
+			require.NoError(t, err)
+			assert.InDelta(t, 3.0, r.ToolS, 1e-9)
+			return r.Timer
+		}, 3},
+		{"stated spans share the wall clock", 4, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
+			// 10 s of wall time: spans of 6 s and 6 s claim 6 and 4; then
+			// 2 s more, of which a span opened for 1 s leaves 1 to claim.
+			clk.Advance(10 * time.Second)
+			r, err := s.AddSpan(tok, Span{Seconds: 6})
+			require.NoError(t, err)
+			r, err = s.AddSpan(r.Timer, Span{Seconds: 6})
+			require.NoError(t, err)
+			assert.InDelta(t, 10.0, r.ToolS, 1e-9)
+			clk.Advance(time.Second)
+			r, err = s.AddSpan(r.Timer, Span{Action: "start"})
+			require.NoError(t, err)
+			clk.Advance(time.Second)
+			r, err = s.AddSpan(r.Timer, Span{Seconds: 5})
+			require.NoError(t, err)
+			assert.InDelta(t, 11.0, r.ToolS, 1e-9)
+			r, err = s.AddSpan(r.Timer, Span{Action: "end"})
+			require.NoError(t, err)
+			return r.Timer
+		}, 12},
 		{"stop freezes the reading", 2, func(t *testing.T, s *Store, clk *fakeClock, tok string) string {
 			clk.Advance(2 * time.Second)
 			r, err := s.Stop(tok)
@@ -124,8 +153,11 @@ func TestTokensAreReadByAnyStoreWithTheSecret(t *testing.T) {
 	assert.Equal(t, "3.00 seconds.", got.Text)
 	assert.Equal(t, 30.0, got.TimeLimitS)
 
-	_, err = b.Read("rollout-7")
-	assert.ErrorIs(t, err, ErrNotFound, "a rollout id is only known where the timer was seen")
+	got, err = b.Read("rollout-7")
+	require.NoError(t, err, "a rollout id is known where its timer's token was shown")
+	assert.InDelta(t, 3.0, got.ElapsedS, 1e-9)
+	_, err = newStore(t, clk, secret).Read("rollout-7")
+	assert.ErrorIs(t, err, ErrNotFound, "and only there")
 	got, err = a.Read("rollout-7")
 	require.NoError(t, err)
 	assert.InDelta(t, 3.0, got.ElapsedS, 1e-9)
@@ -194,7 +226,7 @@ func TestToolTimeIsBoundedAndNeverWraps(t *testing.T) {
 	tok := r.Timer
 	var refused int
 	for range 10 {
-		rd, err := s.AddSpan(tok, Span{Seconds: 1e9})
+		rd, err := s.AddSpan(tok, Span{Seconds: 1e9, Simulated: true})
 		if err != nil {
 			require.ErrorIs(t, err, ErrBadSpec)
 			assert.ErrorContains(t, err, "seconds")
