@@ -5,11 +5,26 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
 )
+
+// Every route reads its body by one grammar, whichever decoder it takes:
+// JSON text (RFC 8259) holding one value and nothing after it but white
+// space, in which no object names a member twice. The general decoder
+// keeps one of two values of a name, and matches names ignoring case, so
+// which value a route saw would be an accident of the decoder: names are
+// compared after their escapes are decoded and ignoring case by simple
+// folding, at every level (inside ground truths and members no route
+// reads too, so the batch fast path and the general one always agree),
+// and a duplicate is a 400 duplicate_key naming where it is. checkJSON,
+// which every route runs before the general decoder, and the fast path
+// both refuse duplicates with the scanner's check
+// (jsonscan.Scanner.RefuseDuplicates); an OpenRLHF label that is JSON text
+// in a string is checked as it is read (labelItem).
 
 // decodeBatchFast parses a batch body {"items": [...]} of well-formed
 // items without reflection, on the project's JSON scanner
@@ -24,13 +39,14 @@ import (
 // items do not refer to body (a pooled buffer) and cost one allocation
 // instead of one per string.
 //
-// It stops as soon as the body passes a limit: limitErr is then the 4xx to
-// answer (too many items; a string or nesting past its bound makes ok false,
-// and checkJSON words it).
-func decodeBatchFast(body []byte, lim limits) (items []rewards.Item, ok bool, limitErr error) {
+// It stops as soon as the body passes a limit or names a member twice:
+// refused is then the 4xx to answer (too many items, a duplicate key; a
+// string or nesting past its bound makes ok false, and checkJSON words it).
+func decodeBatchFast(body []byte, lim limits) (items []rewards.Item, ok bool, refused error) {
 	d := newFastDecoder(body, lim)
 	d.arena = make([]byte, 0, len(body))
 	seen := false
+	var limitErr error
 	ok = d.members(batchKeys, func(int) bool {
 		if !d.open('[') {
 			return false
@@ -46,6 +62,7 @@ func decodeBatchFast(body []byte, lim limits) (items []rewards.Item, ok bool, li
 			}
 			items = append(items, rewards.Item{})
 			if !d.item(&items[len(items)-1]) {
+				d.in(func(err error) { d.s.InElement(err, len(items)-1) })
 				return false
 			}
 			more, err := d.s.More(']', "")
@@ -60,6 +77,9 @@ func decodeBatchFast(body []byte, lim limits) (items []rewards.Item, ok bool, li
 	if limitErr != nil {
 		return nil, false, limitErr
 	}
+	if d.dup != nil {
+		return nil, false, duplicateKey(d.dup, "", "")
+	}
 	if !ok || d.s.Peek() != jsonscan.End || !seen {
 		return nil, false, nil
 	}
@@ -71,13 +91,16 @@ type fastDecoder struct {
 	s     jsonscan.Scanner
 	arena []byte
 	nums  []float64 // slab for the extra_info numbers, one allocation per 128
+	// dup is the duplicate member that stopped the decoder, if one did.
+	dup *jsonscan.DuplicateKeyError
 }
 
 // newFastDecoder reads body within the limits (0: the defaults), strictly:
 // what the general decoder would repair (invalid UTF-8, lone surrogates)
-// is left to it.
+// is left to it. It refuses duplicate members.
 func newFastDecoder(body []byte, lim limits) *fastDecoder {
 	d := &fastDecoder{}
+	d.s.RefuseDuplicates = true
 	d.s.MaxDepth, d.s.MaxString = lim.maxDepth, lim.maxString
 	if d.s.MaxDepth <= 0 {
 		d.s.MaxDepth = defaultMaxDepth
@@ -148,7 +171,28 @@ func (d *fastDecoder) optNumber(dst **float64) bool {
 
 // skip consumes any JSON value, checking its grammar.
 func (d *fastDecoder) skip(depth int) bool {
-	return d.s.Peek() != jsonscan.End && d.s.SkipValue(depth) == nil
+	if d.s.Peek() == jsonscan.End {
+		return false
+	}
+	err := d.s.SkipValue(depth)
+	d.note(err)
+	return err == nil
+}
+
+// note keeps err when it is a duplicate member, which the decoder answers
+// itself; other errors leave the body to the general decoder.
+func (d *fastDecoder) note(err error) {
+	if dup, ok := err.(*jsonscan.DuplicateKeyError); ok {
+		d.dup = dup
+	}
+}
+
+// in records, on the way out of a failed value, where the duplicate that
+// failed it lies.
+func (d *fastDecoder) in(where func(error)) {
+	if d.dup != nil {
+		where(d.dup)
+	}
 }
 
 // optString reads a string, or null as "".
@@ -186,7 +230,8 @@ func (d *fastDecoder) item(it *rewards.Item) bool {
 // members reads a JSON object, calling member with the index of each known
 // key after its colon; member consumes the value and reports whether it was
 // well formed. Unknown keys are skipped; a key that matches a known one only
-// when case is ignored makes it fail (the general decoder matches it).
+// when case is ignored makes it fail (the general decoder matches it), and
+// so does a key the object already holds (d.dup then says where).
 func (d *fastDecoder) members(known jsonscan.Keys, member func(idx int) bool) bool {
 	if !d.open('{') {
 		return false
@@ -194,23 +239,23 @@ func (d *fastDecoder) members(known jsonscan.Keys, member func(idx int) bool) bo
 	if d.close('}') {
 		return true
 	}
+	obj := d.s.BeginObject()
 	for {
 		if d.s.Peek() != '"' {
 			return false
 		}
-		key, err := d.s.ReadString()
+		start := d.s.Pos()
+		key, err := d.s.ReadKey(obj)
 		if err != nil {
+			d.note(err)
 			return false
 		}
 		idx, folded := known.Index(key)
 		if folded || !d.open(':') {
 			return false
 		}
-		if idx >= 0 {
-			if !member(idx) {
-				return false
-			}
-		} else if !d.skip(1) {
+		if idx >= 0 && !member(idx) || idx < 0 && !d.skip(1) {
+			d.in(func(err error) { d.s.InMember(err, start) })
 			return false
 		}
 		more, err := d.s.More('}', "")
@@ -218,6 +263,7 @@ func (d *fastDecoder) members(known jsonscan.Keys, member func(idx int) bool) bo
 			return false
 		}
 		if !more {
+			d.s.EndObject(obj)
 			return true
 		}
 	}
@@ -278,16 +324,22 @@ type limits struct {
 // checkJSON walks a body once, without building anything, and returns a 4xx
 // naming the field when the body passes a limit: a list member in lists
 // with more than maxItems elements, nesting deeper than maxDepth, or a
-// string longer than maxString. It runs before the general decoder, which
-// has no such bounds; it stops at the first element past a limit, so a
-// hostile body costs one partial pass. A body that is merely malformed is
-// left to the general decoder to word (everything before the syntax error
-// is within the limits, which bounds what that decoder does).
+// string longer than maxString; or when an object in it names a member
+// twice, or the body goes on after its value. It runs before the general
+// decoder, which has no such bounds, keeps one of the two values, and, as
+// a stream decoder, reads no further than the value; it stops at the first
+// element past a limit, so a hostile body costs one partial pass. A body
+// that is otherwise malformed is left to the general decoder to word
+// (everything before the syntax error is within the limits, which bounds
+// what that decoder does).
 func checkJSON(body []byte, lim limits, lists ...string) error {
 	d := newFastDecoder(body, lim)
 	field := "body"
 	over := func(err error) error {
+		var dup *jsonscan.DuplicateKeyError
 		switch {
+		case errors.As(err, &dup):
+			return duplicateKey(dup, "", "")
 		case errors.Is(err, jsonscan.ErrTooDeep):
 			return badRequest("json_too_deep", field, fmt.Sprintf("%s: JSON nested deeper than %d levels (byte %d)", field, max(lim.maxDepth, 1), d.s.Pos()))
 		case errors.Is(err, jsonscan.ErrTooLong):
@@ -303,11 +355,15 @@ func checkJSON(body []byte, lim limits, lists ...string) error {
 		if d.s.Peek() == jsonscan.End {
 			return nil
 		}
-		return over(d.s.SkipValue(0))
+		if err := d.s.SkipValue(0); err != nil {
+			return over(err)
+		}
+		return trailingData(body, d.s.Pos())
 	}
+	obj := d.s.BeginObject()
 	for first := true; ; first = false {
 		if d.close('}') {
-			return nil
+			return trailingData(body, d.s.Pos())
 		}
 		if !first && !d.open(',') {
 			return nil
@@ -317,7 +373,8 @@ func checkJSON(body []byte, lim limits, lists ...string) error {
 		if d.s.Peek() != '"' {
 			return nil
 		}
-		key, err := d.s.ReadString()
+		start := d.s.Pos()
+		key, err := d.s.ReadKey(obj)
 		if err != nil {
 			return over(err)
 		}
@@ -332,7 +389,7 @@ func checkJSON(body []byte, lim limits, lists ...string) error {
 		}
 		if !isList || d.s.Peek() != '[' {
 			if err := d.s.SkipValue(1); err != nil {
-				return over(err)
+				return over(d.s.InMember(err, start))
 			}
 			continue
 		}
@@ -347,7 +404,7 @@ func checkJSON(body []byte, lim limits, lists ...string) error {
 			}
 			field = name + "[" + strconv.Itoa(n) + "]"
 			if err := d.s.SkipValue(2); err != nil {
-				return over(err)
+				return over(d.s.InMember(d.s.InElement(err, n), start))
 			}
 			more, err := d.s.More(']', "")
 			if err != nil {
@@ -358,4 +415,28 @@ func checkJSON(body []byte, lim limits, lists ...string) error {
 			}
 		}
 	}
+}
+
+// duplicateKey is the 400 for a member named twice: field names the second
+// from the body (prefix is where the text the scanner read lies in it), and
+// the message gives both names and their bytes, counted in that text (of
+// says which, when it is not the body).
+func duplicateKey(dup *jsonscan.DuplicateKeyError, prefix, of string) *apiError {
+	field := dup.Field(prefix)
+	return badRequest("duplicate_key", field, fmt.Sprintf("%s: %s%v; send each key once", field, of, dup))
+}
+
+// trailingData refuses anything but white space in body after offset end,
+// where its value ends, as the general decoder words it (save that it
+// quotes the character there, not its first byte).
+func trailingData(body []byte, end int) error {
+	var s jsonscan.Scanner
+	s.Reset(body)
+	s.Skip(end)
+	if s.Peek() == jsonscan.End {
+		return nil
+	}
+	r, _ := utf8.DecodeRune(body[s.Pos():])
+	return badRequest("malformed_json", "", fmt.Sprintf("malformed JSON at byte %d: invalid character %s after top-level value",
+		s.Pos()+1, strconv.QuoteRune(r)))
 }

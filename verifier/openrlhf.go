@@ -9,6 +9,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -34,7 +35,9 @@ type openRLHFResponse struct {
 // by the data_source query parameter or the configured default, or a whole
 // item: a JSON object with a ground_truth member, or a string holding one
 // (a text column), with optional data_source and extra_info, so that Timely
-// rows reach the reward with their time limit and measured time.
+// rows reach the reward with their time limit and measured time. A label's
+// text, like the body, may not name a member twice: that is a 400 for the
+// request, as it is for a label that is an object.
 func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 	ds := r.URL.Query().Get("data_source")
 	if ds == "" {
@@ -69,6 +72,10 @@ func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 		it.DataSource = rw.DataSource
 		if req.Labels != nil {
 			if err := labelItem(req.Labels[i], it); err != nil {
+				var dup *jsonscan.DuplicateKeyError
+				if errors.As(err, &dup) {
+					return nil, duplicateKey(dup, fmt.Sprintf("labels[%d]", i), "in the label's text, ")
+				}
 				if itemErrs == nil {
 					itemErrs = make([]error, n)
 				}
@@ -110,13 +117,18 @@ func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 // labelItem fills it from one OpenRLHF label. A label that is an object
 // with a ground_truth member, or a JSON string whose text is such an
 // object, is the item; any other label is the ground truth. it.DataSource
-// holds the default on entry.
+// holds the default on entry. Text that names a member twice is a
+// *jsonscan.DuplicateKeyError, its offsets counted in the text; the body,
+// and so a label that is an object, was checked before.
 func labelItem(label json.RawMessage, it *rewards.Item) error {
 	obj := bytes.TrimSpace(label)
 	if len(obj) > 0 && obj[0] == '"' {
 		var text string
 		if json.Unmarshal(obj, &text) == nil {
 			if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
+				if err := refuseDuplicates([]byte(text)); err != nil {
+					return err
+				}
 				obj = []byte(t)
 			}
 		}
@@ -136,6 +148,19 @@ func labelItem(label json.RawMessage, it *rewards.Item) error {
 		if err := json.Unmarshal(raw, &it.ExtraInfo); err != nil {
 			return decodeError("extra_info", err)
 		}
+	}
+	return nil
+}
+
+// refuseDuplicates walks JSON text and returns the *jsonscan.DuplicateKeyError
+// of its first member named twice, if any; text that is not JSON is no
+// error here (the caller then takes it for what it is).
+func refuseDuplicates(text []byte) error {
+	s := jsonscan.Scanner{RefuseDuplicates: true}
+	s.Reset(text)
+	var dup *jsonscan.DuplicateKeyError
+	if err := s.SkipValue(0); errors.As(err, &dup) {
+		return dup
 	}
 	return nil
 }

@@ -14,6 +14,9 @@ import (
 
 // decodeStrict decodes a small request object, rejecting unknown fields so
 // that a misspelt option is an error rather than a silent default.
+// checkJSON refuses what the stream decoder would let pass: a member named
+// twice, and anything after the object (a second object, stray text),
+// which the decoder would leave unread.
 func (s *Server) decodeStrict(body []byte, v any) error {
 	if err := checkJSON(body, s.lim); err != nil {
 		return err
