@@ -8,24 +8,29 @@ config (``actor_rollout_ref.rollout.agent.agent_loop_config_path``, see
 ``python/examples/negotiation_agent_loop.yaml``) and give the rows
 ``agent_name: timeaware_negotiation``.
 
-Each turn the policy generates its message, ``{"text", "action"}`` as the
-row's prompt asks; the loop charges it its generation time (``think_s``) and
-posts it, with the row's ground truth, turn prefix and the transcript so far,
-to ``POST /v1/envs/negotiation/step`` of the service (``TIMEAWARE_URL``,
-``TIMEAWARE_SERVE_TOKEN``). The opponent's answer, with the condition's
-prefix, becomes the next user turn, until a deal, a walk-away, the budget
-spent, ``max_turns`` or the response length. The transcript is left in the
-rollout's extra fields, where ``timeaware.verl.compute_score`` finds it and
-scores the episode with the ``negotiation`` reward. Only the policy's tokens
-are trained on (response mask 1); the opponent's turns are context (0).
+Each rollout starts a timer (``POST /v1/timers``); each turn the policy
+generates its message, ``{"text", "action"}`` as the row's prompt asks, and
+the loop posts it to ``POST /v1/envs/negotiation/step`` of the service
+(``TIMEAWARE_URL``, ``TIMEAWARE_SERVE_TOKEN``) with the timer, from which the
+service charges the message its think time (`NegotiationEpisode`). The first
+step sends the row's ground truth and turn prefix and the opponent; every
+later one sends instead the state the previous step returned, which the
+service signs, so no step can rewrite the episode. The opponent's answer,
+with the condition's prefix, becomes the next user turn, until a deal, a
+walk-away, the budget spent, ``max_turns`` or the response length. The
+transcript is left in the rollout's extra fields, where
+``timeaware.verl.compute_score`` finds it and scores the episode with the
+``negotiation`` reward. Only the policy's tokens are trained on (response
+mask 1); the opponent's turns are context (0).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
-import time
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, cast
 from uuid import uuid4
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
@@ -33,12 +38,14 @@ from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutp
 from timeaware.client import Client
 from timeaware.scoring import TRANSCRIPT_FIELD
 
-__all__ = ["AGENT_NAME", "NegotiationAgentLoop"]
+__all__ = ["AGENT_NAME", "NegotiationAgentLoop", "NegotiationEpisode"]
 
 #: The ``agent_name`` of the rows this loop plays.
 AGENT_NAME = "timeaware_negotiation"
 
 STEP_PATH = "/v1/envs/negotiation/step"
+
+_T = TypeVar("_T")
 
 
 def parse_message(text: str) -> dict[str, Any]:
@@ -57,6 +64,60 @@ def parse_message(text: str) -> dict[str, Any]:
                 out["action"] = obj["action"]
             return out
     return {"text": text}
+
+
+class NegotiationEpisode:
+    """One episode of a row against the service's negotiation environment.
+
+    The first `step` sends the row (its ground truth and turn prefix) and
+    the opponent; each later one sends the state the previous step returned
+    in their place. Every step sends the rollout's timer, which the service
+    reads for the message's think time, so a message carries none.
+
+    Args:
+        client: the service's client.
+        ground_truth: the row's ``reward_model.ground_truth``.
+        timer: the rollout's timer token (``Client.create_timer``).
+        turn_prefix: the row's ``extra_info.turn_prefix``.
+        opponent: ``{"beta": ...}`` for the scripted opponent, or
+            ``{"kind": "model"}`` for the server's model opponent.
+
+    Attributes:
+        state: the episode's signed state, None before the first step.
+        transcript: the messages after the row's opening, both roles, each
+            with the think time it was charged.
+        done: whether the episode is over.
+    """
+
+    def __init__(self, client: Client, ground_truth: Any, timer: str, *, turn_prefix: str = "",
+                 opponent: Mapping[str, Any] | None = None) -> None:
+        self.client = client
+        self.timer = timer
+        self._row: dict[str, Any] = {"ground_truth": ground_truth, "turn_prefix": turn_prefix,
+                                     "opponent": dict(opponent or {})}
+        self.state: str | None = None
+        self.transcript: list[dict[str, Any]] = []
+        self.done = False
+
+    def step(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """Send the agent's message (``text``, ``action``); return the
+        service's answer: ``reply``, ``shown`` (the reply as the agent reads
+        it), ``done``, and at the end ``score`` and ``details``. A step
+        after the end raises RuntimeError."""
+        if self.done:
+            raise RuntimeError("the negotiation episode is over")
+        body: dict[str, Any] = {"message": dict(message), "timer": self.timer}
+        if self.state is None:
+            body.update(self._row)
+        else:
+            body["state"] = self.state
+        # Any replica of the same secret answers a state, so a retry may
+        # go to another.
+        out = cast("dict[str, Any]", self.client.request("POST", STEP_PATH, body, idempotent=True))
+        self.state = out["state"]
+        self.transcript = out["transcript"]
+        self.done = bool(out["done"])
+        return out
 
 
 @register(AGENT_NAME)
@@ -79,11 +140,9 @@ class NegotiationAgentLoop(AgentLoopBase):
         self.max_turns = int(max_turns)
         self.client = Client(base_url, token)
 
-    async def _step(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def _call(self, fn: Callable[[], _T]) -> _T:
         # The client blocks; the loop must not.
-        return await asyncio.get_running_loop().run_in_executor(
-            None, lambda: self.client.request("POST", STEP_PATH, body, idempotent=True)
-        )
+        return await asyncio.get_running_loop().run_in_executor(None, fn)
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         messages: list[dict[str, Any]] = [dict(m) for m in kwargs["raw_prompt"]]
@@ -93,31 +152,26 @@ class NegotiationAgentLoop(AgentLoopBase):
         request_id = uuid4().hex
         metrics: dict[str, Any] = {}
 
+        # The rollout's clock: the service charges each message the time
+        # this timer has run since the previous one was charged.
+        timer = (await self._call(lambda: self.client.create_timer(request_id)))["timer"]
+        episode = NegotiationEpisode(self.client, ground_truth, timer, turn_prefix=prefix,
+                                     opponent={"beta": self.opponent_beta})
         prompt_ids = await self.ct_build_initial_tokens(messages)
         response_mask: list[int] = []
-        transcript: list[dict[str, Any]] = []
         turns = 0
-        done = False
         while turns < self.max_turns and len(response_mask) < self.response_length:
-            t0 = time.monotonic()
             out = await self.server_manager.generate(
                 request_id=request_id, prompt_ids=prompt_ids, sampling_params=sampling_params
             )
-            think = time.monotonic() - t0
             turns += 1
             merge, response_mask, _ = await self.ct_merge_assistant_token(prompt_ids, out.token_ids, response_mask, None)
             prompt_ids = merge.token_ids
             text = self.tokenizer.decode(out.token_ids, skip_special_tokens=True)
             messages.append({"role": "assistant", "content": text})
             message = parse_message(text)
-            message["think_s"] = think
-            step = await self._step({
-                "ground_truth": ground_truth, "turn_prefix": prefix, "transcript": transcript,
-                "message": message, "opponent": {"beta": self.opponent_beta},
-            })
-            transcript = step["transcript"]  # after the row's opening, which the reward puts back
+            step = await self._call(functools.partial(episode.step, message))
             if step["done"]:
-                done = True
                 break
             previous = list(messages)
             messages.append({"role": "user", "content": step["shown"]})
@@ -126,12 +180,13 @@ class NegotiationAgentLoop(AgentLoopBase):
 
         n = len(response_mask)
         response_ids = prompt_ids[len(prompt_ids) - n:] if n else []
-        metrics["negotiation_done"] = float(done)
+        metrics["negotiation_done"] = float(episode.done)
         return AgentLoopOutput(
             prompt_ids=prompt_ids[: len(prompt_ids) - n],
             response_ids=response_ids[: self.response_length],
             response_mask=response_mask[: self.response_length],
             num_turns=len(messages) - len(kwargs["raw_prompt"]) + 1,
             metrics=metrics,
-            extra_fields={TRANSCRIPT_FIELD: json.dumps(transcript), "turn_scores": [], "tool_rewards": []},
+            # after the row's opening, which the reward puts back
+            extra_fields={TRANSCRIPT_FIELD: json.dumps(episode.transcript), "turn_scores": [], "tool_rewards": []},
         )
