@@ -321,11 +321,12 @@ func TestTimersOverHTTP(t *testing.T) {
 	tok := created["timer"].(string)
 	assert.Equal(t, "r-1", created["rollout_id"])
 
-	// 3 s of generation (×2) then a 5 s tool call reported by the caller.
+	// 3 s of generation (×2) then a 5 s tool call, reported by the caller
+	// when it returns.
 	f.clock.Advance(3 * time.Second)
+	f.clock.Advance(5 * time.Second) // the tool span's wall time
 	code, spanned := f.do(t, "POST", "/v1/timers/"+tok+"/spans", `{"seconds":5}`)
 	require.Equal(t, 200, code, "%v", spanned)
-	f.clock.Advance(5 * time.Second) // the tool span's wall time
 	tok = spanned["timer"].(string)
 
 	code, got := f.do(t, "POST", "/v1/tools/get_duration", `{"rollout_id":"r-1","timer":"`+tok+`"}`)

@@ -8,8 +8,8 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -339,7 +339,7 @@ func TestAttackTimerOverflowCannotBendAReward(t *testing.T) {
 	tok := created["timer"].(string)
 	last := 0.0
 	for i := range 10 {
-		code, rd := doJSON(t, "POST", p.url+"/v1/timers/"+tok+"/spans", `{"seconds":1e9}`)
+		code, rd := doJSON(t, "POST", p.url+"/v1/timers/"+tok+"/spans", `{"seconds":1e9,"simulated":true}`)
 		if code == http.StatusOK {
 			tok = rd["timer"].(string)
 		} else {
@@ -354,6 +354,85 @@ func TestAttackTimerOverflowCannotBendAReward(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", res)
 	assert.Equal(t, 0.0, res["score"], "a right answer far past its limit earns nothing")
 	assert.Equal(t, 0.0, res["on_time"])
+}
+
+// TestAttackClientsCannotBendTheClock: what sets a timely reward (the
+// limit, the elapsed time) comes from the service's signed timer, whatever
+// the row or the client states.
+func TestAttackClientsCannotBendTheClock(t *testing.T) {
+	p := attackServer(t)
+	timer := func(t *testing.T, spec string) string {
+		t.Helper()
+		code, created := doJSON(t, "POST", p.url+"/v1/timers", spec)
+		require.Equal(t, http.StatusCreated, code, "%v", created)
+		return created["timer"].(string)
+	}
+	span := func(t *testing.T, tok, body string) (int, map[string]any) {
+		t.Helper()
+		return doJSON(t, "POST", p.url+"/v1/timers/"+tok+"/spans", body)
+	}
+	score := func(t *testing.T, tok, extra string) (int, map[string]any) {
+		t.Helper()
+		return doJSON(t, "POST", p.url+"/v1/score", `{"data_source":"timely/general","solution_str":"<answer>21</answer>","ground_truth":"21","extra_info":{"timer":"`+tok+`"`+extra+`}}`)
+	}
+
+	t.Run("a row cannot loosen the signed limit", func(t *testing.T) {
+		tok := timer(t, `{"time_limit_s":2}`)
+		code, rd := span(t, tok, `{"seconds":3,"simulated":true}`) // 3 s of tool latency: late
+		require.Equal(t, http.StatusOK, code, "%v", rd)
+		tok = rd["timer"].(string)
+		code, res := score(t, tok, `,"time_limit_s":1e9`)
+		require.Equal(t, http.StatusBadRequest, code, "%v", res)
+		e := res["error"].(map[string]any)
+		assert.Equal(t, "extra_info.time_limit_s", e["field"])
+		assert.Contains(t, e["message"], "1e+09")
+		assert.Contains(t, e["message"], "limit of 2 s signed into extra_info.timer")
+		code, res = score(t, tok, "")
+		require.Equal(t, http.StatusOK, code, "%v", res)
+		assert.Equal(t, 0.0, res["score"], "late by the signed limit")
+		assert.Equal(t, 2.0, res["time_limit_s"])
+	})
+
+	t.Run("an old token reads the newest state", func(t *testing.T) {
+		first := timer(t, `{"time_limit_s":10}`)
+		code, rd := span(t, first, `{"seconds":30,"simulated":true}`)
+		require.Equal(t, http.StatusOK, code, "%v", rd)
+		code, stopped := doJSON(t, "DELETE", p.url+"/v1/timers/"+rd["timer"].(string), "")
+		require.Equal(t, http.StatusOK, code, "%v", stopped)
+		code, res := score(t, first, "")
+		require.Equal(t, http.StatusOK, code, "%v", res)
+		assert.GreaterOrEqual(t, res["elapsed_s"], 30.0, "the span added after the first token counts")
+		assert.Equal(t, 0.0, res["score"])
+		code, res = span(t, first, `{"action":"start"}`)
+		assert.Equal(t, http.StatusBadRequest, code, "the token issued before the stop cannot restart the timer: %v", res)
+		code, res = doJSON(t, "GET", p.url+"/v1/timers/"+first, "")
+		require.Equal(t, http.StatusOK, code)
+		assert.Equal(t, true, res["stopped"])
+	})
+
+	t.Run("a stated span is capped at the wall clock", func(t *testing.T) {
+		began := time.Now()
+		tok := timer(t, `{"speed_factor":100,"time_limit_s":10}`)
+		code, rd := span(t, tok, `{"seconds":1000}`)
+		wall := time.Since(began).Seconds()
+		require.Equal(t, http.StatusOK, code, "%v", rd)
+		assert.LessOrEqual(t, rd["tool_s"], wall, "no more tool time than the wall clock ran")
+	})
+
+	t.Run("a span never ended does not shorten the rollout", func(t *testing.T) {
+		tok := timer(t, `{"speed_factor":50,"time_limit_s":5}`)
+		code, rd := span(t, tok, `{"action":"start"}`)
+		require.Equal(t, http.StatusOK, code, "%v", rd)
+		time.Sleep(200 * time.Millisecond) // 10 s at α = 50: late
+		code, res := score(t, rd["timer"].(string), "")
+		require.Equal(t, http.StatusOK, code, "%v", res)
+		assert.GreaterOrEqual(t, res["elapsed_s"], 10.0)
+		assert.Equal(t, 0.0, res["score"])
+		code, stopped := doJSON(t, "DELETE", p.url+"/v1/timers/"+rd["timer"].(string), "")
+		require.Equal(t, http.StatusOK, code)
+		assert.GreaterOrEqual(t, stopped["elapsed_s"], 10.0, "stopping leaves the open span out of the tool time")
+		assert.Equal(t, 0.0, stopped["tool_s"])
+	})
 }
 
 func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {

@@ -395,19 +395,28 @@ def test_get_duration_tool_agent_loop_convention(shared_server, adapter):
     assert r1["elapsed_s"] >= 2.0 * 2.0 + 0.5  # generation scaled by 2, earlier tool time as is
     assert r1["tool_s"] == pytest.approx(4.5)
 
-    ad.metrics["tool_calls"] = 1.75  # another tool ran for 1.25 s since
+    # Another tool ran for 0.25 s since; it ran on the wall clock, which
+    # the service checks: a span may claim only wall time that passed.
+    time.sleep(0.3)
+    ad.metrics["tool_calls"] = 0.75
     text2 = asyncio.run(call())
     assert DURATION_TEXT.match(text2)
     token2 = ad.extra_fields["timeaware_timer"]
     r2 = c.read_timer(token2)
     assert token2 != token1 and not r2["stopped"]
-    assert r2["tool_s"] == pytest.approx(4.5 + 1.25)
+    assert r2["tool_s"] == pytest.approx(4.5 + 0.25)
+
+    # Tool time the wall clock cannot hold is capped at what passed.
+    ad.metrics["tool_calls"] = 100.75
+    asyncio.run(call())
+    r3 = c.read_timer(ad.extra_fields["timeaware_timer"])
+    assert 4.75 <= r3["tool_s"] < 4.75 + 5
     assert float(text2.split()[0]) >= float(text1.split()[0])
 
     # VeRL's reward loop merges the rollout's extra_fields into extra_info.
     extra_info = {"index": 0, **ad.extra_fields}
     r = tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", extra_info)
-    assert r["time_limit_s"] == 60.0 and r["elapsed_s"] >= r2["elapsed_s"]
+    assert r["time_limit_s"] == 60.0 and r["elapsed_s"] >= r3["elapsed_s"]
     assert r["score"] == pytest.approx(_timely_from_details(r), abs=1e-9)
 
 
