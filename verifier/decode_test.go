@@ -1,6 +1,9 @@
 package verifier
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -32,10 +35,24 @@ var decodeSeeds = []string{
 	`{"items":[{"extra_info":{"timer":7}}]}`,
 }
 
+// dupSeeds name a member twice, where the fast path reads and where it
+// skips, and where only the general path gets to.
+var dupSeeds = []string{
+	`{"items":[{"data_source":"timely/general","extra_info":{"timer":"tok.en","Timer":"other"}}]}`,
+	`{"items":[{"ground_truth":{"preferred":"tool","pre\u0066erred":"direct"}}]}`,
+	`{"items":[],"Items":[{}]}`,
+	`{"Items":[],"items":[{}]}`,
+	`{"other":[{"a":1},{"a":1,"A":2}],"items":[]}`,
+	`{"items":[{"data_source":5},{"solution_str":"a","solution_str":"b"}]}`,
+	`{"items":[{"extra_info":{"timer":{"speed_factor":1,"speed_factor":2}}}]}`,
+	`{"items":[{"extra_info":null,"extra_info":{}}]}`,
+	`{"items":[{"\u212aey":1,"key":2}]}`,
+}
+
 // FuzzDecodeBatchFast: whenever the fast decoder accepts a body, the
 // general decoder accepts it too and decodes the same items.
 func FuzzDecodeBatchFast(f *testing.F) {
-	for _, s := range decodeSeeds {
+	for _, s := range append(decodeSeeds, dupSeeds...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -103,3 +120,74 @@ func TestDecodeBatchFast(t *testing.T) {
 }
 
 var testLimits = limits{maxItems: 1 << 20, maxDepth: defaultMaxDepth, maxString: defaultMaxString}
+
+// TestDuplicateKeysFastAndGeneral: a body that names a member twice gets
+// one answer whichever path reads it; the fast path answers itself when it
+// reaches the duplicate, and leaves the body to checkJSON when it stops
+// earlier.
+func TestDuplicateKeysFastAndGeneral(t *testing.T) {
+	large := `{"items":[{"extra_info":{`
+	for i := range 40 {
+		large += fmt.Sprintf(`"k%d":%d,`, i, i)
+	}
+	large += `"K7":0}}]}`
+	tests := []struct {
+		name, body string
+		fast       bool // the fast path answers
+		field      string
+	}{
+		{"the timer", `{"items":[{},{"extra_info":{"timer":"a","timer":"b"}}]}`, true, "items[1].extra_info.timer"},
+		{"the timer after a key the fast path leaves", `{"items":[{"Data_source":"x"},{"extra_info":{"timer":"a","timer":"b"}}]}`, false, "items[1].extra_info.timer"},
+		{"after a wrong type", `{"items":[{"data_source":5},{"solution_str":"a","solution_str":"b"}]}`, false, "items[1].solution_str"},
+		{"after invalid UTF-8", "{\"items\":[{\"solution_str\":\"bad\xff\",\"x\":1,\"x\":2}]}", false, "items[0].x"},
+		{"in the ground truth", `{"items":[{"ground_truth":{"a":[{"b":1,"B":2}]}}]}`, true, "items[0].ground_truth.a[0].B"},
+		{"in the timer's settings", `{"items":[{"extra_info":{"timer":{"jitter":1,"jitter":2}}}]}`, true, "items[0].extra_info.timer.jitter"},
+		{"extra_info, once null", `{"items":[{"extra_info":null,"extra_info":{}}]}`, true, "items[0].extra_info"},
+		{"a member before the items", `{"other":{"x":1,"x":2},"items":[]}`, true, "other.x"},
+		{"the items, second in case", `{"items":[],"Items":[]}`, true, "Items"},
+		{"the items, first in case", `{"Items":[],"items":[]}`, false, "items"},
+		{"many members", large, true, "items[0].extra_info.K7"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ok, refused := decodeBatchFast([]byte(tc.body), testLimits)
+			require.False(t, ok)
+			general := checkJSON([]byte(tc.body), testLimits, "items")
+			var ae *apiError
+			require.ErrorAs(t, general, &ae)
+			assert.Equal(t, "duplicate_key", ae.Code)
+			assert.Equal(t, tc.field, ae.Field)
+			if tc.fast {
+				assert.Equal(t, general, refused, "the fast path answers as checkJSON does")
+			} else {
+				assert.NoError(t, refused, "the fast path stops before the duplicate")
+			}
+		})
+	}
+}
+
+// FuzzDuplicateKeysAgree: for any body, the fast path and the general one
+// (checkJSON, which the general decoders follow) agree on duplicates:
+// when the fast path refuses one, checkJSON refuses it in the same words;
+// when the fast path accepts the body, checkJSON finds none. (When the
+// fast path stops on anything else, the service answers with checkJSON.)
+func FuzzDuplicateKeysAgree(f *testing.F) {
+	for _, s := range append(dupSeeds, decodeSeeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, ok, refused := decodeBatchFast(body, testLimits)
+		general := checkJSON(body, testLimits, "items")
+		if isDuplicate(refused) {
+			require.Equal(t, general, refused, "%q", body)
+		}
+		if ok {
+			require.False(t, isDuplicate(general), "fast path accepted %q; checkJSON: %v", body, general)
+		}
+	})
+}
+
+func isDuplicate(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Code == "duplicate_key" && strings.Contains(ae.Message, "duplicate key")
+}
