@@ -87,10 +87,18 @@ const maxEpisodeState = 3 << 20
 const maxThinkS = 1e6
 
 // episodeSealer returns the sealer of this server's negotiation states.
-// Every Server of the process shares one, keyed by a random secret drawn
-// when it is first needed, so a state opens on any Server of the process
-// and in no other process.
-func (s *Server) episodeSealer() *seal.Sealer { return processEpisodeSealer() }
+func (s *Server) episodeSealer() *seal.Sealer { return s.episodes }
+
+// episodeSealerFor returns the sealer of negotiation states keyed by
+// secret; without one, the sealer every Server of the process shares,
+// keyed by a random secret drawn when it is first needed, so a state opens
+// on any Server of the process and in no other process.
+func episodeSealerFor(secret []byte) (*seal.Sealer, error) {
+	if len(secret) == 0 {
+		return processEpisodeSealer(), nil
+	}
+	return newEpisodeSealer(secret)
+}
 
 var processEpisodeSealer = sync.OnceValue(func() *seal.Sealer {
 	sl, err := newEpisodeSealer(nil)

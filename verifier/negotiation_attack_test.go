@@ -305,3 +305,24 @@ func TestNewEpisodeSealer(t *testing.T) {
 	_, err = newEpisodeSealer([]byte("short"))
 	assert.EqualError(t, err, "verifier: episode secret: seal: the secret must be at least 16 bytes, not 5")
 }
+
+// TestNegotiationEpisodeSecretOption: servers given one EpisodeSecret
+// answer each other's steps; a server of another secret, or of none,
+// refuses their states; a short secret is refused by New.
+func TestNegotiationEpisodeSecretOption(t *testing.T) {
+	withSecret := func(secret string) func(*Options) {
+		return func(o *Options) { o.EpisodeSecret = []byte(secret) }
+	}
+	a := newFixture(t, withSecret("replicas share this secret, 32 b"))
+	b := newFixture(t, withSecret("replicas share this secret, 32 b"))
+	tm := newTimer(t, a, "shared")
+	state := quoteJSON(openingStep(t, a, tm, "1")["state"].(string))
+	code, body := stepJSON(t, b, map[string]string{"state": state, "timer": quoteJSON(tm), "message": attackPropose})
+	require.Equal(t, http.StatusOK, code, "%v", body)
+	for _, other := range []*fixture{newFixture(t, withSecret("another secret, thirty-two bytes.")), newFixture(t, nil)} {
+		code, body = stepJSON(t, other, map[string]string{"state": state, "timer": quoteJSON(tm), "message": attackPropose})
+		assertRefused(t, code, body, "invalid_state", "state")
+	}
+	_, err := New(Options{Scorer: a.srv.opts.Scorer, Timers: a.store, EpisodeSecret: []byte("short")})
+	assert.EqualError(t, err, "verifier: episode secret: seal: the secret must be at least 16 bytes, not 5")
+}

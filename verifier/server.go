@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/timeaware/timeaware/internal/seal"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"
 	"github.com/timeaware/timeaware/timers"
@@ -86,6 +87,10 @@ type Options struct {
 	// NegotiationOpponent, when set, plays the other side of negotiation
 	// steps that ask for a model opponent ("opponent": {"kind": "model"}).
 	NegotiationOpponent negotiation.Opponent
+	// EpisodeSecret keys the signatures of the negotiation environment's
+	// episode states; replicas that share it answer each other's steps. nil
+	// means a random per-process secret.
+	EpisodeSecret []byte
 	// ShutdownGrace is how long the service keeps answering after it is
 	// told to stop, with /readyz failing and keep-alives off, so a load
 	// balancer sees it leave and clients move their connections before the
@@ -107,7 +112,8 @@ type Server struct {
 	sem      chan struct{}
 	mem      memBudget
 	lim      limits
-	stopping atomic.Bool // set when shutdown begins; /readyz fails from then on
+	stopping atomic.Bool  // set when shutdown begins; /readyz fails from then on
+	episodes *seal.Sealer // seals negotiation episode states (negotiation.go)
 }
 
 // New checks opts and builds the service's routes.
@@ -166,6 +172,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, mux: http.NewServeMux(), sem: make(chan struct{}, opts.MaxInflight),
 		lim: limits{maxItems: opts.MaxBatchItems, maxDepth: opts.MaxJSONDepth, maxString: opts.MaxStringBytes}}
 	s.mem.limit = opts.MemoryBudget
+	var err error
+	if s.episodes, err = episodeSealerFor(opts.EpisodeSecret); err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.metrics = newMetrics(reg)

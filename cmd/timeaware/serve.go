@@ -123,6 +123,7 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		ShutdownGrace: durations["serve.shutdown_grace"], ShutdownTimeout: durations["serve.shutdown_timeout"],
 		OpenRLHFDataSource:  v.GetString("serve.openrlhf_data_source"),
 		NegotiationOpponent: opponent,
+		EpisodeSecret:       []byte(v.GetString("timers.secret")),
 		Logger:              log, Version: buildVersion(),
 	})
 	if err != nil {

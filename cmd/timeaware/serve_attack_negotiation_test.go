@@ -126,3 +126,19 @@ func TestAttackNegotiationThroughTheBinary(t *testing.T) {
 	assert.Equal(t, "episode_over", c)
 	assert.Equal(t, "state", field)
 }
+
+// TestNegotiationStatesAcrossReplicas: two processes of one timers.secret
+// answer each other's steps.
+func TestNegotiationStatesAcrossReplicas(t *testing.T) {
+	a, b := attackServer(t), attackServer(t)
+	code, tm := doJSON(t, "POST", a.url+"/v1/timers", `{"rollout_id":"replicated"}`)
+	require.Equal(t, http.StatusCreated, code, "%v", tm)
+	timer := negQuote(tm["timer"].(string))
+	code, first := negStep(t, a.url, map[string]string{"ground_truth": negAttackGT, "timer": timer,
+		"message": `{"text":"Hello.","action":{"action":"message"}}`})
+	require.Equal(t, http.StatusOK, code, "%v", first)
+	code, end := negStep(t, b.url, map[string]string{"state": negQuote(first["state"].(string)), "timer": timer,
+		"message": `{"text":"Fine.","action":{"action":"accept"}}`})
+	require.Equal(t, http.StatusOK, code, "%v", end)
+	assert.Equal(t, true, end["done"])
+}
