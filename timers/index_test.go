@@ -165,3 +165,53 @@ func TestIndexReplacesAnIDInPlace(t *testing.T) {
 	assert.Equal(t, r.Timer, got.Timer, "the id names the newest token")
 	assert.InDelta(t, 11.0, got.ElapsedS, 1e-9)
 }
+
+// TestIndexPartsStayWithinTheirShare: a part of the index holds no more
+// timers and rollout ids than its share of MaxRollouts, whether they come
+// from creations or from tokens shown to the store.
+func TestIndexPartsStayWithinTheirShare(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	issuer := newIndexedStore(t, clk, 128) // two per part
+	ids := sameShard(t, issuer, 5)
+	var tokens []string
+	for _, id := range ids {
+		r, err := issuer.Create(Spec{RolloutID: id})
+		require.NoError(t, err)
+		tokens = append(tokens, r.Timer)
+		sh := issuer.index.shard(id)
+		assert.LessOrEqual(t, len(sh.timers), 2)
+		assert.LessOrEqual(t, len(sh.ids), 2)
+	}
+	reader := newIndexedStore(t, clk, 128)
+	for i, tok := range tokens {
+		_, err := reader.Read(tok)
+		require.NoError(t, err)
+		sh := reader.index.shard(ids[i])
+		assert.LessOrEqual(t, len(sh.timers), 2, "after %d tokens shown", i+1)
+		assert.LessOrEqual(t, len(sh.ids), 2, "after %d tokens shown", i+1)
+	}
+}
+
+// TestShownTokensDoNotRebindARolloutID: a store that knows a rollout id as
+// one timer's keeps it so when shown a token of an earlier timer of that id.
+func TestShownTokensDoNotRebindARolloutID(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	a := newStore(t, clk, secret)
+	first, err := a.Create(Spec{RolloutID: "r"})
+	require.NoError(t, err)
+	stopped, err := a.Stop(first.Timer)
+	require.NoError(t, err)
+	clk.Advance(time.Second)
+	second, err := a.Create(Spec{RolloutID: "r"})
+	require.NoError(t, err)
+
+	b := newStore(t, clk, secret)
+	_, err = b.Read(second.Timer)
+	require.NoError(t, err)
+	_, err = b.Read(stopped.Timer)
+	require.NoError(t, err)
+	got, err := b.Read("r")
+	require.NoError(t, err)
+	assert.Equal(t, second.Timer, got.Timer, "the id still names the timer b knew it as")
+	assert.False(t, got.Stopped)
+}
