@@ -43,7 +43,8 @@ import (
 // refused is then the 4xx to answer (too many items, a duplicate key; a
 // string or nesting past its bound makes ok false, and checkJSON words it).
 func decodeBatchFast(body []byte, lim limits) (items []rewards.Item, ok bool, refused error) {
-	d := newFastDecoder(body, lim)
+	var d fastDecoder
+	d.init(body, lim)
 	d.arena = make([]byte, 0, len(body))
 	seen := false
 	var limitErr error
@@ -95,11 +96,12 @@ type fastDecoder struct {
 	dup *jsonscan.DuplicateKeyError
 }
 
-// newFastDecoder reads body within the limits (0: the defaults), strictly:
+// init sets d to read body within the limits (0: the defaults), strictly:
 // what the general decoder would repair (invalid UTF-8, lone surrogates)
-// is left to it. It refuses duplicate members.
-func newFastDecoder(body []byte, lim limits) *fastDecoder {
-	d := &fastDecoder{}
+// is left to it. It refuses duplicate members. (A decoder is a local
+// variable that init sets, not a pointer a constructor returns, so that
+// it stays on the stack.)
+func (d *fastDecoder) init(body []byte, lim limits) {
 	d.s.RefuseDuplicates = true
 	d.s.MaxDepth, d.s.MaxString = lim.maxDepth, lim.maxString
 	if d.s.MaxDepth <= 0 {
@@ -110,7 +112,6 @@ func newFastDecoder(body []byte, lim limits) *fastDecoder {
 	}
 	d.s.StrictUTF8, d.s.StrictSurrogates = true, true
 	d.s.Reset(body)
-	return d
 }
 
 // open and close consume c after white space, reporting whether it was
@@ -333,13 +334,14 @@ type limits struct {
 // (everything before the syntax error is within the limits, which bounds
 // what that decoder does).
 func checkJSON(body []byte, lim limits, lists ...string) error {
-	d := newFastDecoder(body, lim)
+	var d fastDecoder
+	d.init(body, lim)
 	field := "body"
 	over := func(err error) error {
-		var dup *jsonscan.DuplicateKeyError
-		switch {
-		case errors.As(err, &dup):
+		if dup, ok := err.(*jsonscan.DuplicateKeyError); ok {
 			return duplicateKey(dup, "", "")
+		}
+		switch {
 		case errors.Is(err, jsonscan.ErrTooDeep):
 			return badRequest("json_too_deep", field, fmt.Sprintf("%s: JSON nested deeper than %d levels (byte %d)", field, max(lim.maxDepth, 1), d.s.Pos()))
 		case errors.Is(err, jsonscan.ErrTooLong):

@@ -49,6 +49,17 @@ func BenchmarkDecodeBatch(b *testing.B) {
 			}
 		}
 	})
+	// check is the walk that every route but the batch fast path takes
+	// before its decoder: limits, duplicate members, trailing data.
+	b.Run("check", func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := checkJSON(body, lim, "items"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("general", func(b *testing.B) {
 		b.SetBytes(int64(len(body)))
 		b.ReportAllocs()

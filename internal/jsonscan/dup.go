@@ -1,6 +1,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"strconv"
 	"strings"
 	"unicode"
@@ -141,6 +142,11 @@ func (s *Scanner) addKey(obj int, key []byte, start int) error {
 				return s.duplicate(key, start, first, k.start)
 			}
 		}
+		if s.keys == nil {
+			// Room for the names of a few nested objects: one allocation
+			// for a typical document instead of one per doubling.
+			s.keys = make([]keyRef, 0, 2*smallObject)
+		}
 		s.keys = append(s.keys, keyRef{hash: h, start: start})
 		return nil
 	}
@@ -180,32 +186,45 @@ func (s *Scanner) stringAt(start int) string {
 }
 
 // foldHash hashes a name so that names equal under simple case folding
-// hash alike: ASCII bytes are hashed with their 0x20 bit set, which lowers
-// letters, and other characters as the smallest character of their
-// folding orbit (which is ASCII when the orbit holds an ASCII letter, as
-// the Kelvin sign's does).
+// hash alike. An ASCII name is hashed eight bytes at a time with the 0x20
+// bit of every byte set, which lowers letters; any other name is first
+// folded (appendFolded: every character the smallest of its orbit, which is
+// ASCII when the orbit holds an ASCII letter, as the Kelvin sign's does)
+// and hashed the same way.
 func foldHash(key []byte) uint64 {
-	const (
-		offset = 14695981039346656037
-		prime  = 1099511628211
-	)
-	h := uint64(offset)
-	for i := 0; i < len(key); {
-		c := key[i]
-		if c < utf8.RuneSelf {
-			h = (h ^ uint64(c|0x20)) * prime
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(key[i:])
-		i += size
-		if r = foldRune(r); r < utf8.RuneSelf {
-			h = (h ^ uint64(r|0x20)) * prime
-		} else {
-			h = (h ^ uint64(r)) * prime
-		}
+	h, ascii := hashLowered(key)
+	if ascii {
+		return h
 	}
+	var buf [64]byte
+	h, _ = hashLowered(appendFolded(buf[:0], key))
 	return h
+}
+
+// hashLowered hashes b with the 0x20 bit of every byte set, and reports
+// whether b is ASCII.
+func hashLowered(b []byte) (uint64, bool) {
+	const (
+		lower = 0x2020202020202020
+		highs = 0x8080808080808080
+		mul   = 0x9e3779b97f4a7c15
+	)
+	h, seen := uint64(len(b)), uint64(0)
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		seen |= w
+		h = (h ^ (w | lower)) * mul
+	}
+	if i < len(b) {
+		var w uint64
+		for j := len(b) - 1; j >= i; j-- {
+			w = w<<8 | uint64(b[j])
+		}
+		seen |= w
+		h = (h ^ (w | lower)) * mul
+	}
+	return h ^ h>>29, seen&highs == 0
 }
 
 // appendFolded appends key with each character replaced by the smallest

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -287,5 +289,44 @@ func FuzzRefuseDuplicates(f *testing.F) {
 			require.Equal(t, byte('"'), data[at-1])
 		}
 		require.Less(t, dup.FirstOffset, dup.Offset)
+	})
+}
+
+// FuzzEqualFold checks the ASCII fast path of equalFold against
+// strings.EqualFold.
+func FuzzEqualFold(f *testing.F) {
+	for _, pair := range [][2]string{
+		{"timer", "Timer"}, {"timer", "timers"}, {"kind", "\u212aind"}, {"ſcore", "SCORE"}, {"a\xffb", "A\xffB"},
+		{"", ""}, {"@", "`"}, {"[", "{"}, {"é", "É"}, {"ab", "a"}, {"K", "\u212a"},
+	} {
+		f.Add(pair[0], pair[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if got, want := equalFold([]byte(a), b), strings.EqualFold(a, b); got != want {
+			t.Fatalf("equalFold(%q, %q) = %v, want %v", a, b, got, want)
+		}
+	})
+}
+
+// FuzzFoldHash: names equal under simple folding hash alike, which the
+// duplicate check needs to compare them at all. The second name is the
+// first with each character moved along its folding orbit.
+func FuzzFoldHash(f *testing.F) {
+	f.Add("timer", []byte{1})
+	f.Add("kind of a long name, past eight bytes", []byte{1, 2, 0})
+	f.Add("ſeconds ǅ ΣΑΣ ﬀ", []byte{2, 1})
+	f.Fuzz(func(t *testing.T, name string, steps []byte) {
+		if !utf8.ValidString(name) || len(steps) == 0 {
+			return
+		}
+		var other []rune
+		for i, r := range []rune(name) {
+			for range steps[i%len(steps)] % 4 {
+				r = unicode.SimpleFold(r)
+			}
+			other = append(other, r)
+		}
+		require.True(t, strings.EqualFold(name, string(other)))
+		require.Equal(t, foldHash([]byte(name)), foldHash([]byte(string(other))), "%q and %q", name, string(other))
 	})
 }

@@ -574,26 +574,20 @@ func (k Keys) Index(key []byte) (idx int, folded bool) {
 }
 
 // equalFold is strings.EqualFold without converting key, with a fast path
-// for two ASCII strings.
+// for ASCII: while both hold ASCII bytes, they are compared a byte at a
+// time (an ASCII letter folds to no other ASCII byte than its other case),
+// and the rest goes to strings.EqualFold from the first byte that is not
+// ASCII.
 func equalFold(key []byte, name string) bool {
-	ascii := true
-	for _, c := range key {
-		if c >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-	}
-	for i := 0; ascii && i < len(name); i++ {
-		ascii = name[i] < utf8.RuneSelf
-	}
-	if !ascii {
-		return strings.EqualFold(string(key), name)
-	}
-	if len(key) != len(name) {
-		return false
-	}
-	for i := range key {
+	n := min(len(key), len(name))
+	for i := 0; i < n; i++ {
 		x, y := key[i], name[i]
+		if x|y >= utf8.RuneSelf {
+			return strings.EqualFold(string(key[i:]), name[i:])
+		}
+		if x == y {
+			continue
+		}
 		if 'A' <= x && x <= 'Z' {
 			x += 'a' - 'A'
 		}
@@ -604,7 +598,8 @@ func equalFold(key []byte, name string) bool {
 			return false
 		}
 	}
-	return true
+	// ASCII alike so far: one ends here, so both must.
+	return len(key) == len(name)
 }
 
 // AppendCompact appends src, JSON text, without the white space between
