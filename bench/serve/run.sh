@@ -29,12 +29,30 @@
 #       one process, 7 passes, run once before the server starts and once
 #       after it stops (the best pass counts), its score sum checked against
 #       the in-process Go scorer's and the server's;
-# and print a table with the ratio Go items/s / Python items/s.
+# then the header flood, each run against a fresh server (same settings),
+# which it stops with SIGTERM at the end:
+#   (g) run (a) again beside 600 connections that each send a request head
+#       of about 1 MB (POST /v1/score/batch, 300 padding headers,
+#       Content-Length 32 MiB, the bearer token) and one body byte, and
+#       reconnect once answered (loadgen -mode attack -headers);
+#   (h) the same without the token;
+#   (i) the same heads never finished: sent over 8 s, then a header line
+#       a second, never the blank line (-headers-endless);
+#   all three paced at 128 MiB/s of flood in all, and reporting the batch
+#   clients' items/s and p50/p99 next to (a)'s, GET /healthz polled every
+#   50 ms on new connections (p50/p99/max, failures: no 200 within 1 s), how
+#   the flood's connections ended and the server's peak resident memory;
+#   each checks that no legitimate request failed, every /healthz poll was
+#   answered, the server ran to the end and stopped cleanly, its peak stayed
+#   within its 512 MiB limit and the batch p99 within twice (a)'s;
+# and print a table with the ratio Go items/s / Python items/s and the
+# checks, PASS or FAIL; a failed check fails the run.
 #
-# The server and the load generator share the machine; the load generator
-# also reports the CPU time each used, so that a run on a busy machine can
-# still be read per CPU second. Nothing is written into the repository
-# except bin/timeaware.
+# The server requires a bearer token (as it must beyond loopback); every
+# client sends it, except the flood of run (h). The server and the load
+# generator share the machine; the load generator also reports the CPU
+# time each used, so that a run on a busy machine can still be read per CPU
+# second. Nothing is written into the repository except bin/timeaware.
 #
 # Environment:
 #   PYTHON                     Python 3.9+ (default .venv/bin/python of the repository if present, else python3)
@@ -45,6 +63,12 @@
 #   TIMEAWARE_BENCH_ATTACK_STALL, _ANNOUNCE, _FLOOD  hostile clients of run (e) (default 600, 64, 2)
 #   TIMEAWARE_BENCH_HOGS       memory hogs of run (f) (default 12)
 #   TIMEAWARE_BENCH_HOG_SECONDS measured seconds of run (f) (default twice the batch run's: 30 s, three of the hogs' 10 s body deadlines)
+#   TIMEAWARE_BENCH_HEADERS    connections of the header flood runs (g), (h), (i) (default 600)
+#   TIMEAWARE_BENCH_HEADER_RATE bytes per second the header flood sends, all connections together (default 134217728: 128 MiB/s)
+#   TIMEAWARE_BENCH_FLOOD_SECONDS measured seconds of each header flood run (default: the batch run's)
+#   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the header flood runs (g), (h), (i) (about 80 s)
+#   TIMEAWARE_BENCH_BIN        the server binary to run (default: bin/timeaware, built with make build)
+#   TIMEAWARE_BENCH_LOADGEN    a load generator built beforehand (go build -o FILE ./bench/serve/loadgen), for a machine without Go
 #   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
 #   TIMEAWARE_BENCH_DIR        keep the corpus, logs and JSON results here (default: a temp dir removed at exit)
 set -euo pipefail
@@ -69,7 +93,39 @@ attack_announce="${TIMEAWARE_BENCH_ATTACK_ANNOUNCE:-64}"
 attack_flood="${TIMEAWARE_BENCH_ATTACK_FLOOD:-2}"
 hogs="${TIMEAWARE_BENCH_HOGS:-12}"
 hog_seconds="${TIMEAWARE_BENCH_HOG_SECONDS:-$((seconds * 2))}"
+headers="${TIMEAWARE_BENCH_HEADERS:-600}"
+header_rate="${TIMEAWARE_BENCH_HEADER_RATE:-134217728}"
+flood_seconds="${TIMEAWARE_BENCH_FLOOD_SECONDS:-$seconds}"
+only="${TIMEAWARE_BENCH_ONLY:-}"
+case "$only" in
+"") only=all ;;
+flood) ;;
+*)
+    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood, or leave it unset for every run" >&2
+    exit 2
+    ;;
+esac
 corpus_items=8192
+
+# Open files: the server holds every attacking connection at once, and so
+# does the load generator that opens them, beside the batch clients, the
+# get_duration clients and the /healthz polls. Both inherit this shell's
+# limit.
+attackers=$((attack_stall + attack_announce + attack_flood + 1 + hogs))
+if [ "$only" = flood ] || [ "$headers" -gt "$attackers" ]; then attackers="$headers"; fi
+need_files=$((attackers + clients + gd_clients + 128))
+soft_files="$(ulimit -Sn)"
+hard_files="$(ulimit -Hn)"
+if [ "$soft_files" != unlimited ] && [ "$soft_files" -lt "$need_files" ]; then
+    if [ "$hard_files" = unlimited ] || [ "$hard_files" -ge "$need_files" ]; then
+        ulimit -Sn "$need_files"
+        echo "run.sh: raised the open-file limit from $soft_files to $need_files (hard limit $hard_files)" >&2
+        soft_files="$need_files"
+    else
+        echo "run.sh: the attacks need $need_files open files in the server and in the load generator ($attackers attacking connections, $clients batch and $gd_clients get_duration clients, 128 spare), but the hard limit is $hard_files (ulimit -Hn); raise it (e.g. docker run --ulimit nofile=$need_files, or /etc/security/limits.conf) or lower TIMEAWARE_BENCH_HEADERS and TIMEAWARE_BENCH_ATTACK_STALL" >&2
+        exit 1
+    fi
+fi
 
 if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
     work="$TIMEAWARE_BENCH_DIR"
@@ -79,6 +135,7 @@ else
 fi
 server_pid=""
 attack_pid=""
+url=""
 cleanup() {
     if [ -n "$attack_pid" ] && kill -0 "$attack_pid" 2>/dev/null; then
         kill -TERM "$attack_pid" 2>/dev/null || true
@@ -92,13 +149,77 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== building bin/timeaware and the load generator" >&2
-make -C "$repo" --no-print-directory build >&2
-(cd "$repo" && go build -o "$work/loadgen" ./bench/serve/loadgen)
-loadgen="$work/loadgen"
+if [ -n "${TIMEAWARE_BENCH_BIN:-}" ]; then
+    bin="$(cd "$(dirname "$TIMEAWARE_BENCH_BIN")" && pwd)/$(basename "$TIMEAWARE_BENCH_BIN")"
+    if [ ! -x "$bin" ]; then
+        echo "run.sh: TIMEAWARE_BENCH_BIN=$TIMEAWARE_BENCH_BIN is not an executable file" >&2
+        exit 1
+    fi
+    bin_desc="$bin"
+    if rev="$(git -C "$(dirname "$bin")" rev-parse --short HEAD 2>/dev/null)"; then
+        bin_desc="$bin_desc (in a checkout at commit $rev)"
+    fi
+    echo "== the server is $bin" >&2
+else
+    echo "== building bin/timeaware and the load generator" >&2
+    make -C "$repo" --no-print-directory build >&2
+    bin="$repo/bin/timeaware"
+    bin_desc="bin/timeaware"
+    if rev="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null)"; then
+        bin_desc="$bin_desc built at commit $rev"
+        if [ -n "$(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+            bin_desc="$bin_desc with uncommitted changes"
+        fi
+    fi
+fi
+if [ -n "${TIMEAWARE_BENCH_LOADGEN:-}" ]; then
+    loadgen="$TIMEAWARE_BENCH_LOADGEN"
+else
+    (cd "$repo" && go build -o "$work/loadgen" ./bench/serve/loadgen)
+    loadgen="$work/loadgen"
+fi
 
-echo "== dumping the corpus ($corpus_items items)" >&2
-"$loadgen" -dump-corpus "$work/corpus.jsonl" -corpus "$corpus_items" -json >"$work/dump.json"
+# The service requires this token on its /v1 routes; the load generator's
+# -token defaults to the same variable, so every client sends it.
+export TIMEAWARE_SERVE_TOKEN="bench-serve-token-$$-0123456789abcdef"
+
+# start_server LOG [FLAGS...]: start the server on a free loopback port
+# (port 0: the kernel picks one, which the server logs), with a 512 MiB
+# memory limit (request budget 256 MiB): the attack runs show that it stays
+# within it. Sets server_pid and url once /healthz answers.
+start_server() {
+    local log="$1"
+    shift
+    TIMEAWARE_TIMERS_SECRET="bench-serve-secret-$$-0123456789abcdef" TIMEAWARE_SERVE_MEMORY_LIMIT=536870912 \
+        "$bin" "$@" serve --addr 127.0.0.1:0 2>"$log" &
+    server_pid=$!
+    local addr=""
+    for _ in $(seq 200); do
+        addr="$(sed -n 's/.*msg=serving addr=\([^ ]*\).*/\1/p' "$log")"
+        if [ -n "$addr" ] || ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+        sleep 0.05
+    done
+    if [ -z "$addr" ]; then
+        echo "run.sh: the server did not start:" >&2
+        cat "$log" >&2
+        exit 1
+    fi
+    url="http://$addr"
+    "$loadgen" -mode wait -url "$url" -timeout 30s
+}
+
+# alive PID: whether the process runs (a zombie, dead but not yet waited
+# for, does not).
+alive() {
+    local state
+    state="$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null)" || return 1
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+if [ "$only" = all ]; then
+    echo "== dumping the corpus ($corpus_items items)" >&2
+    "$loadgen" -dump-corpus "$work/corpus.jsonl" -corpus "$corpus_items" -json >"$work/dump.json"
+fi
 
 # The Python baseline runs twice, before the server starts and after it
 # stops, and the faster run counts: other work on a shared machine then
@@ -110,9 +231,11 @@ run_baseline() { # OUT EXPECT_SUM EXPECT_CORRECT
 expected() { # FILE SUM_KEY CORRECT_KEY
     "$PYTHON" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(repr(d[sys.argv[2]]), d[sys.argv[3]])' "$@"
 }
-echo "== (b) Python baseline, first run: reference.compute_score in process ($PYTHON)" >&2
-read -r expect_sum expect_correct < <(expected "$work/dump.json" expected_score_sum expected_correct)
-run_baseline "$work/python-1.json" "$expect_sum" "$expect_correct"
+if [ "$only" = all ]; then
+    echo "== (b) Python baseline, first run: reference.compute_score in process ($PYTHON)" >&2
+    read -r expect_sum expect_correct < <(expected "$work/dump.json" expected_score_sum expected_correct)
+    run_baseline "$work/python-1.json" "$expect_sum" "$expect_correct"
+fi
 
 echo "== starting timeaware serve on loopback" >&2
 load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
@@ -120,63 +243,47 @@ profile_flag=()
 if [ -n "${TIMEAWARE_BENCH_CPUPROFILE:-}" ]; then
     profile_flag=(--cpuprofile "$TIMEAWARE_BENCH_CPUPROFILE")
 fi
-# Port 0: the kernel picks a free port, which the server logs.
-# A 512 MiB memory limit (request budget 256 MiB): run (e) shows that the
-# service stays within it under attack.
-TIMEAWARE_TIMERS_SECRET="bench-serve-secret-$$-0123456789abcdef" TIMEAWARE_SERVE_MEMORY_LIMIT=536870912 \
-    "$repo/bin/timeaware" "${profile_flag[@]}" serve --addr 127.0.0.1:0 2>"$work/server.log" &
-server_pid=$!
-addr=""
-for _ in $(seq 200); do
-    addr="$(sed -n 's/.*msg=serving addr=\([^ ]*\).*/\1/p' "$work/server.log")"
-    if [ -n "$addr" ] || ! kill -0 "$server_pid" 2>/dev/null; then break; fi
-    sleep 0.05
-done
-if [ -z "$addr" ]; then
-    echo "run.sh: the server did not start:" >&2
-    cat "$work/server.log" >&2
-    exit 1
-fi
-url="http://$addr"
-"$loadgen" -mode wait -url "$url" -timeout 30s
+start_server "$work/server.log" "${profile_flag[@]}"
 
 echo "== (a, c) POST /v1/score/batch: $clients clients x $batch items, ${seconds}s measured" >&2
 "$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
     -corpus "$corpus_items" -warmup 2s -duration "${seconds}s" -json >"$work/batch.json"
 
-echo "== (d) POST /v1/tools/get_duration: $gd_clients clients, ${gd_seconds}s measured" >&2
-"$loadgen" -mode get_duration -url "$url" -server-pid "$server_pid" -clients "$gd_clients" -timers 256 \
-    -warmup 2s -duration "${gd_seconds}s" -json >"$work/get_duration.json"
+if [ "$only" = all ]; then
+    echo "== (d) POST /v1/tools/get_duration: $gd_clients clients, ${gd_seconds}s measured" >&2
+    "$loadgen" -mode get_duration -url "$url" -server-pid "$server_pid" -clients "$gd_clients" -timers 256 \
+        -warmup 2s -duration "${gd_seconds}s" -json >"$work/get_duration.json"
 
-echo "== (e) POST /v1/score/batch again, with hostile clients beside it: ${attack_stall} stalled bodies, ${attack_announce} announced 32 MiB bodies, ${attack_flood} ten-million-item floods, deep nesting" >&2
-"$loadgen" -mode attack -url "$url" -server-pid "$server_pid" -stall "$attack_stall" -announce "$attack_announce" \
-    -flood "$attack_flood" -duration "$((seconds + 4))s" -json >"$work/attack.json" &
-attack_pid=$!
-sleep 1
-"$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
-    -corpus "$corpus_items" -warmup 2s -duration "${seconds}s" -json >"$work/batch-attack.json"
-wait "$attack_pid"
-attack_pid=""
+    echo "== (e) POST /v1/score/batch again, with hostile clients beside it: ${attack_stall} stalled bodies, ${attack_announce} announced 32 MiB bodies, ${attack_flood} ten-million-item floods, deep nesting" >&2
+    "$loadgen" -mode attack -url "$url" -server-pid "$server_pid" -stall "$attack_stall" -announce "$attack_announce" \
+        -flood "$attack_flood" -duration "$((seconds + 4))s" -json >"$work/attack.json" &
+    attack_pid=$!
+    sleep 1
+    "$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
+        -corpus "$corpus_items" -warmup 2s -duration "${seconds}s" -json >"$work/batch-attack.json"
+    wait "$attack_pid"
+    attack_pid=""
 
-# Each hog's buffer grows by doubling to 32 MiB as its 30 MiB arrive, all of
-# it reserved from the request budget (half the 512 MiB limit: 256 MiB), so
-# eight hogs would fill the budget by themselves; twelve ask for 384 MiB.
-# Who holds the budget is a race, renewed each time held hogs reach the
-# server's 10 s body deadline, so the run is measured over 30 s by default.
-# The attack runs until the batch run ends (SIGTERM), its verification pass
-# included. The peak resident memory is reset first (clear_refs 5), so that
-# run (f) reports its own.
-echo "== (f) POST /v1/score/batch again, retrying 429s, beside ${hogs} memory hogs (30 MiB bodies held short of their last bytes), ${hog_seconds}s measured" >&2
-echo 5 >"/proc/$server_pid/clear_refs" 2>/dev/null || echo "run.sh: could not reset the server's peak RSS; run (f) reports the peak since it started" >&2
-"$loadgen" -mode attack -url "$url" -server-pid "$server_pid" -stall 0 -announce 0 -flood 0 -deep 0 -hog "$hogs" \
-    -duration 1h -json >"$work/hog.json" &
-attack_pid=$!
-sleep 1
-"$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
-    -corpus "$corpus_items" -warmup 2s -duration "${hog_seconds}s" -retry-429 -json >"$work/batch-hog.json"
-kill -TERM "$attack_pid"
-wait "$attack_pid"
-attack_pid=""
+    # Each hog's buffer grows by doubling to 32 MiB as its 30 MiB arrive, all of
+    # it reserved from the request budget (half the 512 MiB limit: 256 MiB), so
+    # eight hogs would fill the budget by themselves; twelve ask for 384 MiB.
+    # Who holds the budget is a race, renewed each time held hogs reach the
+    # server's 10 s body deadline, so the run is measured over 30 s by default.
+    # The attack runs until the batch run ends (SIGTERM), its verification pass
+    # included. The peak resident memory is reset first (clear_refs 5), so that
+    # run (f) reports its own.
+    echo "== (f) POST /v1/score/batch again, retrying 429s, beside ${hogs} memory hogs (30 MiB bodies held short of their last bytes), ${hog_seconds}s measured" >&2
+    echo 5 >"/proc/$server_pid/clear_refs" 2>/dev/null || echo "run.sh: could not reset the server's peak RSS; run (f) reports the peak since it started" >&2
+    "$loadgen" -mode attack -url "$url" -server-pid "$server_pid" -stall 0 -announce 0 -flood 0 -deep 0 -hog "$hogs" \
+        -duration 1h -json >"$work/hog.json" &
+    attack_pid=$!
+    sleep 1
+    "$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
+        -corpus "$corpus_items" -warmup 2s -duration "${hog_seconds}s" -retry-429 -json >"$work/batch-hog.json"
+    kill -TERM "$attack_pid"
+    wait "$attack_pid"
+    attack_pid=""
+fi
 
 echo "== stopping the server (SIGTERM)" >&2
 kill -TERM "$server_pid"
@@ -189,89 +296,201 @@ if [ "$status" -ne 0 ]; then
     exit 1
 fi
 
-echo "== (b) Python baseline, second run" >&2
-read -r expect_sum expect_correct < <(expected "$work/batch.json" server_score_sum server_correct)
-run_baseline "$work/python-2.json" "$expect_sum" "$expect_correct"
+if [ "$only" = all ]; then
+    echo "== (b) Python baseline, second run" >&2
+    read -r expect_sum expect_correct < <(expected "$work/batch.json" server_score_sum server_correct)
+    run_baseline "$work/python-2.json" "$expect_sum" "$expect_correct"
+fi
 
-"$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" <<'PY'
+# flood_run NAME WHAT ATTACK_FLAGS...: run (a) again on a fresh server
+# beside the header flood the flags describe, polling /healthz, and record
+# whether the batch run, the attack and the server ended well
+# (run-NAME.json). A failure is recorded, not fatal: the table reports it
+# beside the figures, and the run fails at the end.
+flood_run() {
+    local name="$1" what="$2"
+    shift 2
+    echo "== ($name) POST /v1/score/batch again, beside $what; ${flood_seconds}s measured; GET /healthz every 50 ms" >&2
+    start_server "$work/server-$name.log"
+    local pid="$server_pid"
+    "$loadgen" -mode attack -url "$url" -server-pid "$pid" -stall 0 -announce 0 -flood 0 -deep 0 \
+        -header-rate "$header_rate" "$@" -healthz 50ms -duration 1h -json >"$work/attack-$name.json" &
+    attack_pid=$!
+    sleep 1
+    local batch_status=0 attack_status=0 server_status=0 ran=true
+    "$loadgen" -mode batch -url "$url" -server-pid "$pid" -clients "$clients" -batch "$batch" \
+        -corpus "$corpus_items" -warmup 2s -duration "${flood_seconds}s" -json >"$work/batch-$name.json" || batch_status=$?
+    alive "$pid" || ran=false
+    kill -TERM "$attack_pid" 2>/dev/null || true
+    wait "$attack_pid" || attack_status=$?
+    attack_pid=""
+    if [ "$ran" = true ]; then kill -TERM "$pid" 2>/dev/null || true; fi
+    wait "$pid" || server_status=$?
+    server_pid=""
+    if [ "$server_status" -ne 0 ]; then
+        echo "run.sh: ($name): the server exited with status $server_status:" >&2
+        tail -5 "$work/server-$name.log" >&2
+    fi
+    printf '{"batch_status": %d, "attack_status": %d, "server_ran_to_the_end": %s, "server_status": %d}\n' \
+        "$batch_status" "$attack_status" "$ran" "$server_status" >"$work/run-$name.json"
+}
+flood_run g "$headers connections each sending ~1 MB of headers with the token" -headers "$headers"
+flood_run h "$headers connections each sending ~1 MB of headers without the token" -headers "$headers" -header-auth=false
+flood_run i "$headers connections trickling ~1 MB of headers that never end" -headers-endless "$headers"
+
+"$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" "$only" "$bin_desc" "$soft_files" "$hard_files" <<'PY'
 import json
 import sys
 from pathlib import Path
 
-work, load, ncpu = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-dump = json.loads((work / "dump.json").read_text())
-b = json.loads((work / "batch.json").read_text())
-g = json.loads((work / "get_duration.json").read_text())
-ba = json.loads((work / "batch-attack.json").read_text())
-at = json.loads((work / "attack.json").read_text())
-bh = json.loads((work / "batch-hog.json").read_text())
-hg = json.loads((work / "hog.json").read_text())
-runs = [json.loads((work / f"python-{i}.json").read_text()) for i in (1, 2)]
-p = max(runs, key=lambda r: r["items_per_s"])
-py_cpu = min(r["cpu_us_per_item"] for r in runs)
-if dump["corpus_hash"] != b["corpus_hash"]:
-    sys.exit(f"FAIL: the load generator's corpus ({b['corpus_hash']}) is not the dumped one ({dump['corpus_hash']})")
+work, load, ncpu, only, bin_desc, soft_files, hard_files = sys.argv[1:8]
+work = Path(work)
 
-ratio = b["items_per_s"] / p["items_per_s"]
-go_cpu = b.get("server_cpu_us_per_item")
+
+def load_json(name):
+    """A loadgen summary, or None when the run that writes it failed first."""
+    f = work / name
+    text = f.read_text().strip() if f.exists() else ""
+    return json.loads(text.splitlines()[-1]) if text else None
+
+
+b = load_json("batch.json")
+failures = []
+w = 44
 print()
 print(f"timeaware serve benchmark: {ncpu} CPUs shared by the server and the load generator "
-      f"(load average before the run: {load})")
-print(f"corpus: {dump['corpus_items']:,} timely/general items, {dump['corpus_bytes'] / dump['corpus_items']:,.0f} B each; "
-      f"{dump['expected_correct']:,} right, {dump['format_fails']} bad format, {dump['late']:,} late")
+      f"(load average before the run: {load}); open files: {soft_files} (hard limit {hard_files})")
+print(f"server: {bin_desc}")
+if only == "all":
+    dump = load_json("dump.json")
+    g = load_json("get_duration.json")
+    ba = load_json("batch-attack.json")
+    at = load_json("attack.json")
+    bh = load_json("batch-hog.json")
+    hg = load_json("hog.json")
+    runs = [load_json(f"python-{i}.json") for i in (1, 2)]
+    p = max(runs, key=lambda r: r["items_per_s"])
+    py_cpu = min(r["cpu_us_per_item"] for r in runs)
+    if dump["corpus_hash"] != b["corpus_hash"]:
+        sys.exit(f"FAIL: the load generator's corpus ({b['corpus_hash']}) is not the dumped one ({dump['corpus_hash']})")
+    ratio = b["items_per_s"] / p["items_per_s"]
+    go_cpu = b.get("server_cpu_us_per_item")
+    print(f"corpus: {dump['corpus_items']:,} timely/general items, {dump['corpus_bytes'] / dump['corpus_items']:,.0f} B each; "
+          f"{dump['expected_correct']:,} right, {dump['format_fails']} bad format, {dump['late']:,} late")
+    print()
+    print(f"{'':{w}} {'value':>14}  notes")
+    print(f"{'Go  POST /v1/score/batch, items/s':{w}} {b['items_per_s']:>14,.0f}  "
+          f"{b['clients']} clients x {b['batch']} items, {b['seconds']:.0f} s, {b['requests_per_s']:,.0f} req/s")
+    print(f"{'Python reference.compute_score, items/s':{w}} {p['items_per_s']:>14,.0f}  "
+          f"in process, 1 core; best pass of 2 runs x {p['passes']} (runs: "
+          + ", ".join(f"{r['items_per_s']:,.0f}" for r in runs) + ")")
+    print(f"{'ratio Go / Python':{w}} {ratio:>13.2f}x  goal >= 3x")
+    if go_cpu:
+        print(f"{'CPU per item, Go server / Python (us)':{w}} {go_cpu:>7.1f} / {py_cpu:<5.1f} "
+              f"items per CPU-second ratio {py_cpu / go_cpu:.2f}x; "
+              f"server used {b['server_cpu_s'] / b['seconds']:.2f} cores, load generator {b['loadgen_cpu_s'] / b['seconds']:.2f}")
+    print(f"{'batch latency p50 / p99 (ms)':{w}} {b['p50_ms']:>7.1f} / {b['p99_ms']:<5.1f} "
+          f"per {b['batch']}-item request at {b['clients']} concurrent clients (p90 {b['p90_ms']:.1f}, max {b['max_ms']:.1f})")
+    print(f"{'get_duration calls/s':{w}} {g['calls_per_s']:>14,.0f}  goal >= 20,000/s; {g['clients']} clients, {g['seconds']:.0f} s")
+    gd_cpu = g.get("server_cpu_us_per_call")
+    extra = ""
+    if gd_cpu:
+        extra = (f"; server {gd_cpu:.0f} us CPU per call, {g['server_cpu_s'] / g['seconds']:.2f} cores, "
+                 f"load generator {g['loadgen_cpu_s'] / g['seconds']:.2f}")
+    print(f"{'get_duration latency p50 / p99 (ms)':{w}} {g['p50_ms']:>7.2f} / {g['p99_ms']:<5.2f} (max {g['max_ms']:.1f}){extra}")
+    print(f"{'under attack: batch items/s':{w}} {ba['items_per_s']:>14,.0f}  "
+          f"{ba['items_per_s'] / b['items_per_s']:.2f}x of (a) in the same run; {at['stalled_connections']} stalled bodies, "
+          f"{at['announced_connections']} announced 32 MiB bodies, {at['flood_clients']} 10M-item floods, 1 deep-nesting client")
+    print(f"{'under attack: batch latency p50 / p99 (ms)':{w}} {ba['p50_ms']:>7.1f} / {ba['p99_ms']:<5.1f} "
+          f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}); legitimate errors {ba['errors']}")
+    print(f"{'attackers got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(at['statuses'].items()))}; "
+          f"server peak RSS {at.get('server_peak_rss_mb', 0):.0f} MiB (memory limit 512 MiB)")
+    print(f"{'memory hogs: batch items/s':{w}} {bh['items_per_s']:>14,.0f}  "
+          f"{bh['items_per_s'] / b['items_per_s']:.2f}x of (a); {hg['hog_connections']} hogs of {hg['hog_bytes'] / 2**20:.0f} MiB "
+          f"against a 256 MiB request budget; 429s retried after Retry-After")
+    print(f"{'memory hogs: batch latency p50 / p99 (ms)':{w}} {bh['p50_ms']:>7.1f} / {bh['p99_ms']:<5.1f} "
+          f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}; retries included, max {bh['max_ms']:.0f}); legitimate errors {bh['errors']}")
+    print(f"{'memory hogs: shed (429)':{w}} {bh['shed']:>14,}  "
+          f"answers to {bh['shed_requests']:,} of the requests sent in the measured window ({bh['requests']:,} completed, "
+          f"{bh['shed_unfinished']} still shed at its end); the verification pass before it took {bh['verify_seconds']:.1f} s "
+          f"through {bh['shed_verify']:,} 429s")
+    ps = bh.get("items_per_second", [])
+    print(f"{'memory hogs: seconds with nothing scored':{w}} {sum(1 for v in ps if v == 0):>14}  "
+          f"of {len(ps)}; items scored in each second: {' '.join(f'{v // 1000}k' if v else '0' for v in ps)}")
+    print(f"{'hogs got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(hg['hog_statuses'].items()))}; "
+          f"server peak RSS {hg.get('server_peak_rss_mb', 0):.0f} MiB (memory limit 512 MiB)")
+    print(f"checks: {dump['corpus_items']:,} server scores equal the in-process Go scorer; Python score sum "
+          f"{p['score_sum']:.6f} = server {b['server_score_sum']:.6f}; errors {b['errors'] + g['errors']}, "
+          f"mismatches {b['mismatches'] + g['mismatches'] + ba['mismatches'] + bh['mismatches']}")
+    if ba["errors"]:
+        failures.append(f"{ba['errors']} legitimate requests failed under attack")
+    if bh["errors"]:
+        failures.append(f"{bh['errors']} legitimate requests failed beside the memory hogs for a reason other than shedding")
+    for name, run in (("(e)", at), ("(f)", hg)):
+        if run.get("server_peak_rss_mb", 0) > 512:
+            failures.append(f"run {name}: the server's peak resident memory {run['server_peak_rss_mb']:.0f} MiB exceeds its 512 MiB memory limit")
+    if bh["shed_all"] == 0:
+        print("note: the memory hogs never made the server shed a legitimate request")
+else:
+    print()
+    print(f"{'':{w}} {'value':>14}  notes")
+    print(f"{'(a) Go POST /v1/score/batch, items/s':{w}} {b['items_per_s']:>14,.0f}  "
+          f"{b['clients']} clients x {b['batch']} items, {b['seconds']:.0f} s, no attack")
+    print(f"{'(a) batch latency p50 / p99 (ms)':{w}} {b['p50_ms']:>7.1f} / {b['p99_ms']:<5.1f} "
+          f"(p90 {b['p90_ms']:.1f}, max {b['max_ms']:.1f}); errors {b['errors']}, mismatches {b['mismatches']}")
+
+
+def outcomes(counts, means):
+    return ", ".join(f"{v:,} x {k} ({means.get(k, 0):.1f} s)" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])) or "none"
+
+
 print()
-w = 44
-print(f"{'':{w}} {'value':>14}  notes")
-print(f"{'Go  POST /v1/score/batch, items/s':{w}} {b['items_per_s']:>14,.0f}  "
-      f"{b['clients']} clients x {b['batch']} items, {b['seconds']:.0f} s, {b['requests_per_s']:,.0f} req/s")
-print(f"{'Python reference.compute_score, items/s':{w}} {p['items_per_s']:>14,.0f}  "
-      f"in process, 1 core; best pass of 2 runs x {p['passes']} (runs: "
-      + ", ".join(f"{r['items_per_s']:,.0f}" for r in runs) + ")")
-print(f"{'ratio Go / Python':{w}} {ratio:>13.2f}x  goal >= 3x")
-if go_cpu:
-    print(f"{'CPU per item, Go server / Python (us)':{w}} {go_cpu:>7.1f} / {py_cpu:<5.1f} "
-          f"items per CPU-second ratio {py_cpu / go_cpu:.2f}x; "
-          f"server used {b['server_cpu_s'] / b['seconds']:.2f} cores, load generator {b['loadgen_cpu_s'] / b['seconds']:.2f}")
-print(f"{'batch latency p50 / p99 (ms)':{w}} {b['p50_ms']:>7.1f} / {b['p99_ms']:<5.1f} "
-      f"per {b['batch']}-item request at {b['clients']} concurrent clients (p90 {b['p90_ms']:.1f}, max {b['max_ms']:.1f})")
-print(f"{'get_duration calls/s':{w}} {g['calls_per_s']:>14,.0f}  goal >= 20,000/s; {g['clients']} clients, {g['seconds']:.0f} s")
-gd_cpu = g.get("server_cpu_us_per_call")
-extra = ""
-if gd_cpu:
-    extra = (f"; server {gd_cpu:.0f} us CPU per call, {g['server_cpu_s'] / g['seconds']:.2f} cores, "
-             f"load generator {g['loadgen_cpu_s'] / g['seconds']:.2f}")
-print(f"{'get_duration latency p50 / p99 (ms)':{w}} {g['p50_ms']:>7.2f} / {g['p99_ms']:<5.2f} (max {g['max_ms']:.1f}){extra}")
-print(f"{'under attack: batch items/s':{w}} {ba['items_per_s']:>14,.0f}  "
-      f"{ba['items_per_s'] / b['items_per_s']:.2f}x of (a) in the same run; {at['stalled_connections']} stalled bodies, "
-      f"{at['announced_connections']} announced 32 MiB bodies, {at['flood_clients']} 10M-item floods, 1 deep-nesting client")
-print(f"{'under attack: batch latency p50 / p99 (ms)':{w}} {ba['p50_ms']:>7.1f} / {ba['p99_ms']:<5.1f} "
-      f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}); legitimate errors {ba['errors']}")
-print(f"{'attackers got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(at['statuses'].items()))}; "
-      f"server peak RSS {at.get('server_peak_rss_mb', 0):.0f} MiB (memory limit 512 MiB)")
-print(f"{'memory hogs: batch items/s':{w}} {bh['items_per_s']:>14,.0f}  "
-      f"{bh['items_per_s'] / b['items_per_s']:.2f}x of (a); {hg['hog_connections']} hogs of {hg['hog_bytes'] / 2**20:.0f} MiB "
-      f"against a 256 MiB request budget; 429s retried after Retry-After")
-print(f"{'memory hogs: batch latency p50 / p99 (ms)':{w}} {bh['p50_ms']:>7.1f} / {bh['p99_ms']:<5.1f} "
-      f"(without: {b['p50_ms']:.1f} / {b['p99_ms']:.1f}; retries included, max {bh['max_ms']:.0f}); legitimate errors {bh['errors']}")
-print(f"{'memory hogs: shed (429)':{w}} {bh['shed']:>14,}  "
-      f"answers to {bh['shed_requests']:,} of the requests sent in the measured window ({bh['requests']:,} completed, "
-      f"{bh['shed_unfinished']} still shed at its end); the verification pass before it took {bh['verify_seconds']:.1f} s "
-      f"through {bh['shed_verify']:,} 429s")
-ps = bh.get("items_per_second", [])
-print(f"{'memory hogs: seconds with nothing scored':{w}} {sum(1 for v in ps if v == 0):>14}  "
-      f"of {len(ps)}; items scored in each second: {' '.join(f'{v // 1000}k' if v else '0' for v in ps)}")
-print(f"{'hogs got':{w}} {', '.join(f'{v:,} x {k}' for k, v in sorted(hg['hog_statuses'].items()))}; "
-      f"server peak RSS {hg.get('server_peak_rss_mb', 0):.0f} MiB (memory limit 512 MiB)")
-print(f"checks: {dump['corpus_items']:,} server scores equal the in-process Go scorer; Python score sum "
-      f"{p['score_sum']:.6f} = server {b['server_score_sum']:.6f}; errors {b['errors'] + g['errors']}, "
-      f"mismatches {b['mismatches'] + g['mismatches'] + ba['mismatches'] + bh['mismatches']}")
-if ba["errors"]:
-    sys.exit(f"FAIL: {ba['errors']} legitimate requests failed under attack")
-if bh["errors"]:
-    sys.exit(f"FAIL: {bh['errors']} legitimate requests failed beside the memory hogs for a reason other than shedding")
-for name, run in (("(e)", at), ("(f)", hg)):
-    if run.get("server_peak_rss_mb", 0) > 512:
-        sys.exit(f"FAIL: run {name}: the server's peak resident memory {run['server_peak_rss_mb']:.0f} MiB exceeds its 512 MiB memory limit")
-if bh["shed_all"] == 0:
-    print("note: the memory hogs never made the server shed a legitimate request")
+print("header flood: each run on a fresh server, GET /healthz polled every 50 ms on new connections "
+      "(failed: no 200 within 1 s); connections' ends with their mean seconds from dial")
+for name, what in (("g", "header flood, token"), ("h", "header flood, no token"), ("i", "endless headers")):
+    fb, fa, fr = load_json(f"batch-{name}.json"), load_json(f"attack-{name}.json"), load_json(f"run-{name}.json")
+    tag = f"({name}) {what}"
+    checks = []
+    if fb is None:
+        print(f"{tag + ': batch':{w}} {'-':>14}  the batch run failed before its summary (status {fr['batch_status']}; see above)")
+        checks.append(("the batch run completed", False))
+    else:
+        print(f"{tag + ': batch items/s':{w}} {fb['items_per_s']:>14,.0f}  {fb['items_per_s'] / b['items_per_s']:.2f}x of (a); "
+              f"latency p50 / p99 {fb['p50_ms']:.1f} / {fb['p99_ms']:.1f} ms (max {fb['max_ms']:.0f}); "
+              f"legitimate errors {fb['errors']}, mismatches {fb['mismatches']}")
+        checks.append((f"no legitimate request failed ({fb['errors']} errors, {fb['mismatches']} mismatches)",
+                       fb["errors"] == 0 and fb["mismatches"] == 0 and fr["batch_status"] == 0))
+        checks.append((f"batch p99 {fb['p99_ms']:.1f} ms within 2x (a)'s {b['p99_ms']:.1f} ms", fb["p99_ms"] <= 2 * b["p99_ms"]))
+    if fa is None:
+        print(f"{tag + ': flood':{w}} {'-':>14}  the attack failed before its summary (status {fr['attack_status']}; see above)")
+        checks.append(("the attack completed", False))
+    else:
+        conns = fa["header_connections"] or fa["endless_connections"]
+        ends = fa["header_outcomes"] if fa["header_connections"] else fa["endless_outcomes"]
+        means = fa["header_mean_s"] if fa["header_connections"] else fa["endless_mean_s"]
+        print(f"{'    flood':{w}} {conns:>14,}  connections, heads of {fa['header_bytes'] / 1e6:.1f} MB "
+              f"({fa['header_pad']} padding headers{', with the token' if fa['header_auth'] else ', no token'}); "
+              f"{fa['header_sent_mb']:,.0f} MB sent in {fa['seconds']:.0f} s on {fa['header_connections_opened']:,} connections "
+              f"(paced at {fa['header_rate_mb_s']:.0f} MB/s); the flood used {fa['loadgen_cpu_s'] / fa['seconds']:.2f} cores")
+        print(f"{'    flood connections ended':{w}} {'':>14}  {outcomes(ends, means)}")
+        h = fa["healthz"]
+        print(f"{'    GET /healthz p50 / p99 / max (ms)':{w}} {h['p50_ms']:>7.1f} / {h['p99_ms']:.1f} / {h['max_ms']:.0f}; "
+              f"{h['failures']} of {h['polls']} polls failed; longest without an answer {h['longest_gap_ms']:,.0f} ms")
+        for e in h.get("first_errors", [])[:3]:
+            print(f"{'':{w}} {'':>14}  {e}")
+        checks.append((f"/healthz answered every poll ({h['failures']} of {h['polls']} failed)", h["failures"] == 0))
+        rss = fa.get("server_peak_rss_mb")
+        if rss is not None:
+            print(f"{'    server peak RSS (MiB)':{w}} {rss:>14,.0f}  memory limit 512 MiB")
+            checks.append((f"peak RSS {rss:.0f} MiB within the 512 MiB limit", rss <= 512))
+    if fr["server_ran_to_the_end"]:
+        checks.append((f"the server ran to the end and stopped cleanly (status {fr['server_status']})", fr["server_status"] == 0))
+    else:
+        checks.append((f"the server ran to the end (it exited during the run, status {fr['server_status']})", False))
+    for text, ok in checks:
+        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"run ({name}): {text}")
+if failures:
+    sys.exit("FAIL: " + "; ".join(failures))
 PY
