@@ -318,3 +318,19 @@ func TestExpiredTimerOnAnItemIs410(t *testing.T) {
 	assert.Equal(t, "invalid_timer", errorOf(t, body)["code"])
 	assert.Equal(t, "extra_info.timer", errorOf(t, body)["field"])
 }
+
+func TestABudgetMustHoldFourConnections(t *testing.T) {
+	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
+	require.NoError(t, err)
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+	require.NoError(t, err)
+	// By hand: 16 KiB, and twice a 1 KiB head with net/http's 4 KiB.
+	const reservation = 16384 + 2*(1024+4096)
+	assert.EqualValues(t, reservation, ConnReservation(1024))
+	assert.EqualValues(t, 16384+2*(32768+4096), ConnReservation(0), "the default head bound")
+	_, err = New(Options{Scorer: scorer, Timers: store, MaxHeaderBytes: 1024, MemoryBudget: 4*reservation - 1})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "fewer than 4 connections")
+	_, err = New(Options{Scorer: scorer, Timers: store, MaxHeaderBytes: 1024, MemoryBudget: 4 * reservation})
+	require.NoError(t, err)
+}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -146,13 +147,17 @@ func New(opts Options) (*Server, error) {
 		opts.MaxInflight = 512
 	}
 	if opts.MaxHeaderBytes <= 0 {
-		opts.MaxHeaderBytes = 32 << 10
+		opts.MaxHeaderBytes = defaultMaxHeaderBytes
 	}
 	if opts.HeaderTimeout <= 0 {
 		opts.HeaderTimeout = 5 * time.Second
 	}
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = defaultMaxConns(opts.MemoryBudget, opts.MaxHeaderBytes)
+	}
+	if c := connCost(opts.MaxHeaderBytes); opts.MemoryBudget < 4*c {
+		return nil, fmt.Errorf("verifier: the memory budget of %d bytes holds fewer than 4 connections (each reserves %d bytes: %d for its buffers and twice a head of MaxHeaderBytes %d plus %d); raise the budget or lower MaxHeaderBytes",
+			opts.MemoryBudget, c, connOverhead, opts.MaxHeaderBytes, headerSlack)
 	}
 	if err := checkToken(opts.Token); err != nil {
 		return nil, err

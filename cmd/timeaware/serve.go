@@ -99,6 +99,10 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if c := verifier.ConnReservation(v.GetInt("serve.max_header_bytes")); budget < 4*c {
+		return a.badKeyf("serve.memory_budget", "a budget of %d bytes holds fewer than 4 connections, which reserve %d bytes each with serve.max_header_bytes %d (16 KiB and twice the head and 4 KiB); raise the budget or lower serve.max_header_bytes",
+			budget, c, v.GetInt("serve.max_header_bytes"))
+	}
 	token := v.GetString("serve.token")
 	if strings.TrimSpace(token) != token || token != "" && strings.IndexFunc(token, unicode.IsControl) >= 0 {
 		return a.badKeyf("serve.token", "begins or ends with white space, or holds a control character: no client can send it in a header")

@@ -518,10 +518,16 @@ def test_expired_timer_is_410_and_its_item_falls_back(shared_server, adapter):
 
 def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter):
     """Seventy small requests whose bodies trickle in hold all of the
-    server's request memory (a 60.5 kB budget; each is small enough to use
-    the quarter kept for small requests); the adapter's batch meanwhile gets
-    429 + Retry-After and must come back later instead of falling back."""
-    server = make_server({"TIMEAWARE_SERVE_MEMORY_BUDGET": "60500"})
+    server's request memory (room for their 71 connections and 60.5 kB of
+    bodies; each body is small enough to use the quarter kept for small
+    requests); the adapter's batch meanwhile gets 429 + Retry-After (or,
+    on a new connection, 503 + Retry-After before its head is read) and
+    must come back later instead of falling back."""
+    # A connection reserves 16 KiB and twice its largest head with
+    # net/http's 4 KiB (docs/serve.md).
+    conn = 16384 + 2 * (1024 + 4096)
+    server = make_server({"TIMEAWARE_SERVE_MEMORY_BUDGET": str(71 * conn + 60500),
+                          "TIMEAWARE_SERVE_MAX_HEADER_BYTES": "1024", "TIMEAWARE_SERVE_MAX_CONNS": "200"})
     adapter(server.url, retries=4)
     args, want = timely_item(5)
     assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)  # first use: the registry check
@@ -549,7 +555,9 @@ def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter
     assert r["score"] == pytest.approx(want)
     assert tv.stats()["fallbacks"] == 0
     m = server.metrics()
-    assert metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="429") >= 1
+    shed = metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="429")
+    shed += metric(m, "timeaware_shed_requests_total", reason="connection_memory")
+    assert shed >= 1
     assert waited >= 0.3  # it waited for the memory instead of giving up
 
 
