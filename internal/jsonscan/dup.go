@@ -202,28 +202,34 @@ func foldHash(key []byte) uint64 {
 }
 
 // hashLowered hashes b with the 0x20 bit of every byte set, and reports
-// whether b is ASCII.
+// whether b is ASCII. It reads b in words of eight bytes, the last one
+// overlapping the one before it, and a name shorter than eight bytes in
+// two overlapping halves, so that equal-length names whose bytes agree
+// but for that bit hash alike.
 func hashLowered(b []byte) (uint64, bool) {
 	const (
 		lower = 0x2020202020202020
 		highs = 0x8080808080808080
 		mul   = 0x9e3779b97f4a7c15
 	)
-	h, seen := uint64(len(b)), uint64(0)
-	i := 0
-	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
-		seen |= w
-		h = (h ^ (w | lower)) * mul
-	}
-	if i < len(b) {
-		var w uint64
-		for j := len(b) - 1; j >= i; j-- {
-			w = w<<8 | uint64(b[j])
+	n := len(b)
+	h := uint64(n)
+	var seen, w uint64
+	switch {
+	case n >= 8:
+		for i := 0; i < n-8; i += 8 {
+			w = binary.LittleEndian.Uint64(b[i:])
+			seen |= w
+			h = (h ^ (w | lower)) * mul
 		}
-		seen |= w
-		h = (h ^ (w | lower)) * mul
+		w = binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		w = uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[n-4:]))<<32
+	case n > 0:
+		w = uint64(b[0]) | uint64(b[n/2])<<8 | uint64(b[n-1])<<16
 	}
+	seen |= w
+	h = (h ^ (w | lower)) * mul
 	return h ^ h>>29, seen&highs == 0
 }
 
