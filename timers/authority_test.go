@@ -152,6 +152,35 @@ func TestReplicasKnowWhatTheyWereShown(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, onC.Timer, got.Timer)
 	assert.InDelta(t, 1.0, got.ToolS, 1e-9)
+	changed, err := c.AddSpan(onD.Timer, Span{Seconds: 4, Simulated: true})
+	require.NoError(t, err)
+	assert.InDelta(t, 5.0, changed.ToolS, 1e-9, "a change lands on the state c knows")
+}
+
+// TestMeasuredToolTimeAtItsBound: a timer whose measured spans fill the
+// tool-time bound takes no more from an open span: its time is generation.
+func TestMeasuredToolTimeAtItsBound(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	s, err := New(Options{Secret: secret, Now: clk.Now, MaxTTL: 100 * 365 * 24 * time.Hour, DefaultTTL: 100 * 365 * 24 * time.Hour})
+	require.NoError(t, err)
+	r, err := s.Create(Spec{SpeedFactor: 0.5})
+	require.NoError(t, err)
+	clk.Advance(time.Duration(MaxToolSeconds-4) * time.Second)
+	r, err = s.AddSpan(r.Timer, Span{Seconds: MaxToolSeconds - 4})
+	require.NoError(t, err)
+	require.Equal(t, float64(MaxToolSeconds-4), r.ToolS, "the wall clock ran that long")
+	r, err = s.AddSpan(r.Timer, Span{Action: "start"})
+	require.NoError(t, err)
+	clk.Advance(10 * time.Second)
+	got, err := s.Read(r.Timer)
+	require.NoError(t, err)
+	// By hand: 4 s of the span fit under the bound, at rate 1; 6 s are
+	// generation, at α = 0.5.
+	assert.Equal(t, MaxToolSeconds+3, got.ElapsedS)
+	closed, err := s.AddSpan(r.Timer, Span{Action: "end"})
+	require.NoError(t, err)
+	assert.Equal(t, float64(MaxToolSeconds), closed.ToolS)
+	assert.Equal(t, MaxToolSeconds+3, closed.ElapsedS)
 }
 
 // TestChangeCountIsBounded: a timer changed as often as a token can count

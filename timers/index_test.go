@@ -215,3 +215,46 @@ func TestShownTokensDoNotRebindARolloutID(t *testing.T) {
 	assert.Equal(t, second.Timer, got.Timer, "the id still names the timer b knew it as")
 	assert.False(t, got.Stopped)
 }
+
+// TestIndexKeepsAnIDWhenItsEarlierTimerGoes: making room drops an expired
+// timer of a rollout id, not the id, which names the id's newer timer.
+func TestIndexKeepsAnIDWhenItsEarlierTimerGoes(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	s := newIndexedStore(t, clk, 128) // two timers per part
+	ids := sameShard(t, s, 2)
+	first, err := s.Create(Spec{RolloutID: ids[0], TTL: time.Minute})
+	require.NoError(t, err)
+	_, err = s.Stop(first.Timer)
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute) // the first timer has expired
+	second, err := s.Create(Spec{RolloutID: ids[0]})
+	require.NoError(t, err)
+	// The part is full (the expired timer and the second); a new id makes
+	// room by dropping the expired one.
+	_, err = s.Create(Spec{RolloutID: ids[1]})
+	require.NoError(t, err)
+	got, err := s.Read(ids[0])
+	require.NoError(t, err, "the id still names its running timer")
+	assert.Equal(t, second.Timer, got.Timer)
+	assert.True(t, known(t, s, ids[1]))
+}
+
+// TestIndexMakesRoomForTimersSharingAnID: timers that share a rollout id
+// fill a part as any others do.
+func TestIndexMakesRoomForTimersSharingAnID(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	s := newIndexedStore(t, clk, 128) // two timers per part
+	ids := sameShard(t, s, 2)
+	first, err := s.Create(Spec{RolloutID: ids[0]})
+	require.NoError(t, err)
+	_, err = s.Stop(first.Timer)
+	require.NoError(t, err)
+	_, err = s.Create(Spec{RolloutID: ids[0]}) // two timers, one id
+	require.NoError(t, err)
+	_, err = s.Create(Spec{RolloutID: ids[1]})
+	require.NoError(t, err)
+	sh := s.index.shard(ids[0])
+	assert.LessOrEqual(t, len(sh.timers), 2)
+	assert.LessOrEqual(t, len(sh.ids), len(sh.timers))
+	assert.True(t, known(t, s, ids[1]))
+}

@@ -412,15 +412,15 @@ func (s *Store) change(tok string, op func(st *state, now int64) error) (Reading
 			return Reading{}, ErrTokenRequired
 		}
 	}
-	st, tok, now, err := s.loadToken(tok)
+	st, tok, now, err := s.open(tok)
 	if err != nil {
 		return Reading{}, err
 	}
 	sh := s.index.shard(st.rollout)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	// Another change may have landed since loadToken.
-	if e, ok := sh.timers[st.key()]; ok && st.counted() && e.token != tok && e.seq >= st.seq {
+	if e, ok := sh.timers[st.key()]; ok && st.counted() && e.seq >= st.seq {
+		// Signed by this Store's secret and checked when it was stored.
 		if st, err = s.decode(e.token); err != nil {
 			return Reading{}, err
 		}
@@ -441,11 +441,9 @@ func (s *Store) change(tok string, op func(st *state, now int64) error) (Reading
 	return s.reading(st, tok, now), nil
 }
 
-// loadToken resolves id (a token or a known rollout id) to the newest state
-// of its timer that this Store knows, and that state's token, checking
-// signature and expiry. A token newer than any this Store knew of its timer
-// is remembered.
-func (s *Store) loadToken(id string) (state, string, int64, error) {
+// open resolves id (a token or a known rollout id) to a state and its
+// token, checking signature and expiry.
+func (s *Store) open(id string) (state, string, int64, error) {
 	now := s.opts.Now().UnixNano()
 	if tok, ok := s.index.get(id); ok {
 		id = tok
@@ -458,6 +456,18 @@ func (s *Store) loadToken(id string) (state, string, int64, error) {
 	}
 	if now > st.expires {
 		return state{}, "", 0, ErrExpired
+	}
+	return st, id, now, nil
+}
+
+// loadToken resolves id (a token or a known rollout id) to the newest state
+// of its timer that this Store knows, and that state's token, checking
+// signature and expiry. A token newer than any this Store knew of its timer
+// is remembered.
+func (s *Store) loadToken(id string) (state, string, int64, error) {
+	st, id, now, err := s.open(id)
+	if err != nil {
+		return state{}, "", 0, err
 	}
 	if !st.counted() {
 		return st, id, now, nil
@@ -792,14 +802,14 @@ func (x *rolloutIndex) learn(st state, tok string, now int64) {
 // held.
 func (x *rolloutIndex) record(sh *indexShard, st state, tok string, now int64) {
 	k := st.key()
-	if _, ok := sh.timers[k]; !ok && len(sh.timers) >= x.per {
+	// Every id names a timer of the part, and no two the same one, so the
+	// ids never outnumber the timers: room for a timer is room for its id.
+	if _, known := sh.timers[k]; !known && len(sh.timers) >= x.per {
 		x.makeRoom(sh, now)
 	}
+	cur, bound := sh.ids[st.rollout]
 	sh.timers[k] = newestOf{token: tok, seq: st.seq, expires: st.expires, stopped: st.halted}
-	if cur, ok := sh.ids[st.rollout]; !ok || cur == k {
-		if !ok && len(sh.ids) >= x.per {
-			x.makeRoom(sh, now)
-		}
+	if !bound || cur == k {
 		sh.ids[st.rollout] = k
 	}
 }
@@ -815,16 +825,14 @@ func (x *rolloutIndex) claim(st state, tok string, now int64) bool {
 			return false
 		}
 	}
-	if _, ok := sh.ids[st.rollout]; !ok && len(sh.ids) >= x.per {
-		x.makeRoom(sh, now)
-	}
-	sh.ids[st.rollout] = st.key()
+	delete(sh.ids, st.rollout) // the id moves to the new timer
 	x.record(sh, st, tok, now)
 	return true
 }
 
 // makeRoom drops the expired timers of a full shard, whose lock the caller
-// holds, then arbitrary ones until both maps have room for one more.
+// holds, then arbitrary ones until there is room for one more (and for its
+// id: see record).
 func (x *rolloutIndex) makeRoom(sh *indexShard, now int64) {
 	for k, e := range sh.timers {
 		if e.expires < now {
@@ -832,16 +840,10 @@ func (x *rolloutIndex) makeRoom(sh *indexShard, now int64) {
 		}
 	}
 	for k := range sh.timers {
-		if len(sh.timers) < x.per && len(sh.ids) < x.per {
+		if len(sh.timers) < x.per {
 			break
 		}
 		x.forget(sh, k)
-	}
-	for id := range sh.ids {
-		if len(sh.ids) < x.per {
-			break
-		}
-		delete(sh.ids, id)
 	}
 }
 
