@@ -102,7 +102,7 @@ type fastDecoder struct {
 // variable that init sets, not a pointer a constructor returns, so that
 // it stays on the stack.)
 func (d *fastDecoder) init(body []byte, lim limits) {
-	d.s.RefuseDuplicates = true
+	d.s.RefuseDuplicates, d.s.MaxMembers = true, maxObjectMembers
 	d.s.MaxDepth, d.s.MaxString = lim.maxDepth, lim.maxString
 	if d.s.MaxDepth <= 0 {
 		d.s.MaxDepth = defaultMaxDepth
@@ -309,6 +309,12 @@ func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
 	})
 }
 
+// maxObjectMembers bounds the members of any one object in a body, whose
+// names the duplicate check keeps (8 to 16 bytes each): far past what a
+// request needs, it keeps the check of a body that is one huge object to
+// a table of about a megabyte, which stays in cache.
+const maxObjectMembers = 1 << 16
+
 // Default decoder limits (Options.MaxJSONDepth, Options.MaxStringBytes).
 const (
 	defaultMaxDepth  = 64
@@ -317,7 +323,8 @@ const (
 
 // limits bound what a body can make the decoders do: the elements of its
 // list members (items, query, ...), its nesting and the decoded length of
-// any one string.
+// any one string. (The members of one object are bounded by
+// maxObjectMembers.)
 type limits struct {
 	maxItems, maxDepth, maxString int
 }
@@ -347,6 +354,8 @@ func checkJSON(body []byte, lim limits, lists ...string) error {
 		case errors.Is(err, jsonscan.ErrTooLong):
 			return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "string_too_long", Field: field,
 				Message: fmt.Sprintf("%s: a string longer than %d bytes (byte %d)", field, lim.maxString, d.s.Pos())}
+		case errors.Is(err, jsonscan.ErrTooManyMembers):
+			return tooManyMembers(field, fmt.Sprintf("byte %d", d.s.Pos()))
 		}
 		return nil
 	}
@@ -417,6 +426,13 @@ func checkJSON(body []byte, lim limits, lists ...string) error {
 			}
 		}
 	}
+}
+
+// tooManyMembers is the 413 for an object past maxObjectMembers, found in
+// field where the message says ("byte 120").
+func tooManyMembers(field, where string) error {
+	return &apiError{Status: http.StatusRequestEntityTooLarge, Code: "too_many_members", Field: field,
+		Message: fmt.Sprintf("%s: an object with more than %d members (%s), the limit per object", field, maxObjectMembers, where)}
 }
 
 // duplicateKey is the 400 for a member named twice: field names the second

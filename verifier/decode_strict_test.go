@@ -198,3 +198,42 @@ func TestOpenRLHFLabelTextIsChecked(t *testing.T) {
 	require.Equal(t, 200, code, "%v", out)
 	assert.Equal(t, []any{0.0, 0.0}, out["extra_logs"].(map[string]any)["failed"])
 }
+
+// TestObjectsPastTheMemberBound: the duplicate check keeps the names of
+// the objects it reads, so an object may hold at most maxObjectMembers
+// members: past that, every route answers 413, whichever member holds the
+// object, a label's text included.
+func TestObjectsPastTheMemberBound(t *testing.T) {
+	f := newFixture(t, nil)
+	code, created := f.do(t, "POST", "/v1/timers", `{"rollout_id":"many-1"}`)
+	require.Equal(t, http.StatusCreated, code, "%v", created)
+	tok := created["timer"].(string)
+	object := func(members int) string {
+		var b strings.Builder
+		for i := range members {
+			fmt.Fprintf(&b, `,"m%d":0`, i)
+		}
+		return "{" + b.String()[1:] + "}"
+	}
+	const bound = 1 << 16 // the documented bound, not the constant under test
+	over := `{"other":` + object(bound+1) + `}`
+	at := len(over) - len(`:0}}`)
+	want := refusal{http.StatusRequestEntityTooLarge, "too_many_members", "other",
+		fmt.Sprintf("other: an object with more than %d members (byte %d), the limit per object", bound, at)}
+	for _, route := range postRoutes {
+		path := strings.Replace(route, "{id}", tok, 1)
+		assert.Equal(t, want, f.refusal(t, path, over), route)
+		// At the bound, the object passes the check (the route may refuse
+		// the body for what it means).
+		code, out := f.do(t, "POST", path, `{"other":`+object(bound)+`}`)
+		if code >= 400 {
+			assert.NotEqual(t, "too_many_members", errorOf(t, out)["code"], route)
+		}
+	}
+
+	text := object(bound + 1)
+	body := `{"query":["<answer>21</answer>","<answer>21</answer>"],"labels":["21",` + strconv.Quote(text) + `]}`
+	assert.Equal(t, refusal{http.StatusRequestEntityTooLarge, "too_many_members", "labels[1]",
+		fmt.Sprintf("labels[1]: an object with more than %d members (byte %d of the label's text), the limit per object", bound, len(text)-len(`:0}`))},
+		f.refusal(t, "/v1/openrlhf", body))
+}

@@ -76,6 +76,10 @@ func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 				if errors.As(err, &dup) {
 					return nil, duplicateKey(dup, fmt.Sprintf("labels[%d]", i), "in the label's text, ")
 				}
+				var many *tooManyInText
+				if errors.As(err, &many) {
+					return nil, tooManyMembers(fmt.Sprintf("labels[%d]", i), fmt.Sprintf("byte %d of the label's text", many.at))
+				}
 				if itemErrs == nil {
 					itemErrs = make([]error, n)
 				}
@@ -118,8 +122,9 @@ func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 // with a ground_truth member, or a JSON string whose text is such an
 // object, is the item; any other label is the ground truth. it.DataSource
 // holds the default on entry. Text that names a member twice is a
-// *jsonscan.DuplicateKeyError, its offsets counted in the text; the body,
-// and so a label that is an object, was checked before.
+// *jsonscan.DuplicateKeyError, its offsets counted in the text, and text
+// with an object of more than maxObjectMembers members a *tooManyInText;
+// the body, and so a label that is an object, was checked before.
 func labelItem(label json.RawMessage, it *rewards.Item) error {
 	obj := bytes.TrimSpace(label)
 	if len(obj) > 0 && obj[0] == '"' {
@@ -153,14 +158,25 @@ func labelItem(label json.RawMessage, it *rewards.Item) error {
 }
 
 // refuseDuplicates walks JSON text and returns the *jsonscan.DuplicateKeyError
-// of its first member named twice, if any; text that is not JSON is no
-// error here (the caller then takes it for what it is).
+// of its first member named twice, if any, or a *tooManyInText; text that
+// is not JSON is no error here (the caller then takes it for what it is).
 func refuseDuplicates(text []byte) error {
-	s := jsonscan.Scanner{RefuseDuplicates: true}
+	s := jsonscan.Scanner{RefuseDuplicates: true, MaxMembers: maxObjectMembers}
 	s.Reset(text)
 	var dup *jsonscan.DuplicateKeyError
-	if err := s.SkipValue(0); errors.As(err, &dup) {
+	switch err := s.SkipValue(0); {
+	case errors.As(err, &dup):
 		return dup
+	case errors.Is(err, jsonscan.ErrTooManyMembers):
+		return &tooManyInText{at: s.Pos()}
 	}
 	return nil
+}
+
+// tooManyInText is the error of JSON text with an object past the member
+// bound, found at byte at of the text.
+type tooManyInText struct{ at int }
+
+func (e *tooManyInText) Error() string {
+	return fmt.Sprintf("an object with too many members at byte %d", e.at)
 }

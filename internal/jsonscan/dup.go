@@ -1,7 +1,10 @@
 package jsonscan
 
 import (
+	"bytes"
 	"encoding/binary"
+	"hash/maphash"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode"
@@ -76,7 +79,7 @@ func (s *Scanner) InElement(err error, i int) error {
 }
 
 // smallObject is the number of names an object's check compares one by
-// one; past it, they go into a map.
+// one; past it, they go into a hash table (keyTable).
 const smallObject = 16
 
 // keyRef is a name read in an object being checked: a hash of its folded
@@ -87,12 +90,32 @@ type keyRef struct {
 	start int
 }
 
-// keySet holds the folded names of a large object (obj is its BeginObject
-// mark) and the offsets of their opening quotes.
-type keySet struct {
+// keyTable holds the names of a large object (obj is its BeginObject
+// mark) in an open-addressing table of eight-byte slots, at most three
+// quarters full: 11 to 22 bytes a name rather than a string and a map
+// entry each. A slot holds the top tagBits bits of the name's hash, seeded
+// at random per process so that no text can make names collide, and the
+// offset of its opening quote plus one (0: empty; offsets stay below
+// 2^offsetBits). A table of up to 2^tagBits slots is indexed by the hash's
+// top bits, which the tags keep, so it grows without reading the names
+// again.
+type keyTable struct {
 	obj   int
-	names map[string]int
+	slots []uint64
+	n     int
 }
+
+const (
+	tagBits    = 24
+	offsetBits = 64 - tagBits
+	offsetMask = 1<<offsetBits - 1
+)
+
+var tableSeed = maphash.MakeSeed()
+
+// tagIndexed is the size up to which a table is indexed by its tags alone
+// (a variable so that tests can take the other way at a small size).
+var tagIndexed = 1 << tagBits
 
 // BeginObject starts the duplicate check of an object that the caller reads
 // member by member, after its '{', and returns the mark that ReadKey and
@@ -121,12 +144,12 @@ func (s *Scanner) EndObject(obj int) {
 
 func (s *Scanner) dropKeys(obj int) {
 	s.keys = s.keys[:obj]
-	n := len(s.sets)
-	for n > 0 && s.sets[n-1].obj >= obj {
+	n := len(s.tables)
+	for n > 0 && s.tables[n-1].obj >= obj {
 		n--
-		s.sets[n] = keySet{}
+		s.tables[n] = keyTable{}
 	}
-	s.sets = s.sets[:n]
+	s.tables = s.tables[:n]
 }
 
 // addKey checks key, whose string started at offset start, against the
@@ -142,6 +165,9 @@ func (s *Scanner) addKey(obj int, key []byte, start int) error {
 				return s.duplicate(key, start, first, k.start)
 			}
 		}
+		if s.MaxMembers > 0 && n >= s.MaxMembers {
+			return ErrTooManyMembers
+		}
 		if s.keys == nil {
 			// Room for the names of a few nested objects: one allocation
 			// for a typical document instead of one per doubling.
@@ -150,27 +176,90 @@ func (s *Scanner) addKey(obj int, key []byte, start int) error {
 		s.keys = append(s.keys, keyRef{hash: h, start: start})
 		return nil
 	}
-	set := s.largeObject(obj)
+	t := s.largeObject(obj)
 	s.fold = appendFolded(s.fold[:0], key)
-	if first, ok := set[string(s.fold)]; ok {
+	h := maphash.Bytes(tableSeed, s.fold)
+	if first, dup := t.find(s, h); dup {
 		return s.duplicate(key, start, s.stringAt(first), first)
 	}
-	set[string(s.fold)] = start
+	if s.MaxMembers > 0 && t.n >= s.MaxMembers {
+		return ErrTooManyMembers
+	}
+	t.insert(s, h, start)
 	return nil
 }
 
-// largeObject returns the map of the names of the object begun at obj,
+// largeObject returns the table of the names of the object begun at obj,
 // making it from the names compared one by one so far.
-func (s *Scanner) largeObject(obj int) map[string]int {
-	if n := len(s.sets); n > 0 && s.sets[n-1].obj == obj {
-		return s.sets[n-1].names
+func (s *Scanner) largeObject(obj int) *keyTable {
+	if n := len(s.tables); n > 0 && s.tables[n-1].obj == obj {
+		return &s.tables[n-1]
 	}
-	names := make(map[string]int, 2*smallObject)
+	s.tables = append(s.tables, keyTable{obj: obj, slots: make([]uint64, 4*smallObject)})
+	t := &s.tables[len(s.tables)-1]
 	for _, k := range s.keys[obj:] {
-		names[string(appendFolded(nil, []byte(s.stringAt(k.start))))] = k.start
+		t.insert(s, s.hashAt(k.start), k.start)
 	}
-	s.sets = append(s.sets, keySet{obj: obj, names: names})
-	return names
+	return t
+}
+
+// hashAt is the table hash of the name whose string starts at offset start.
+func (s *Scanner) hashAt(start int) uint64 {
+	s.fold2 = appendFolded(s.fold2[:0], s.bytesAt(start))
+	return maphash.Bytes(tableSeed, s.fold2)
+}
+
+// find looks for the name s.fold holds, folded, whose hash is h, and
+// returns the offset of its string's opening quote if the table has it.
+func (t *keyTable) find(s *Scanner, h uint64) (first int, found bool) {
+	tag, mask := h&^offsetMask, uint64(len(t.slots)-1)
+	for i := t.index(h); t.slots[i] != 0; i = (i + 1) & mask {
+		if v := t.slots[i]; v&^offsetMask == tag {
+			at := int(v&offsetMask) - 1
+			if s.fold2 = appendFolded(s.fold2[:0], s.bytesAt(at)); bytes.Equal(s.fold, s.fold2) {
+				return at, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// insert adds the name whose string starts at offset start and whose hash
+// is h, growing the table first when it is three quarters full.
+func (t *keyTable) insert(s *Scanner, h uint64, start int) {
+	if 4*(t.n+1) > 3*len(t.slots) {
+		t.grow(s)
+	}
+	mask := uint64(len(t.slots) - 1)
+	i := t.index(h)
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = h&^offsetMask | uint64(start+1)
+	t.n++
+}
+
+// index is the slot where a name of hash h starts looking: the hash's top
+// bits.
+func (t *keyTable) index(h uint64) uint64 {
+	return h >> (64 - bits.Len(uint(len(t.slots)-1)))
+}
+
+// grow doubles the table. Up to 2^tagBits slots, a slot's index comes
+// from its tag; past that, from its name's hash, computed again.
+func (t *keyTable) grow(s *Scanner) {
+	old := t.slots
+	t.slots, t.n = make([]uint64, 2*len(old)), 0
+	for _, v := range old {
+		if v == 0 {
+			continue
+		}
+		h := v &^ offsetMask
+		if len(t.slots) > tagIndexed {
+			h = s.hashAt(int(v&offsetMask) - 1)
+		}
+		t.insert(s, h, int(v&offsetMask)-1)
+	}
 }
 
 func (s *Scanner) duplicate(key []byte, start int, first string, firstStart int) error {
@@ -179,10 +268,15 @@ func (s *Scanner) duplicate(key []byte, start int, first string, firstStart int)
 
 // stringAt decodes the string that starts at offset start again, for a
 // name the scanner has read before (so it is well formed).
-func (s *Scanner) stringAt(start int) string {
-	t := Scanner{b: s.b, pos: start}
+func (s *Scanner) stringAt(start int) string { return string(s.bytesAt(start)) }
+
+// bytesAt is stringAt without the copy: the decoded string is valid until
+// the next call.
+func (s *Scanner) bytesAt(start int) []byte {
+	t := Scanner{b: s.b, pos: start, str: s.again}
 	v, _ := t.ReadString()
-	return string(v)
+	s.again = t.str
+	return v
 }
 
 // foldHash hashes a name so that names equal under simple case folding

@@ -173,6 +173,58 @@ func TestReadKeyMemberByMember(t *testing.T) {
 	}
 }
 
+// TestLargeObjects: the names of an object past smallObject go into a
+// table that grows as they come, and any of them, in any case, is found
+// again; MaxMembers bounds them.
+func TestLargeObjects(t *testing.T) {
+	const n = 5000
+	for _, again := range []int{0, 15, 16, 17, 47, 48, 1000, n - 1} {
+		name := fmt.Sprintf("K%d", again)
+		s := Scanner{RefuseDuplicates: true}
+		s.Reset([]byte(manyKeys(n, `"`+name+`":0`)))
+		var dup *DuplicateKeyError
+		require.ErrorAs(t, s.SkipValue(0), &dup, name)
+		assert.Equal(t, name, dup.Key)
+		assert.Equal(t, fmt.Sprintf("k%d", again), dup.First)
+	}
+	s := Scanner{RefuseDuplicates: true}
+	s.Reset([]byte(manyKeys(n, `"other":0`)))
+	require.NoError(t, s.SkipValue(0))
+
+	// Past tagIndexed slots, a growing table reads its names again.
+	defer func(v int) { tagIndexed = v }(tagIndexed)
+	tagIndexed = 64
+	for _, again := range []int{0, 100, n - 1} {
+		s.Reset([]byte(manyKeys(n, fmt.Sprintf(`"K%d":0`, again))))
+		var dup *DuplicateKeyError
+		require.ErrorAs(t, s.SkipValue(0), &dup)
+		assert.Equal(t, fmt.Sprintf("K%d", again), dup.Key)
+	}
+	s.Reset([]byte(manyKeys(n, `"other":0`)))
+	require.NoError(t, s.SkipValue(0))
+	tagIndexed = 1 << tagBits
+
+	for _, tc := range []struct {
+		members, max int
+		ok           bool
+	}{
+		{3, 3, true}, {4, 3, false}, {40, 40, true}, {41, 40, false}, {200, 0, true},
+	} {
+		s := Scanner{RefuseDuplicates: true, MaxMembers: tc.max}
+		s.Reset([]byte(`[` + manyKeys(tc.members-1, `"last":0`) + `]`))
+		err := s.SkipValue(0)
+		if tc.ok {
+			assert.NoError(t, err, "%d members, at most %d", tc.members, tc.max)
+		} else {
+			assert.ErrorIs(t, err, ErrTooManyMembers, "%d members, at most %d", tc.members, tc.max)
+		}
+	}
+	// A duplicate within the bound is a duplicate.
+	s = Scanner{RefuseDuplicates: true, MaxMembers: 3}
+	s.Reset([]byte(`{"a":1,"b":2,"c":3,"A":4}`))
+	assert.ErrorAs(t, s.SkipValue(0), new(*DuplicateKeyError))
+}
+
 // TestScannerReuseAfterDuplicate: a scanner reset after a refused object
 // starts clean, and an object's names do not outlive it.
 func TestScannerReuseAfterDuplicate(t *testing.T) {
@@ -182,7 +234,7 @@ func TestScannerReuseAfterDuplicate(t *testing.T) {
 	s.Reset([]byte(`{"b":1,"k2":2}`))
 	require.NoError(t, s.SkipValue(0), "the names of the refused text are gone")
 	assert.Empty(t, s.keys)
-	assert.Empty(t, s.sets)
+	assert.Empty(t, s.tables)
 }
 
 // firstDuplicate is the oracle of the duplicate check: it walks data's
@@ -268,6 +320,7 @@ func FuzzRefuseDuplicates(f *testing.F) {
 		`{"ſ":1,"S":2}`, `{"a":1,"b":{"a":1},"c":[{"a":1,"b":2}],"a":3}`, `{"a":1,"a" 2}`, `{"a":1,"b":2,` + `"a`,
 		`{"\ud83d":1,"\ufffd":2}`, "{\"\xff\":1,\"\xfe\":2}", manyKeys(20, `"K19":1`), manyKeys(17, `"x":{"k1":1,"k1":2}`),
 		`{"a":1} {"a":1,"a":2}`, `{"items":[{"extra_info":{"timer":"x","Timer":"y"}}]}`,
+		manyKeys(100, `"K77":{"a":1,"A":2}`), manyKeys(100, `"x":{"a":1,"A":2}`),
 	} {
 		f.Add([]byte(seed))
 	}

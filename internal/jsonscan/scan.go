@@ -44,11 +44,13 @@ type SyntaxError struct{ Err error }
 func (e SyntaxError) Error() string { return e.Err.Error() }
 func (e SyntaxError) Unwrap() error { return e.Err }
 
-// ErrTooDeep and ErrTooLong are wrapped by the errors of input past the
-// scanner's limits (Scanner.MaxDepth, Scanner.MaxString).
+// ErrTooDeep, ErrTooLong and ErrTooManyMembers are wrapped by the errors of
+// input past the scanner's limits (Scanner.MaxDepth, Scanner.MaxString,
+// Scanner.MaxMembers).
 var (
-	ErrTooDeep = errors.New("exceeded max depth")
-	ErrTooLong = errors.New("string too long")
+	ErrTooDeep        = errors.New("exceeded max depth")
+	ErrTooLong        = errors.New("string too long")
+	ErrTooManyMembers = errors.New("too many members in one object")
 )
 
 // ErrInvalidUTF8 and ErrLoneSurrogate are the errors of strings that a
@@ -73,7 +75,11 @@ type Scanner struct {
 	// (ignoring case, see DuplicateKeyError) an error, in SkipValue and in
 	// the objects a caller reads with BeginObject, ReadKey and EndObject:
 	// for decoders whose choice of one of the values would be an accident.
+	// The check keeps up to 22 bytes a name of the objects being read;
+	// MaxMembers bounds the members of any one of them (0: no bound), past
+	// which the check returns ErrTooManyMembers.
 	RefuseDuplicates bool
+	MaxMembers       int
 
 	b   []byte
 	pos int
@@ -83,11 +89,12 @@ type Scanner struct {
 	aliased bool
 
 	// The duplicate check: the names of the objects being read, innermost
-	// last, the maps of those too large to compare name by name, and a
-	// buffer for folded names.
-	keys []keyRef
-	sets []keySet
-	fold []byte
+	// last, the tables of those too large to compare name by name, and
+	// buffers for names read again and folded.
+	keys        []keyRef
+	tables      []keyTable
+	again       []byte
+	fold, fold2 []byte
 }
 
 // Reset starts reading b from its first byte.
