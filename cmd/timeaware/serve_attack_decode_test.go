@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +59,59 @@ func TestAttackDuplicateTimerIsRefusedByBothScoreRoutes(t *testing.T) {
 			require.Equal(t, http.StatusBadRequest, code, "%v", batch)
 			assert.Equal(t, map[string]any{"code": "duplicate_key", "field": "items[0].extra_info." + key,
 				"message": "items[0].extra_info." + key + ": " + fmt.Sprintf(detail, dup+shift, first+shift) + "; send each key once"}, batch["error"])
+		})
+	}
+}
+
+// TestAttackHugeObjectsCostLittle: the duplicate check keeps the names of
+// the objects it reads. A 30 MB body that is one object of millions of
+// members is refused at the member bound (65536) in a moment, and one of
+// many objects at the bound is checked in a few seconds at most, both
+// within the memory bound.
+func TestAttackHugeObjectsCostLittle(t *testing.T) {
+	p := attackServer(t)
+	members := func(b []byte, n int) []byte {
+		b = append(b, '{')
+		for i := range n {
+			b = append(b, '"')
+			b = strconv.AppendInt(b, int64(i), 36)
+			b = append(b, `":0,`...)
+		}
+		b[len(b)-1] = '}'
+		return b
+	}
+	const size = 30 << 20
+	one := append([]byte(`{"data_source":"timely/general","other":`), members(nil, 3_200_000)...)
+	one = append(one, '}')
+	many := []byte(`{"items":[],"other":[`)
+	for len(many) < size-(1<<20) {
+		many = append(members(many, 1<<16), ',')
+	}
+	many = append(many[:len(many)-1], "]}"...)
+	for _, tc := range []struct {
+		name, path string
+		body       []byte
+		status     int
+		within     time.Duration
+	}{
+		{"one object of millions of members", "/v1/score", one, http.StatusRequestEntityTooLarge, time.Second},
+		{"objects of 65536 members each", "/v1/score/batch", many, http.StatusOK, 5 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Less(t, len(tc.body), 32<<20, "within the body limit")
+			start := time.Now()
+			resp, err := http.Post(p.url+tc.path, "application/json", bytes.NewReader(tc.body))
+			require.NoError(t, err)
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			t.Logf("%d-byte body answered %d in %v: %.200s", len(tc.body), resp.StatusCode, took, bytes.TrimSpace(raw))
+			assert.Equal(t, tc.status, resp.StatusCode)
+			if tc.status != http.StatusOK {
+				assert.Contains(t, string(raw), `"too_many_members"`)
+			}
+			assert.Less(t, took, tc.within)
+			assert.Less(t, p.rss(t), int64(attackMemoryBound))
 		})
 	}
 }
