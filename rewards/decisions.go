@@ -38,6 +38,9 @@ func ReadDecisions(r io.Reader, name string, scorer *Scorer, by []string, ev *De
 // decodeDecision reads one item: its decision and its labels for the
 // grouping fields (absent or null fields get no label).
 func decodeDecision(line []byte, scorer *Scorer, by []string) (ToolDecision, map[string]string, error) {
+	if err := uniqueMembers(line); err != nil {
+		return ToolDecision{}, nil, err
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(line, &fields); err != nil {
 		return ToolDecision{}, nil, fmt.Errorf("not a JSON object: %w", err)

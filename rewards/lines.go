@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -75,7 +76,10 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		}
 		var it Item
 		var res Result
-		itemErr := json.Unmarshal(line, &it)
+		itemErr := uniqueMembers(line)
+		if itemErr == nil {
+			itemErr = json.Unmarshal(line, &it)
+		}
 		if itemErr != nil {
 			itemErr = fmt.Errorf("not a valid item: %w", itemErr)
 		} else if it.DataSource != "" && it.DataSource != rw.DataSource {
@@ -102,4 +106,15 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		return sum, fmt.Errorf("writing results: %w", err)
 	}
 	return sum, nil
+}
+
+// uniqueMembers refuses a record that names a member twice (the verifier
+// service refuses the same), naming where: a decoder would keep one of the
+// two values, and which one is an accident.
+func uniqueMembers(line []byte) error {
+	var de *jsonscan.DuplicateKeyError
+	if errors.As(jsonscan.Unique(line), &de) {
+		return fmt.Errorf("%s: %w", de.Field(""), de)
+	}
+	return nil
 }

@@ -241,11 +241,14 @@ func TestServeTimersAcrossProcesses(t *testing.T) {
 	a2 := startServer(t, secret)
 	assert.Greater(t, readA(a2), onA)
 
-	// A rollout id is only known to the replica that saw it; the token works anywhere.
+	// A rollout id is known to a replica that created its timer or was
+	// shown its token; the token works anywhere.
 	code, r := postJSON(t, b.url+"/v1/tools/get_duration", `{"rollout_id":"rollout-42"}`)
 	assert.Equal(t, 200, code, "B saw the span, so it knows the rollout: %v", r)
 	code, r = postJSON(t, a2.url+"/v1/tools/get_duration", `{"rollout_id":"rollout-42"}`)
-	assert.Equal(t, 404, code, "%v", r)
+	assert.Equal(t, 200, code, "the restarted A was shown the token: %v", r)
+	code, r = postJSON(t, startServer(t, secret).url+"/v1/tools/get_duration", `{"rollout_id":"rollout-42"}`)
+	assert.Equal(t, 404, code, "a replica that saw nothing of it: %v", r)
 
 	// The reward reads the timer through the item.
 	item := fmt.Sprintf(`{"items":[{"data_source":"timely/general","solution_str":"<answer>1/2</answer>","ground_truth":"0.5","extra_info":{"timer":%q}}]}`, tok)

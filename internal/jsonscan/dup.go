@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"hash/maphash"
 	"math/bits"
 	"strconv"
@@ -358,4 +359,19 @@ func foldRune(r rune) rune {
 		}
 		r = next
 	}
+}
+
+// Unique reports the first member that a JSON text names twice in one of
+// its objects, compared as RefuseDuplicates compares them, as a
+// *DuplicateKeyError; it returns nil for a text that names none, and for
+// one that is malformed (a decoder words that). Offline readers call it
+// before decoding a record, so that they refuse what the service refuses.
+func Unique(b []byte) error {
+	s := Scanner{RefuseDuplicates: true}
+	s.Reset(b)
+	var de *DuplicateKeyError
+	if err := s.SkipValue(0); errors.As(err, &de) {
+		return de
+	}
+	return nil
 }
