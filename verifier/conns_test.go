@@ -21,6 +21,17 @@ import (
 	"github.com/timeaware/timeaware/timers"
 )
 
+// scorerAndStore returns a default scorer and the timer store it reads,
+// on the real clock.
+func scorerAndStore(t *testing.T) (*rewards.Scorer, *timers.Store) {
+	t.Helper()
+	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
+	require.NoError(t, err)
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+	require.NoError(t, err)
+	return scorer, store
+}
+
 // served is a Server answering on a real listener through Serve, as the
 // serve command runs it (httptest.Server would bypass the listener).
 type served struct {
@@ -32,10 +43,7 @@ type served struct {
 
 func serveReal(t *testing.T, mod func(*Options)) *served {
 	t.Helper()
-	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
-	require.NoError(t, err)
-	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
-	require.NoError(t, err)
+	scorer, store := scorerAndStore(t)
 	opts := Options{Scorer: scorer, Timers: store, Version: "test"}
 	if mod != nil {
 		mod(&opts)
@@ -207,10 +215,7 @@ func TestLargeHeadsAre431AndSlowHeadsAreCut(t *testing.T) {
 // TestShutdownServesTheAcceptBacklog: connections the kernel accepted
 // before the server stopped are answered, not reset.
 func TestShutdownServesTheAcceptBacklog(t *testing.T) {
-	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
-	require.NoError(t, err)
-	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
-	require.NoError(t, err)
+	scorer, store := scorerAndStore(t)
 	srv, err := New(Options{Scorer: scorer, Timers: store})
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -287,10 +292,7 @@ func TestAuthScopeAndScheme(t *testing.T) {
 }
 
 func TestTokensNoClientCanSendAreRefused(t *testing.T) {
-	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
-	require.NoError(t, err)
-	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
-	require.NoError(t, err)
+	scorer, store := scorerAndStore(t)
 	for _, tok := range []string{" ", "   ", "\t", " s3cret", "s3cret\n", "s3c\x00ret", "s3c\x7fret"} {
 		_, err := New(Options{Scorer: scorer, Timers: store, Token: tok})
 		assert.Error(t, err, "%q", tok)
@@ -320,15 +322,12 @@ func TestExpiredTimerOnAnItemIs410(t *testing.T) {
 }
 
 func TestABudgetMustHoldFourConnections(t *testing.T) {
-	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes..")})
-	require.NoError(t, err)
-	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
-	require.NoError(t, err)
+	scorer, store := scorerAndStore(t)
 	// By hand: 16 KiB, and twice a 1 KiB head with net/http's 4 KiB.
 	const reservation = 16384 + 2*(1024+4096)
 	assert.EqualValues(t, reservation, ConnReservation(1024))
 	assert.EqualValues(t, 16384+2*(32768+4096), ConnReservation(0), "the default head bound")
-	_, err = New(Options{Scorer: scorer, Timers: store, MaxHeaderBytes: 1024, MemoryBudget: 4*reservation - 1})
+	_, err := New(Options{Scorer: scorer, Timers: store, MaxHeaderBytes: 1024, MemoryBudget: 4*reservation - 1})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "fewer than 4 connections")
 	_, err = New(Options{Scorer: scorer, Timers: store, MaxHeaderBytes: 1024, MemoryBudget: 4 * reservation})
