@@ -537,3 +537,23 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 func errorsIsRefused(err error) bool {
 	return strings.Contains(err.Error(), "connection refused")
 }
+
+// TestAttackTokensNoClientCanSendStopTheStart: a token that begins or ends
+// with white space, or holds a control character, would lock every client
+// out; serve refuses it at start, naming the key and never the value.
+func TestAttackTokensNoClientCanSendStopTheStart(t *testing.T) {
+	for _, tok := range []string{"   ", " s3cret-value", "s3cret-value\t", "s3cret\x01value"} {
+		t.Run(strconv.Quote(tok), func(t *testing.T) {
+			t.Setenv("TIMEAWARE_SERVE_TOKEN", tok)
+			code, _, stderr := runCLI(t, "serve", "--addr", "127.0.0.1:0")
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, "TIMEAWARE_SERVE_TOKEN: ")
+			assert.Contains(t, stderr, "no client can send it in a header")
+			assert.NotContains(t, stderr, "s3cret", "the secret is never printed")
+		})
+	}
+	t.Setenv("TIMEAWARE_SERVE_MEMORY_BUDGET", "60500")
+	code, _, stderr := runCLI(t, "serve", "--addr", "127.0.0.1:0")
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "TIMEAWARE_SERVE_MEMORY_BUDGET=60500: a budget of 60500 bytes holds fewer than 4 connections")
+}
