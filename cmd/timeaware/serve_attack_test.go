@@ -218,7 +218,8 @@ func TestAttackStalledBodiesLockNobodyOut(t *testing.T) {
 // answers everyone else; the endless heads are cut at the header timeout.
 func TestAttackHeaderFloodLeavesTheServiceUp(t *testing.T) {
 	const whole, endless = 400, 200
-	p := attackServer(t) // heads are cut at the default 5 s
+	// Endless heads are cut at the default header timeout, 5 s.
+	p := attackServer(t)
 	pad := strings.Repeat("X-Padding-"+strings.Repeat("p", 20)+": "+strings.Repeat("v", 3000)+"\r\n", 340) // about 1 MB
 	head := "POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 33554432\r\n"
 	item := `{"data_source":"timepuzzles","solution_str":"MY ANSWER: 2023-08-15","ground_truth":"2023-08-15"}`
