@@ -57,6 +57,7 @@ __all__ = [
     "BUILTIN_KEYS",
     "Batcher",
     "Settings",
+    "Unscored",
     "VerifierUnreachable",
     "configure",
     "fallback_result",
@@ -79,6 +80,22 @@ class VerifierUnreachable(RuntimeError):
     def __init__(self, url: str, message: str) -> None:
         super().__init__(message)
         self.url = url
+
+
+class Unscored(dict[str, float]):
+    """A result that is a fallback, not a score: the item got no answer, the
+    server rejected it, or it could not be sent. It holds the same keys and
+    values as any result of its data source (``score`` is the fallback), so
+    callers that only read the dict see no difference; ``reason`` says what
+    went wrong, for callers that can leave such items out of training."""
+
+    def __init__(self, values: Mapping[str, float], reason: str) -> None:
+        super().__init__(values)
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Unscored, (dict(self), self.reason))
+
 
 # Detail keys per data source, as the service's registry (GET /v1/rewards)
 # lists them; used only while the server cannot be asked. The interop tests
@@ -437,9 +454,10 @@ def reward_keys(data_source: str, overrides: Mapping[str, Any] | None = None) ->
 
 
 def fallback_result(
-    data_source: Any, s: Settings | None = None, *, may_fetch: bool = False
+    data_source: Any, s: Settings | None = None, *, may_fetch: bool = False, reason: str = "not scored"
 ) -> dict[str, float]:
-    """``{"score": fallback_score, <each detail key>: 0.0}``. Never raises."""
+    """``{"score": fallback_score, <each detail key>: 0.0}`` as an `Unscored`
+    carrying ``reason``. Never raises."""
     try:
         s = s or settings()
         keys = _key_cache(s).keys(str(data_source), may_fetch=may_fetch)
@@ -449,7 +467,7 @@ def fallback_result(
     out = {"score": fb}
     for k in keys:
         out[k] = 0.0
-    return out
+    return Unscored(out, reason)
 
 
 #: The extra field where NegotiationAgentLoop leaves an episode's transcript.
@@ -741,6 +759,7 @@ class Batcher:
                 out = {"score": float(s.fallback_score)}
                 for k in keys:
                     out[k] = 0.0
+                out = Unscored(out, f"no answer from the verifier at {s.url}")
             else:
                 err = raw.get("error")
                 if err:
@@ -752,8 +771,10 @@ class Batcher:
                 out = {"score": _finite(raw.get("score"), float(s.fallback_score))}
                 for k in keys:
                     out[k] = _finite(raw.get(k), 0.0)
+                if err:
+                    out = Unscored(out, f"rejected by the verifier: {err}")
         except BaseException:  # noqa: BLE001
-            out = fallback_result(p.data_source, self.settings)
+            out = fallback_result(p.data_source, self.settings, reason="internal error")
         with contextlib.suppress(Exception):  # already resolved
             p.future.set_result(out)
 

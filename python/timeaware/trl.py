@@ -1,4 +1,8 @@
-"""Margin-aware DPO for TRL: ``MarginDPOTrainer``.
+"""TRL adapters: ``MarginDPOTrainer`` and ``GRPOReward``.
+
+``GRPOReward`` is a reward function for ``trl.GRPOTrainer(reward_funcs=...)``
+that scores every completion on the verifier service; see its docstring.
+The rest of this docstring is about ``MarginDPOTrainer``.
 
 ``timeaware pairs build`` gives every preference pair a ``margin`` δ = |S − 1.5|
 from the mean human score S. The TicToc objective is offset DPO, which asks the
@@ -20,18 +24,27 @@ The logged ``rewards/chosen`` and ``rewards/margins`` therefore include the
 offset: at the first step they read −δ, not 0.
 
 Needs ``trl`` (``pip install 'timeaware[trl]'``); tested with TRL 1.16.
+Importing this module imports TRL and torch, which a ``GRPOTrainer`` user has
+loaded already; ``GRPOReward`` itself uses neither.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import math
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
 from trl import DPOTrainer
 
-__all__ = ["MARGIN_COLUMN", "MarginDPOTrainer"]
+from timeaware import scoring, verl
+
+__all__ = ["MARGIN_COLUMN", "GRPOReward", "MarginDPOTrainer"]
+
+logger = logging.getLogger("timeaware")
 
 #: The dataset column that holds each pair's offset δ.
 MARGIN_COLUMN = "margin"
@@ -139,3 +152,189 @@ def _datasets(train: Any, evals: Any) -> Iterator[tuple[str, Any]]:
             yield f"eval ({name})", ds
     elif evals is not None:
         yield "eval", evals
+
+
+#: The data source of a ``pairs build`` row (it has ``label`` instead of ``data_source``).
+DECISION_SOURCE = "tictoc/decision"
+
+
+class GRPOReward:
+    """A reward function for ``trl.GRPOTrainer(reward_funcs=GRPOReward())``.
+
+    Every completion is scored by the verifier service with the reward of its
+    row's data source, through the batching of `timeaware.verl` (one
+    ``POST /v1/score/batch`` per call of at most ``max_batch`` items, the
+    unreachable alarm, the fallback counters; stop strings are stripped by the
+    service). The call is a coroutine, which TRL 1.16 awaits on its own event
+    loop, beside its other async reward functions.
+
+    TRL passes every dataset column except ``prompt`` as a keyword argument
+    holding one value per completion. The columns read:
+
+    * rows of ``timeaware synth`` (Time Puzzles, TRAVELER, ``timely/*``,
+      negotiation): ``data_source``, ``reward_model`` (its ``ground_truth``)
+      and ``extra_info``, as the synth commands write them;
+    * rows of ``timeaware pairs build`` (``tictoc/decision``): ``label``
+      (``tool`` or ``direct``) and ``margin``; the first assistant message of
+      the completion is the decision;
+    * optionally ``timeaware_timer`` (a timer token) and
+      ``timeaware_transcript`` (a negotiation episode's transcript), which a
+      rollout may return beside its completions; they reach the service as
+      they do from VeRL (`timeaware.scoring.prepare_item`).
+
+    A completion that gets no score (its row names no data source the
+    service knows, or has neither ``data_source`` nor ``label``; the service
+    did not answer; the item was rejected) gets ``None``, which TRL 1.16
+    documents as "not applicable": the reward function is left out for that
+    completion, and a completion every reward function left out gets no
+    advantage. ``unscored="fallback"`` gives it the fallback score instead.
+    Either way it is counted (`stats`, and the metric ``timeaware/unscored``,
+    the share of the call's completions, through TRL's ``log_metric``) and
+    logged at WARNING with its data source and reason. The service being
+    down raises `timeaware.scoring.VerifierUnreachable` at first use, as in
+    VeRL, unless ``on_unreachable="fallback"``.
+
+    Args:
+        name: the name TRL logs the reward under (``rewards/<name>/mean``).
+        unscored: ``"none"`` (default) or ``"fallback"``.
+        **settings: per-reward settings (`timeaware.scoring.Settings`:
+            ``url``, ``token``, ``fallback_score``, ...); the rest come from
+            `timeaware.verl.configure` and the environment.
+    """
+
+    def __init__(self, name: str = "timeaware", *, unscored: str = "none", **settings: Any) -> None:
+        if unscored not in ("none", "fallback"):
+            raise ValueError(f"GRPOReward: unscored must be 'none' or 'fallback', got {unscored!r}")
+        unknown = sorted(set(settings) - {f for f in scoring.Settings.__dataclass_fields__})
+        if unknown:
+            raise ValueError(f"GRPOReward: unknown setting(s) {', '.join(unknown)}")
+        self.__name__ = name
+        self.unscored = unscored
+        self.settings = dict(settings)
+        self._lock = threading.Lock()
+        self._stats = {"completions": 0, "scored": 0, "unscored": 0}
+
+    def stats(self) -> dict[str, int]:
+        """Completions this reward was asked for, those scored, and those
+        that got no score (None, or the fallback with ``unscored="fallback"``)."""
+        with self._lock:
+            return dict(self._stats)
+
+    async def __call__(
+        self,
+        prompts: Sequence[Any] | None = None,
+        completions: Sequence[Any] | None = None,
+        completion_ids: Any = None,
+        **kwargs: Any,
+    ) -> list[float | None]:
+        """Score a batch of completions: one float (or None) per completion, in order."""
+        comps = list(completions or [])
+        n = len(comps)
+        log_metric = kwargs.get("log_metric")
+        s = scoring.settings(self.settings)
+        items: list[tuple[str, str, Any, Any] | str] = []
+        for i in range(n):
+            try:
+                items.append(_row_item(i, comps[i], kwargs, s))
+            except Exception as exc:  # noqa: BLE001 - an odd row fails alone
+                items.append(f"cannot read the row ({exc!r})")
+        sent = [it for it in items if not isinstance(it, str)]
+        results = iter(
+            await verl.compute_score_batch_async(
+                [it[0] for it in sent],
+                [it[1] for it in sent],
+                [it[2] for it in sent],
+                [it[3] for it in sent],
+                **self.settings,
+            )
+            if sent
+            else []
+        )
+        rewards: list[float | None] = []
+        reasons: dict[tuple[str, str], int] = {}
+        for it in items:
+            if isinstance(it, str):
+                source, reason, score = "?", it, float(s.fallback_score)
+            else:
+                r = next(results)
+                if not isinstance(r, scoring.Unscored):
+                    rewards.append(float(r["score"]))
+                    continue
+                source, reason, score = it[0], r.reason, float(r["score"])
+            reasons[(source, reason)] = reasons.get((source, reason), 0) + 1
+            rewards.append(score if self.unscored == "fallback" else None)
+        missed = sum(reasons.values())
+        with self._lock:
+            self._stats["completions"] += n
+            self._stats["scored"] += n - missed
+            self._stats["unscored"] += missed
+        if missed:
+            what = "the fallback score" if self.unscored == "fallback" else "no reward (None)"
+            detail = "; ".join(f"{c} x {src}: {why}" for (src, why), c in sorted(reasons.items()))
+            logger.warning("timeaware: %d of %d completions get %s: %s", missed, n, what, detail)
+        if callable(log_metric) and n:
+            log_metric("timeaware/unscored", missed / n)
+        return rewards
+
+
+def _column(kwargs: Mapping[str, Any], name: str, i: int) -> Any:
+    values = kwargs.get(name)
+    if isinstance(values, (list, tuple)) and i < len(values):
+        return values[i]
+    return None
+
+
+def _row_item(i: int, completion: Any, kwargs: Mapping[str, Any], s: scoring.Settings) -> tuple[str, str, Any, Any] | str:
+    """(data_source, solution, ground_truth, extra_info) for completion i, or
+    the reason it cannot be scored."""
+    source = _column(kwargs, "data_source", i)
+    extra: dict[str, Any] = {}
+    if source is None:
+        label = _column(kwargs, "label", i)
+        if label not in ("tool", "direct"):
+            return "the row has no data_source, and no label of a pairs row"
+        source = DECISION_SOURCE
+        ground_truth: Any = {"preferred": label}
+        margin = _column(kwargs, "margin", i)
+        if margin is not None:
+            ground_truth["margin"] = margin
+    else:
+        rm = _column(kwargs, "reward_model", i)
+        ground_truth = rm.get("ground_truth") if isinstance(rm, Mapping) else None
+        ei = _column(kwargs, "extra_info", i)
+        if isinstance(ei, Mapping):
+            extra = dict(ei)
+        elif isinstance(ei, str) and ei:
+            extra = json.loads(ei)
+    for field in (s.timer_field, scoring.TRANSCRIPT_FIELD):
+        v = _column(kwargs, field, i)
+        if isinstance(v, str) and v:
+            extra[field] = v
+    return str(source), _solution(completion, first_only=source == DECISION_SOURCE), ground_truth, extra
+
+
+def _solution(completion: Any, *, first_only: bool) -> str:
+    """The text a reward reads: a standard completion as it is; a
+    conversational one as its messages' texts, one per line, an assistant
+    message with tool calls as its JSON (the OpenAI form the decision reward
+    detects). ``first_only`` keeps the first assistant message alone."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        completion = [completion]
+    parts = []
+    for m in completion or []:
+        if not isinstance(m, Mapping):
+            parts.append(str(m))
+            continue
+        content = m.get("content")
+        if not isinstance(content, str):
+            content = "" if content is None else json.dumps(content)
+        calls = m.get("tool_calls")
+        if m.get("role") == "assistant" and calls:
+            parts.append(json.dumps({"role": "assistant", "content": content, "tool_calls": calls}))
+        else:
+            parts.append(content)
+        if first_only and m.get("role") == "assistant":
+            break
+    return "\n".join(parts)

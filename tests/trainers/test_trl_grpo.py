@@ -1,0 +1,239 @@
+"""TRL 1.16's GRPOTrainer with `timeaware.trl.GRPOReward` on our outputs.
+
+Every expected reward is computed here from the row (exact match of the
+puzzle's dates, the Timely-RL formula, the right TRAVELER answer, the
+negotiation role's normalised BATNA, the TicToc label), never with the
+reward code under test. The completions are scripted: once as the keyword
+arguments GRPOTrainer passes to a reward function, once through a real
+2-step GRPOTrainer run whose rollout function returns them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+
+import pytest
+from conftest import right_answer
+from datasets import load_dataset
+from timeaware import scoring
+from timeaware.trl import GRPOReward
+from trl import GRPOConfig, GRPOTrainer
+
+# The data sources, as the names of the session's outputs.
+SOURCES = ["budget", "puzzles", "traveler", "negotiation", "pairs"]
+WRONG_DATE = "1901-01-01"
+
+
+def rows(name: str, synth_outputs, pairs_split, n: int = 4):
+    """n rows of one output, with distinct prompts (the rollout function
+    finds a row by its prompt); TRAVELER rows with a crisp answer only."""
+    path = pairs_split["train"] if name == "pairs" else synth_outputs[name]
+    ds = load_dataset("parquet", data_files=str(path), split="train")
+    keep, seen = [], set()
+    for i in range(len(ds)):
+        row = ds[i]
+        if name == "traveler" and "answer" not in json.loads(row["reward_model"]["ground_truth"]):
+            continue
+        key = json.dumps(row["prompt"])
+        if name == "pairs" and sum(ds[j]["label"] == row["label"] for j in keep) == n // 2:
+            continue  # as many tool as direct rows
+        if key not in seen:
+            seen.add(key)
+            keep.append(i)
+        if len(keep) == n:
+            break
+    assert len(keep) == n, f"{name}: only {len(keep)} usable rows"
+    return ds.select(keep)
+
+
+def completion(row, right: bool) -> str:
+    """A scripted completion: right or wrong by the row's own ground truth."""
+    if "label" in row and row.get("data_source") is None:  # a pairs row
+        call = json.dumps({"name": "get_time", "parameters": {}})
+        wants_tool = row["label"] == "tool"
+        return call if wants_tool == right else "It is still the same, so here is the answer again."
+    ds, gt = row["data_source"], row["reward_model"]["ground_truth"]
+    if right:
+        return right_answer(ds, gt, row["extra_info"])
+    if ds == "timepuzzles":
+        assert WRONG_DATE not in gt
+        return f"Checked.\nMY ANSWER: {WRONG_DATE}"
+    if ds.startswith("timely/"):
+        return "Working it out.\n<answer>-1</answer>"
+    if ds == "traveler":
+        return "I cannot tell from these events."  # no ANSWER line
+    return "Let us talk it over."  # negotiation: not a JSON message
+
+
+def expected(row, right: bool, elapsed_s: float | None = None) -> float:
+    """The reward of the scripted completion, from the row alone."""
+    if row.get("data_source") is None:  # TicToc decision: 1 when the action taken is the preferred one
+        return 1.0 if right else 0.0
+    ds, gt = row["data_source"], row["reward_model"]["ground_truth"]
+    if ds == "timepuzzles" or ds == "traveler":
+        return 1.0 if right else 0.0
+    if ds.startswith("timely/"):
+        # Timely-RL: 0 if late; 0.1 if on time and wrong; 0.1 + 0.5 + 0.4·sin(π/2·min(t/T, 1)) if right.
+        limit = row["extra_info"]["time_limit_s"]
+        if elapsed_s is not None and elapsed_s > limit:
+            return 0.0
+        u = 0.0 if elapsed_s is None else math.sin(math.pi / 2 * min(elapsed_s / limit, 1.0))
+        return 0.1 + 0.5 + 0.4 * u if right else 0.1
+    assert ds == "negotiation"
+    if not right:
+        return 0.0
+    g = json.loads(gt)
+    role = g["role"]
+    batna = next(r["batna"] for r in g["scenario"]["roles"] if r["id"] == role)
+    best = sum(max(i["points"][role]) for i in g["scenario"]["issues"])
+    worst = sum(min(i["points"][role]) for i in g["scenario"]["issues"])
+    return min(max((batna - worst) / (best - worst), 0.0), 1.0)
+
+
+def trl_kwargs(ds, completions: list, metrics: dict) -> dict:
+    """The keyword arguments GRPOTrainer 1.16 passes a reward function
+    (_calculate_rewards): every column but prompt as a list, one entry per
+    completion, plus trainer_state, log_extra and log_metric."""
+    per = len(completions) // len(ds)
+    inputs = [ds[i] for i in range(len(ds)) for _ in range(per)]
+    kw = {k: [x[k] for x in inputs] for k in inputs[0] if k not in ("prompt", "completion", "completion_ids")}
+    kw.update(
+        prompts=[x["prompt"] for x in inputs],
+        completions=completions,
+        completion_ids=[[1, 2]] * len(completions),
+        trainer_state=None,
+        log_extra=lambda column, values: None,
+        log_metric=lambda name, value: metrics.setdefault(name, []).append(value),
+    )
+    return kw
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_reward_call_as_trl_makes_it(name, synth_outputs, pairs_split, adapter):
+    ds = rows(name, synth_outputs, pairs_split)
+    if name == "budget":  # a measured time for U(t): half the budget for two rows, over it for the others
+        ds = ds.map(
+            lambda r, i: {"extra_info": {**r["extra_info"], "elapsed_s": r["extra_info"]["time_limit_s"] * (0.5 if i < 2 else 1.5)}},
+            with_indices=True,
+        )
+    comps, want = [], []
+    for i in range(len(ds)):
+        row = ds[i]
+        for right in (True, False):
+            text = completion(row, right)
+            if name == "pairs" and text.startswith("{"):
+                # Conversational, with the call parsed out as TRL's parse_response gives it.
+                call = json.loads(text)
+                msg = {"role": "assistant", "content": "", "tool_calls": [
+                    {"type": "function", "function": {"name": call["name"], "arguments": call["parameters"]}}]}
+            else:
+                msg = {"role": "assistant", "content": text}
+            comps.append([msg])
+            want.append(expected(row, right, row["extra_info"].get("elapsed_s") if name == "budget" else None))
+    reward = GRPOReward()
+    assert reward.__name__ == "timeaware"
+    metrics: dict = {}
+    got = asyncio.run(reward(**trl_kwargs(ds, comps, metrics)))
+    assert got == pytest.approx(want, abs=1e-9)
+    assert metrics == {"timeaware/unscored": [0.0]}
+    assert reward.stats() == {"completions": len(want), "scored": len(want), "unscored": 0}
+    # A standard (not conversational) completion is scored as the same text.
+    std = asyncio.run(reward(**trl_kwargs(ds.select([0]), [completion(ds[0], True)], metrics)))
+    assert std == pytest.approx([expected(ds[0], True, ds[0]["extra_info"].get("elapsed_s") if name == "budget" else None)])
+
+
+def test_rows_without_a_reward_are_left_out_counted_and_logged(synth_outputs, pairs_split, adapter, caplog):
+    ds = rows("puzzles", synth_outputs, pairs_split, n=3)
+    comps = [completion(ds[i], True) for i in range(3)]
+    ds = ds.map(lambda r, i: {"data_source": ["timepuzzles", "no/such-reward", None][i]}, with_indices=True)
+    metrics: dict = {}
+    reward = GRPOReward()
+    with caplog.at_level(logging.WARNING, logger="timeaware"):
+        got = asyncio.run(reward(**trl_kwargs(ds, comps, metrics)))
+    assert got == [1.0, None, None]
+    assert reward.stats() == {"completions": 3, "scored": 1, "unscored": 2}
+    assert metrics["timeaware/unscored"] == [pytest.approx(2 / 3)]
+    line = "\n".join(r.getMessage() for r in caplog.records if "completions get" in r.getMessage())
+    assert "2 of 3 completions get no reward (None)" in line
+    assert 'no/such-reward: rejected by the verifier: data_source: unknown data_source "no/such-reward"' in line
+    assert "the row has no data_source, and no label of a pairs row" in line
+    # With unscored="fallback" they get the fallback score, counted the same.
+    fb = GRPOReward(unscored="fallback", fallback_score=-1.0)
+    assert asyncio.run(fb(**trl_kwargs(ds, comps, {}))) == [1.0, 0.0, -1.0]  # the server's fallback, then ours
+    assert fb.stats()["unscored"] == 2
+
+
+def test_verifier_down(synth_outputs, pairs_split, adapter, caplog):
+    ds = rows("puzzles", synth_outputs, pairs_split, n=2)
+    comps = [completion(ds[i], True) for i in range(2)]
+    down = {"url": "http://127.0.0.1:9", "retries": 0, "connect_timeout_s": 0.5}
+    # By default the first use raises, naming the URL: no run trains on fallbacks unnoticed.
+    with pytest.raises(scoring.VerifierUnreachable, match=r"127\.0\.0\.1:9"):
+        asyncio.run(GRPOReward(**down)(**trl_kwargs(ds, comps, {})))
+    reward = GRPOReward(on_unreachable="fallback", **down)
+    with caplog.at_level(logging.WARNING, logger="timeaware"):
+        got = asyncio.run(reward(**trl_kwargs(ds, comps, {})))
+    assert got == [None, None]
+    assert reward.stats()["unscored"] == 2
+    assert scoring.stats(down | {"on_unreachable": "fallback"})["fallbacks"] == 2
+    assert any("2 of 2 completions get no reward (None)" in r.getMessage() and "no answer from the verifier at http://127.0.0.1:9" in r.getMessage() for r in caplog.records)
+    with pytest.raises(ValueError, match="unscored"):
+        GRPOReward(unscored="zero")
+    with pytest.raises(ValueError, match="unknown setting"):
+        GRPOReward(urll="http://x")
+
+
+class Recorder(GRPOReward):
+    """GRPOReward that keeps what it returned, call by call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list] = []
+
+    async def __call__(self, *args, **kwargs):
+        out = await super().__call__(*args, **kwargs)
+        self.calls.append(out)
+        return out
+
+
+@pytest.mark.parametrize("name", SOURCES)
+def test_grpo_trainer_two_steps(name, synth_outputs, pairs_split, tiny_model_dir, tokenizer, adapter, tmp_path):
+    ds = rows(name, synth_outputs, pairs_split)
+    by_prompt = {json.dumps(ds[i]["prompt"]): i for i in range(len(ds))}
+    script: list[list[tuple[int, bool]]] = []
+
+    def rollout(prompts, trainer):
+        seen: dict[int, int] = {}
+        call, prompt_ids, completion_ids = [], [], []
+        for p in prompts:
+            i = by_prompt[json.dumps(p)]
+            right = seen.get(i, 0) % 2 == 0
+            seen[i] = seen.get(i, 0) + 1
+            call.append((i, right))
+            text = tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+            prompt_ids.append(tokenizer(text, add_special_tokens=False)["input_ids"])
+            completion_ids.append(tokenizer(completion(ds[i], right), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id])
+        script.append(call)
+        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": [[0.0] * len(c) for c in completion_ids]}
+
+    reward = Recorder()
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
+        max_completion_length=256, learning_rate=1e-3, logging_steps=1, report_to=[], save_strategy="no",
+        use_cpu=True, dataloader_num_workers=0, seed=0,
+    )
+    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tokenizer, rollout_func=rollout)
+    trainer.train()
+    assert len(script) == 2 and len(reward.calls) == 2
+    logged = [h["rewards/timeaware/mean"] for h in trainer.state.log_history if "rewards/timeaware/mean" in h]
+    for call, got, mean in zip(script, reward.calls, logged):
+        assert sorted(r for _, r in call) == [False, False, True, True], call  # each row right once, wrong once
+        want = [expected(ds[i], right) for i, right in call]
+        assert got == pytest.approx(want, abs=1e-9)
+        assert mean == pytest.approx(sum(want) / len(want), abs=1e-6)
+    assert len(logged) == 2
+    assert reward.stats()["unscored"] == 0
