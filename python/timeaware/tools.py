@@ -456,6 +456,24 @@ class GetDurationTool(_BaseTool):
 
     # ------------------------------------------------------------------ extras
 
+    async def stop(self, instance_id: str) -> str | None:
+        """Stop an instance's timer now and forget the instance (a later
+        `release` has nothing to do). Returns the stopped timer's token,
+        whose reading no longer moves, or None when the instance has no
+        timer or the service could not stop it (then the timer runs on until
+        its TTL). Never raises."""
+        inst = self._instances.get(instance_id)
+        if inst is None or not inst.token:
+            return None
+        try:
+            doc = await asyncio.to_thread(self._client.stop_timer, inst.token)
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("timeaware: could not stop the timer of %s: %s", instance_id, exc)
+            return None
+        self._instances.pop(instance_id, None)
+        token = doc.get("timer") if isinstance(doc, dict) else None
+        return token if isinstance(token, str) and token else inst.token
+
     def timer_token(self, instance_id: str) -> str | None:
         """The latest timer token of an instance (None before it has one)."""
         inst = self._instances.get(instance_id)

@@ -1,8 +1,10 @@
-"""TRL adapters: ``MarginDPOTrainer`` and ``GRPOReward``.
+"""TRL adapters: ``MarginDPOTrainer``, ``GRPOReward`` and ``GetDurationEnv``.
 
 ``GRPOReward`` is a reward function for ``trl.GRPOTrainer(reward_funcs=...)``
-that scores every completion on the verifier service; see its docstring.
-The rest of this docstring is about ``MarginDPOTrainer``.
+that scores every completion on the verifier service, and
+``GetDurationEnv`` gives each GRPOTrainer rollout the ``get_duration`` tool
+on a timer of its own (``environment_factory=GetDurationEnv``); see their
+docstrings. The rest of this docstring is about ``MarginDPOTrainer``.
 
 ``timeaware pairs build`` gives every preference pair a ``margin`` δ = |S − 1.5|
 from the mean human score S. The TicToc objective is offset DPO, which asks the
@@ -30,19 +32,23 @@ loaded already; ``GRPOReward`` itself uses neither.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import logging
 import math
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+import uuid
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 import torch
 from trl import DPOTrainer
 
 from timeaware import scoring, verl
+from timeaware.tools import TIMER_OPTIONS, GetDurationTool
 
-__all__ = ["MARGIN_COLUMN", "GRPOReward", "MarginDPOTrainer"]
+__all__ = ["MARGIN_COLUMN", "GRPOReward", "GetDurationEnv", "MarginDPOTrainer"]
 
 logger = logging.getLogger("timeaware")
 
@@ -182,6 +188,12 @@ class GRPOReward:
       rollout may return beside its completions; they reach the service as
       they do from VeRL (`timeaware.scoring.prepare_item`).
 
+    When the trainer runs a `GetDurationEnv` per rollout
+    (``environment_factory``), TRL hands this function the rollouts'
+    environments; the reward stops each one's timer (the rollout has ended)
+    and scores the completion with that timer's final reading, unless the
+    row already carries a ``timeaware_timer``.
+
     A completion that gets no score (its row names no data source the
     service knows, or has neither ``data_source`` nor ``label``; the service
     did not answer; the item was rejected) gets ``None``, which TRL 1.16
@@ -232,10 +244,11 @@ class GRPOReward:
         n = len(comps)
         log_metric = kwargs.get("log_metric")
         s = scoring.settings(self.settings)
+        timers = await _finish_timers(kwargs.get("environments"), n)
         items: list[tuple[str, str, Any, Any] | str] = []
         for i in range(n):
             try:
-                items.append(_row_item(i, comps[i], kwargs, s))
+                items.append(_row_item(i, comps[i], kwargs, s, timers[i]))
             except Exception as exc:  # noqa: BLE001 - an odd row fails alone
                 items.append(f"cannot read the row ({exc!r})")
         sent = [it for it in items if not isinstance(it, str)]
@@ -284,9 +297,12 @@ def _column(kwargs: Mapping[str, Any], name: str, i: int) -> Any:
     return None
 
 
-def _row_item(i: int, completion: Any, kwargs: Mapping[str, Any], s: scoring.Settings) -> tuple[str, str, Any, Any] | str:
+def _row_item(
+    i: int, completion: Any, kwargs: Mapping[str, Any], s: scoring.Settings, timer: str | None = None
+) -> tuple[str, str, Any, Any] | str:
     """(data_source, solution, ground_truth, extra_info) for completion i, or
-    the reason it cannot be scored."""
+    the reason it cannot be scored. ``timer`` is the rollout's timer token
+    from its environment, used when the row has no timer column."""
     source = _column(kwargs, "data_source", i)
     extra: dict[str, Any] = {}
     if source is None:
@@ -310,6 +326,8 @@ def _row_item(i: int, completion: Any, kwargs: Mapping[str, Any], s: scoring.Set
         v = _column(kwargs, field, i)
         if isinstance(v, str) and v:
             extra[field] = v
+    if timer and not extra.get(s.timer_field):
+        extra[s.timer_field] = timer
     return str(source), _solution(completion, first_only=source == DECISION_SOURCE), ground_truth, extra
 
 
@@ -338,3 +356,149 @@ def _solution(completion: Any, *, first_only: bool) -> str:
         if first_only and m.get("role") == "assistant":
             break
     return "\n".join(parts)
+
+
+_T = TypeVar("_T")
+
+
+def _run(coro: Coroutine[Any, Any, _T]) -> _T:
+    """Run a coroutine to completion from synchronous code (TRL calls an
+    environment's ``reset`` from the training thread); from inside a running
+    event loop, on a worker thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def _timer_options(row: Mapping[str, Any], tool_name: str) -> dict[str, Any]:
+    """The timer options of a ``synth budget`` row: ``extra_info.timer`` and
+    ``extra_info.time_limit_s``, overridden by
+    ``extra_info.tools_kwargs[tool_name].create_kwargs``. Missing (None)
+    values are left out, so one source does not erase another."""
+    ei = row.get("extra_info")
+    if isinstance(ei, str) and ei:
+        ei = json.loads(ei)
+    if not isinstance(ei, Mapping):
+        return {}
+    opts: dict[str, Any] = {}
+
+    def merge(src: Any) -> None:
+        if isinstance(src, Mapping):
+            opts.update({k: v for k, v in src.items() if k in TIMER_OPTIONS and v is not None})
+
+    merge(ei.get("timer"))
+    merge({"time_limit_s": ei.get("time_limit_s")})
+    tk = ei.get("tools_kwargs")
+    tool = tk.get(tool_name) if isinstance(tk, Mapping) else None
+    merge(tool.get("create_kwargs") if isinstance(tool, Mapping) else None)
+    return opts
+
+
+async def _finish_timers(environments: Any, n: int) -> list[str | None]:
+    """The final timer token of each of the n rollouts whose environment is
+    a `GetDurationEnv` (None for the others), their timers stopped."""
+    envs = list(environments) if isinstance(environments, (list, tuple)) else []
+    envs += [None] * (n - len(envs))
+
+    async def finish(env: Any) -> str | None:
+        return await env._finish() if isinstance(env, GetDurationEnv) else None
+
+    return list(await asyncio.gather(*(finish(e) for e in envs[:n])))
+
+
+class GetDurationEnv:
+    """The ``get_duration`` tool for ``trl.GRPOTrainer``, one timer per rollout.
+
+    Pass the class as the trainer's ``environment_factory`` (with a
+    ``functools.partial`` to give it settings)::
+
+        GRPOTrainer(..., reward_funcs=GRPOReward(), environment_factory=GetDurationEnv)
+
+    TRL 1.16 makes one environment per rollout and calls its ``reset`` with
+    the rollout's dataset row before generation; its public method
+    ``get_duration`` is the tool the model sees. ``reset`` starts a timer on
+    the verifier (``POST /v1/timers``) with the row's speed factor, jitter,
+    limit and TTL (`_timer_options`: ``extra_info.tools_kwargs.get_duration.create_kwargs``
+    of a ``synth budget`` row, else ``extra_info.timer`` and
+    ``extra_info.time_limit_s``); each call reads it through
+    ``POST /v1/tools/get_duration``, the same `timeaware.tools.GetDurationTool`
+    VeRL uses. TRL hands the environments to the reward functions:
+    `GRPOReward` stops each rollout's timer and scores the completion on its
+    final reading, so a ``timely/*`` reward measures the rollout, never a
+    number the model wrote. TRL has no end-of-rollout hook of its own; a
+    timer not stopped by `GRPOReward` is stopped at the environment's next
+    ``reset``, and the last batch's expire after their TTL.
+
+    When the verifier cannot be reached the model reads "The elapsed time
+    is unavailable right now." and the call counts in ``failures`` (``calls``
+    and ``failures`` count the current rollout's calls); a call
+    with arguments (the tool takes none) is refused by TRL, which returns
+    the error to the model as the tool's result and counts it in its
+    ``tools/failure_frequency`` metric.
+
+    Args:
+        **config: the tool's settings, as `timeaware.tools.GetDurationTool`
+            reads them: ``base_url`` (else env TIMEAWARE_URL), ``token``,
+            ``timeout_s``, ``connect_timeout_s``, ``retries`` and defaults
+            for the timer options, which a row's options override.
+    """
+
+    def __init__(self, **config: Any) -> None:
+        self._tool = GetDurationTool(dict(config))
+        self._instance: str | None = None
+        self._final: str | None = None
+        #: Calls of ``get_duration`` in the current rollout.
+        self.calls = 0
+        #: Calls of the current rollout answered without a reading (the verifier failed).
+        self.failures = 0
+
+    @property
+    def timer_token(self) -> str | None:
+        """The newest token of this rollout's timer (None before ``reset``,
+        or when the timer could not be started)."""
+        if self._final is not None:
+            return self._final
+        return self._tool.timer_token(self._instance) if self._instance is not None else None
+
+    def reset(self, **row: Any) -> None:
+        """Start the rollout: stop the previous rollout's timer if it still
+        runs, and start a new timer with the row's options. Returns None (the
+        prompt is left as it is). Does not raise when the verifier cannot be
+        reached; the first ``get_duration`` call tries again."""
+        if self._instance is not None:
+            _run(self._tool.release(self._instance))
+        iid = str(uuid.uuid4())
+        _run(self._tool.create(iid, **_timer_options(row, self._tool.name)))
+        self._instance, self._final = iid, None
+        self.calls = self.failures = 0
+
+    async def get_duration(self) -> str:
+        """Get the total time elapsed since the task started, in seconds.
+
+        Returns:
+            The elapsed time as text, for example "3.42 seconds."
+        """
+        if self._instance is None:
+            raise RuntimeError("get_duration was called before the environment was reset")
+        self.calls += 1
+        resp, _, metrics = await self._tool.execute(self._instance, {})
+        if metrics.get("error"):
+            self.failures += 1
+        text = getattr(resp, "text", resp)
+        return str(text)
+
+    async def _finish(self) -> str | None:
+        """End the rollout: stop its timer and keep the stopped timer's
+        token, whose reading no longer moves. Returns that token (the running
+        one when stopping failed, so the reward reads the timer live; None
+        without a timer). A second call returns the same token."""
+        if self._final is not None or self._instance is None:
+            return self._final
+        token = self._tool.timer_token(self._instance)
+        if not token:
+            return None
+        self._final = await self._tool.stop(self._instance) or token
+        return self._final

@@ -1,0 +1,167 @@
+"""TRL 1.16's GRPOTrainer with `timeaware.trl.GetDurationEnv` as its
+``environment_factory``: each rollout's get_duration call reaches a timer
+of its own on the verifier, and `GRPOReward` scores the rollout on that
+timer's reading.
+
+The expected rewards are computed here from the timer's own reading (read
+from the server by its token) and the row's limit, with the Timely-RL
+formula written out, never with the reward code under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+import urllib.parse
+import urllib.request
+
+from datasets import load_dataset
+from timeaware.trl import GetDurationEnv, GRPOReward
+from transformers import AutoTokenizer
+from trl import GRPOConfig, GRPOTrainer
+from trl.chat_template_utils import qwen3_schema
+
+SECONDS = re.compile(r"^\d+(\.\d+)? seconds\.$")
+
+
+def read_timer(url: str, token: str) -> dict:
+    """GET /v1/timers/{token}, straight from the server."""
+    with urllib.request.urlopen(url + "/v1/timers/" + urllib.parse.quote(token, safe=""), timeout=5) as r:
+        return json.loads(r.read())
+
+
+def timely_general(right: bool, t: float, limit: float) -> float:
+    """Timely-RL for a well-formed answer: 0 if late; 0.1 if on time and
+    wrong; 0.1 + 0.5 + 0.4·sin(π/2·t/T) if on time and right."""
+    if t > limit:
+        return 0.0
+    return 0.1 + 0.5 + 0.4 * math.sin(math.pi / 2 * t / limit) if right else 0.1
+
+
+class Recorder(GRPOReward):
+    """GRPOReward that keeps, call by call, its rewards and the timer token
+    of each rollout's environment once scored."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[list, list, list]] = []
+
+    async def __call__(self, *args, **kwargs):
+        out = await super().__call__(*args, **kwargs)
+        envs = kwargs["environments"]
+        self.calls.append((out, [e.timer_token for e in envs], [e.calls for e in envs]))
+        return out
+
+
+def test_grpo_trainer_tool_call_reaches_the_timer_and_the_reward_reads_it(
+    synth_outputs, tokenizer_dir, tiny_model_dir, adapter, server, tmp_path
+):
+    ds = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(4))
+    by_prompt = {json.dumps(ds[i]["prompt"]): i for i in range(len(ds))}
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.response_schema = qwen3_schema  # our template writes <tool_call>{"name", "arguments"}</tool_call>
+    script: list[list[tuple[int, bool]]] = []
+
+    def first_turn(i: int, right: bool) -> str:
+        # The right answer and a well-formed call; or a wrong answer and a
+        # call with an argument the tool does not take.
+        answer = ds[i]["reward_model"]["ground_truth"] if right else "-1"
+        args = {} if right else {"when": "now"}
+        call = json.dumps({"name": "get_duration", "arguments": args})
+        return f"Working it out.\n<answer>{answer}</answer>\n<tool_call>{call}</tool_call>"
+
+    def rollout(prompts, trainer):
+        seen: dict[int, int] = {}
+        call, prompt_ids, completion_ids = [], [], []
+        for p in prompts:
+            i = by_prompt[json.dumps(p)]
+            right = seen.get(i, 0) % 2 == 0
+            seen[i] = seen.get(i, 0) + 1
+            call.append((i, right))
+            text = tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+            prompt_ids.append(tokenizer(text, add_special_tokens=False)["input_ids"])
+            ids = tokenizer(first_turn(i, right), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            completion_ids.append(ids)
+        script.append(call)
+        # No sampling log-probs, as TRL's own generation without vLLM, whose
+        # post-tool turns have none either.
+        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None}
+
+    reward = Recorder()
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
+        max_completion_length=160, max_tool_calling_iterations=1, learning_rate=1e-3, logging_steps=1,
+        report_to=[], save_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0, log_completions=False,
+    )
+    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tokenizer, rollout_func=rollout, environment_factory=GetDurationEnv)
+    completions_seen: list = []
+    orig = trainer._calculate_rewards
+
+    def spy(inputs, prompts, completions, completion_ids_list):
+        completions_seen.append(completions)
+        return orig(inputs, prompts, completions, completion_ids_list)
+
+    trainer._calculate_rewards = spy
+    trainer.train()
+
+    assert len(script) == 2 and len(reward.calls) == 2
+    tool_metrics = [h for h in trainer.state.log_history if "tools/call_frequency" in h]
+    assert len(tool_metrics) == 2
+    for h in tool_metrics:
+        assert h["tools/call_frequency"] == 1.0  # every rollout made its one call
+        assert h["tools/failure_frequency"] == 0.5  # the calls with a broken argument, counted by TRL
+    for call, (got, tokens, calls), comps in zip(script, reward.calls, completions_seen):
+        want = []
+        for (i, right), token, n, comp in zip(call, tokens, calls, comps):
+            row = ds[i]
+            tool_msg = comp[1]
+            assert tool_msg["role"] == "tool" and tool_msg["name"] == "get_duration", comp
+            if right:
+                # The call reached the rollout's timer: the model read its text.
+                assert n == 1 and SECONDS.match(tool_msg["content"]), tool_msg
+            else:
+                # Broken arguments: a clear error as the tool's result, no crash, the tool never ran.
+                assert n == 0
+                assert "unexpected keyword argument 'when'" in tool_msg["content"], tool_msg
+            # The reward read this rollout's timer: stopped when the rollout was
+            # scored, created with the row's settings.
+            reading = read_timer(server.url, token)
+            limit = row["extra_info"]["time_limit_s"]
+            ck = row["extra_info"]["tools_kwargs"]["get_duration"]["create_kwargs"]
+            assert reading["stopped"] is True
+            assert reading["time_limit_s"] == limit
+            assert reading["speed_factor"] == ck["speed_factor"] and reading["jitter"] == ck["jitter"]
+            assert reading["elapsed_s"] > 0
+            want.append(timely_general(right, reading["elapsed_s"], limit))
+        assert got == want or all(abs(g - w) < 1e-9 for g, w in zip(got, want)), (got, want)
+    # Eight rollouts, eight timers.
+    assert len({t for _, tokens, _ in reward.calls for t in tokens}) == 8
+    assert reward.stats()["unscored"] == 0
+
+
+def test_get_duration_env_without_a_verifier_tells_the_model_and_counts(adapter):
+    env = GetDurationEnv(base_url="http://127.0.0.1:9", retries=0, connect_timeout_s=0.5)
+    row = {"extra_info": {"time_limit_s": 5.0, "timer": {"speed_factor": 2.0, "jitter": 0.0}}}
+    env.reset(**row)  # the timer cannot start: no raise
+    assert env.timer_token is None
+    assert asyncio.run(env.get_duration()) == "The elapsed time is unavailable right now."
+    assert (env.calls, env.failures) == (1, 1)
+
+
+def test_get_duration_env_reads_and_stops_its_own_timer(adapter, server):
+    env = GetDurationEnv()
+    # extra_info as a JSON string, the timer's options in extra_info.timer, the limit beside them.
+    env.reset(extra_info=json.dumps({"time_limit_s": 30.0, "timer": {"speed_factor": 2.0, "jitter": 0.0}}))
+    first = env.timer_token
+    assert first
+    assert SECONDS.match(asyncio.run(env.get_duration()))
+    live = read_timer(server.url, first)
+    assert (live["speed_factor"], live["time_limit_s"], live["stopped"]) == (2.0, 30.0, False)
+    # The next rollout stops the previous timer and starts another.
+    env.reset(extra_info={"time_limit_s": 9.0})
+    assert env.timer_token and env.timer_token != first
+    assert read_timer(server.url, first)["stopped"] is True
+    assert read_timer(server.url, env.timer_token)["time_limit_s"] == 9.0
