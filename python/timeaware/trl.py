@@ -1,9 +1,12 @@
-"""TRL adapters: ``MarginDPOTrainer``, ``GRPOReward`` and ``GetDurationEnv``.
+"""TRL adapters: ``MarginDPOTrainer``, ``GRPOReward``, ``GetDurationEnv`` and
+``NegotiationEnv``.
 
 ``GRPOReward`` is a reward function for ``trl.GRPOTrainer(reward_funcs=...)``
-that scores every completion on the verifier service, and
+that scores every completion on the verifier service;
 ``GetDurationEnv`` gives each GRPOTrainer rollout the ``get_duration`` tool
-on a timer of its own (``environment_factory=GetDurationEnv``); see their
+on a timer of its own (``environment_factory=GetDurationEnv``), and
+``NegotiationEnv`` plays each negotiation row as a whole episode against the
+service's opponent (``environment_factory=NegotiationEnv``); see their
 docstrings. The rest of this docstring is about ``MarginDPOTrainer``.
 
 ``timeaware pairs build`` gives every preference pair a ``margin`` δ = |S − 1.5|
@@ -40,15 +43,19 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 from trl import DPOTrainer
 
 from timeaware import scoring, verl
+from timeaware.client import Client, ServerUnavailable, TimeawareError
 from timeaware.tools import TIMER_OPTIONS, GetDurationTool
 
-__all__ = ["MARGIN_COLUMN", "GRPOReward", "GetDurationEnv", "MarginDPOTrainer"]
+if TYPE_CHECKING:
+    from timeaware.negotiation import NegotiationEpisode
+
+__all__ = ["MARGIN_COLUMN", "GRPOReward", "GetDurationEnv", "MarginDPOTrainer", "NegotiationEnv"]
 
 logger = logging.getLogger("timeaware")
 
@@ -192,7 +199,14 @@ class GRPOReward:
     (``environment_factory``), TRL hands this function the rollouts'
     environments; the reward stops each one's timer (the rollout has ended)
     and scores the completion with that timer's final reading, unless the
-    row already carries a ``timeaware_timer``.
+    row already carries a ``timeaware_timer``. When it runs a
+    `NegotiationEnv` per rollout, a finished episode's reward is the score
+    the service's negotiation environment returned with its last step (the
+    ``negotiation`` reward of the whole transcript, on the row's table and
+    clock), and the completion's text is not sent again; an episode that did
+    not finish (the model stopped calling ``send`` before a deal, a
+    walk-away or the budget's end) gets no score, as below, with the reason
+    "the negotiation episode did not finish".
 
     A completion that gets no score (its row names no data source the
     service knows, or has neither ``data_source`` nor ``label``; the service
@@ -244,14 +258,20 @@ class GRPOReward:
         n = len(comps)
         log_metric = kwargs.get("log_metric")
         s = scoring.settings(self.settings)
-        timers = await _finish_timers(kwargs.get("environments"), n)
-        items: list[tuple[str, str, Any, Any] | str] = []
+        envs = _environments(kwargs.get("environments"), n)
+        timers = await _finish_timers(envs, n)
+        items: list[tuple[str, str, Any, Any] | _Skip | float] = []
         for i in range(n):
+            env = envs[i]
+            if isinstance(env, NegotiationEnv):
+                items.append(env._outcome())
+                continue
             try:
-                items.append(_row_item(i, comps[i], kwargs, s, timers[i]))
+                row = _row_item(i, comps[i], kwargs, s, timers[i])
             except Exception as exc:  # noqa: BLE001 - an odd row fails alone
-                items.append(f"cannot read the row ({exc!r})")
-        sent = [it for it in items if not isinstance(it, str)]
+                row = f"cannot read the row ({exc!r})"
+            items.append(_Skip("?", row) if isinstance(row, str) else row)
+        sent = [it for it in items if isinstance(it, tuple)]
         results = iter(
             await verl.compute_score_batch_async(
                 [it[0] for it in sent],
@@ -266,8 +286,11 @@ class GRPOReward:
         rewards: list[float | None] = []
         reasons: dict[tuple[str, str], int] = {}
         for it in items:
-            if isinstance(it, str):
-                source, reason, score = "?", it, float(s.fallback_score)
+            if isinstance(it, float):
+                rewards.append(it)
+                continue
+            if isinstance(it, _Skip):
+                source, reason, score = it.source, it.reason, float(s.fallback_score)
             else:
                 r = next(results)
                 if not isinstance(r, scoring.Unscored):
@@ -288,6 +311,23 @@ class GRPOReward:
         if callable(log_metric) and n:
             log_metric("timeaware/unscored", missed / n)
         return rewards
+
+
+class _Skip:
+    """A completion that is not sent to the service: its data source (``?``
+    when unknown) and the reason it gets no score."""
+
+    __slots__ = ("reason", "source")
+
+    def __init__(self, source: str, reason: str) -> None:
+        self.source = source
+        self.reason = reason
+
+
+def _environments(environments: Any, n: int) -> list[Any]:
+    """The n rollouts' environments TRL passed (None where it passed none)."""
+    envs = list(environments) if isinstance(environments, (list, tuple)) else []
+    return (envs + [None] * n)[:n]
 
 
 def _column(kwargs: Mapping[str, Any], name: str, i: int) -> Any:
@@ -400,13 +440,12 @@ def _timer_options(row: Mapping[str, Any], tool_name: str) -> dict[str, Any]:
 async def _finish_timers(environments: Any, n: int) -> list[str | None]:
     """The final timer token of each of the n rollouts whose environment is
     a `GetDurationEnv` (None for the others), their timers stopped."""
-    envs = list(environments) if isinstance(environments, (list, tuple)) else []
-    envs += [None] * (n - len(envs))
+    envs = _environments(environments, n)
 
     async def finish(env: Any) -> str | None:
         return await env._finish() if isinstance(env, GetDurationEnv) else None
 
-    return list(await asyncio.gather(*(finish(e) for e in envs[:n])))
+    return list(await asyncio.gather(*(finish(e) for e in envs)))
 
 
 class GetDurationEnv:
@@ -502,3 +541,182 @@ class GetDurationEnv:
             return None
         self._final = await self._tool.stop(self._instance) or token
         return self._final
+
+
+#: What the model reads when the service cannot take its message.
+NEGOTIATION_UNAVAILABLE = "The other side cannot be reached right now; your message was not delivered."
+#: What the model reads when the episode ends with its message.
+NEGOTIATION_OVER = "The negotiation is over."
+
+
+class NegotiationEnv:
+    """A negotiation row played as a whole episode in ``trl.GRPOTrainer``.
+
+    Pass the class as the trainer's ``environment_factory`` (with a
+    ``functools.partial`` for settings), on rows of
+    ``timeaware synth negotiation``::
+
+        GRPOTrainer(..., reward_funcs=GRPOReward(), environment_factory=NegotiationEnv)
+
+    TRL 1.16 makes one environment per rollout and calls its ``reset`` with
+    the rollout's row before generation. ``reset`` starts the rollout's timer
+    on the verifier (``POST /v1/timers``, with the row's timer options as
+    `GetDurationEnv` reads them, else the environment's) and prepares the
+    episode from the row's ``reward_model.ground_truth`` and
+    ``extra_info.turn_prefix``. The row's prompt already holds the opening
+    (the other side's first offer, or the word that the model speaks
+    first), so ``reset`` adds nothing to it.
+
+    The model's one tool is ``send``: its arguments are the message the rows
+    ask for, ``text`` and ``action``. Each call is one step of the service's
+    negotiation environment (``POST /v1/envs/negotiation/step``, through
+    `timeaware.negotiation.NegotiationEpisode`, as VeRL's agent loop plays
+    it), which charges the message its words and its think time, the time
+    the rollout's timer ran since the previous message was charged, and
+    answers with the opponent's reply as the model reads it (the condition's
+    prefix first). When the episode ends (a deal, a walk-away, the budget
+    spent) the tool answers "The negotiation is over." and the service's
+    score is kept for `GRPOReward`, which gives it to the rollout.
+
+    A ``send`` after the end is refused: the call raises, TRL hands the
+    model the error as the tool's result and counts it in its
+    ``tools/failure_frequency`` metric, and ``refused`` counts it here. When
+    the service cannot take a step, the model reads that its message was not
+    delivered, the episode stays where it was, and ``failures`` counts the
+    call; a message the service refuses (HTTP 4xx) raises, as a step after
+    the end does, and counts there too. ``steps``, ``refused`` and ``failures`` count the current
+    rollout's calls.
+
+    Needs ``timeaware.negotiation``, which imports VeRL
+    (``pip install 'timeaware[verl]'``).
+
+    Args:
+        opponent: the opponent, as the step route takes it: ``{"beta": b}``
+            for the scripted concession opponent (default β = 1), or
+            ``{"kind": "model"}`` for the model the service is configured
+            with.
+        base_url, token, timeout_s, retries: the service's client
+            (`timeaware.client.Client`; default TIMEAWARE_URL and
+            TIMEAWARE_SERVE_TOKEN).
+        **timer: defaults for the timer's options (``speed_factor``,
+            ``jitter``, ``ttl_s``, ``time_limit_s``), which a row's options
+            override.
+    """
+
+    def __init__(self, *, opponent: Mapping[str, Any] | None = None, base_url: str | None = None,
+                 token: str | None = None, timeout_s: float = 10.0, retries: int = 2, **timer: Any) -> None:
+        unknown = sorted(set(timer) - set(TIMER_OPTIONS))
+        if unknown:
+            raise ValueError(f"NegotiationEnv: unknown setting(s) {', '.join(unknown)}")
+        try:
+            from timeaware.negotiation import NegotiationEpisode
+        except ImportError as exc:
+            raise ImportError(
+                f"NegotiationEnv plays episodes with timeaware.negotiation, which imports VeRL ({exc}); "
+                "pip install 'timeaware[verl]'"
+            ) from exc
+        self._episode_class = NegotiationEpisode
+        self.client = Client(base_url, token, timeout_s=timeout_s, retries=retries)
+        self.opponent = dict(opponent or {})
+        self.timer_defaults = {k: v for k, v in timer.items() if v is not None}
+        self._row: dict[str, Any] | None = None
+        self._rollout = ""
+        #: The current rollout's episode (None before ``reset``, or while its timer could not be started).
+        self.episode: NegotiationEpisode | None = None
+        #: The score the service gave the finished episode (None until it ends).
+        self.score: float | None = None
+        #: The finished episode's details (deal, points, times), as the service returned them.
+        self.details: dict[str, Any] = {}
+        #: Messages of the current rollout the service took.
+        self.steps = 0
+        #: Calls of the current rollout refused because the episode was over.
+        self.refused = 0
+        #: Calls of the current rollout the service could not take.
+        self.failures = 0
+
+    @property
+    def done(self) -> bool:
+        """Whether the current rollout's episode has ended."""
+        return self.episode is not None and self.episode.done
+
+    def reset(self, **row: Any) -> None:
+        """Start the rollout: its timer and its episode, from the row's
+        ``reward_model.ground_truth`` and ``extra_info.turn_prefix``. Returns
+        None: the row's prompt already holds the opening. A row without a
+        ground truth raises ValueError; a verifier that cannot be reached
+        does not raise, and the first ``send`` tries again."""
+        rm = row.get("reward_model")
+        ground_truth = rm.get("ground_truth") if isinstance(rm, Mapping) else None
+        if not ground_truth:
+            raise ValueError("NegotiationEnv: the row has no reward_model.ground_truth; "
+                             "train on rows of timeaware synth negotiation")
+        ei = row.get("extra_info")
+        if isinstance(ei, str) and ei:
+            ei = json.loads(ei)
+        prefix = ei.get("turn_prefix") if isinstance(ei, Mapping) else None
+        self._row = {"ground_truth": ground_truth, "turn_prefix": prefix or "",
+                     "timer": {**self.timer_defaults, **_timer_options(row, "send")}}
+        self._rollout = str(uuid.uuid4())
+        self.episode, self.score, self.details = None, None, {}
+        self.steps = self.refused = self.failures = 0
+        self._start()
+
+    def _start(self) -> bool:
+        """Start the episode's timer (once); False when the service cannot."""
+        if self.episode is not None:
+            return True
+        if self._row is None:
+            raise RuntimeError("send was called before the environment was reset")
+        try:
+            timer = self.client.create_timer(self._rollout, **self._row["timer"])["timer"]
+        except TimeawareError as exc:
+            logger.warning("timeaware: cannot start the negotiation's timer: %s", exc)
+            return False
+        self.episode = self._episode_class(self.client, self._row["ground_truth"], timer,
+                                           turn_prefix=self._row["turn_prefix"], opponent=self.opponent)
+        return True
+
+    def send(self, text: str, action: dict[str, Any] | None = None) -> str:
+        """Say your next message to the other side, and act on the offers.
+
+        Args:
+            text: what you say; it costs time on the clock, word by word.
+            action: what you do: {"action": "propose", "offer": {issue: option}}, {"action": "accept"}
+                (the other side's latest offer), {"action": "reject"}, {"action": "batna"} (walk away)
+                or {"action": "message"} (talk only; also when left out).
+
+        Returns:
+            The other side's answer as you read it, or "The negotiation is over."
+        """
+        if self.done:
+            self.refused += 1
+            raise RuntimeError("the negotiation is over: no message is delivered after it ended")
+        if not self._start():
+            self.failures += 1
+            return NEGOTIATION_UNAVAILABLE
+        assert self.episode is not None
+        message: dict[str, Any] = {"text": str(text)}
+        if action is not None:
+            message["action"] = action
+        try:
+            out = self.episode.step(message)
+        except ServerUnavailable as exc:
+            logger.warning("timeaware: the negotiation step failed: %s", exc)
+            self.failures += 1
+            return NEGOTIATION_UNAVAILABLE
+        except TimeawareError as exc:
+            self.failures += 1
+            raise RuntimeError(f"the service refused the message ({exc})") from exc
+        self.steps += 1
+        if out.get("done"):
+            score = out.get("score")
+            self.score = None if score is None else float(score)
+            self.details = dict(out.get("details") or {})
+            return NEGOTIATION_OVER
+        return str(out.get("shown") or "")
+
+    def _outcome(self) -> float | _Skip:
+        """The rollout's reward: the finished episode's score, or why it has none."""
+        if self.score is not None:
+            return self.score
+        return _Skip("negotiation", "the negotiation episode did not finish")
