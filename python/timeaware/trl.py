@@ -43,17 +43,15 @@ import math
 import threading
 import uuid
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import torch
 from trl import DPOTrainer
 
 from timeaware import scoring, verl
 from timeaware.client import Client, ServerUnavailable, TimeawareError
+from timeaware.episodes import NegotiationEpisode
 from timeaware.tools import TIMER_OPTIONS, GetDurationTool
-
-if TYPE_CHECKING:
-    from timeaware.negotiation import NegotiationEpisode
 
 __all__ = ["MARGIN_COLUMN", "GRPOReward", "GetDurationEnv", "MarginDPOTrainer", "NegotiationEnv"]
 
@@ -587,9 +585,6 @@ class NegotiationEnv:
     the end does, and counts there too. ``steps``, ``refused`` and ``failures`` count the current
     rollout's calls.
 
-    Needs ``timeaware.negotiation``, which imports VeRL
-    (``pip install 'timeaware[verl]'``).
-
     Args:
         opponent: the opponent, as the step route takes it: ``{"beta": b}``
             for the scripted concession opponent (default β = 1), or
@@ -608,14 +603,6 @@ class NegotiationEnv:
         unknown = sorted(set(timer) - set(TIMER_OPTIONS))
         if unknown:
             raise ValueError(f"NegotiationEnv: unknown setting(s) {', '.join(unknown)}")
-        try:
-            from timeaware.negotiation import NegotiationEpisode
-        except ImportError as exc:
-            raise ImportError(
-                f"NegotiationEnv plays episodes with timeaware.negotiation, which imports VeRL ({exc}); "
-                "pip install 'timeaware[verl]'"
-            ) from exc
-        self._episode_class = NegotiationEpisode
         self.client = Client(base_url, token, timeout_s=timeout_s, retries=retries)
         self.opponent = dict(opponent or {})
         self.timer_defaults = {k: v for k, v in timer.items() if v is not None}
@@ -672,7 +659,7 @@ class NegotiationEnv:
         except TimeawareError as exc:
             logger.warning("timeaware: cannot start the negotiation's timer: %s", exc)
             return False
-        self.episode = self._episode_class(self.client, self._row["ground_truth"], timer,
+        self.episode = NegotiationEpisode(self.client, self._row["ground_truth"], timer,
                                            turn_prefix=self._row["turn_prefix"], opponent=self.opponent)
         return True
 
