@@ -1,0 +1,64 @@
+"""examples/trl-grpo/train.py, the GRPO recipe users copy, on the tiny model:
+two steps on rows the real binary wrote, rewarded by the session's server
+through TIMEAWARE_URL, as the README launches it.
+
+What the run logged is read back from the trainer state the script saves;
+the expected range of the reward comes from the rewards' definitions (every
+timepuzzles and timely/general reward lies in [0, 1]), not from the reward
+code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT
+
+SCRIPT = REPO_ROOT / "examples" / "trl-grpo" / "train.py"
+
+
+def run_recipe(model, train, out, url: str, *extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+    env["TIMEAWARE_URL"] = url
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--model", str(model), "--train", str(train), "--output-dir", str(out),
+         "--max-steps", "2", "--num-generations", "2", "--batch-size", "4", "--grad-accum", "1",
+         "--max-completion-length", "24", "--learning-rate", "1e-3", *extra],
+        check=False, capture_output=True, text=True, timeout=600, env=env, cwd=REPO_ROOT,
+    )
+
+
+@pytest.mark.parametrize(
+    ("source", "extra"),
+    [("puzzles", []), ("budget", ["--env", "get_duration", "--max-tool-calls", "1", "--response-schema", "qwen3"])],
+    ids=["puzzles", "budget-get_duration"],
+)
+def test_grpo_recipe_runs_and_every_completion_is_scored(source, extra, synth_outputs, tiny_model_dir, server, tmp_path):
+    out = tmp_path / "run"
+    res = run_recipe(tiny_model_dir, synth_outputs[source], out, server.url, *extra)
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert (out / "model.safetensors").is_file(), sorted(p.name for p in out.iterdir())
+
+    history = json.loads((out / "trainer_state.json").read_text())["log_history"]
+    steps = [h for h in history if "rewards/timeaware/mean" in h]
+    assert len(steps) == 2, history
+    for h in steps:
+        mean = h["rewards/timeaware/mean"]
+        assert math.isfinite(mean) and 0.0 <= mean <= 1.0, h
+        assert h["timeaware/unscored"] == 0.0, h
+        if extra:
+            assert "tools/call_frequency" in h, h  # the tool was offered to every rollout
+    # Two steps of four completions, each scored by the server at TIMEAWARE_URL.
+    stats = json.loads(next(line for line in res.stdout.splitlines() if line.startswith("timeaware: "))[len("timeaware: "):])
+    assert stats == {"completions": 8, "scored": 8, "unscored": 0}, res.stdout[-2000:]
+
+
+def test_grpo_recipe_without_a_verifier_stops_naming_the_url(synth_outputs, tiny_model_dir, tmp_path):
+    res = run_recipe(tiny_model_dir, synth_outputs["puzzles"], tmp_path / "run", "http://127.0.0.1:9")
+    assert res.returncode != 0
+    assert "VerifierUnreachable" in res.stderr and "127.0.0.1:9" in res.stderr, res.stderr[-4000:]
