@@ -39,19 +39,6 @@ func connCost(maxHeaderBytes int) int64 {
 	return connOverhead + 2*int64(maxHeaderBytes+headerSlack)
 }
 
-// ConnReservation is the memory an open connection reserves from
-// Options.MemoryBudget when heads are bounded by maxHeaderBytes (0: the
-// default): 16 KiB for its buffers and goroutine, and twice its largest
-// head as net/http reads it (maxHeaderBytes and 4 KiB), for the bytes and
-// the header map built from them. New refuses a budget that holds fewer
-// than four.
-func ConnReservation(maxHeaderBytes int) int64 {
-	if maxHeaderBytes <= 0 {
-		maxHeaderBytes = defaultMaxHeaderBytes
-	}
-	return connCost(maxHeaderBytes)
-}
-
 // defaultMaxHeaderBytes is Options.MaxHeaderBytes's default.
 const defaultMaxHeaderBytes = 32 << 10
 

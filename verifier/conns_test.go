@@ -325,11 +325,14 @@ func TestABudgetMustHoldFourConnections(t *testing.T) {
 	scorer, store := scorerAndStore(t)
 	// By hand: 16 KiB, and twice a 1 KiB head with net/http's 4 KiB.
 	const reservation = 16384 + 2*(1024+4096)
-	assert.EqualValues(t, reservation, ConnReservation(1024))
-	assert.EqualValues(t, 16384+2*(32768+4096), ConnReservation(0), "the default head bound")
+	assert.EqualValues(t, reservation, connCost(1024))
+	assert.EqualValues(t, 16384+2*(32768+4096), connCost(defaultMaxHeaderBytes), "the default head bound")
 	_, err := New(Options{Scorer: scorer, Timers: store, MaxHeaderBytes: 1024, MemoryBudget: 4*reservation - 1})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "fewer than 4 connections")
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "MemoryBudget", oe.Field)
 	_, err = New(Options{Scorer: scorer, Timers: store, MaxHeaderBytes: 1024, MemoryBudget: 4 * reservation})
 	require.NoError(t, err)
 }

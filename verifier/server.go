@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -156,8 +157,9 @@ func New(opts Options) (*Server, error) {
 		opts.MaxConns = defaultMaxConns(opts.MemoryBudget, opts.MaxHeaderBytes)
 	}
 	if c := connCost(opts.MaxHeaderBytes); opts.MemoryBudget < 4*c {
-		return nil, fmt.Errorf("verifier: the memory budget of %d bytes holds fewer than 4 connections (each reserves %d bytes: %d for its buffers and twice a head of MaxHeaderBytes %d plus %d); raise the budget or lower MaxHeaderBytes",
-			opts.MemoryBudget, c, connOverhead, opts.MaxHeaderBytes, headerSlack)
+		return nil, &OptionError{Field: "MemoryBudget", Err: fmt.Errorf(
+			"a budget of %d bytes holds fewer than 4 connections, which reserve %d bytes each (%d for buffers, and twice a head of %d bytes and net/http's %d); raise the budget or lower the head bound",
+			opts.MemoryBudget, c, connOverhead, opts.MaxHeaderBytes, headerSlack)}
 	}
 	if err := checkToken(opts.Token); err != nil {
 		return nil, err
@@ -400,19 +402,23 @@ func (s *Server) authorized(r *http.Request) bool {
 // cannot begin or end with white space (net/http trims it), nor hold
 // control characters, so such a token would lock every client out.
 func checkToken(tok string) error {
-	if tok == "" {
-		return nil
-	}
-	if strings.TrimSpace(tok) != tok {
-		return errors.New("verifier: the token begins or ends with white space, which no client can send in a header")
-	}
-	for i := 0; i < len(tok); i++ {
-		if c := tok[i]; c < 0x20 || c == 0x7f {
-			return errors.New("verifier: the token holds a control character, which no client can send in a header")
-		}
+	if strings.TrimSpace(tok) != tok || strings.IndexFunc(tok, unicode.IsControl) >= 0 {
+		return &OptionError{Field: "Token", Err: errors.New("begins or ends with white space, or holds a control character: no client can send it in a header")}
 	}
 	return nil
 }
+
+// OptionError is the error of an invalid Options field, named by the
+// field (Token, MemoryBudget), so that a caller can say where the user
+// set it.
+type OptionError struct {
+	Field string
+	Err   error
+}
+
+func (e *OptionError) Error() string { return "verifier: " + e.Field + ": " + e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // health is liveness: the process answers.
 func (s *Server) health(*http.Request, []byte) (any, error) {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -99,14 +98,7 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	if c := verifier.ConnReservation(v.GetInt("serve.max_header_bytes")); budget < 4*c {
-		return a.badKeyf("serve.memory_budget", "a budget of %d bytes holds fewer than 4 connections, which reserve %d bytes each with serve.max_header_bytes %d (16 KiB and twice the head and 4 KiB); raise the budget or lower serve.max_header_bytes",
-			budget, c, v.GetInt("serve.max_header_bytes"))
-	}
 	token := v.GetString("serve.token")
-	if strings.TrimSpace(token) != token || token != "" && strings.IndexFunc(token, unicode.IsControl) >= 0 {
-		return a.badKeyf("serve.token", "begins or ends with white space, or holds a control character: no client can send it in a header")
-	}
 	var opponent negotiation.Opponent
 	if u, m := v.GetString("serve.negotiation_opponent_url"), v.GetString("serve.negotiation_opponent_model"); u != "" || m != "" {
 		c, err := chat.New(chat.Options{Name: "serve.negotiation_opponent_url", URL: u, Model: m,
@@ -131,7 +123,7 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		Logger:              log, Version: buildVersion(),
 	})
 	if err != nil {
-		return usageError{err}
+		return a.verifierError(err)
 	}
 	addr := v.GetString("serve.addr")
 	ln, err := net.Listen("tcp", addr)
@@ -167,6 +159,23 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 	}
 	log.Info("served", "uptime", time.Since(start).Round(time.Second).String())
 	return nil
+}
+
+// verifierOptionKeys are the config keys of the verifier's options that
+// it checks beyond their ranges here.
+var verifierOptionKeys = map[string]string{"Token": "serve.token", "MemoryBudget": "serve.memory_budget"}
+
+// verifierError names the key of a verifier option error (a
+// *verifier.OptionError) where the user set it; badKey never shows a
+// secret's value.
+func (a *app) verifierError(err error) error {
+	var oe *verifier.OptionError
+	if errors.As(err, &oe) {
+		if key, ok := verifierOptionKeys[oe.Field]; ok {
+			return a.badKey(key, oe.Err)
+		}
+	}
+	return usageError{err}
 }
 
 // removeAddrFile removes the --addr-file written at start, unless another
