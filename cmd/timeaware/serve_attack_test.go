@@ -243,17 +243,9 @@ func TestAttackHeaderFloodLeavesTheServiceUp(t *testing.T) {
 					return
 				default:
 				}
-				resp, err := hc.Post(p.url+"/v1/score/batch", "application/json", strings.NewReader(batch))
-				if err != nil {
+				if _, err := postBatch(hc, p.url, batch); err != nil {
 					legitFailed.Add(1)
 					legitErr.CompareAndSwap(nil, err.Error())
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					legitFailed.Add(1)
-					legitErr.CompareAndSwap(nil, resp.Status)
 					continue
 				}
 				legit.Add(1)
@@ -480,7 +472,7 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 					return
 				default:
 				}
-				resp, err := hc.Post(p.url+"/v1/score/batch", "application/json", strings.NewReader(body))
+				closed, err := postBatch(hc, p.url, body)
 				if err != nil {
 					if errorsIsRefused(err) {
 						left.Add(1) // the listener had closed: the request never reached the server
@@ -490,15 +482,8 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 					errs.Store(c, err.Error())
 					return
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					failed.Add(1)
-					errs.Store(c, resp.Status)
-					return
-				}
 				served.Add(1)
-				if resp.Close {
+				if closed {
 					// The server asked for the connection back: as a load
 					// balancer would, look at readiness before sending more.
 					r, err := hc.Get(p.url + "/readyz")
@@ -533,6 +518,23 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 	assert.Greater(t, served.Load(), before, "requests were served during the grace period")
 	assert.NoError(t, exitErr, "a clean drain exits 0")
 	assert.Contains(t, p.stderr.String(), "readiness failing")
+}
+
+// postBatch posts a batch body to the server at base and reads the answer
+// through; err is the request's error, or the status of an answer other
+// than 200, and closed says whether the server asked for the connection
+// back.
+func postBatch(hc *http.Client, base, body string) (closed bool, err error) {
+	resp, err := hc.Post(base+"/v1/score/batch", "application/json", strings.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return resp.Close, errors.New(resp.Status)
+	}
+	return resp.Close, nil
 }
 
 func errorsIsRefused(err error) bool {
