@@ -281,6 +281,32 @@ def adapter(server):
     os.environ.pop("TIMEAWARE_URL", None)
 
 
+def scripted_rollout(tokenizer, ds, text, script: list, *, variant=lambda k: k, logprobs: bool = True):
+    """A GRPOTrainer ``rollout_func`` that answers instead of the model: in
+    each call, the k-th prompt of row i gets ``text(i, variant(k))`` and an
+    end of sequence, and ``script`` gets the call's list of
+    ``(i, variant(k))``. ``logprobs`` False returns none, as TRL's own
+    generation without vLLM does once a tool has answered."""
+    by_prompt = {json.dumps(ds[i]["prompt"]): i for i in range(len(ds))}
+
+    def rollout(prompts, trainer):
+        seen: dict[int, int] = {}
+        call, prompt_ids, completion_ids = [], [], []
+        for p in prompts:
+            i = by_prompt[json.dumps(p)]
+            v = variant(seen.get(i, 0))
+            seen[i] = seen.get(i, 0) + 1
+            call.append((i, v))
+            prompt = tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+            prompt_ids.append(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            completion_ids.append(tokenizer(text(i, v), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id])
+        script.append(call)
+        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids,
+                "logprobs": [[0.0] * len(c) for c in completion_ids] if logprobs else None}
+
+    return rollout
+
+
 def right_answer(data_source: str, ground_truth: str, extra_info: dict) -> str:
     """A right answer written from the row's ground truth."""
     if data_source == "timepuzzles":

@@ -16,7 +16,7 @@ import logging
 import math
 
 import pytest
-from conftest import right_answer
+from conftest import right_answer, scripted_rollout
 from datasets import load_dataset
 from timeaware import scoring
 from timeaware.trl import GRPOReward
@@ -202,22 +202,10 @@ class Recorder(GRPOReward):
 @pytest.mark.parametrize("name", SOURCES)
 def test_grpo_trainer_two_steps(name, synth_outputs, pairs_split, tiny_model_dir, tokenizer, adapter, tmp_path):
     ds = rows(name, synth_outputs, pairs_split)
-    by_prompt = {json.dumps(ds[i]["prompt"]): i for i in range(len(ds))}
     script: list[list[tuple[int, bool]]] = []
-
-    def rollout(prompts, trainer):
-        seen: dict[int, int] = {}
-        call, prompt_ids, completion_ids = [], [], []
-        for p in prompts:
-            i = by_prompt[json.dumps(p)]
-            right = seen.get(i, 0) % 2 == 0
-            seen[i] = seen.get(i, 0) + 1
-            call.append((i, right))
-            text = tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
-            prompt_ids.append(tokenizer(text, add_special_tokens=False)["input_ids"])
-            completion_ids.append(tokenizer(completion(ds[i], right), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id])
-        script.append(call)
-        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": [[0.0] * len(c) for c in completion_ids]}
+    # Each row's first completion right, its second wrong.
+    rollout = scripted_rollout(tokenizer, ds, lambda i, right: completion(ds[i], right), script,
+                               variant=lambda k: k % 2 == 0)
 
     reward = Recorder()
     args = GRPOConfig(

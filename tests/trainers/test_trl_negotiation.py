@@ -14,8 +14,14 @@ import json
 import logging
 
 import pytest
+from conftest import scripted_rollout
 from datasets import load_dataset
-from timeaware.trl import NEGOTIATION_OVER, NEGOTIATION_UNAVAILABLE, GRPOReward, NegotiationEnv
+from timeaware.trl import (
+    NEGOTIATION_OVER,
+    NEGOTIATION_UNAVAILABLE,
+    GRPOReward,
+    NegotiationEnv,
+)
 from transformers import AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 from trl.chat_template_utils import qwen3_schema
@@ -93,7 +99,6 @@ def test_grpo_trainer_plays_whole_episodes_and_rewards_the_payoff(
     synth_outputs, tokenizer_dir, tiny_model_dir, adapter, server, tmp_path, caplog
 ):
     ds = negotiation_rows(synth_outputs, opens_other=2, opens_self=2)
-    by_prompt = {json.dumps(ds[i]["prompt"]): i for i in range(len(ds))}
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     tokenizer.response_schema = qwen3_schema  # our template writes <tool_call>{"name", "arguments"}</tool_call>
     script: list[list[tuple[int, int]]] = []
@@ -103,20 +108,7 @@ def test_grpo_trainer_plays_whole_episodes_and_rewards_the_payoff(
         # then sends one more message; the second walks away.
         return calls(ACCEPT, AFTER) if take == 0 else calls(WALK_AWAY)
 
-    def rollout(prompts, trainer):
-        seen: dict[int, int] = {}
-        call, prompt_ids, completion_ids = [], [], []
-        for p in prompts:
-            i = by_prompt[json.dumps(p)]
-            take = seen.get(i, 0)
-            seen[i] = take + 1
-            call.append((i, take))
-            text = tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
-            prompt_ids.append(tokenizer(text, add_special_tokens=False)["input_ids"])
-            ids = tokenizer(turn(i, take), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-            completion_ids.append(ids)
-        script.append(call)
-        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None}
+    rollout = scripted_rollout(tokenizer, ds, turn, script, logprobs=False)
 
     reward = Recorder()
     args = GRPOConfig(

@@ -17,6 +17,7 @@ import re
 import urllib.parse
 import urllib.request
 
+from conftest import scripted_rollout
 from datasets import load_dataset
 from timeaware.trl import GetDurationEnv, GRPOReward
 from transformers import AutoTokenizer
@@ -59,7 +60,6 @@ def test_grpo_trainer_tool_call_reaches_the_timer_and_the_reward_reads_it(
     synth_outputs, tokenizer_dir, tiny_model_dir, adapter, server, tmp_path
 ):
     ds = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(4))
-    by_prompt = {json.dumps(ds[i]["prompt"]): i for i in range(len(ds))}
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
     tokenizer.response_schema = qwen3_schema  # our template writes <tool_call>{"name", "arguments"}</tool_call>
     script: list[list[tuple[int, bool]]] = []
@@ -72,22 +72,9 @@ def test_grpo_trainer_tool_call_reaches_the_timer_and_the_reward_reads_it(
         call = json.dumps({"name": "get_duration", "arguments": args})
         return f"Working it out.\n<answer>{answer}</answer>\n<tool_call>{call}</tool_call>"
 
-    def rollout(prompts, trainer):
-        seen: dict[int, int] = {}
-        call, prompt_ids, completion_ids = [], [], []
-        for p in prompts:
-            i = by_prompt[json.dumps(p)]
-            right = seen.get(i, 0) % 2 == 0
-            seen[i] = seen.get(i, 0) + 1
-            call.append((i, right))
-            text = tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
-            prompt_ids.append(tokenizer(text, add_special_tokens=False)["input_ids"])
-            ids = tokenizer(first_turn(i, right), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-            completion_ids.append(ids)
-        script.append(call)
-        # No sampling log-probs, as TRL's own generation without vLLM, whose
-        # post-tool turns have none either.
-        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": None}
+    # No sampling log-probs, as TRL's own generation without vLLM, whose
+    # post-tool turns have none either.
+    rollout = scripted_rollout(tokenizer, ds, first_turn, script, variant=lambda k: k % 2 == 0, logprobs=False)
 
     reward = Recorder()
     args = GRPOConfig(
