@@ -1,0 +1,600 @@
+"""Our environments as OpenEnv environments, served by a thin process in
+front of the verifier service.
+
+``python -m timeaware.openenv --env KIND --verifier URL`` serves one kind of
+environment with ``openenv-core``'s own server (its WebSocket protocol, its
+sessions, its capacity bound and its idle-session reaper), so a user
+connects with OpenEnv's own client (``GenericEnvClient`` or
+`TimeawareEnvClient`):
+
+* ``single``: the single-turn tasks (Time Puzzles, TRAVELER, ``timely/*``
+  without the tool, every data source the verifier has a reward for). One
+  step, `AnswerAction`, is the completion; it is scored with
+  ``POST /v1/score`` and ends the episode.
+* ``timely``: the ``timely/*`` tool environment. ``reset`` starts a timer on
+  the verifier with the row's speed factor, jitter and limit; a
+  `TimelyAction` either calls ``get_duration`` (read from that timer) or
+  gives the final answer, which stops the timer and is scored on the
+  stopped timer's reading.
+* ``negotiation``: a negotiation row as a whole episode. ``reset`` starts
+  the rollout's timer; each `NegotiationAction` is one step of the
+  verifier's negotiation environment (``POST /v1/envs/negotiation/step``),
+  and the step that ends the episode carries the service's score.
+
+The environments hold no reward logic: every reading, reply and reward is
+the verifier's, so a reward here equals the verifier's for the same
+transcript. ``reset`` takes the dataset row's columns as keyword arguments
+(``data_source``, ``reward_model``, ``extra_info``; ``prompt`` and others
+are ignored), the way TRL's ``environment_factory`` hands them over.
+
+Bad input gets a clear error (the client raises ``RuntimeError`` naming it)
+or the documented fallback, and is counted in the counters
+``GET /timeaware/stats`` returns: a row whose data source has no reward
+(``unknown_data_source``, refused at ``reset``), a verifier that cannot be
+reached (``verifier_unreachable``: ``reset`` is refused, ``get_duration``
+and a negotiation message read that the verifier is unavailable, and a final
+answer ends the episode with no reward, ``reward`` None and ``unscored``
+saying why, counted in ``unscored``), a tool call with broken arguments
+(``bad_arguments``), a step after the episode ended (``after_end``), a
+message to a session the server already closed (``closed_session``), and
+sessions refused at capacity (``refused_sessions``). No failure is ever a
+reward of 0.
+
+Needs ``openenv-core`` (``pip install 'timeaware[openenv]'``); tested with
+openenv-core 0.3.0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from openenv.core.client_types import StepResult  # type: ignore[import-not-found,unused-ignore]
+from openenv.core.env_client import EnvClient  # type: ignore[import-not-found,unused-ignore]
+from openenv.core.env_server.exceptions import SessionCapacityError  # type: ignore[import-not-found,unused-ignore]
+from openenv.core.env_server.http_server import HTTPEnvServer  # type: ignore[import-not-found,unused-ignore]
+from openenv.core.env_server.interfaces import Environment  # type: ignore[import-not-found,unused-ignore]
+from openenv.core.env_server.types import (  # type: ignore[import-not-found,unused-ignore]
+    Action,
+    ConcurrencyConfig,
+    Observation,
+    State,
+)
+from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
+
+from timeaware.client import Client, ServerUnavailable, TimeawareError
+from timeaware.episodes import NegotiationEpisode
+from timeaware.tools import TIMER_OPTIONS
+
+__all__ = [
+    "KINDS",
+    "AnswerAction",
+    "NegotiationAction",
+    "TimeawareEnvClient",
+    "TimeawareObservation",
+    "TimeawareState",
+    "TimelyAction",
+    "create_app",
+    "main",
+]
+
+logger = logging.getLogger("timeaware")
+
+#: The kinds of environment a server can serve.
+KINDS = ("single", "timely", "negotiation")
+#: What the model reads when the verifier cannot read its timer.
+DURATION_UNAVAILABLE = "The elapsed time is unavailable right now."
+#: What the model reads when the verifier cannot take its negotiation message.
+NEGOTIATION_UNAVAILABLE = "The other side cannot be reached right now; your message was not delivered."
+#: The counters ``GET /timeaware/stats`` returns.
+COUNTERS = ("sessions_opened", "sessions_closed", "idle_closed", "refused_sessions", "episodes", "scored",
+            "unscored", "unknown_data_source", "verifier_unreachable", "bad_arguments", "after_end",
+            "closed_session")
+
+
+class AnswerAction(Action):  # type: ignore[misc,unused-ignore]
+    """The ``single`` environment's one step: the model's completion."""
+
+    answer: str
+
+
+class TimelyAction(Action):  # type: ignore[misc,unused-ignore]
+    """A step of the ``timely`` environment: a tool call (``tool`` is
+    ``"get_duration"``, which takes no ``arguments``) or the final
+    ``answer``, which ends the episode."""
+
+    tool: str | None = None
+    arguments: Any = None
+    answer: str | None = None
+
+
+class NegotiationAction(Action):  # type: ignore[misc,unused-ignore]
+    """A message of the ``negotiation`` environment: what the model says
+    (``text``) and what it does (``action``: ``{"action": "propose",
+    "offer": {...}}``, ``accept``, ``reject``, ``batna`` or ``message``)."""
+
+    text: str
+    action: Any = None
+
+
+class TimeawareObservation(Observation):  # type: ignore[misc,unused-ignore]
+    """What a step returns besides ``reward`` and ``done``: the text the
+    model reads (the tool's reading, the other side's reply), the row's data
+    source, the reward's details as the verifier returned them, the elapsed
+    seconds of a timer reading, and, when the episode ended without a
+    reward, why (``unscored``)."""
+
+    text: str = ""
+    data_source: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+    elapsed_s: float | None = None
+    unscored: str | None = None
+
+
+class TimeawareState(State):  # type: ignore[misc,unused-ignore]
+    """An episode's state: its data source, whether it ended and its
+    reward, the rollout's timer token (``timely``, ``negotiation``), and
+    the episode's refused steps."""
+
+    kind: str = ""
+    data_source: str = ""
+    done: bool = False
+    reward: float | None = None
+    timer: str | None = None
+    refused: int = 0
+
+
+class _Shared:
+    """What every session of one server shares: the verifier's client, the
+    registry of data sources, the counters."""
+
+    def __init__(self, kind: str, verifier_url: str, token: str | None, idle_timeout_s: float | None,
+                 opponent: Mapping[str, Any] | None, timeout_s: float, retries: int) -> None:
+        self.kind = kind
+        self.url = verifier_url
+        self.client = Client(verifier_url, token, timeout_s=timeout_s, retries=retries)
+        self.idle_timeout_s = idle_timeout_s
+        self.opponent = dict(opponent or {})
+        self._lock = threading.Lock()
+        self._sources: frozenset[str] | None = None
+        self.counters = dict.fromkeys(COUNTERS, 0)
+
+    def count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self.counters[name] += n
+
+    def stats(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self.counters)
+
+    def sources(self) -> frozenset[str]:
+        """The data sources the verifier has a reward for (fetched once)."""
+        if self._sources is None:
+            self._sources = frozenset(str(r.get("data_source")) for r in self.client.rewards())
+        return self._sources
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    if isinstance(value, str) and value:
+        value = json.loads(value)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _timer_options(extra_info: Mapping[str, Any], tool_name: str) -> dict[str, float]:
+    """A row's timer options: ``extra_info.timer`` and
+    ``extra_info.time_limit_s``, overridden by
+    ``extra_info.tools_kwargs[tool_name].create_kwargs``."""
+    opts: dict[str, float] = {}
+    tools = _mapping(extra_info.get("tools_kwargs"))
+    for src in (_mapping(extra_info.get("timer")), {"time_limit_s": extra_info.get("time_limit_s")},
+                _mapping(_mapping(tools.get(tool_name)).get("create_kwargs"))):
+        opts.update({k: float(v) for k, v in src.items() if k in TIMER_OPTIONS and v is not None})
+    return opts
+
+
+class _Episode(Environment):  # type: ignore[misc,unused-ignore]
+    """The session handling the three kinds share: the row, the step
+    counter, the after-the-end and closed-session refusals, the timer."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, shared: _Shared) -> None:
+        super().__init__()
+        self.shared = shared
+        self.shared.count("sessions_opened")
+        self._state = TimeawareState(kind=shared.kind)
+        self._row: dict[str, Any] | None = None
+        self._closed = False
+        self._touched = time.monotonic()
+        self._lock = threading.Lock()
+
+    # -- what the kinds share
+
+    def _begin(self) -> None:
+        """Called at every message: refuse one to a closed session."""
+        self._touched = time.monotonic()
+        if self._closed:
+            self.shared.count("closed_session")
+            idle = self.shared.idle_timeout_s
+            raise RuntimeError("this session was closed by the server"
+                               + (f" after {idle:g} s without a message" if idle else "")
+                               + "; connect again for a new session")
+
+    def _check_row(self, row: Mapping[str, Any]) -> tuple[str, Any, dict[str, Any]]:
+        """The row's data source, ground truth and extra info; a row this
+        kind cannot play, or whose data source has no reward, raises."""
+        source = row.get("data_source")
+        ground_truth = _mapping(row.get("reward_model")).get("ground_truth")
+        extra = dict(_mapping(row.get("extra_info")))
+        want = {"timely": "a timely/* row", "negotiation": "a negotiation row"}.get(self.shared.kind)
+        fits = {"timely": isinstance(source, str) and source.startswith("timely/"),
+                "negotiation": source == "negotiation"}.get(self.shared.kind, True)
+        if not isinstance(source, str) or not source or not fits:
+            self.shared.count("unknown_data_source")
+            raise ValueError(f"the {self.shared.kind} environment needs {want or 'a row with a data_source'}; "
+                             f"got data_source {source!r}")
+        try:
+            known = self.shared.sources()
+        except TimeawareError as exc:
+            self.shared.count("verifier_unreachable")
+            raise RuntimeError(f"cannot reach the verifier at {self.shared.url}: {exc}") from exc
+        if source not in known:
+            self.shared.count("unknown_data_source")
+            raise ValueError(f"the verifier has no reward for data_source {source!r} "
+                             f"(it has: {', '.join(sorted(known))})")
+        if ground_truth is None or ground_truth == "":
+            self.shared.count("unknown_data_source")
+            raise ValueError("the row has no reward_model.ground_truth")
+        return source, ground_truth, extra
+
+    def _start_timer(self, extra: Mapping[str, Any], tool_name: str) -> str:
+        opts = _timer_options(extra, tool_name)
+        try:
+            doc = self.shared.client.create_timer(str(self._state.episode_id), **opts)
+        except TimeawareError as exc:
+            self.shared.count("verifier_unreachable")
+            raise RuntimeError(f"cannot start the rollout's timer on the verifier at {self.shared.url}: {exc}") \
+                from exc
+        return str(doc["timer"])
+
+    def _stop_timer(self) -> str | None:
+        """Stop the episode's timer; the stopped timer's token (the running
+        one when the verifier could not stop it)."""
+        token = self._state.timer
+        if not token:
+            return None
+        try:
+            doc = self.shared.client.stop_timer(token)
+        except TimeawareError as exc:
+            logger.warning("timeaware: cannot stop the timer of episode %s: %s", self._state.episode_id, exc)
+            return token
+        new = doc.get("timer") if isinstance(doc, dict) else None
+        self._state.timer = new if isinstance(new, str) and new else token
+        return self._state.timer
+
+    def _start(self, episode_id: str | None) -> None:
+        """Start an episode: stop the previous one's timer, fresh state."""
+        if self._row is not None and not self._state.done:
+            self._stop_timer()
+        self._state = TimeawareState(kind=self.shared.kind, episode_id=episode_id or str(uuid.uuid4()))
+        self._row = None
+
+    def _stepping(self) -> dict[str, Any]:
+        """The row of the episode a step belongs to; a step before reset or
+        after the end raises."""
+        if self._row is None:
+            raise RuntimeError("step before reset: reset the environment with a row first")
+        if self._state.done:
+            self._state.refused += 1
+            self.shared.count("after_end")
+            raise RuntimeError("the episode is over: reset the environment for a new one")
+        self._state.step_count += 1
+        return self._row
+
+    def _finish(self, source: str, result: Mapping[str, Any] | None, reason: str = "") -> TimeawareObservation:
+        """End the episode with the verifier's result, or with no reward and why."""
+        self._state.done = True
+        self.shared.count("episodes")
+        if result is None or not isinstance(result.get("score"), (int, float)):
+            self.shared.count("unscored")
+            why = reason or "the verifier returned no score"
+            logger.warning("timeaware: episode %s (%s) ends without a reward: %s", self._state.episode_id, source, why)
+            return TimeawareObservation(done=True, reward=None, data_source=source, unscored=why)
+        self.shared.count("scored")
+        score = float(result["score"])
+        self._state.reward = score
+        details = {k: v for k, v in result.items() if k != "score"}
+        return TimeawareObservation(done=True, reward=score, data_source=source, details=details)
+
+    def _score(self, source: str, completion: str, ground_truth: Any, extra: Mapping[str, Any]) -> \
+            TimeawareObservation:
+        item = {"data_source": source, "solution_str": completion, "ground_truth": ground_truth,
+                "extra_info": dict(extra)}
+        try:
+            result = self.shared.client.score(item)
+        except ServerUnavailable as exc:
+            self.shared.count("verifier_unreachable")
+            return self._finish(source, None, f"the verifier at {self.shared.url} cannot be reached: {exc}")
+        except TimeawareError as exc:
+            return self._finish(source, None, f"the verifier refused the item: {exc}")
+        return self._finish(source, result)
+
+    # -- OpenEnv's interface
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, **row: Any) -> TimeawareObservation:
+        """Start an episode on the row given as keyword arguments."""
+        with self._lock:
+            self._begin()
+            self._start(episode_id)
+            source, ground_truth, extra = self._check_row(row)
+            self._state.data_source = source
+            self._reset(source, ground_truth, extra)
+            self._row = {"data_source": source, "ground_truth": ground_truth, "extra_info": extra}
+            return TimeawareObservation(data_source=source)
+
+    def _reset(self, source: str, ground_truth: Any, extra: dict[str, Any]) -> None:
+        """What a kind does at reset besides the shared checks."""
+
+    def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> TimeawareObservation:
+        """One step of the episode."""
+        with self._lock:
+            self._begin()
+            row = self._stepping()
+            return self._step(row, action)
+
+    def _step(self, row: dict[str, Any], action: Any) -> TimeawareObservation:
+        raise NotImplementedError
+
+    @property
+    def state(self) -> TimeawareState:
+        """The current episode's state."""
+        self._begin()
+        return self._state
+
+    def close(self) -> None:
+        """Free the session: stop a running timer. Called by the server when
+        the client disconnects or when the session was idle too long."""
+        with self._lock:
+            if self._closed:
+                return
+            idle = time.monotonic() - self._touched
+            self._closed = True
+            if self._row is not None and not self._state.done:
+                self._stop_timer()
+            self.shared.count("sessions_closed")
+            if self.shared.idle_timeout_s is not None and idle >= self.shared.idle_timeout_s:
+                self.shared.count("idle_closed")
+
+
+class SingleTurnEnvironment(_Episode):
+    """The single-turn tasks: one `AnswerAction`, scored by the verifier."""
+
+    def _step(self, row: dict[str, Any], action: Any) -> TimeawareObservation:
+        return self._score(row["data_source"], str(action.answer), row["ground_truth"], row["extra_info"])
+
+
+class TimelyEnvironment(_Episode):
+    """The ``timely/*`` tool environment: ``get_duration`` on the episode's
+    timer, then the answer, scored on the stopped timer's reading."""
+
+    TOOL = "get_duration"
+
+    def _reset(self, source: str, ground_truth: Any, extra: dict[str, Any]) -> None:
+        self._state.timer = self._start_timer(extra, self.TOOL)
+
+    def _step(self, row: dict[str, Any], action: Any) -> TimeawareObservation:
+        source = row["data_source"]
+        if (action.tool is None) == (action.answer is None):
+            self._bad("a step is either a tool call (tool) or the final answer (answer), not both or neither")
+        if action.tool is not None:
+            if action.tool != self.TOOL:
+                self._bad(f"unknown tool {action.tool!r}; the tool is {self.TOOL!r}")
+            if action.arguments not in (None, {}):
+                what = sorted(action.arguments) if isinstance(action.arguments, Mapping) else action.arguments
+                self._bad(f"{self.TOOL} takes no arguments; got {what!r}")
+            try:
+                doc = self.shared.client.get_duration(timer=self._state.timer)
+            except TimeawareError as exc:
+                self.shared.count("verifier_unreachable")
+                logger.warning("timeaware: get_duration failed for episode %s: %s", self._state.episode_id, exc)
+                return TimeawareObservation(text=DURATION_UNAVAILABLE, data_source=source)
+            elapsed = doc.get("elapsed_s")
+            return TimeawareObservation(text=str(doc.get("text") or ""), data_source=source,
+                                        elapsed_s=float(elapsed) if isinstance(elapsed, (int, float)) else None)
+        token = self._stop_timer()
+        extra = {**row["extra_info"], "timer": token}
+        return self._score(source, str(action.answer), row["ground_truth"], extra)
+
+    def _bad(self, message: str) -> None:
+        self._state.step_count -= 1
+        self._state.refused += 1
+        self.shared.count("bad_arguments")
+        raise ValueError(message)
+
+
+class NegotiationEnvironment(_Episode):
+    """A negotiation row as a whole episode against the verifier's opponent."""
+
+    def __init__(self, shared: _Shared) -> None:
+        super().__init__(shared)
+        self.episode: NegotiationEpisode | None = None
+
+    def _reset(self, source: str, ground_truth: Any, extra: dict[str, Any]) -> None:
+        self._state.timer = self._start_timer(extra, "send")
+        self.episode = NegotiationEpisode(self.shared.client, ground_truth, self._state.timer,
+                                          turn_prefix=str(extra.get("turn_prefix") or ""),
+                                          opponent=self.shared.opponent)
+
+    def _step(self, row: dict[str, Any], action: Any) -> TimeawareObservation:
+        assert self.episode is not None
+        message: dict[str, Any] = {"text": action.text}
+        if action.action is not None:
+            message["action"] = action.action
+        try:
+            out = self.episode.step(message)
+        except ServerUnavailable as exc:
+            self._state.step_count -= 1
+            self.shared.count("verifier_unreachable")
+            logger.warning("timeaware: the negotiation step failed: %s", exc)
+            return TimeawareObservation(text=NEGOTIATION_UNAVAILABLE, data_source="negotiation")
+        except TimeawareError as exc:
+            self._state.step_count -= 1
+            self._state.refused += 1
+            self.shared.count("bad_arguments")
+            raise ValueError(f"the verifier refused the message: {exc}") from exc
+        shown = str(out.get("shown") or "")
+        if not out.get("done"):
+            return TimeawareObservation(text=shown, data_source="negotiation")
+        self._stop_timer()
+        result = {"score": out.get("score"), **dict(out.get("details") or {})}
+        obs = self._finish("negotiation", result if out.get("score") is not None else None,
+                           "the negotiation environment ended the episode without a score")
+        obs.text = shown
+        return obs
+
+
+_ENVIRONMENTS: dict[str, tuple[type[_Episode], type[Any]]] = {
+    "single": (SingleTurnEnvironment, AnswerAction),
+    "timely": (TimelyEnvironment, TimelyAction),
+    "negotiation": (NegotiationEnvironment, NegotiationAction),
+}
+
+
+class _Server(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
+    """OpenEnv's server, counting the sessions it refuses at capacity."""
+
+    def __init__(self, shared: _Shared, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.shared = shared
+
+    async def _create_session(self) -> Any:
+        try:
+            return await super()._create_session()
+        except SessionCapacityError:
+            self.shared.count("refused_sessions")
+            raise
+
+
+def create_app(kind: str, verifier_url: str | None = None, *, token: str | None = None, max_sessions: int = 64,
+               idle_timeout_s: float | None = 300.0, opponent: Mapping[str, Any] | None = None,
+               timeout_s: float = 10.0, retries: int = 2) -> Any:
+    """A FastAPI application serving one kind of environment (`KINDS`)
+    with OpenEnv's routes (``/ws``, ``/reset``, ``/step``, ``/state``,
+    ``/schema``, ``/health``), plus ``GET /timeaware/stats``: the
+    counters, the open sessions and the bound.
+
+    Args:
+        kind: ``single``, ``timely`` or ``negotiation``.
+        verifier_url: the verifier (default env TIMEAWARE_URL).
+        token: the verifier's bearer token (default env TIMEAWARE_SERVE_TOKEN).
+        max_sessions: sessions open at once; one more is refused with
+            OpenEnv's ``CAPACITY_REACHED`` error.
+        idle_timeout_s: a session without a message for this long is closed
+            and its timer stopped (OpenEnv's reaper looks every
+            max(idle_timeout_s / 4, 5) seconds); None keeps sessions open.
+        opponent: the negotiation opponent, as the verifier's step route
+            takes it (``{"beta": b}``, or ``{"kind": "model"}``).
+        timeout_s, retries: the verifier client's read timeout and retries.
+    """
+    if kind not in _ENVIRONMENTS:
+        raise ValueError(f"unknown environment {kind!r}; one of {', '.join(KINDS)}")
+    from fastapi import FastAPI  # type: ignore[import-not-found,unused-ignore]
+
+    url = verifier_url or os.environ.get("TIMEAWARE_URL") or ""
+    if not url:
+        raise ValueError("no verifier URL: pass --verifier or set TIMEAWARE_URL")
+    shared = _Shared(kind, url, token, idle_timeout_s, opponent, timeout_s, retries)
+    env_cls, action_cls = _ENVIRONMENTS[kind]
+    server = _Server(shared, functools.partial(env_cls, shared), action_cls, TimeawareObservation,
+                     concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
+                                                          session_timeout=idle_timeout_s))
+    app = FastAPI(title=f"timeaware OpenEnv: {kind}")
+    server.register_routes(app)
+
+    def stats() -> dict[str, Any]:
+        return {"env": kind, "verifier": url, "active_sessions": server.active_sessions,
+                "max_sessions": server.max_concurrent_envs, "idle_timeout_s": idle_timeout_s,
+                "counters": shared.stats()}
+
+    app.add_api_route("/timeaware/stats", stats, methods=["GET"])
+    app.state.timeaware = shared
+    return app
+
+
+class TimeawareEnvClient(EnvClient):  # type: ignore[misc,unused-ignore]
+    """OpenEnv's WebSocket client for our environments: actions are
+    `AnswerAction`, `TimelyAction`, `NegotiationAction` or plain dicts;
+    observations are `TimeawareObservation`, the state `TimeawareState`.
+    Async; ``.sync()`` gives OpenEnv's synchronous wrapper."""
+
+    def _step_payload(self, action: Any) -> dict[str, Any]:
+        if isinstance(action, Mapping):
+            return dict(action)
+        return dict(action.model_dump(exclude_none=True))
+
+    def _parse_result(self, payload: Mapping[str, Any]) -> Any:
+        obs = TimeawareObservation(**dict(payload.get("observation") or {}),
+                                   reward=payload.get("reward"), done=bool(payload.get("done")))
+        return StepResult(observation=obs, reward=payload.get("reward"), done=bool(payload.get("done")))
+
+    def _parse_state(self, payload: Mapping[str, Any]) -> Any:
+        return TimeawareState(**dict(payload))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m timeaware.openenv``: serve one kind of environment."""
+    p = argparse.ArgumentParser(prog="python -m timeaware.openenv",
+                                description="Serve our environments to OpenEnv clients, in front of the verifier.")
+    p.add_argument("--env", required=True, choices=KINDS, help="the environment to serve")
+    p.add_argument("--verifier", default=os.environ.get("TIMEAWARE_URL"),
+                   help="the verifier's URL (default env TIMEAWARE_URL)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000, help="0 lets the kernel choose")
+    p.add_argument("--addr-file", help="write host:port here once listening")
+    p.add_argument("--max-sessions", type=int, default=64)
+    p.add_argument("--idle-timeout-s", type=float, default=300.0, help="0 keeps idle sessions open")
+    p.add_argument("--opponent-beta", type=float, default=None, help="the scripted opponent's concession β")
+    p.add_argument("--model-opponent", action="store_true", help="the verifier's model opponent")
+    a = p.parse_args(argv)
+    if not a.verifier:
+        p.error("no verifier URL: pass --verifier or set TIMEAWARE_URL")
+    if a.max_sessions < 1:
+        p.error("--max-sessions must be at least 1")
+    opponent: dict[str, Any] = {"kind": "model"} if a.model_opponent else {}
+    if a.opponent_beta is not None:
+        opponent["beta"] = a.opponent_beta
+    app = create_app(a.env, a.verifier, token=os.environ.get("TIMEAWARE_SERVE_TOKEN") or None,
+                     max_sessions=a.max_sessions, idle_timeout_s=a.idle_timeout_s or None, opponent=opponent)
+    import uvicorn  # type: ignore[import-not-found,unused-ignore]
+
+    sock = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((a.host, a.port))
+    host, port = sock.getsockname()[:2]
+    # Every connection is a session or a request: the open connections are
+    # bounded too, including those whose session the idle reaper closed.
+    config = uvicorn.Config(app, log_level="warning", limit_concurrency=4 * a.max_sessions + 16)
+    server = uvicorn.Server(config)
+    if a.addr_file:
+        addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        # Written once the socket is bound and listening; the reaper starts with the app.
+        sock.listen(128)
+        tmp = a.addr_file + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(addr + "\n")
+        os.replace(tmp, a.addr_file)
+    server.run(sockets=[sock])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
