@@ -5,6 +5,9 @@ VENV    ?= .venv
 PYTHON  ?= $(VENV)/bin/python
 # The trainers tier (tests/trainers): torch, TRL, VeRL, OpenRLHF on CPU.
 TRAINERS_VENV ?= .venv-trainers
+# The verifiers tier (tests/verifiers): verifiers, whose openai pin the
+# trainers tier's cannot share.
+VERIFIERS_VENV ?= .venv-verifiers
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 # Linters, pinned. staticcheck goes into .bin under a versioned name (a new
@@ -19,7 +22,7 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
 MUTANT_PKGS := rewards timers splits prefpairs
 
-.PHONY: mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers clean check-shared
+.PHONY: mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers venv-verifiers test-verifiers clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -28,6 +31,7 @@ help:
 	@echo "make lint         go vet and staticcheck over ./..., ruff and mypy over python/timeaware"
 	@echo "make mutants      mutation testing of $(MUTANT_PKGS) (DIFF=REF: only what changed since REF)"
 	@echo "make test-trainers  TRL, VeRL and OpenRLHF on CPU against our outputs and server"
+	@echo "make test-verifiers  verifiers' vf-eval on the timeaware-env environment against our server"
 	@echo "make examples     run every example of the docs with bin/timeaware (UPDATE=1 rewrites stale outputs)"
 	@echo "make bench        Go benchmarks and the pairs benchmark against the Python baseline"
 	@echo "make build        build $(BIN)"
@@ -111,6 +115,16 @@ venv-trainers: $(TRAINERS_VENV)/.installed
 test-trainers: check-shared build venv-trainers
 	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/trainers
 
+$(VERIFIERS_VENV)/.installed: tests/verifiers/requirements.txt
+	python3 -m venv $(VERIFIERS_VENV)
+	$(VERIFIERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check -r tests/verifiers/requirements.txt
+	touch $@
+
+venv-verifiers: $(VERIFIERS_VENV)/.installed
+
+test-verifiers: build venv-verifiers
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) $(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/verifiers
+
 # Every sh and python example of the docs, run verbatim with bin/timeaware in
 # a scratch checkout, its output compared with the doc's
 # (internal/docexamples). UPDATE=1 rewrites stale output blocks;
@@ -120,7 +134,7 @@ examples: check-shared build venv
 		-bin $(CURDIR)/bin -python $(CURDIR)/$(PYTHON) -shared $(abspath $(SHARED)) \
 		$(if $(DOC),-doc $(DOC)) $(if $(UPDATE),-update)
 
-test: check-shared lint test-go test-python examples test-trainers mutants-ci
+test: check-shared lint test-go test-python examples test-trainers test-verifiers mutants-ci
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
