@@ -44,9 +44,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import verifiers.v1 as vf  # type: ignore[import-not-found]
-from openai import AsyncOpenAI  # type: ignore[import-not-found]
-from pydantic import Field  # type: ignore[import-not-found]
+import verifiers.v1 as vf  # type: ignore[import-not-found,unused-ignore]
+from openai import AsyncOpenAI  # type: ignore[import-not-found,unused-ignore]
+from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
 
 from timeaware import scoring, verl
 from timeaware.client import DEFAULT_URL, Client, TimeawareError
@@ -142,7 +142,11 @@ def load_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     (``.parquet``, which needs pyarrow)."""
     p = Path(path)
     if p.suffix == ".parquet":
-        import pyarrow.parquet as pq  # type: ignore[import-not-found]
+        try:
+            import pyarrow.parquet as pq  # type: ignore[import-untyped,import-not-found,unused-ignore]
+        except ImportError as exc:
+            raise ImportError(f"timeaware: reading {p} needs pyarrow (pip install pyarrow), "
+                              "or write the synth output as .jsonl") from exc
 
         return [dict(r) for r in pq.read_table(p).to_pylist()]
     rows = []
@@ -175,7 +179,7 @@ def _timer_options(extra_info: Mapping[str, Any], tool_name: str) -> dict[str, A
     return opts
 
 
-class TimeawareTaskData(vf.TaskData):  # type: ignore[misc]
+class TimeawareTaskData(vf.TaskData):  # type: ignore[misc,unused-ignore]
     """One synth row as a verifiers task: its prompt, the columns the reward
     needs, and where the verifier service is (never its token, which is
     read from TIMEAWARE_SERVE_TOKEN)."""
@@ -190,10 +194,10 @@ class TimeawareTaskData(vf.TaskData):  # type: ignore[misc]
     max_turns: int = 16
 
 
-class TimeawareTask(vf.Task[TimeawareTaskData]):  # type: ignore[misc]
+class TimeawareTask(vf.Task[TimeawareTaskData]):  # type: ignore[misc,unused-ignore]
     """A synth row whose reward the verifier service computes."""
 
-    @vf.reward  # type: ignore[untyped-decorator]
+    @vf.reward  # type: ignore[untyped-decorator,unused-ignore]
     async def timeaware(self, task: TimeawareTaskData, trace: Any) -> float:
         """The service's score of the rollout (see the module docstring)."""
         _count(rollouts=1)
@@ -230,7 +234,7 @@ class TimeawareTask(vf.Task[TimeawareTaskData]):  # type: ignore[misc]
         return fallback
 
 
-class TimeawareTasksetConfig(vf.TasksetConfig):  # type: ignore[misc]
+class TimeawareTasksetConfig(vf.TasksetConfig):  # type: ignore[misc,unused-ignore]
     """`TimeawareTaskset`'s settings (``--env.taskset.<name>`` on ``vf-eval``)."""
 
     data: str = ""
@@ -252,7 +256,7 @@ class TimeawareTasksetConfig(vf.TasksetConfig):  # type: ignore[misc]
     """The most model calls a rollout makes (tool and negotiation loops)."""
 
 
-class TimeawareTaskset(vf.Taskset[TimeawareTask, TimeawareTasksetConfig]):  # type: ignore[misc]
+class TimeawareTaskset(vf.Taskset[TimeawareTask, TimeawareTasksetConfig]):  # type: ignore[misc,unused-ignore]
     """The rows of a synth output, each a `TimeawareTask`. Construction
     checks the rows and asks the service for its registry, raising
     `timeaware.scoring.VerifierUnreachable` when it does not answer."""
@@ -301,11 +305,11 @@ class TimeawareTaskset(vf.Taskset[TimeawareTask, TimeawareTasksetConfig]):  # ty
             yield TimeawareTask(data, self.config.task)
 
 
-class TimeawareHarnessConfig(vf.HarnessConfig):  # type: ignore[misc]
+class TimeawareHarnessConfig(vf.HarnessConfig):  # type: ignore[misc,unused-ignore]
     """`TimeawareHarness`'s settings; it has none of its own."""
 
 
-class TimeawareHarness(vf.Harness[TimeawareHarnessConfig]):  # type: ignore[misc]
+class TimeawareHarness(vf.Harness[TimeawareHarnessConfig]):  # type: ignore[misc,unused-ignore]
     """Plays a `TimeawareTask` in this process: one reply, the
     ``get_duration`` tool loop, or a negotiation episode, by the row's
     family. Every model call goes through the rollout's endpoint."""
@@ -403,14 +407,14 @@ def _refusal(call: Any) -> str | None:
     return None
 
 
-class TimeawareEnvConfig(vf.EnvConfig):  # type: ignore[misc]
+class TimeawareEnvConfig(vf.EnvConfig):  # type: ignore[misc,unused-ignore]
     """The single-agent env's config with the harness run in this process
     (a subprocess runtime: the harness starts no program)."""
 
     agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
 
 
-class TimeawareEnv(vf.Env[TimeawareEnvConfig]):  # type: ignore[misc]
+class TimeawareEnv(vf.Env[TimeawareEnvConfig]):  # type: ignore[misc,unused-ignore]
     """One agent plays each task (as verifiers' single-agent env does), on a
     local runtime by default."""
 
