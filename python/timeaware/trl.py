@@ -197,7 +197,10 @@ class GRPOReward:
     (``environment_factory``), TRL hands this function the rollouts'
     environments; the reward stops each one's timer (the rollout has ended)
     and scores the completion with that timer's final reading, unless the
-    row already carries a ``timeaware_timer``. When it runs a
+    row already carries a ``timeaware_timer``. A rollout whose timer could
+    not be started (the verifier was down at ``reset``) gets no score, with
+    the reason "the rollout's timer could not be started": scored without
+    it, a timed row would be rewarded as an untimed one. When it runs a
     `NegotiationEnv` per rollout, a finished episode's reward is the score
     the service's negotiation environment returned with its last step (the
     ``negotiation`` reward of the whole transcript, on the row's table and
@@ -263,6 +266,11 @@ class GRPOReward:
             env = envs[i]
             if isinstance(env, NegotiationEnv):
                 items.append(env._outcome())
+                continue
+            if isinstance(env, GetDurationEnv) and timers[i] is None and not _column(kwargs, s.timer_field, i):
+                # Scored without its timer, a timed row would get the reward
+                # of an untimed one: no limit, no utilisation.
+                items.append(_Skip(str(_column(kwargs, "data_source", i)), "the rollout's timer could not be started"))
                 continue
             try:
                 row = _row_item(i, comps[i], kwargs, s, timers[i])

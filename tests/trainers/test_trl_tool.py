@@ -136,6 +136,17 @@ def test_get_duration_env_without_a_verifier_tells_the_model_and_counts(adapter)
     assert env.timer_token is None
     assert asyncio.run(env.get_duration()) == "The elapsed time is unavailable right now."
     assert (env.calls, env.failures) == (1, 1)
+    # The reward (on a live verifier) does not score the rollout as an
+    # untimed one: no reward, counted; a rollout with a timer beside it is scored.
+    timed = GetDurationEnv()
+    timed.reset(**row)
+    assert timed.timer_token
+    reward = GRPOReward()
+    kw = {"data_source": ["timely/general"] * 2, "reward_model": [{"ground_truth": "42"}] * 2,
+          "extra_info": [row["extra_info"]] * 2, "environments": [env, timed]}
+    got = asyncio.run(reward(prompts=[[]] * 2, completions=["<answer>42</answer>"] * 2, **kw))
+    assert got[0] is None and got[1] is not None and got[1] > 0, got
+    assert reward.stats() == {"completions": 2, "scored": 1, "unscored": 1}
 
 
 def test_get_duration_env_reads_and_stops_its_own_timer(adapter, server):
