@@ -151,8 +151,8 @@ def test_timely_tool_calls_read_the_rollouts_timer_and_the_reward_reads_it(
         assert timer["stopped"] is True
         assert (timer["speed_factor"], timer["jitter"], timer["time_limit_s"]) == (
             opts["speed_factor"], opts["jitter"], opts["time_limit_s"])
-        # Each reading the model got is at most the final one.
-        assert float(results[2].split()[0]) <= timer["elapsed_s"] + 0.005
+        # A reading the model got is at most the final one, give or take the row's jitter.
+        assert float(results[2].split()[0]) <= timer["elapsed_s"] * (1 + opts["jitter"]) + 0.01
         want = timely_general(i % 2 == 0, timer["elapsed_s"], opts["time_limit_s"])
         assert reward_of(trace) == pytest.approx(want, abs=1e-9), (i, trace["rewards"], trace["metrics"])
         assert trace["metrics"]["timeaware/elapsed_s"] == pytest.approx(timer["elapsed_s"], abs=1e-9)
