@@ -436,6 +436,13 @@ class NegotiationEnvironment(_Episode):
 
     def _step(self, row: dict[str, Any], action: Any) -> TimeawareObservation:
         assert self.episode is not None
+        if action.action is not None and not (isinstance(action.action, Mapping)
+                                              and isinstance(action.action.get("action"), str)):
+            self._state.step_count -= 1
+            self._state.refused += 1
+            self.shared.count("bad_arguments")
+            raise ValueError('action must be an object such as {"action": "propose", "offer": {...}} or '
+                             f'{{"action": "accept"}}; got {action.action!r}')
         message: dict[str, Any] = {"text": action.text}
         if action.action is not None:
             message["action"] = action.action

@@ -1,0 +1,355 @@
+"""Our environments as OpenEnv environments: `python -m timeaware.openenv`
+in front of the real `timeaware serve`, driven with openenv-core's own
+client (``GenericEnvClient``, dicts in and out) over its WebSocket protocol.
+
+Every expected reward is computed here from the row (exact dates, the
+Timely-RL formula on the timer's own reading, the negotiation role's points
+from its payoff table), with the helpers the TRL tests use for the same
+rows, never with the reward code under test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import REPO_ROOT, TIMERS_SECRET, Server, right_answer, scripted_rollout
+from datasets import load_dataset
+from openenv.core import GenericEnvClient
+from websockets.exceptions import ConnectionClosed
+from test_trl_grpo import completion, expected, rows
+from test_trl_negotiation import ACCEPT, WALK_AWAY, batna_payoff, negotiation_rows, opening_payoff, truth
+from test_trl_tool import read_timer, timely_general
+
+# What reset takes: the row's columns, as TRL's environment_factory hands them over.
+COLUMNS = ("data_source", "reward_model", "extra_info")
+
+
+class OpenEnvServer:
+    """One `python -m timeaware.openenv` on a port the kernel chose."""
+
+    def __init__(self, kind: str, verifier: str, log: Path, *args: str) -> None:
+        self.log = log
+        self._logf = log.open("wb")
+        addr_file = log.with_suffix(".addr")
+        addr_file.unlink(missing_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "timeaware.openenv", "--env", kind, "--verifier", verifier, "--port", "0",
+             "--addr-file", str(addr_file), *args],
+            cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self._logf, stderr=subprocess.STDOUT,
+        )
+        self.addr_file = addr_file
+        self.url = ""
+
+    def wait(self) -> OpenEnvServer:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            addr = self.addr_file.read_text().strip() if self.addr_file.exists() else ""
+            if addr:
+                self.url = f"http://{addr}"
+                try:
+                    with urllib.request.urlopen(self.url + "/health", timeout=1) as r:
+                        if r.status == 200:
+                            return self
+                except OSError:
+                    pass
+            time.sleep(0.1)
+        self.stop()
+        pytest.fail(f"the OpenEnv server did not start:\n{self.log.read_text()}", pytrace=False)
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(self.url + "/timeaware/stats", timeout=5) as r:
+            return json.loads(r.read())
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._logf.close()
+
+
+@pytest.fixture(scope="module")
+def openenv_servers(server, tmp_path_factory):
+    """The three kinds in front of the session's verifier, and a timely
+    server bounded to 2 sessions that closes a session idle for 1 s."""
+    d = tmp_path_factory.mktemp("openenv")
+    specs = {"single": ("single",), "timely": ("timely",), "negotiation": ("negotiation", "--opponent-beta", "1"),
+             "bounded": ("timely", "--max-sessions", "2", "--idle-timeout-s", "1")}
+    started = {name: OpenEnvServer(spec[0], server.url, d / f"{name}.log", *spec[1:]) for name, spec in specs.items()}
+    try:
+        yield {name: s.wait() for name, s in started.items()}
+    finally:
+        for s in started.values():
+            s.stop()
+
+
+def row_kwargs(row) -> dict:
+    return {k: row[k] for k in COLUMNS}
+
+
+def client(srv: OpenEnvServer):
+    return GenericEnvClient(base_url=srv.url).sync()
+
+
+def counters_delta(srv: OpenEnvServer, before: dict) -> dict:
+    after = srv.stats()["counters"]
+    return {k: after[k] - before[k] for k in after if after[k] != before[k]}
+
+
+@pytest.mark.parametrize("name", ["puzzles", "traveler", "budget"])
+def test_single_turn_reset_step_state_and_the_reward_is_ours(name, synth_outputs, pairs_split, openenv_servers):
+    srv = openenv_servers["single"]
+    ds = rows(name, synth_outputs, pairs_split, n=2)
+    before = srv.stats()["counters"]
+    for i in range(len(ds)):
+        row = ds[i]
+        for right in (True, False):
+            with client(srv) as env:
+                first = env.reset(**row_kwargs(row))
+                assert (first.done, first.reward) == (False, None)
+                assert first.observation["data_source"] == row["data_source"]
+                st = env.state()
+                assert (st["kind"], st["data_source"], st["step_count"], st["done"]) == \
+                    ("single", row["data_source"], 0, False)
+                res = env.step({"answer": completion(row, right)})
+                # A budget row without the tool: no timer, so U(t) = 0 (Timely-RL's reward for no measured time).
+                assert res.done and res.reward == pytest.approx(expected(row, right), abs=1e-9), (name, right)
+                assert res.observation["unscored"] is None
+                st = env.state()
+                assert (st["step_count"], st["done"]) == (1, True)
+                assert st["reward"] == pytest.approx(res.reward)
+    assert counters_delta(srv, before) == {"sessions_opened": 4, "sessions_closed": 4, "episodes": 4, "scored": 4}
+
+
+def test_timely_tool_environment_reads_the_timer_and_scores_its_reading(synth_outputs, server, openenv_servers):
+    srv = openenv_servers["timely"]
+    ds = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(2))
+    for i, right in ((0, True), (1, False)):
+        row = ds[i]
+        with client(srv) as env:
+            env.reset(**row_kwargs(row))
+            timer = env.state()["timer"]
+            # The timer was started with the row's limit and options.
+            assert read_timer(server.url, timer)["time_limit_s"] == pytest.approx(row["extra_info"]["time_limit_s"])
+            first = env.step({"tool": "get_duration", "arguments": {}})
+            assert first.observation["text"].endswith(" seconds.") and not first.done and first.reward is None
+            time.sleep(0.2)
+            second = env.step({"tool": "get_duration"})
+            assert second.observation["elapsed_s"] > first.observation["elapsed_s"]  # the same timer, running
+            answer = row["reward_model"]["ground_truth"] if right else "-1"
+            res = env.step({"answer": f"Working it out.\n<answer>{answer}</answer>"})
+            st = env.state()
+            # Scored on the stopped timer: its reading is the rollout's time, and it no longer moves.
+            reading = read_timer(server.url, st["timer"])
+            time.sleep(0.1)
+            assert read_timer(server.url, st["timer"])["elapsed_s"] == reading["elapsed_s"]
+            assert reading["elapsed_s"] >= second.observation["elapsed_s"]
+            want = timely_general(right, reading["elapsed_s"], row["extra_info"]["time_limit_s"])
+            assert res.done and res.reward == pytest.approx(want, abs=1e-9)
+            assert res.observation["details"]["elapsed_s"] == pytest.approx(reading["elapsed_s"], abs=1e-9)
+            assert (st["step_count"], st["done"]) == (3, True)
+
+
+def test_negotiation_episodes_end_with_the_payoff_of_the_table(synth_outputs, openenv_servers):
+    srv = openenv_servers["negotiation"]
+    ds = negotiation_rows(synth_outputs, opens_other=1, opens_self=1)
+    for i in range(len(ds)):
+        row, g = ds[i], truth(ds[i])
+        with client(srv) as env:
+            env.reset(**row_kwargs(row))
+            if g["first_speaker"] != g["role"]:
+                res = env.step(ACCEPT)  # a deal on the other side's opening offer
+                want = opening_payoff(g)
+            else:
+                offer = {"action": "propose", "offer": {x["id"]: x["options"][0] for x in g["scenario"]["issues"]}}
+                reply = env.step({"text": "Here is my first proposal for every item.", "action": offer})
+                assert not reply.done and reply.reward is None
+                assert reply.observation["text"].startswith(row["extra_info"]["turn_prefix"].split("{")[0])
+                res = env.step(WALK_AWAY)
+                want = batna_payoff(g)
+                assert res.observation["details"]["batna_taken"] == 1
+            assert res.done and res.reward == pytest.approx(want, abs=1e-9)
+            assert env.state()["reward"] == pytest.approx(want, abs=1e-9)
+
+
+def test_concurrent_sessions_are_kept_apart(synth_outputs, server, openenv_servers):
+    srv = openenv_servers["timely"]
+    ds = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(4))
+
+    async def episode(i: int, right: bool):
+        async with GenericEnvClient(base_url=srv.url) as env:
+            await env.reset(**row_kwargs(ds[i]))
+            st = await env.state()
+            for _ in range(i + 1):  # each session calls the tool a different number of times
+                await env.step({"tool": "get_duration"})
+                await asyncio.sleep(0.05)
+            answer = ds[i]["reward_model"]["ground_truth"] if right else "-1"
+            res = await env.step({"answer": f"<answer>{answer}</answer>"})
+            return st, await env.state(), res
+
+    async def all_of_them():
+        return await asyncio.gather(*(episode(i, i % 2 == 0) for i in range(4)))
+
+    out = asyncio.run(all_of_them())
+    assert len({st["episode_id"] for st, _, _ in out}) == 4
+    assert len({st["timer"] for st, _, _ in out}) == 4
+    for i, (_, end, res) in enumerate(out):
+        assert end["step_count"] == i + 2  # its own calls and its answer, nobody else's
+        assert end["data_source"] == ds[i]["data_source"]
+        reading = read_timer(server.url, end["timer"])
+        assert reading["time_limit_s"] == pytest.approx(ds[i]["extra_info"]["time_limit_s"])
+        want = timely_general(i % 2 == 0, reading["elapsed_s"], ds[i]["extra_info"]["time_limit_s"])
+        assert res.reward == pytest.approx(want, abs=1e-9), i
+
+
+def test_sessions_are_bounded_and_an_idle_one_is_closed(synth_outputs, server, openenv_servers):
+    srv = openenv_servers["bounded"]
+    row = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train")[0]
+    before = srv.stats()["counters"]
+    a, b, c = client(srv), client(srv), client(srv)
+    a.reset(**row_kwargs(row))
+    b.reset(**row_kwargs(row))
+    assert srv.stats()["active_sessions"] == 2
+    # A third is refused: OpenEnv's server sends CAPACITY_REACHED and closes
+    # the connection; the client raises that error, or that the server closed
+    # the connection when the close reaches it before its message is sent.
+    with pytest.raises((RuntimeError, ConnectionClosed)) as refused:
+        c.reset(**row_kwargs(row))
+    assert isinstance(refused.value, ConnectionClosed) or "CAPACITY_REACHED" in str(refused.value), refused.value
+    c.close()
+    a.close()  # a client that closes frees its slot at once
+    deadline = time.monotonic() + 10
+    while srv.stats()["active_sessions"] != 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    c = client(srv)
+    c.reset(**row_kwargs(row))
+    timers = [b.state()["timer"], c.state()["timer"]]
+    # b and c are never closed: after 1 s without a message the server closes
+    # them (its reaper looks every 5 s) and stops their timers.
+    deadline = time.monotonic() + 20
+    while srv.stats()["active_sessions"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert srv.stats()["active_sessions"] == 0
+    for t in timers:
+        first = read_timer(server.url, t)["elapsed_s"]
+        time.sleep(0.05)
+        assert read_timer(server.url, t)["elapsed_s"] == first, "the idle session's timer was stopped"
+    # A message on a closed session is refused, saying why.
+    with pytest.raises(RuntimeError, match=r"this session was closed by the server after 1 s without a message"):
+        b.step({"tool": "get_duration"})
+    b.close()
+    c.close()
+    assert counters_delta(srv, before) == {"sessions_opened": 3, "sessions_closed": 3, "idle_closed": 2,
+                                           "refused_sessions": 1, "closed_session": 1}
+
+
+def test_bad_input_gets_a_clear_error_counted(synth_outputs, pairs_split, openenv_servers):
+    single, timely, nego = openenv_servers["single"], openenv_servers["timely"], openenv_servers["negotiation"]
+    puzzle = rows("puzzles", synth_outputs, pairs_split, n=1)[0]
+    budget = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train")[0]
+    before = {s: s.stats()["counters"] for s in (single, timely, nego)}
+    with client(single) as env:
+        # A row whose data source has no reward.
+        with pytest.raises(RuntimeError, match=r"the verifier has no reward for data_source 'nope/unknown'"):
+            env.reset(**{**row_kwargs(puzzle), "data_source": "nope/unknown"})
+        with pytest.raises(RuntimeError, match="step before reset"):
+            env.step({"answer": "MY ANSWER: 2000-01-01"})
+        # A step after the episode ended.
+        env.reset(**row_kwargs(puzzle))
+        assert env.step({"answer": right_answer("timepuzzles", puzzle["reward_model"]["ground_truth"], {})}).reward == 1.0
+        with pytest.raises(RuntimeError, match="the episode is over: reset the environment for a new one"):
+            env.step({"answer": "again"})
+        # An action the environment does not take: OpenEnv's validation error.
+        env.reset(**row_kwargs(puzzle))
+        with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
+            env.step({"text": "not an answer"})
+    with client(timely) as env:
+        with pytest.raises(RuntimeError, match=r"needs a timely/\* row; got data_source 'timepuzzles'"):
+            env.reset(**row_kwargs(puzzle))
+        env.reset(**row_kwargs(budget))
+        # Tool calls with broken arguments.
+        for action, msg in (({"tool": "get_duration", "arguments": {"when": "now"}}, r"takes no arguments; got \['when'\]"),
+                            ({"tool": "get_duration", "arguments": "now"}, "takes no arguments; got 'now'"),
+                            ({"tool": "get_time"}, "unknown tool 'get_time'"),
+                            ({"tool": "get_duration", "answer": "1"}, "either a tool call"),
+                            ({}, "either a tool call")):
+            with pytest.raises(RuntimeError, match=msg):
+                env.step(action)
+        st = env.state()
+        assert (st["step_count"], st["refused"], st["done"]) == (0, 5, False)
+        assert env.step({"tool": "get_duration"}).observation["text"].endswith(" seconds.")
+    with client(nego) as env:
+        row = negotiation_rows(synth_outputs, opens_other=0, opens_self=1)[0]
+        env.reset(**row_kwargs(row))
+        for action in ("propose", {"offer": {}}, ["accept"]):
+            with pytest.raises(RuntimeError, match="action must be an object such as"):
+                env.step({"text": "Here is my offer.", "action": action})
+        assert (env.state()["step_count"], env.state()["refused"]) == (0, 3)
+        # An action the rules do not know is the verifier's to judge: the message
+        # is delivered, counted as no valid action, and the episode goes on.
+        assert not env.step({"text": "Here is my offer.", "action": {"action": "fly"}}).done
+    assert counters_delta(single, before[single]) == {
+        "sessions_opened": 1, "sessions_closed": 1, "unknown_data_source": 1, "after_end": 1, "episodes": 1,
+        "scored": 1}
+    assert counters_delta(timely, before[timely]) == {
+        "sessions_opened": 1, "sessions_closed": 1, "unknown_data_source": 1, "bad_arguments": 5}
+    assert counters_delta(nego, before[nego]) == {"sessions_opened": 1, "sessions_closed": 1, "bad_arguments": 3}
+
+
+def test_a_verifier_that_goes_down_gives_no_reward_never_a_zero(synth_outputs, timeaware_bin, tmp_path):
+    env_vars = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+    env_vars["TIMEAWARE_TIMERS_SECRET"] = TIMERS_SECRET
+    verifier = Server(timeaware_bin, tmp_path / "serve.log", env_vars)
+    srv = OpenEnvServer("timely", verifier.url, tmp_path / "timely.log").wait()
+    nego = OpenEnvServer("negotiation", verifier.url, tmp_path / "nego.log").wait()
+    try:
+        budget = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train")[0]
+        negotiation = negotiation_rows(synth_outputs, opens_other=1, opens_self=0)[0]
+        t, n = client(srv), client(nego)
+        t.reset(**row_kwargs(budget))
+        n.reset(**row_kwargs(negotiation))
+        verifier.stop()
+        # The tool and the other side say they are unavailable; the episode goes on.
+        assert t.step({"tool": "get_duration"}).observation["text"] == "The elapsed time is unavailable right now."
+        res = n.step(ACCEPT)
+        assert not res.done and res.observation["text"].startswith("The other side cannot be reached right now")
+        assert n.state()["step_count"] == 0
+        # The final answer ends the episode with no reward, saying why: never a silent 0.
+        res = t.step({"answer": f"<answer>{budget['reward_model']['ground_truth']}</answer>"})
+        assert res.done and res.reward is None
+        assert "cannot be reached" in res.observation["unscored"] and verifier.url in res.observation["unscored"]
+        # A new episode cannot start without the verifier: refused, naming it.
+        with pytest.raises(RuntimeError, match="cannot start the rollout's timer on the verifier at " + verifier.url):
+            t.reset(**row_kwargs(budget))
+        t.close()
+        n.close()
+        c = srv.stats()["counters"]
+        assert (c["verifier_unreachable"], c["unscored"], c["scored"], c["episodes"]) == (3, 1, 0, 1)
+        assert nego.stats()["counters"]["verifier_unreachable"] == 1
+    finally:
+        srv.stop()
+        nego.stop()
+        verifier.stop()
+
+
+def test_an_unknown_session_id_is_refused(openenv_servers):
+    """OpenEnv's HTTP route to a session by id (JSON-RPC over /mcp) names an id the server does not hold."""
+    srv = openenv_servers["single"]
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "openenv/session/close",
+                       "params": {"session_id": "no-such-session"}}).encode()
+    req = urllib.request.Request(srv.url + "/mcp", data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        doc = json.loads(r.read())
+    assert "Unknown session_id: no-such-session" in doc["error"]["message"], doc
