@@ -315,7 +315,8 @@ class TimeawareHarness(vf.Harness[TimeawareHarnessConfig]):  # type: ignore[misc
     family. Every model call goes through the rollout's endpoint."""
 
     APPENDS_SYSTEM_PROMPT = True
-    SUPPORTS_RESUME = True
+    # A resumed segment would start the rollout's timer and episode again.
+    SUPPORTS_RESUME = False
     EXECUTES_CODE = False
     NEEDS_CONTAINER = False
 
