@@ -83,8 +83,10 @@ __all__ = [
     "TimeawareObservation",
     "TimeawareState",
     "TimelyAction",
+    "TimelySession",
     "create_app",
     "main",
+    "session_reward",
 ]
 
 logger = logging.getLogger("timeaware")
@@ -555,6 +557,84 @@ class TimeawareEnvClient(EnvClient):  # type: ignore[misc,unused-ignore]
 
     def _parse_state(self, payload: Mapping[str, Any]) -> Any:
         return TimeawareState(**dict(payload))
+
+
+class TimelySession:
+    """The ``timely`` environment as TRL's GRPOTrainer uses an OpenEnv
+    environment: pass it (with ``functools.partial`` for the URL) as
+    ``environment_factory``, and `session_reward` as a reward function::
+
+        GRPOTrainer(..., reward_funcs=session_reward,
+                    environment_factory=functools.partial(TimelySession, base_url=URL))
+
+    Each instance holds one session of the server at ``base_url`` (default
+    env TIMEAWARE_OPENENV_URL) through OpenEnv's client. ``reset`` starts an
+    episode on the rollout's row (its timer starts on the verifier); its one
+    public method, ``get_duration``, is the tool the model sees. The reward
+    function sends each rollout's completion as the episode's answer, and
+    the reward is what the environment returned: the verifier's, on the
+    stopped timer's reading. A refused tool call raises, which TRL hands
+    the model as the tool's result and counts as a failed call.
+    """
+
+    def __init__(self, base_url: str | None = None) -> None:
+        url = base_url or os.environ.get("TIMEAWARE_OPENENV_URL") or ""
+        if not url:
+            raise ValueError("TimelySession: no server URL: pass base_url or set TIMEAWARE_OPENENV_URL")
+        self._client = TimeawareEnvClient(base_url=url).sync()
+        #: The episode's reward once answered (None before, or when it got none).
+        self.reward: float | None = None
+        #: Why the answered episode got no reward (None when it got one).
+        self.unscored: str | None = None
+        #: Calls of ``get_duration`` in the current episode.
+        self.calls = 0
+
+    def reset(self, **row: Any) -> None:
+        """Start the rollout's episode on its row; the prompt is left as it is."""
+        self.reward, self.unscored, self.calls = None, None, 0
+        self._client.reset(**{k: row[k] for k in ("data_source", "reward_model", "extra_info") if k in row})
+
+    def get_duration(self) -> str:
+        """Get the total time elapsed since the task started, in seconds.
+
+        Returns:
+            The elapsed time as text, for example "3.42 seconds."
+        """
+        self.calls += 1
+        return str(self._client.step(TimelyAction(tool="get_duration")).observation.text)
+
+    def _answer(self, completion: Any) -> float | None:
+        """End the episode with the completion as its answer; its reward."""
+        res = self._client.step(TimelyAction(answer=_completion_text(completion)))
+        self.reward = None if res.reward is None else float(res.reward)
+        self.unscored = res.observation.unscored
+        return self.reward
+
+
+def _completion_text(completion: Any) -> str:
+    """What the model wrote: a string as it is; a conversation as its
+    assistant messages' texts, one per line (tool results left out)."""
+    if isinstance(completion, str):
+        return completion
+    return "\n".join(str(m.get("content") or "") for m in completion or []
+                     if isinstance(m, Mapping) and m.get("role") == "assistant")
+
+
+def session_reward(completions: Sequence[Any], environments: Sequence[Any] | None = None,
+                   **kwargs: Any) -> list[float | None]:
+    """A reward function for TRL's GRPOTrainer with `TimelySession`
+    environments: each rollout's completion ends its episode, and its reward
+    is the environment's. An episode without a reward gets None (TRL leaves
+    the completion out of this reward), logged with the reason; never 0."""
+    if environments is None or len(environments) != len(completions):
+        raise ValueError("session_reward: pass environment_factory=TimelySession to the trainer")
+    out = []
+    for comp, env in zip(completions, environments):
+        r = env._answer(comp)
+        if r is None:
+            logger.warning("timeaware: a rollout gets no reward: %s", env.unscored)
+        out.append(r)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,7 @@ rows, never with the reward code under test.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import subprocess
@@ -353,3 +354,63 @@ def test_an_unknown_session_id_is_refused(openenv_servers):
     with urllib.request.urlopen(req, timeout=5) as r:
         doc = json.loads(r.read())
     assert "Unknown session_id: no-such-session" in doc["error"]["message"], doc
+
+
+def test_grpo_trainer_drives_the_timely_environment_through_the_openenv_client(
+    synth_outputs, tokenizer_dir, tiny_model_dir, server, openenv_servers, tmp_path
+):
+    """TRL 1.16's GRPOTrainer with an OpenEnv environment the way TRL's
+    docs show it: a class holding the OpenEnv client as
+    ``environment_factory``, its public method the tool, and a reward
+    function reading the environments."""
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+    from trl.chat_template_utils import qwen3_schema
+
+    from timeaware.openenv import TimelySession, session_reward
+
+    srv = openenv_servers["timely"]
+    before = srv.stats()["counters"]
+    ds = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(4))
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.response_schema = qwen3_schema  # our template writes <tool_call>{"name", "arguments"}</tool_call>
+    script: list[list[tuple[int, bool]]] = []
+
+    def first_turn(i: int, right: bool) -> str:
+        answer = ds[i]["reward_model"]["ground_truth"] if right else "-1"
+        call = json.dumps({"name": "get_duration", "arguments": {}})
+        return f"Working it out.\n<answer>{answer}</answer>\n<tool_call>{call}</tool_call>"
+
+    rollout = scripted_rollout(tokenizer, ds, first_turn, script, variant=lambda k: k % 2 == 0, logprobs=False)
+    seen: list[list[tuple[float | None, int, str]]] = []
+
+    def reward(completions, environments, **kwargs):
+        out = session_reward(completions, environments, **kwargs)
+        seen.append([(r, e.calls, e._client.state().timer) for r, e in zip(out, environments)])
+        return out
+
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
+        max_completion_length=160, max_tool_calling_iterations=1, learning_rate=1e-3, logging_steps=1,
+        report_to=[], save_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0, log_completions=False,
+    )
+    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tokenizer, rollout_func=rollout,
+                          environment_factory=functools.partial(TimelySession, base_url=srv.url))
+    trainer.train()
+
+    assert trainer.state.global_step == 2 and len(script) == 2 and len(seen) == 2
+    for h in [h for h in trainer.state.log_history if "tools/call_frequency" in h]:
+        assert h["tools/call_frequency"] == 1.0 and h["tools/failure_frequency"] == 0.0
+    for call, got in zip(script, seen):
+        for (i, right), (r, calls, timer) in zip(call, got):
+            # The call reached the episode's timer; the reward is the verifier's
+            # on that timer's stopped reading, computed here from the row.
+            assert calls == 1
+            reading = read_timer(server.url, timer)
+            assert reading["stopped"] is True and reading["elapsed_s"] > 0
+            limit = ds[i]["extra_info"]["time_limit_s"]
+            assert r == pytest.approx(timely_general(right, reading["elapsed_s"], limit), abs=1e-9), (i, right)
+    assert len({t for got in seen for _, _, t in got}) == 8  # eight rollouts, eight timers
+    delta = counters_delta(srv, before)
+    assert (delta["episodes"], delta["scored"], delta.get("unscored", 0)) == (8, 8, 0)
