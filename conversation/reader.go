@@ -374,6 +374,11 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 			if tc.Type == "" {
 				m.ToolCalls[j].Type = "function"
 			}
+			args, err := JSONArguments(string(tc.Function.Arguments))
+			if err != nil {
+				return nil, fail(id, fmt.Sprintf("%s.tool_calls[%d].function.arguments", field(), j), err)
+			}
+			m.ToolCalls[j].Function.Arguments = Arguments(args)
 		}
 		if len(wm.Time) > 0 && !bytes.Equal(wm.Time, []byte("null")) {
 			if wm.Time[0] == '[' {

@@ -419,6 +419,7 @@ func TestParseTrajectoryMalformed(t *testing.T) {
 		{"bad time inside the list", mkRecord(id, withMsg(5, `{"role":"user","content":"x","time":["2025-12-04T10:05:00Z","tomorrow","2025-12-11T10:00:00Z"]}`)), "history[5].time[1]", "weather_1", `invalid time "tomorrow"`},
 		{"tool call without function name", mkRecord(id, withMsg(2, `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"arguments":"{}"}}]}`)), "history[2].tool_calls[0].function.name", "weather_1", "missing"},
 		{"second tool call without function", mkRecord(id, withMsg(2, `{"role":"assistant","tool_calls":[{"function":{"name":"a"}},{"id":"call_2"}]}`)), "history[2].tool_calls[1].function.name", "weather_1", "missing"},
+		{"tool call arguments neither JSON nor a literal", mkRecord(id, withMsg(2, `{"role":"assistant","tool_calls":[{"function":{"name":"a","arguments":"{}"}},{"function":{"name":"b","arguments":"city=Paris"}}]}`)), "history[2].tool_calls[1].function.arguments", "weather_1", "neither JSON nor a Python literal"},
 		{"sensitivity extreme", mkRecord(id, goodMsgs(), `"sensitivity":"extreme"`), "sensitivity", "weather_1", `"extreme" is not low, medium or high`},
 		{"pref_score above 3", mkRecord(id, goodMsgs(), `"pref_score":3.5`), "pref_score[0]", "weather_1", "3.5 is outside [0, 3]"},
 		{"pref_score below 0 in a list", mkRecord(id, goodMsgs(), `"pref_score":[1,-0.25,null]`), "pref_score[1]", "weather_1", "-0.25 is outside [0, 3]"},
@@ -784,6 +785,18 @@ func TestArguments(t *testing.T) {
 		assert.Error(t, a.UnmarshalJSON([]byte(`{"a":`)))
 		assert.Error(t, a.UnmarshalJSON([]byte(`"unterminated`)))
 	})
+}
+
+// TicToc v1 logs hold a few calls whose arguments are a Python dict's repr;
+// chat-completions servers refuse those (transformers serve answers 500), so
+// the trajectory reader rewrites them as JSON, on both decoding paths.
+func TestParseTrajectoryPythonLiteralArguments(t *testing.T) {
+	for _, args := range []string{`"{'location': 'Malibu Beach', 'exact': True}"`, `"{'location': 'Malibu Beach', 'exact': True}" `} {
+		call := `{"function":{"name":"f","arguments":` + args + `}}`
+		tr, err := parse(mkRecord(`"x_1"`, withMsg(2, `{"role":"assistant","tool_calls":[`+call+`],"time":"2025-12-04T10:00:02Z"}`)))
+		require.NoError(t, err)
+		assert.Equal(t, Arguments(`{"location":"Malibu Beach","exact":true}`), tr.History[2].ToolCalls[0].Function.Arguments)
+	}
 }
 
 func TestReaderSkipsByteOrderMark(t *testing.T) {
