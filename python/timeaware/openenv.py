@@ -47,13 +47,13 @@ openenv-core 0.3.0.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import json
 import logging
 import os
 import socket
 import threading
-import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -216,14 +216,12 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         self._state = TimeawareState(kind=shared.kind)
         self._row: dict[str, Any] | None = None
         self._closed = False
-        self._touched = time.monotonic()
         self._lock = threading.Lock()
 
     # -- what the kinds share
 
     def _begin(self) -> None:
         """Called at every message: refuse one to a closed session."""
-        self._touched = time.monotonic()
         if self._closed:
             self.shared.count("closed_session")
             idle = self.shared.idle_timeout_s
@@ -368,13 +366,10 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         with self._lock:
             if self._closed:
                 return
-            idle = time.monotonic() - self._touched
             self._closed = True
             if self._row is not None and not self._state.done:
                 self._stop_timer()
             self.shared.count("sessions_closed")
-            if self.shared.idle_timeout_s is not None and idle >= self.shared.idle_timeout_s:
-                self.shared.count("idle_closed")
 
 
 class SingleTurnEnvironment(_Episode):
@@ -493,6 +488,46 @@ class _Server(HTTPEnvServer):  # type: ignore[misc,unused-ignore]
             raise
 
 
+class _IdleClose:
+    """ASGI middleware: a WebSocket connection (one session) that sends no
+    message for ``timeout_s`` is closed with code 1001 and a reason that
+    says so; the session's handler then sees the client gone and frees the
+    session (its environment closed, its timer stopped). OpenEnv's own
+    reaper frees an idle session but leaves its connection open; this
+    closes both, on time."""
+
+    def __init__(self, app: Any, timeout_s: float | None, shared: _Shared) -> None:
+        self.app = app
+        self.timeout_s = timeout_s
+        self.shared = shared
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "websocket" or self.timeout_s is None:
+            await self.app(scope, receive, send)
+            return
+        timeout = self.timeout_s
+        closed = False
+
+        async def timed_receive() -> Any:
+            nonlocal closed
+            if closed:
+                return {"type": "websocket.disconnect", "code": 1001}
+            try:
+                return await asyncio.wait_for(receive(), timeout)
+            except asyncio.TimeoutError:
+                closed = True
+                self.shared.count("idle_closed")
+                await send({"type": "websocket.close", "code": 1001,
+                            "reason": f"session closed after {timeout:g} s without a message; connect again"})
+                return {"type": "websocket.disconnect", "code": 1001}
+
+        async def guarded_send(message: Any) -> None:
+            if not closed:
+                await send(message)
+
+        await self.app(scope, timed_receive, guarded_send)
+
+
 def create_app(kind: str, verifier_url: str | None = None, *, token: str | None = None, max_sessions: int = 64,
                idle_timeout_s: float | None = 300.0, opponent: Mapping[str, Any] | None = None,
                timeout_s: float = 10.0, retries: int = 2) -> Any:
@@ -508,8 +543,10 @@ def create_app(kind: str, verifier_url: str | None = None, *, token: str | None 
         max_sessions: sessions open at once; one more is refused with
             OpenEnv's ``CAPACITY_REACHED`` error.
         idle_timeout_s: a session without a message for this long is closed
-            and its timer stopped (OpenEnv's reaper looks every
-            max(idle_timeout_s / 4, 5) seconds); None keeps sessions open.
+            and its timer stopped: its WebSocket connection is closed with
+            code 1001 and a reason saying so, and OpenEnv's reaper frees a
+            session that has no connection of its own (its ``/mcp`` HTTP
+            sessions); None keeps sessions open.
         opponent: the negotiation opponent, as the verifier's step route
             takes it (``{"beta": b}``, or ``{"kind": "model"}``).
         timeout_s, retries: the verifier client's read timeout and retries.
@@ -535,6 +572,7 @@ def create_app(kind: str, verifier_url: str | None = None, *, token: str | None 
                 "counters": shared.stats()}
 
     app.add_api_route("/timeaware/stats", stats, methods=["GET"])
+    app.add_middleware(_IdleClose, timeout_s=idle_timeout_s, shared=shared)
     app.state.timeaware = shared
     return app
 
@@ -667,9 +705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((a.host, a.port))
     host, port = sock.getsockname()[:2]
-    # Every connection is a session or a request: the open connections are
-    # bounded too, including those whose session the idle reaper closed.
-    config = uvicorn.Config(app, log_level="warning", limit_concurrency=4 * a.max_sessions + 16)
+    config = uvicorn.Config(app, log_level="warning")
     server = uvicorn.Server(config)
     if a.addr_file:
         addr = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
