@@ -3,9 +3,10 @@ front of the verifier service.
 
 ``python -m timeaware.openenv --env KIND --verifier URL`` serves one kind of
 environment with ``openenv-core``'s own server (its WebSocket protocol, its
-sessions, its capacity bound and its idle-session reaper), so a user
+sessions, its capacity bound and its idle-session reaper; a connection idle
+for the timeout is closed with its session, see `create_app`), so a user
 connects with OpenEnv's own client (``GenericEnvClient`` or
-`TimeawareEnvClient`):
+`TimeawareEnvClient`; for TRL, `TimelySession` and `session_reward`):
 
 * ``single``: the single-turn tasks (Time Puzzles, TRAVELER, ``timely/*``
   without the tool, every data source the verifier has a reward for). One
@@ -36,9 +37,9 @@ and a negotiation message read that the verifier is unavailable, and a final
 answer ends the episode with no reward, ``reward`` None and ``unscored``
 saying why, counted in ``unscored``), a tool call with broken arguments
 (``bad_arguments``), a step after the episode ended (``after_end``), a
-message to a session the server already closed (``closed_session``), and
-sessions refused at capacity (``refused_sessions``). No failure is ever a
-reward of 0.
+session closed for idleness (``idle_closed``; a message on a session
+OpenEnv's reaper freed is refused, ``closed_session``), and sessions refused
+at capacity (``refused_sessions``). No failure is ever a reward of 0.
 
 Needs ``openenv-core`` (``pip install 'timeaware[openenv]'``); tested with
 openenv-core 0.3.0.
