@@ -340,6 +340,14 @@ def test_a_verifier_that_goes_down_gives_no_reward_never_a_zero(synth_outputs, t
         c = srv.stats()["counters"]
         assert (c["verifier_unreachable"], c["unscored"], c["scored"], c["episodes"]) == (3, 1, 0, 1)
         assert nego.stats()["counters"]["verifier_unreachable"] == 1
+        # A server whose verifier was never there refuses the first episode, naming it.
+        late = OpenEnvServer("single", verifier.url, tmp_path / "single.log").wait()
+        try:
+            with client(late) as env, pytest.raises(RuntimeError, match="cannot reach the verifier at " + verifier.url):
+                env.reset(**row_kwargs(budget))
+            assert late.stats()["counters"]["verifier_unreachable"] == 1
+        finally:
+            late.stop()
     finally:
         srv.stop()
         nego.stop()
