@@ -8,6 +8,10 @@ TRAINERS_VENV ?= .venv-trainers
 # The verifiers tier (tests/verifiers): verifiers, whose openai pin the
 # trainers tier's cannot share.
 VERIFIERS_VENV ?= .venv-verifiers
+# The GPU tier (tests/gpu): one NVIDIA GPU; WHEELS=DIR installs its pins from
+# a wheel folder (make gpu-wheels WHEELS=DIR fills one) where there is no index.
+GPU_VENV ?= .venv-gpu
+GPU_PIP  = $(GPU_VENV)/bin/pip install --progress-bar off --disable-pip-version-check $(if $(WHEELS),--no-index --find-links $(abspath $(WHEELS)))
 BIN     := bin/timeaware
 SHARED  ?= ../shared
 # Linters, pinned. staticcheck goes into .bin under a versioned name (a new
@@ -22,15 +26,16 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
 MUTANT_PKGS := rewards timers splits prefpairs
 
-.PHONY: mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers venv-verifiers test-verifiers clean check-shared
+.PHONY: mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
 	@echo "make serve        run the verifier service on 127.0.0.1:8080 with built-in defaults"
-	@echo "make test         make lint, go test -race, the Python interop tests, the docs' examples, the trainers tier and mutation testing of the last commit"
+	@echo "make test         make lint, go test -race, the Python interop tests, the docs' examples, the trainers and verifiers tiers and mutation testing of the last commit"
 	@echo "make lint         go vet and staticcheck over ./..., ruff and mypy over python/timeaware"
 	@echo "make mutants      mutation testing of $(MUTANT_PKGS) (DIFF=REF: only what changed since REF)"
 	@echo "make test-trainers  TRL, VeRL and OpenRLHF on CPU against our outputs and server"
+	@echo "make test-gpu     the GPU tier on one NVIDIA GPU: bf16 MarginDPO, GRPO against the server, eval run; figures in out/gpu/figures.json"
 	@echo "make test-verifiers  verifiers' vf-eval on the timeaware-env environment against our server"
 	@echo "make examples     run every example of the docs with bin/timeaware (UPDATE=1 rewrites stale outputs)"
 	@echo "make bench        Go benchmarks and the pairs benchmark against the Python baseline"
@@ -124,6 +129,25 @@ venv-verifiers: $(VERIFIERS_VENV)/.installed
 
 test-verifiers: build venv-verifiers
 	TIMEAWARE_BIN=$(CURDIR)/$(BIN) $(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/verifiers
+
+$(GPU_VENV)/.installed: tests/gpu/requirements.txt
+	python3 -m venv $(GPU_VENV)
+	$(GPU_PIP) -r tests/gpu/requirements.txt
+	$(GPU_PIP) --no-deps -e ./python
+	touch $@
+
+venv-gpu: $(GPU_VENV)/.installed
+
+# A bin/timeaware already there (built elsewhere and copied) is used as it is.
+test-gpu: check-shared venv-gpu
+	@test -x $(BIN) || $(MAKE) build
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(GPU_VENV)/bin/python tests/gpu/run.py --out out/gpu/figures.json
+
+# The wheels of the GPU tier, for a GPU machine without an index: run where
+# pip reaches one, with the GPU machine's Python, then copy WHEELS over.
+gpu-wheels:
+	@test -n "$(WHEELS)" || { echo "make gpu-wheels: set WHEELS=DIR" >&2; exit 2; }
+	python3 -m pip download --progress-bar off --disable-pip-version-check -d $(WHEELS) -r tests/gpu/requirements.txt "setuptools>=64"
 
 # Every sh and python example of the docs, run verbatim with bin/timeaware in
 # a scratch checkout, its output compared with the doc's

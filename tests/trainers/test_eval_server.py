@@ -5,54 +5,10 @@ requests (tools, tool_choice, seed, max_tokens, multi-turn tool messages)
 and the runner reads its answers, for every kind of row we write."""
 
 import json
-import re
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-
-
-class ModelServer:
-    """`transformers serve` on a port the kernel chose, read from its log."""
-
-    def __init__(self, model_dir: Path, log: Path) -> None:
-        self.log = log
-        self._logf = log.open("wb")
-        exe = Path(__import__("sys").executable).with_name("transformers")
-        self.proc = subprocess.Popen(
-            [str(exe), "serve", str(model_dir), "--host", "127.0.0.1", "--port", "0", "--log-level", "info"],
-            stdin=subprocess.DEVNULL,
-            stdout=self._logf,
-            stderr=subprocess.STDOUT,
-        )
-        self.url = self._wait_for_port()
-
-    def _wait_for_port(self) -> str:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("transformers serve exited:\n" + self.log.read_text(errors="replace"))
-            m = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", self.log.read_text(errors="replace"))
-            if m:
-                url = m.group(1)
-                try:
-                    with urllib.request.urlopen(url + "/health", timeout=5) as r:
-                        if r.status == 200:
-                            return url
-                except OSError:
-                    pass
-            time.sleep(0.2)
-        raise RuntimeError("transformers serve did not start:\n" + self.log.read_text(errors="replace"))
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self._logf.close()
+from localstack import ModelServer
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +31,16 @@ def first_rows(src: Path, dst: Path, n: int) -> Path:
 def test_eval_run_against_transformers_serve(work, run_timeaware, model_server, tiny_model_dir, synth_outputs, pairs_split):
     data = [first_rows(synth_outputs[name], work / f"eval-{name}.jsonl", 3) for name in ("puzzles", "traveler", "negotiation", "budget")]
     data.append(first_rows(pairs_split["test"], work / "eval-pairs.jsonl", 4))
+    # The TicToc v1 trajectory whose logged tool calls carry a Python dict's
+    # repr as arguments: the server parses the JSON pairs build writes.
+    import pyarrow.parquet as pq
+
+    literal = [r for r in pq.read_table(pairs_split["test"]).to_pylist() if r["id"] == "tide_height_12"][:2]
+    assert literal, "tide_height_12 is on the test side of the paper split"
+    calls = [c for r in literal for m in r["prompt"] for c in (m.get("tool_calls") or [])]
+    assert calls and all(json.loads(c["function"]["arguments"]) for c in calls)
+    data.append(work / "eval-pairs-literal.jsonl")
+    data[-1].write_text("".join(json.dumps(r) + "\n" for r in literal))
     out = work / "eval-results.jsonl"
     args = ["eval", "run", "--endpoint", model_server.url + "/v1", "--model", str(tiny_model_dir),
             "--out", str(out), "--max-tokens", "8", "--max-turns", "3", "--json", "--concurrency", "2", "--bootstrap", "50"]
@@ -85,7 +51,7 @@ def test_eval_run_against_transformers_serve(work, run_timeaware, model_server, 
     report = json.loads(proc.stdout)
 
     results = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(results) == 3 * 4 + 4
+    assert len(results) == 3 * 4 + 4 + len(literal)
     assert [r["index"] for r in results] == list(range(len(results)))
     for r in results:
         assert "error" not in r, r

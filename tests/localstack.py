@@ -1,0 +1,275 @@
+"""The local stack the Python test tiers run against: the `timeaware`
+binary and its outputs, a `timeaware serve` on loopback, a tokenizer trained
+here on our data and a Llama initialised at random from a config.
+
+Nothing is downloaded. The trainers tier (tests/trainers) wraps these in
+pytest fixtures; the GPU tier (tests/gpu/run.py) calls them directly.
+Errors are raised as RuntimeError naming what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+V1_NAME = re.compile(r"^prefer(Tool|NoTool)_elapse_(\d+)\.json$")
+
+# The chat template of the test models: ChatML turns, tools listed in the
+# system turn, tool calls as <tool_call>{"name": ..., "arguments": ...}</tool_call>
+# (what VeRL's hermes tool parser and TRL's qwen3 schema read), tool results as
+# user turns.
+CHAT_TEMPLATE = (
+    "{%- set sys = messages[0].content if messages and messages[0].role == 'system' else none -%}"
+    "{%- if tools or sys is not none -%}<|im_start|>system\n"
+    "{%- if sys is not none %}{{ sys }}\n{% endif -%}"
+    "{%- if tools -%}Tools you may call, one JSON object each:\n<tools>\n"
+    "{%- for tool in tools %}{{ tool | tojson }}\n{% endfor -%}"
+    "</tools>\nTo call one, answer with <tool_call>{\"name\": NAME, \"arguments\": {...}}</tool_call>.\n"
+    "{%- endif -%}<|im_end|>\n{%- endif -%}"
+    "{%- for m in messages -%}"
+    "{%- if m.role == 'system' and loop.first -%}"
+    "{%- elif m.role == 'assistant' -%}<|im_start|>assistant\n{{ m.content or '' }}"
+    "{%- for call in (m.tool_calls or []) -%}"
+    "{%- set args = call.function.arguments -%}"
+    "<tool_call>{\"name\": \"{{ call.function.name }}\", \"arguments\": "
+    "{{ args if args is string else (args | tojson) }}}</tool_call>"
+    "{%- endfor -%}<|im_end|>\n"
+    "{%- elif m.role == 'tool' -%}<|im_start|>user\n<tool_response>{{ m.content or '' }}</tool_response><|im_end|>\n"
+    "{%- else -%}<|im_start|>{{ m.role }}\n{{ m.content or '' }}<|im_end|>\n"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|im_start|>assistant\n{%- endif -%}"
+)
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
+
+# The timer secret of the servers the tiers start.
+TIMERS_SECRET = "trainers-tier-timer-secret-0123456789abcdef"
+
+
+def binary() -> Path:
+    """The timeaware binary: $TIMEAWARE_BIN or <repo>/bin/timeaware."""
+    path = Path(os.environ.get("TIMEAWARE_BIN") or REPO_ROOT / "bin" / "timeaware")
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise RuntimeError(f"timeaware binary not found at {path}; run `make build` or set TIMEAWARE_BIN")
+    return path
+
+
+def v1_files() -> list[Path]:
+    """The five TicToc v1 files under $TIMEAWARE_SHARED (default <repo>/../shared)."""
+    shared = Path(os.environ.get("TIMEAWARE_SHARED") or REPO_ROOT.parent / "shared")
+    files = sorted(p for p in (shared / "data" / "tictoc-v1").glob("*.json") if V1_NAME.match(p.name))
+    if len(files) != 5:
+        raise RuntimeError(f"expected the five TicToc v1 files in {shared}/data/tictoc-v1; set TIMEAWARE_SHARED")
+    return files
+
+
+def run_timeaware(bin_path: Path, *args: Any, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Runs the binary; a non-zero exit raises with its stderr."""
+    res = subprocess.run([str(bin_path), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                         check=False)
+    if res.returncode != 0:
+        raise RuntimeError(f"timeaware {' '.join(map(str, args))} exited {res.returncode}:\n{res.stderr}")
+    return res
+
+
+def direct_answer(sample_id: str) -> str:
+    """The direct reply the pairs' side file gives a sample."""
+    return f"The result fetched a moment ago for {sample_id} is still current, so here it is again."
+
+
+def build_pairs(bin_path: Path, files: list[Path], out: Path, *extra: Any) -> dict[str, Path]:
+    """``pairs build --split paper`` on the v1 files, with direct replies from
+    a side file written beside ``out``: {"train": path, "test": path}."""
+    side = out.with_name(out.stem + "-direct.jsonl")
+    ids = sorted({r["id"] for path in files for r in json.loads(path.read_text(encoding="utf-8"))})
+    with side.open("w", encoding="utf-8") as f:
+        for rid in ids:
+            f.write(json.dumps({"id": rid, "direct_answer": direct_answer(rid)}) + "\n")
+    inputs = [a for p in files for a in ("--input", p)]
+    run_timeaware(bin_path, "pairs", "build", *inputs, "--direct-answers", side, "--time-format", "iso_delta",
+                  "--split", "paper", *extra, "--out", out)
+    return {s: out.with_name(f"{out.stem}-{s}{out.suffix}") for s in ("train", "test")}
+
+
+def synth_outputs(bin_path: Path, work: Path, count: int = 8) -> dict[str, Path]:
+    """Every synth RL output as Parquet, with OpenRLHF's label column."""
+    tasks = REPO_ROOT / "examples" / "budget" / "tasks.jsonl"
+    commands = {
+        "budget": ["synth", "budget", "--input", tasks, "--family", "general", "--seed", "5"],
+        "puzzles": ["synth", "puzzles", "--count", count, "--seed", "5"],
+        "traveler": ["synth", "traveler", "--count", count, "--seed", "5"],
+        "negotiation": ["synth", "negotiation", "--count", count, "--seed", "5"],
+    }
+    out = {}
+    for name, args in commands.items():
+        path = work / f"{name}.parquet"
+        run_timeaware(bin_path, *args, "--openrlhf-label", "--out", path)
+        out[name] = path
+    return out
+
+
+def corpus(files: Iterable[Path], synth: Iterable[Path]) -> Iterator[str]:
+    """The text a tokenizer is trained on: the v1 records and the synth prompts."""
+    import pyarrow.parquet as pq
+
+    for path in files:
+        for record in json.loads(path.read_text(encoding="utf-8")):
+            yield json.dumps(record, ensure_ascii=False)
+    for path in synth:
+        for row in pq.read_table(path, columns=["prompt"]).column("prompt").to_pylist():
+            for m in row:
+                yield m["content"]
+
+
+def train_tokenizer(texts: Iterable[str], out: Path, vocab_size: int = 2048) -> Path:
+    """A byte-level BPE tokenizer trained on ``texts``, with ChatML special
+    tokens and CHAT_TEMPLATE, saved to ``out``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        additional_special_tokens=SPECIAL_TOKENS[1:2],
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    fast.save_pretrained(out)
+    return out
+
+
+#: The tiny Llama of the CPU tiers: two layers, 32-wide hidden states.
+TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2)
+
+
+def random_llama(tokenizer: Any, out: Path, seed: int = 0, **shape: Any) -> Path:
+    """A Llama of the given shape (default TINY) initialised at random with a
+    fixed seed, saved with the tokenizer to ``out``."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        max_position_embeddings=16384,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+        **(shape or TINY),
+    )
+    LlamaForCausalLM(config).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+class Server:
+    """One `timeaware serve` on a port the kernel chose: --addr 127.0.0.1:0,
+    the bound address read from --addr-file (written once the listener is
+    bound), ready once /healthz answers 200; the waits share a deadline."""
+
+    def __init__(self, bin_path: Path, log: Path, env: dict | None = None, *args: str) -> None:
+        if env is None:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+            env["TIMEAWARE_TIMERS_SECRET"] = TIMERS_SECRET
+        self.log = log
+        self._logf = log.open("wb")
+        addr_file = log.with_suffix(".addr")
+        addr_file.unlink(missing_ok=True)
+        self.proc = subprocess.Popen(
+            [str(bin_path), "serve", "--addr", "127.0.0.1:0", "--addr-file", str(addr_file), *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=self._logf,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            addr = addr_file.read_text().strip() if addr_file.exists() else ""
+            if addr:
+                self.url = f"http://{addr}"
+                if self._healthy():
+                    return
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"timeaware serve did not start:\n{log.read_text()}")
+
+    def _healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.url + "/healthz", timeout=1) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._logf.close()
+
+
+class ModelServer:
+    """`transformers serve` (the OpenAI-compatible server of transformers) for
+    one model directory, on a port the kernel chose, read from its log.
+    ``args`` go to the command line (``--continuous-batching``, ``--dtype``)."""
+
+    def __init__(self, model_dir: Path, log: Path, *args: str, start_timeout: float = 180) -> None:
+        import sys
+
+        self.log = log
+        self._logf = log.open("wb")
+        exe = Path(sys.executable).with_name("transformers")
+        self.proc = subprocess.Popen(
+            [str(exe), "serve", str(model_dir), "--host", "127.0.0.1", "--port", "0", "--log-level", "info", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=self._logf,
+            stderr=subprocess.STDOUT,
+        )
+        self.url = self._wait_for_port(start_timeout)
+
+    def _wait_for_port(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("transformers serve exited:\n" + self.log.read_text(errors="replace"))
+            m = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", self.log.read_text(errors="replace"))
+            if m:
+                url = m.group(1)
+                try:
+                    with urllib.request.urlopen(url + "/health", timeout=5) as r:
+                        if r.status == 200:
+                            return url
+                except OSError:
+                    pass
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("transformers serve did not start:\n" + self.log.read_text(errors="replace"))
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._logf.close()
