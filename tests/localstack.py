@@ -100,8 +100,10 @@ def build_pairs(bin_path: Path, files: list[Path], out: Path, *extra: Any) -> di
     return {s: out.with_name(f"{out.stem}-{s}{out.suffix}") for s in ("train", "test")}
 
 
-def synth_outputs(bin_path: Path, work: Path, count: int = 8) -> dict[str, Path]:
-    """Every synth RL output as Parquet, with OpenRLHF's label column."""
+def synth_outputs(bin_path: Path, work: Path, count: int = 8, *, suffix: str = ".parquet",
+                  openrlhf_label: bool = True) -> dict[str, Path]:
+    """Every synth RL output (Parquet, or the format ``suffix`` names), with
+    OpenRLHF's label column unless told otherwise."""
     tasks = REPO_ROOT / "examples" / "budget" / "tasks.jsonl"
     commands = {
         "budget": ["synth", "budget", "--input", tasks, "--family", "general", "--seed", "5"],
@@ -111,10 +113,32 @@ def synth_outputs(bin_path: Path, work: Path, count: int = 8) -> dict[str, Path]
     }
     out = {}
     for name, args in commands.items():
-        path = work / f"{name}.parquet"
-        run_timeaware(bin_path, *args, "--openrlhf-label", "--out", path)
+        path = work / f"{name}{suffix}"
+        run_timeaware(bin_path, *args, *(["--openrlhf-label"] if openrlhf_label else []), "--out", path)
         out[name] = path
     return out
+
+
+def right_answer(data_source: str, ground_truth: str, extra_info: dict) -> str:
+    """A right answer written from the row's ground truth."""
+    if data_source == "timepuzzles":
+        return f"Checking every candidate date.\nMY ANSWER: {ground_truth}"
+    if data_source.startswith("timely/"):
+        return f"Working it out.\n<answer>{ground_truth}</answer>"
+    if data_source == "traveler":
+        gt = json.loads(ground_truth)
+        if "answer" not in gt:
+            # A vague question: the answer synth found most likely.
+            return f"Weighing how likely each event is.\nANSWER: {extra_info['answer']}"
+        ans = gt["answer"]
+        if isinstance(ans, list):
+            ans = ", ".join(ans) if ans else "nobody"
+        return f"Looking at the events.\nANSWER: {ans}"
+    if data_source == "negotiation":
+        # The reply form the row's prompt asks for: walking away is always
+        # valid and is worth the role's BATNA.
+        return json.dumps({"text": "I will take my outside option.", "action": {"action": "batna"}})
+    raise AssertionError(data_source)
 
 
 def corpus(files: Iterable[Path], synth: Iterable[Path]) -> Iterator[str]:
@@ -155,7 +179,8 @@ def train_tokenizer(texts: Iterable[str], out: Path, vocab_size: int = 2048) -> 
 
 
 #: The tiny Llama of the CPU tiers: two layers, 32-wide hidden states.
-TINY = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2)
+TINY = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+        "num_key_value_heads": 2}
 
 
 def random_llama(tokenizer: Any, out: Path, seed: int = 0, **shape: Any) -> Path:

@@ -74,7 +74,7 @@ from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
 
 from timeaware.client import Client, ServerUnavailable, TimeawareError
 from timeaware.episodes import NegotiationEpisode
-from timeaware.tools import TIMER_OPTIONS
+from timeaware.tools import timer_options
 
 __all__ = [
     "KINDS",
@@ -192,18 +192,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _timer_options(extra_info: Mapping[str, Any], tool_name: str) -> dict[str, float]:
-    """A row's timer options: ``extra_info.timer`` and
-    ``extra_info.time_limit_s``, overridden by
-    ``extra_info.tools_kwargs[tool_name].create_kwargs``."""
-    opts: dict[str, float] = {}
-    tools = _mapping(extra_info.get("tools_kwargs"))
-    for src in (_mapping(extra_info.get("timer")), {"time_limit_s": extra_info.get("time_limit_s")},
-                _mapping(_mapping(tools.get(tool_name)).get("create_kwargs"))):
-        opts.update({k: float(v) for k, v in src.items() if k in TIMER_OPTIONS and v is not None})
-    return opts
-
-
 class _Episode(Environment):  # type: ignore[misc,unused-ignore]
     """The session handling the three kinds share: the row, the step
     counter, the after-the-end and closed-session refusals, the timer."""
@@ -258,7 +246,7 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         return source, ground_truth, extra
 
     def _start_timer(self, extra: Mapping[str, Any], tool_name: str) -> str:
-        opts = _timer_options(extra, tool_name)
+        opts = {k: float(v) for k, v in timer_options(extra, tool_name).items()}
         try:
             doc = self.shared.client.create_timer(str(self._state.episode_id), **opts)
         except TimeawareError as exc:

@@ -51,7 +51,7 @@ from trl import DPOTrainer
 from timeaware import scoring, verl
 from timeaware.client import Client, ServerUnavailable, TimeawareError
 from timeaware.episodes import NegotiationEpisode
-from timeaware.tools import TIMER_OPTIONS, GetDurationTool
+from timeaware.tools import TIMER_OPTIONS, GetDurationTool, timer_options
 
 __all__ = ["MARGIN_COLUMN", "GRPOReward", "GetDurationEnv", "MarginDPOTrainer", "NegotiationEnv"]
 
@@ -419,30 +419,6 @@ def _run(coro: Coroutine[Any, Any, _T]) -> _T:
         return pool.submit(asyncio.run, coro).result()
 
 
-def _timer_options(row: Mapping[str, Any], tool_name: str) -> dict[str, Any]:
-    """The timer options of a ``synth budget`` row: ``extra_info.timer`` and
-    ``extra_info.time_limit_s``, overridden by
-    ``extra_info.tools_kwargs[tool_name].create_kwargs``. Missing (None)
-    values are left out, so one source does not erase another."""
-    ei = row.get("extra_info")
-    if isinstance(ei, str) and ei:
-        ei = json.loads(ei)
-    if not isinstance(ei, Mapping):
-        return {}
-    opts: dict[str, Any] = {}
-
-    def merge(src: Any) -> None:
-        if isinstance(src, Mapping):
-            opts.update({k: v for k, v in src.items() if k in TIMER_OPTIONS and v is not None})
-
-    merge(ei.get("timer"))
-    merge({"time_limit_s": ei.get("time_limit_s")})
-    tk = ei.get("tools_kwargs")
-    tool = tk.get(tool_name) if isinstance(tk, Mapping) else None
-    merge(tool.get("create_kwargs") if isinstance(tool, Mapping) else None)
-    return opts
-
-
 async def _finish_timers(environments: Any, n: int) -> list[str | None]:
     """The final timer token of each of the n rollouts whose environment is
     a `GetDurationEnv` (None for the others), their timers stopped."""
@@ -466,7 +442,7 @@ class GetDurationEnv:
     the rollout's dataset row before generation; its public method
     ``get_duration`` is the tool the model sees. ``reset`` starts a timer on
     the verifier (``POST /v1/timers``) with the row's speed factor, jitter,
-    limit and TTL (`_timer_options`: ``extra_info.tools_kwargs.get_duration.create_kwargs``
+    limit and TTL (`timeaware.tools.timer_options`: ``extra_info.tools_kwargs.get_duration.create_kwargs``
     of a ``synth budget`` row, else ``extra_info.timer`` and
     ``extra_info.time_limit_s``); each call reads it through
     ``POST /v1/tools/get_duration``, the same `timeaware.tools.GetDurationTool`
@@ -516,7 +492,7 @@ class GetDurationEnv:
         if self._instance is not None:
             _run(self._tool.release(self._instance))
         iid = str(uuid.uuid4())
-        _run(self._tool.create(iid, **_timer_options(row, self._tool.name)))
+        _run(self._tool.create(iid, **timer_options(row.get("extra_info"), self._tool.name)))
         self._instance, self._final = iid, None
         self.calls = self.failures = 0
 
@@ -650,7 +626,7 @@ class NegotiationEnv:
             ei = json.loads(ei)
         prefix = ei.get("turn_prefix") if isinstance(ei, Mapping) else None
         self._row = {"ground_truth": ground_truth, "turn_prefix": prefix or "",
-                     "timer": {**self.timer_defaults, **_timer_options(row, "send")}}
+                     "timer": {**self.timer_defaults, **timer_options(row.get("extra_info"), "send")}}
         self._rollout = str(uuid.uuid4())
         self.episode, self.score, self.details = None, None, {}
         self.steps = self.refused = self.failures = 0

@@ -51,7 +51,7 @@ from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
 from timeaware import scoring, verl
 from timeaware.client import DEFAULT_URL, Client, TimeawareError
 from timeaware.episodes import NegotiationEpisode, parse_message
-from timeaware.tools import TIMER_OPTIONS, GetDurationTool
+from timeaware.tools import GetDurationTool, timer_options
 
 __all__ = [
     "FAMILIES",
@@ -165,18 +165,6 @@ def _object(value: Any) -> dict[str, Any]:
     if isinstance(value, str) and value:
         value = json.loads(value)
     return dict(value) if isinstance(value, Mapping) else {}
-
-
-def _timer_options(extra_info: Mapping[str, Any], tool_name: str) -> dict[str, Any]:
-    """A row's timer options: ``extra_info.timer`` and ``time_limit_s``,
-    overridden by ``extra_info.tools_kwargs[tool_name].create_kwargs``, as
-    the VeRL and TRL tools read them."""
-    opts: dict[str, Any] = {}
-    tool = _object(_object(extra_info.get("tools_kwargs")).get(tool_name))
-    for src in (_object(extra_info.get("timer")), {"time_limit_s": extra_info.get("time_limit_s")},
-                _object(tool.get("create_kwargs"))):
-        opts.update({k: v for k, v in src.items() if k in TIMER_OPTIONS and v is not None})
-    return opts
 
 
 class TimeawareTaskData(vf.TaskData):  # type: ignore[misc,unused-ignore]
@@ -345,7 +333,7 @@ class TimeawareHarness(vf.Harness[TimeawareHarnessConfig]):  # type: ignore[misc
                          data: TimeawareTaskData) -> None:
         tool = GetDurationTool({"base_url": data.verifier_url})
         rollout = str(trace.id)
-        await tool.create(rollout, **_timer_options(data.extra_info, tool.name))
+        await tool.create(rollout, **timer_options(data.extra_info, tool.name))
         try:
             for _ in range(data.max_turns):
                 out = await model.chat.completions.create(model=name, messages=messages, tools=[GET_DURATION_TOOL])
@@ -373,7 +361,7 @@ class TimeawareHarness(vf.Harness[TimeawareHarnessConfig]):  # type: ignore[misc
         client = Client(data.verifier_url, os.environ.get("TIMEAWARE_SERVE_TOKEN"))
         try:
             timer = (await asyncio.to_thread(client.create_timer, str(trace.id),
-                                             **_timer_options(data.extra_info, "send")))["timer"]
+                                             **timer_options(data.extra_info, "send")))["timer"]
             episode = NegotiationEpisode(client, data.ground_truth, timer,
                                          turn_prefix=str(data.extra_info.get("turn_prefix") or ""),
                                          opponent=data.opponent)

@@ -27,7 +27,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "tests"))
 
 import localstack
-from localstack import TIMERS_SECRET, Server  # noqa: F401 (the tests import them from here)
+from localstack import TIMERS_SECRET, Server, right_answer  # noqa: F401 (the tests import them from here)
 
 # Everything the tests load is local.
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -146,28 +146,6 @@ def scripted_rollout(tokenizer, ds, text, script: list, *, variant=lambda k: k, 
                 "logprobs": [[0.0] * len(c) for c in completion_ids] if logprobs else None}
 
     return rollout
-
-
-def right_answer(data_source: str, ground_truth: str, extra_info: dict) -> str:
-    """A right answer written from the row's ground truth."""
-    if data_source == "timepuzzles":
-        return f"Checking every candidate date.\nMY ANSWER: {ground_truth}"
-    if data_source.startswith("timely/"):
-        return f"Working it out.\n<answer>{ground_truth}</answer>"
-    if data_source == "traveler":
-        gt = json.loads(ground_truth)
-        if "answer" not in gt:
-            # A vague question: the answer synth found most likely.
-            return f"Weighing how likely each event is.\nANSWER: {extra_info['answer']}"
-        ans = gt["answer"]
-        if isinstance(ans, list):
-            ans = ", ".join(ans) if ans else "nobody"
-        return f"Looking at the events.\nANSWER: {ans}"
-    if data_source == "negotiation":
-        # The reply form the row's prompt asks for: walking away is always
-        # valid and is worth the role's BATNA.
-        return json.dumps({"text": "I will take my outside option.", "action": {"action": "batna"}})
-    raise AssertionError(data_source)
 
 
 def recipe_lines(name: str, values: dict) -> list[str]:

@@ -4,8 +4,7 @@
 
 The tier has its own virtualenv (.venv-verifiers: verifiers pins openai
 below 3, the trainers tier openai 3). The server and the synth outputs are
-made the way the trainers tier makes them: its conftest's `Server` and
-`right_answer` are imported from there. Needs:
+made the way the trainers tier makes them, by tests/localstack.py. Needs:
 
   TIMEAWARE_BIN     the binary (default <repo>/bin/timeaware)
 
@@ -14,10 +13,7 @@ A missing binary fails the tests; nothing is skipped.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,27 +24,25 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scripted import ScriptedModel  # noqa: E402
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+
+import localstack
+from scripted import ScriptedModel
+
+right_answer = localstack.right_answer
 
 
-def _trainers_conftest() -> Any:
-    spec = importlib.util.spec_from_file_location("trainers_conftest", REPO_ROOT / "tests" / "trainers" / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-trainers = _trainers_conftest()
-right_answer = trainers.right_answer
+def _local(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Calls a localstack function; what it cannot find fails the test."""
+    try:
+        return fn(*args, **kwargs)
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
 
 
 @pytest.fixture(scope="session")
 def timeaware_bin() -> Path:
-    path = Path(os.environ.get("TIMEAWARE_BIN") or REPO_ROOT / "bin" / "timeaware")
-    if not path.is_file() or not os.access(path, os.X_OK):
-        pytest.fail(f"timeaware binary not found at {path}; run `make build` or set TIMEAWARE_BIN", pytrace=False)
-    return path
+    return _local(localstack.binary)
 
 
 @pytest.fixture(scope="session")
@@ -60,28 +54,12 @@ def work(tmp_path_factory) -> Path:
 def synth_outputs(timeaware_bin, work) -> dict[str, Path]:
     """Every synth RL output as JSON Lines, written by the binary with the
     trainers tier's commands and seeds."""
-    tasks = REPO_ROOT / "examples" / "budget" / "tasks.jsonl"
-    commands = {
-        "budget": ["synth", "budget", "--input", tasks, "--family", "general", "--seed", "5"],
-        "puzzles": ["synth", "puzzles", "--count", "8", "--seed", "5"],
-        "traveler": ["synth", "traveler", "--count", "8", "--seed", "5"],
-        "negotiation": ["synth", "negotiation", "--count", "8", "--seed", "5"],
-    }
-    out = {}
-    for name, args in commands.items():
-        path = work / f"{name}.jsonl"
-        res = subprocess.run([str(timeaware_bin), *map(str, args), "--out", str(path)], capture_output=True,
-                             text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
-        assert res.returncode == 0, f"timeaware {' '.join(map(str, args))}:\n{res.stderr}"
-        out[name] = path
-    return out
+    return _local(localstack.synth_outputs, timeaware_bin, work, suffix=".jsonl", openrlhf_label=False)
 
 
 @pytest.fixture(scope="session")
 def server(timeaware_bin, work):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
-    env["TIMEAWARE_TIMERS_SECRET"] = trainers.TIMERS_SECRET
-    s = trainers.Server(timeaware_bin, work / "serve.log", env)
+    s = _local(localstack.Server, timeaware_bin, work / "serve.log")
     yield s
     s.stop()
 

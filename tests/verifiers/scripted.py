@@ -109,5 +109,5 @@ class ScriptedModel:
     def __enter__(self) -> ScriptedModel:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -19,7 +19,8 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from conftest import read_rows, reward_of, right_answer, trainers, write_rows
+from conftest import read_rows, reward_of, right_answer, write_rows
+from localstack import Server
 from scripted import text, tool_call
 from timeaware import verifiers as tv
 from timeaware.scoring import VerifierUnreachable
@@ -253,7 +254,7 @@ def test_the_fallback_for_unscored_rows_is_the_fallback_score_counted(
     # A server whose fallback score is -1, which no reward gives.
     env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
     env["TIMEAWARE_REWARDS_FALLBACK_SCORE"] = "-1"
-    server = trainers.Server(timeaware_bin, tmp_path / "serve.log", env)
+    server = Server(timeaware_bin, tmp_path / "serve.log", env)
     try:
         data = write_rows(tmp_path / "unknown.jsonl", unknown_rows(synth_outputs))
         traces = vf_eval(data, lambda request: text("MY ANSWER: 2000-01-01"), "--env.taskset.unscored", "fallback",
