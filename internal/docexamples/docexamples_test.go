@@ -38,12 +38,14 @@ func TestParse(t *testing.T) {
 		{
 			name: "markers",
 			src: "<!-- example: skip needs a GPU -->\n```sh\ntrain\n```\n\n<!-- example: server http://127.0.0.1:8080/readyz -->\n\n```sh\ntimeaware serve\n```\n" +
-				"<!-- example: trainers -->\n```python\nimport trl\n```\n<!-- example: fails -->\n```sh\nfalse\n```\n```text\nerr\n```\n",
+				"<!-- example: trainers -->\n```python\nimport trl\n```\n<!-- example: fails -->\n```sh\nfalse\n```\n```text\nerr\n```\n" +
+				"<!-- example: openenv -->\n```python\nimport openenv\n```\n",
 			want: []Example{
 				{File: "d.md", Line: 2, Lang: "sh", Code: "train\n", Mode: Skip, Reason: "needs a GPU"},
 				{File: "d.md", Line: 8, Lang: "sh", Code: "timeaware serve\n", Mode: Server, Reason: "http://127.0.0.1:8080/readyz"},
 				{File: "d.md", Line: 12, Lang: "python", Code: "import trl\n", Mode: Trainers},
 				{File: "d.md", Line: 16, Lang: "sh", Code: "false\n", Mode: Fails, Want: "err\n", WantLine: 19, HasWant: true},
+				{File: "d.md", Line: 23, Lang: "python", Code: "import openenv\n", Mode: Trainers},
 			},
 		},
 		{name: "skip without a reason", src: "<!-- example: skip -->\n```sh\na\n```\n", err: "d.md:1: <!-- example: skip -->: a skipped example needs a reason"},
@@ -61,6 +63,7 @@ func TestParse(t *testing.T) {
 		{name: "unclosed brace", src: "<!-- example: server http://{a/ -->\n```sh\na\n```\n", err: "a { without its }"},
 		{name: "nested brace", src: "<!-- example: server http://{a{b}/ -->\n```sh\na\n```\n", err: "a { without its }"},
 		{name: "stray brace", src: "<!-- example: server http://a}/ -->\n```sh\na\n```\n", err: "a } without its {"},
+		{name: "argument to openenv", src: "<!-- example: openenv 8001 -->\n```python\na\n```\n", err: "openenv takes no argument"},
 		{name: "argument to fails", src: "<!-- example: fails hard -->\n```sh\na\n```\n", err: "fails takes no argument"},
 		{name: "unclosed marker", src: "<!-- example: fails\n```sh\na\n```\n", err: "must end on its line"},
 		{name: "indented sh", src: "- item\n\n  ```sh\n  a\n  ```\n", err: "d.md:3: an indented sh block cannot be run"},

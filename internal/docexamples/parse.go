@@ -17,6 +17,8 @@
 //     <!-- example: skip REASON --> does not run it (a GPU, a model server);
 //     <!-- example: trainers --> leaves it to the trainers test tier
 //     (tests/trainers/test_docs.py), which runs it against the real trainer;
+//     <!-- example: openenv --> leaves it to the same tier with the OpenEnv
+//     server running too (tests/trainers/test_openenv_docs.py);
 //     <!-- example: server URL --> starts it in the background, waits until
 //     URL answers 200, and stops it after the file's last block. A server
 //     that binds a port the kernel picks names the file it writes its
@@ -182,7 +184,7 @@ func parseMarker(s string, ex *Example) error {
 			return fmt.Errorf("%s: a skipped example needs a reason", s)
 		}
 		ex.Mode, ex.Reason = Skip, arg
-	case "trainers":
+	case "trainers", "openenv":
 		ex.Mode = Trainers
 	case "server":
 		if !strings.HasPrefix(arg, "http://") {
@@ -195,7 +197,7 @@ func parseMarker(s string, ex *Example) error {
 	case "fails":
 		ex.Mode = Fails
 	default:
-		return fmt.Errorf("%s: unknown mode %q (want skip, trainers, server or fails)", s, mode)
+		return fmt.Errorf("%s: unknown mode %q (want skip, trainers, openenv, server or fails)", s, mode)
 	}
 	if mode != "skip" && mode != "server" && arg != "" {
 		return fmt.Errorf("%s: %s takes no argument", s, mode)
