@@ -55,6 +55,17 @@ SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", 
 TIMERS_SECRET = "trainers-tier-timer-secret-0123456789abcdef"
 
 
+def required(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Calls fn for a pytest fixture: a RuntimeError (a missing binary, data
+    directory or server) fails the test with its message instead of erroring."""
+    import pytest
+
+    try:
+        return fn(*args, **kwargs)
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
 def binary() -> Path:
     """The timeaware binary: $TIMEAWARE_BIN or <repo>/bin/timeaware."""
     path = Path(os.environ.get("TIMEAWARE_BIN") or REPO_ROOT / "bin" / "timeaware")

@@ -36,28 +36,20 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("WANDB_MODE", "disabled")
 
 
-def _local(fn, *args, **kwargs):
-    """Calls a localstack function; what it cannot find fails the test."""
-    try:
-        return fn(*args, **kwargs)
-    except RuntimeError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
 @pytest.fixture(scope="session")
 def timeaware_bin() -> Path:
-    return _local(localstack.binary)
+    return localstack.required(localstack.binary)
 
 
 @pytest.fixture(scope="session")
 def v1_files() -> list[Path]:
-    return _local(localstack.v1_files)
+    return localstack.required(localstack.v1_files)
 
 
 @pytest.fixture(scope="session")
 def run_timeaware(timeaware_bin):
     def run(*args, timeout: float = 300) -> subprocess.CompletedProcess:
-        return _local(localstack.run_timeaware, timeaware_bin, *args, timeout=timeout)
+        return localstack.required(localstack.run_timeaware, timeaware_bin, *args, timeout=timeout)
 
     return run
 
@@ -71,13 +63,13 @@ def work(tmp_path_factory) -> Path:
 def pairs_split(timeaware_bin, v1_files, work) -> dict:
     """``pairs build --split paper`` on the v1 data, with direct replies from
     a side file: {"train": path, "test": path}."""
-    return _local(localstack.build_pairs, timeaware_bin, v1_files, work / "pairs.parquet")
+    return localstack.required(localstack.build_pairs, timeaware_bin, v1_files, work / "pairs.parquet")
 
 
 @pytest.fixture(scope="session")
 def synth_outputs(timeaware_bin, work) -> dict:
     """Every synth RL output as Parquet, with OpenRLHF's label column."""
-    return _local(localstack.synth_outputs, timeaware_bin, work)
+    return localstack.required(localstack.synth_outputs, timeaware_bin, work)
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +95,7 @@ def tiny_model_dir(work, tokenizer_dir, tokenizer) -> Path:
 
 @pytest.fixture(scope="session")
 def server(timeaware_bin, work):
-    s = _local(Server, timeaware_bin, work / "serve.log")
+    s = localstack.required(Server, timeaware_bin, work / "serve.log")
     yield s
     s.stop()
 

@@ -16,6 +16,7 @@ import logging
 import pytest
 from conftest import scripted_rollout
 from datasets import load_dataset
+from oracles import batna_payoff, opening_payoff
 from timeaware.trl import (
     NEGOTIATION_OVER,
     NEGOTIATION_UNAVAILABLE,
@@ -33,27 +34,6 @@ AFTER = {"text": "One more thing about the start date."}
 
 def truth(row) -> dict:
     return json.loads(row["reward_model"]["ground_truth"])
-
-
-def normalised(g: dict, points: float) -> float:
-    """The role's points over its agreements: (points − worst) / (best − worst), clamped to [0, 1]."""
-    role = g["role"]
-    best = sum(max(i["points"][role]) for i in g["scenario"]["issues"])
-    worst = sum(min(i["points"][role]) for i in g["scenario"]["issues"])
-    return min(max((points - worst) / (best - worst), 0.0), 1.0)
-
-
-def batna_payoff(g: dict) -> float:
-    return normalised(g, next(r["batna"] for r in g["scenario"]["roles"] if r["id"] == g["role"]))
-
-
-def opening_payoff(g: dict) -> float:
-    """The role's score for a deal on the other side's opening offer, option by option from the table."""
-    offer = g["opening"]["action"]["offer"]
-    points = 0
-    for issue in g["scenario"]["issues"]:
-        points += issue["points"][g["role"]][issue["options"].index(offer[issue["id"]])]
-    return normalised(g, points)
 
 
 def negotiation_rows(synth_outputs, opens_other: int, opens_self: int):

@@ -12,33 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import re
-import urllib.parse
-import urllib.request
 
 from conftest import scripted_rollout
 from datasets import load_dataset
+from oracles import read_timer, timely_general
 from timeaware.trl import GetDurationEnv, GRPOReward
 from transformers import AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 from trl.chat_template_utils import qwen3_schema
 
 SECONDS = re.compile(r"^\d+(\.\d+)? seconds\.$")
-
-
-def read_timer(url: str, token: str) -> dict:
-    """GET /v1/timers/{token}, straight from the server."""
-    with urllib.request.urlopen(url + "/v1/timers/" + urllib.parse.quote(token, safe=""), timeout=5) as r:
-        return json.loads(r.read())
-
-
-def timely_general(right: bool, t: float, limit: float) -> float:
-    """Timely-RL for a well-formed answer: 0 if late; 0.1 if on time and
-    wrong; 0.1 + 0.5 + 0.4·sin(π/2·t/T) if on time and right."""
-    if t > limit:
-        return 0.0
-    return 0.1 + 0.5 + 0.4 * math.sin(math.pi / 2 * t / limit) if right else 0.1
 
 
 class Recorder(GRPOReward):

@@ -17,7 +17,6 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -32,17 +31,9 @@ from scripted import ScriptedModel
 right_answer = localstack.right_answer
 
 
-def _local(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Calls a localstack function; what it cannot find fails the test."""
-    try:
-        return fn(*args, **kwargs)
-    except RuntimeError as exc:
-        pytest.fail(str(exc), pytrace=False)
-
-
 @pytest.fixture(scope="session")
 def timeaware_bin() -> Path:
-    return _local(localstack.binary)
+    return localstack.required(localstack.binary)
 
 
 @pytest.fixture(scope="session")
@@ -54,12 +45,12 @@ def work(tmp_path_factory) -> Path:
 def synth_outputs(timeaware_bin, work) -> dict[str, Path]:
     """Every synth RL output as JSON Lines, written by the binary with the
     trainers tier's commands and seeds."""
-    return _local(localstack.synth_outputs, timeaware_bin, work, suffix=".jsonl", openrlhf_label=False)
+    return localstack.required(localstack.synth_outputs, timeaware_bin, work, suffix=".jsonl", openrlhf_label=False)
 
 
 @pytest.fixture(scope="session")
 def server(timeaware_bin, work):
-    s = _local(localstack.Server, timeaware_bin, work / "serve.log")
+    s = localstack.required(localstack.Server, timeaware_bin, work / "serve.log")
     yield s
     s.stop()
 

@@ -12,15 +12,13 @@ under test.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
-import urllib.parse
-import urllib.request
 
 import pytest
 from conftest import read_rows, reward_of, right_answer, write_rows
 from localstack import Server
+from oracles import batna_payoff, opening_payoff, read_timer, timely_general
 from scripted import text, tool_call
 from timeaware import verifiers as tv
 from timeaware.scoring import VerifierUnreachable
@@ -103,20 +101,6 @@ def test_single_turn_rewards_equal_the_rows(name, synth_outputs, server, vf_eval
                           "tool_calls": 0, "tool_errors": 0}
 
 
-def read_timer(url: str, token: str) -> dict:
-    """GET /v1/timers/{token}, straight from the server."""
-    with urllib.request.urlopen(url + "/v1/timers/" + urllib.parse.quote(token, safe=""), timeout=5) as r:
-        return json.loads(r.read())
-
-
-def timely_general(right: bool, t: float, limit: float) -> float:
-    """Timely-RL for a well-formed answer: 0 if late; 0.1 if on time and
-    wrong; 0.1 + 0.5 + 0.4·sin(π/2·t/T) if on time and right."""
-    if t > limit:
-        return 0.0
-    return 0.1 + 0.5 + 0.4 * math.sin(math.pi / 2 * t / limit) if right else 0.1
-
-
 def test_timely_tool_calls_read_the_rollouts_timer_and_the_reward_reads_it(
     synth_outputs, server, vf_eval, fresh, tmp_path
 ):
@@ -159,27 +143,6 @@ def test_timely_tool_calls_read_the_rollouts_timer_and_the_reward_reads_it(
         assert trace["metrics"]["timeaware/elapsed_s"] == pytest.approx(timer["elapsed_s"], abs=1e-9)
     s = tv.stats()
     assert (s["tool_calls"], s["tool_errors"], s["scored"]) == (3 * len(rows.rows), len(rows.rows), len(rows.rows))
-
-
-def normalised(g: dict, points: float) -> float:
-    """The role's points over its agreements: (points − worst) / (best − worst), clamped to [0, 1]."""
-    role = g["role"]
-    best = sum(max(i["points"][role]) for i in g["scenario"]["issues"])
-    worst = sum(min(i["points"][role]) for i in g["scenario"]["issues"])
-    return min(max((points - worst) / (best - worst), 0.0), 1.0)
-
-
-def batna_payoff(g: dict) -> float:
-    return normalised(g, next(r["batna"] for r in g["scenario"]["roles"] if r["id"] == g["role"]))
-
-
-def opening_payoff(g: dict) -> float:
-    """The role's score for a deal on the other side's opening offer, option by option from the table."""
-    offer = g["opening"]["action"]["offer"]
-    points = 0
-    for issue in g["scenario"]["issues"]:
-        points += issue["points"][g["role"]][issue["options"].index(offer[issue["id"]])]
-    return normalised(g, points)
 
 
 def test_negotiation_episodes_are_rewarded_the_payoff_of_the_rows_table(

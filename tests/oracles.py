@@ -1,0 +1,46 @@
+"""Expected rewards, computed the way the papers define them, from a row and
+what the verifier's own state says (a timer's reading), never with the
+reward code under test. The trainers and verifiers tiers share them."""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.parse
+import urllib.request
+
+
+def read_timer(url: str, token: str) -> dict:
+    """GET /v1/timers/{token}, straight from the server."""
+    with urllib.request.urlopen(url + "/v1/timers/" + urllib.parse.quote(token, safe=""), timeout=5) as r:
+        return json.loads(r.read())
+
+
+def timely_general(right: bool, t: float, limit: float) -> float:
+    """Timely-RL for a well-formed answer: 0 if late; 0.1 if on time and
+    wrong; 0.1 + 0.5 + 0.4·sin(π/2·t/T) if on time and right."""
+    if t > limit:
+        return 0.0
+    return 0.1 + 0.5 + 0.4 * math.sin(math.pi / 2 * t / limit) if right else 0.1
+
+
+def normalised(g: dict, points: float) -> float:
+    """The role's points over its agreements: (points − worst) / (best − worst), clamped to [0, 1]."""
+    role = g["role"]
+    best = sum(max(i["points"][role]) for i in g["scenario"]["issues"])
+    worst = sum(min(i["points"][role]) for i in g["scenario"]["issues"])
+    return min(max((points - worst) / (best - worst), 0.0), 1.0)
+
+
+def batna_payoff(g: dict) -> float:
+    """The role's score for walking away: its BATNA on the same scale."""
+    return normalised(g, next(r["batna"] for r in g["scenario"]["roles"] if r["id"] == g["role"]))
+
+
+def opening_payoff(g: dict) -> float:
+    """The role's score for a deal on the other side's opening offer, option by option from the table."""
+    offer = g["opening"]["action"]["offer"]
+    points = 0
+    for issue in g["scenario"]["issues"]:
+        points += issue["points"][g["role"]][issue["options"].index(offer[issue["id"]])]
+    return normalised(g, points)
