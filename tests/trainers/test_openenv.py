@@ -34,16 +34,16 @@ COLUMNS = ("data_source", "reward_model", "extra_info")
 
 
 class OpenEnvServer:
-    """One `python -m timeaware.openenv` on a port the kernel chose."""
+    """One `python -m timeaware.openenv` on ``port``, by default one the kernel chose."""
 
-    def __init__(self, kind: str, verifier: str, log: Path, *args: str) -> None:
+    def __init__(self, kind: str, verifier: str, log: Path, *args: str, port: int = 0) -> None:
         self.log = log
         self._logf = log.open("wb")
         addr_file = log.with_suffix(".addr")
         addr_file.unlink(missing_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "timeaware.openenv", "--env", kind, "--verifier", verifier, "--port", "0",
+            [sys.executable, "-m", "timeaware.openenv", "--env", kind, "--verifier", verifier, "--port", str(port),
              "--addr-file", str(addr_file), *args],
             cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self._logf, stderr=subprocess.STDOUT,
         )
