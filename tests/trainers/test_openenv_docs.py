@@ -24,7 +24,7 @@ from conftest import REPO_ROOT
 from test_openenv import OpenEnvServer
 
 MARKER = "<!-- example: openenv -->"
-BLOCK = re.compile(r"^" + re.escape(MARKER) + r"\s*```python\n(.*?)```", re.S | re.M)
+BLOCK = re.compile(r"^" + re.escape(MARKER) + r"\s*```python\n(.*?)```", re.DOTALL | re.MULTILINE)
 DOC = REPO_ROOT / "docs" / "openenv.md"
 HOST, PORT = "127.0.0.1", 8001  # where the doc's examples look for the server
 
