@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/timeaware/timeaware/chat"
+	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/budget"

@@ -15,7 +15,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/timeaware/timeaware/agreement"
+	"github.com/timeaware/timeaware/prefpairs/agreement"
 )
 
 // Vote is one human judgement on one sample: which action the annotator

@@ -5,8 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/chat"
 )
 
 // TestChatMessage: the wire form of a message gives every tool call a type

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // ArgFile is one dataset file an argument stands for, with its side.

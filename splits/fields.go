@@ -10,7 +10,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 

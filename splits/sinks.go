@@ -8,8 +8,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // RowBuilder is a record builder of rows R (the synth task families'

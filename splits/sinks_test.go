@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // skRow is a row of the Sinks tests: its unit, a number and its label.

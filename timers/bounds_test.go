@@ -1,8 +1,8 @@
 package timers
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"

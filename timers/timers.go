@@ -173,12 +173,12 @@ type Reading struct {
 // the timer is stopped are flags of their own, not a zero time.
 type state struct {
 	start, expires int64
-	measured       int64 // closed measured tool spans
-	simulated      int64 // simulated tool latency
-	open           int64 // start of the open measured span, when spanOpen (else 0)
-	stopped        int64 // stop time, when halted (else 0)
-	spanOpen       bool  // a measured span is open
-	halted         bool  // the timer is stopped
+	measured       int64  // closed measured tool spans
+	simulated      int64  // simulated tool latency
+	open           int64  // start of the open measured span, when spanOpen (else 0)
+	stopped        int64  // stop time, when halted (else 0)
+	spanOpen       bool   // a measured span is open
+	halted         bool   // the timer is stopped
 	seq            uint32 // changes since creation (spans, the stop)
 	seed           uint64
 	alpha, jitter  float64

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/atomicfile"
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/examples"
+	"github.com/timeaware/timeaware/internal/atomicfile"
 	"github.com/timeaware/timeaware/prefpairs"
 )
 

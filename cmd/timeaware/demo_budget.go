@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/examples"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/synth/budget"
 )
 

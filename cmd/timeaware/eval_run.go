@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/prefpairs"
 )
 

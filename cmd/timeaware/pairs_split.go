@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/configs"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 )

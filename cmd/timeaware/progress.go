@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // progress prints a running count on stderr when it is a terminal, at most a

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // fakeClock advances by step on every reading.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/splits"
 )

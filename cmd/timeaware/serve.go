@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/atomicfile"
-	"github.com/timeaware/timeaware/chat"
-	"github.com/timeaware/timeaware/memlimit"
+	"github.com/timeaware/timeaware/internal/atomicfile"
+	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/internal/memlimit"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"
 	"github.com/timeaware/timeaware/verifier"

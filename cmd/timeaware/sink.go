@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 )
 

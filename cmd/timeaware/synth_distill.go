@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/dataset"
 	"github.com/timeaware/timeaware/eval"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // synthDistillFlags are the flags of synth distill.

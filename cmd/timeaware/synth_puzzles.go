@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"github.com/timeaware/timeaware/dataset"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/puzzles"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/synth/puzzles"
 )
 

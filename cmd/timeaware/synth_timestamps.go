@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/output"
+	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/timestamps"
 )

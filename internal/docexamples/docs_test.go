@@ -191,3 +191,26 @@ func TestDocExamples(t *testing.T) {
 		})
 	}
 }
+
+var mdLink = regexp.MustCompile(`\]\(([^)#\s]+)(?:#[^)\s]*)?\)`)
+
+// TestDocsLinksResolve checks that every relative link of the docs names a
+// file or folder of the checkout, as GitHub resolves it: from the linking
+// file's folder.
+func TestDocsLinksResolve(t *testing.T) {
+	n := 0
+	for _, d := range docs(t) {
+		src, err := os.ReadFile(d)
+		require.NoError(t, err)
+		for _, m := range mdLink.FindAllStringSubmatch(string(src), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			n++
+			_, err := os.Stat(filepath.Join(filepath.Dir(d), target))
+			assert.NoError(t, err, "%s links to %s, which is not there", rel(d), target)
+		}
+	}
+	assert.Greater(t, n, 50, "relative links checked")
+}

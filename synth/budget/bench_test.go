@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // BenchmarkBuild measures the whole path of "synth budget" short of

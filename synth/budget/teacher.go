@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/synth"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/synth"
 )
 

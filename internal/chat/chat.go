@@ -32,8 +32,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/timeaware/timeaware/atomicfile"
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/atomicfile"
 )
 
 // Defaults of Options.

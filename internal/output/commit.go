@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/timeaware/timeaware/atomicfile"
+	"github.com/timeaware/timeaware/internal/atomicfile"
 	"github.com/timeaware/timeaware/internal/commitfs"
 )
 

@@ -3,7 +3,7 @@ package agreement_test
 import (
 	"fmt"
 
-	"github.com/timeaware/timeaware/agreement"
+	"github.com/timeaware/timeaware/prefpairs/agreement"
 )
 
 // ExampleAlpha reproduces Krippendorff's worked example: four coders, twelve

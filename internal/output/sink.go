@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 
-	"github.com/timeaware/timeaware/dataset"
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // BatchRows is the number of rows a Sink writes at a time: a record batch,

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/timeaware/timeaware/atomicfile"
+	"github.com/timeaware/timeaware/internal/atomicfile"
 )
 
 // File is an output being written: whole or not at all, its bytes counted
