@@ -18,50 +18,21 @@
 #                        present, else python3)
 set -euo pipefail
 
-samples="${1:-1000000}"
-if ! [[ "$samples" =~ ^[0-9]+$ ]] || [ "$samples" -le 0 ]; then
-    echo "usage: bash bench/pairs/run.sh [SAMPLES]" >&2
-    exit 2
-fi
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-shared="${TIMEAWARE_SHARED:-$repo/../shared}"
-source_dir="$shared/data/tictoc-v1"
-if [ -z "${PYTHON:-}" ]; then
-    if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; else PYTHON=python3; fi
-fi
+source "$here/../lib.sh"
 
-if [ ! -x /usr/bin/time ]; then
-    echo "run.sh: /usr/bin/time is missing; install it with: apt-get update && apt-get install -y time" >&2
-    exit 1
-fi
+samples="${1:-1000000}"
+bench_count "$samples" "bash bench/pairs/run.sh [SAMPLES]"
+bench_python
+bench_need_time run.sh
 if ! "$PYTHON" -c 'import pyarrow.parquet' 2>/dev/null; then
     echo "run.sh: $PYTHON has no pyarrow; pip install -r tests/python/requirements.txt" >&2
     exit 1
 fi
 
-if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
-    work="$TIMEAWARE_BENCH_DIR"
-    mkdir -p "$work"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-bench.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
-corpus="$work/corpus-$samples"
-
-echo "== building bin/timeaware" >&2
-(cd "$repo" && go build -o bin/timeaware ./cmd/timeaware)
-
-if [ -f "$corpus.done" ] && [ -d "$corpus" ]; then
-    echo "== reusing corpus $corpus" >&2
-else
-    echo "== making corpus of $samples samples in $corpus" >&2
-    rm -rf "$corpus" "$corpus.done"
-    PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$here/make_corpus.py" \
-        --samples "$samples" --source "$source_dir" --out "$corpus" >&2
-    touch "$corpus.done"
-fi
+bench_workdir bench
+bench_build
+bench_corpus "$samples"
 
 go_out="$work/go.parquet"
 py_out="$work/python.parquet"

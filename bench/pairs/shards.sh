@@ -19,26 +19,11 @@ shift || true
 shard_counts=("${@:-1 2 4}")
 if [ "$#" -eq 0 ]; then shard_counts=(1 2 4); fi
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-shared="${TIMEAWARE_SHARED:-$repo/../shared}"
-if [ -z "${PYTHON:-}" ]; then
-    if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; else PYTHON=python3; fi
-fi
-if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
-    work="$TIMEAWARE_BENCH_DIR"; mkdir -p "$work"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-shards.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
-corpus="$work/corpus-$samples"
-(cd "$repo" && go build -o bin/timeaware ./cmd/timeaware)
-if ! { [ -f "$corpus.done" ] && [ -d "$corpus" ]; }; then
-    echo "== making corpus of $samples samples in $corpus" >&2
-    rm -rf "$corpus" "$corpus.done"
-    PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$here/make_corpus.py" --samples "$samples" \
-        --source "$shared/data/tictoc-v1" --out "$corpus" >&2
-    touch "$corpus.done"
-fi
+source "$here/../lib.sh"
+bench_python
+bench_workdir shards
+bench_build
+bench_corpus "$samples"
 
 printf '%-7s %9s %11s  %s\n' shards "wall s" "samples/s" "per shard: wall s, CPU s, peak RSS MB"
 for n in "${shard_counts[@]}"; do

@@ -21,25 +21,19 @@
 #   TIMEAWARE_BENCH_SKIP_BASELINE=1  time the gate alone
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
+source "$here/../lib.sh"
 train="${1:-1000000}"
 test="${2:-100000}"
 near="${TIMEAWARE_BENCH_NEAR:-1000}"
 cd "$repo"
-if [ -z "${PYTHON:-}" ]; then
-    if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; else PYTHON=python3; fi
-fi
-if [ ! -x /usr/bin/time ]; then
-    echo "run.sh: /usr/bin/time is missing (apt-get install time)" >&2
-    exit 2
-fi
+bench_python
+bench_need_time run.sh
 if [ -z "${TIMEAWARE_BENCH_SKIP_BASELINE:-}" ] && ! "$PYTHON" -c "import datasketch, pyarrow" 2>/dev/null; then
     echo "run.sh: $PYTHON lacks datasketch: $PYTHON -m pip install -r bench/splits/requirements.txt" >&2
     exit 2
 fi
 base="${TIMEAWARE_BENCH_DIR:-$(mktemp -d)}"
-echo "== building bin/timeaware"
-go build -o bin/timeaware ./cmd/timeaware
+bench_build
 
 # files TRAIN TEST: the directory of a generated pair, made once.
 files() {

@@ -15,29 +15,15 @@
 #                        removed at exit
 set -euo pipefail
 
-tasks="${1:-1000000}"
-if ! [[ "$tasks" =~ ^[0-9]+$ ]] || [ "$tasks" -le 0 ]; then
-    echo "usage: bash bench/synth/budget.sh [TASKS]" >&2
-    exit 2
-fi
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-if [ ! -x /usr/bin/time ]; then
-    echo "budget.sh: /usr/bin/time is missing; install it with: apt-get update && apt-get install -y time" >&2
-    exit 1
-fi
-if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
-    work="$TIMEAWARE_BENCH_DIR"
-    mkdir -p "$work"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-bench.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
-input="$work/tasks-$tasks.jsonl"
+source "$here/../lib.sh"
 
-echo "== building bin/timeaware" >&2
-(cd "$repo" && go build -o bin/timeaware ./cmd/timeaware)
+tasks="${1:-1000000}"
+bench_count "$tasks" "bash bench/synth/budget.sh [TASKS]"
+bench_need_time budget.sh
+bench_workdir bench
+input="$work/tasks-$tasks.jsonl"
+bench_build
 
 if [ -f "$input.done" ] && [ -f "$input" ]; then
     echo "== reusing $input" >&2
@@ -62,11 +48,10 @@ run() {
     /usr/bin/time -v -o "$work/$name.time" "$repo/bin/timeaware" synth budget --input "$input" \
         --family general --seed 1 --out "$work/$name.parquet" "$@" > "$work/$name.out"
     sed 's/^/  /' "$work/$name.out" >&2
-    local rows wall secs rss
+    local rows secs rss
     rows=$(sed -n 's/^synth budget: \([0-9]*\) rows written.*/\1/p' "$work/$name.out")
-    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$work/$name.time")
-    secs=$(echo "$wall" | awk -F: '{s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s}')
-    rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$work/$name.time")
+    secs=$(bench_seconds "$work/$name.time")
+    rss=$(bench_rss_mb "$work/$name.time")
     printf '%-26s %10s %9.2f %12.0f %12s\n' "$name" "$rows" "$secs" "$(awk -v r="$rows" -v s="$secs" 'BEGIN {print (s > 0 ? r / s : 0)}')" "$rss"
 }
 

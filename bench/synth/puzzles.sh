@@ -14,28 +14,14 @@
 #                        at exit
 set -euo pipefail
 
-count="${1:-100000}"
-if ! [[ "$count" =~ ^[0-9]+$ ]] || [ "$count" -le 0 ]; then
-    echo "usage: bash bench/synth/puzzles.sh [COUNT]" >&2
-    exit 2
-fi
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-if [ ! -x /usr/bin/time ]; then
-    echo "puzzles.sh: /usr/bin/time is missing; install it with: apt-get update && apt-get install -y time" >&2
-    exit 1
-fi
-if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
-    work="$TIMEAWARE_BENCH_DIR"
-    mkdir -p "$work"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-bench.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
+source "$here/../lib.sh"
 
-echo "== building bin/timeaware" >&2
-(cd "$repo" && go build -o bin/timeaware ./cmd/timeaware)
+count="${1:-100000}"
+bench_count "$count" "bash bench/synth/puzzles.sh [COUNT]"
+bench_need_time puzzles.sh
+bench_workdir bench
+bench_build
 
 run() {
     local name="$1" workers="$2"
@@ -46,11 +32,10 @@ run() {
     /usr/bin/time -v -o "$work/$name.time" "$@" "$repo/bin/timeaware" synth puzzles \
         --count "$count" --seed 1 --workers "$workers" --out "$out" > "$work/$name.out"
     sed 's/^/  /' "$work/$name.out" >&2
-    local rows wall secs rss
+    local rows secs rss
     rows=$(sed -n 's/^synth puzzles: \([0-9]*\) puzzles written.*/\1/p' "$work/$name.out")
-    wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$work/$name.time")
-    secs=$(echo "$wall" | awk -F: '{s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s}')
-    rss=$(awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$work/$name.time")
+    secs=$(bench_seconds "$work/$name.time")
+    rss=$(bench_rss_mb "$work/$name.time")
     printf '%-12s %10s %9.2f %12.0f %12s %10s\n' "$name" "$rows" "$secs" \
         "$(awk -v r="$rows" -v s="$secs" 'BEGIN {print (s > 0 ? r / s : 0)}')" "$rss" \
         "$(du -m "$out" | cut -f1)"

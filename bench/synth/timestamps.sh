@@ -20,46 +20,18 @@
 #   WORKERS              --workers for the stamping run (default 0: one per CPU)
 set -euo pipefail
 
-records="${1:-1000000}"
-if ! [[ "$records" =~ ^[0-9]+$ ]] || [ "$records" -le 0 ]; then
-    echo "usage: bash bench/synth/timestamps.sh [RECORDS]" >&2
-    exit 2
-fi
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-shared="${TIMEAWARE_SHARED:-$repo/../shared}"
-source_dir="$shared/data/tictoc-v1"
+source "$here/../lib.sh"
+
+records="${1:-1000000}"
+bench_count "$records" "bash bench/synth/timestamps.sh [RECORDS]"
 PYTHON="${PYTHON:-python3}"
 workers="${WORKERS:-0}"
-
-if [ ! -x /usr/bin/time ]; then
-    echo "timestamps.sh: /usr/bin/time is missing; install it with: apt-get update && apt-get install -y time" >&2
-    exit 1
-fi
-
-if [ -n "${TIMEAWARE_BENCH_DIR:-}" ]; then
-    work="$TIMEAWARE_BENCH_DIR"
-    mkdir -p "$work"
-else
-    work="$(mktemp -d "${TMPDIR:-/tmp}/timeaware-bench-synth.XXXXXX")"
-    trap 'rm -rf "$work"' EXIT
-fi
+bench_need_time timestamps.sh
+bench_workdir bench-synth
+bench_build
 # The same corpus as bench/pairs/run.sh makes, so TIMEAWARE_BENCH_DIR can be shared.
-corpus="$work/corpus-$records"
-
-echo "== building bin/timeaware" >&2
-(cd "$repo" && go build -o bin/timeaware ./cmd/timeaware)
-
-if [ -f "$corpus.done" ] && [ -d "$corpus" ]; then
-    echo "== reusing corpus $corpus" >&2
-else
-    echo "== making corpus of $records records in $corpus" >&2
-    rm -rf "$corpus" "$corpus.done"
-    PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$repo/bench/pairs/make_corpus.py" \
-        --samples "$records" --source "$source_dir" --out "$corpus" >&2
-    touch "$corpus.done"
-fi
+bench_corpus "$records"
 
 out="$work/stamped.jsonl"
 rm -f "$out"
