@@ -158,8 +158,8 @@ func commitWriters(t *testing.T, inputs string) []commitWriter {
 		{name: "synth puzzles --test-fraction", data: sides("pz.jsonl"), manifest: beside("pz.jsonl"), args: func(dir string, second bool) []string {
 			return []string{"synth", "puzzles", "--count", "20", "--seed", pick(second, "2", "1"), "--test-fraction", "0.3", "--out", filepath.Join(dir, "pz.jsonl")}
 		}},
-		{name: "synth puzzles --import-published", data: one("pub.jsonl"), manifest: beside("pub.jsonl"), args: func(dir string, second bool) []string {
-			args := []string{"synth", "puzzles", "--import-published", publishedPuzzles, "--out", filepath.Join(dir, "pub.jsonl")}
+		{name: "synth puzzles import-published", data: one("pub.jsonl"), manifest: beside("pub.jsonl"), args: func(dir string, second bool) []string {
+			args := []string{"synth", "puzzles", "import-published", publishedPuzzles, "--out", filepath.Join(dir, "pub.jsonl")}
 			if second {
 				args = append(args, "--explicit")
 			}

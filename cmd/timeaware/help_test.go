@@ -23,7 +23,7 @@ import (
 // prompts that synth distill answers). Every command with examples is here.
 var exampleOrder = []string{
 	"timeaware pairs build", "timeaware synth budget", "timeaware synth timestamps", "timeaware synth puzzles",
-	"timeaware synth traveler", "timeaware synth negotiation", "timeaware synth distill", "timeaware synth sft",
+	"timeaware synth puzzles solve", "timeaware synth puzzles import-published", "timeaware synth traveler", "timeaware synth negotiation", "timeaware synth distill", "timeaware synth sft",
 	"timeaware eval run", "timeaware eval compare", "timeaware eval nar", "timeaware score", "timeaware splits check",
 	"timeaware serve", "timeaware demo", "timeaware config defaults", "timeaware config show",
 }
@@ -42,10 +42,13 @@ func leafCommands(root *cobra.Command) map[string]*cobra.Command {
 			if sub.Name() == "help" || sub.Name() == "completion" {
 				continue
 			}
+			// A command with subcommands of its own is also a leaf when it
+			// runs something itself (synth puzzles generates).
+			if !sub.HasSubCommands() || sub.Example != "" {
+				out[sub.CommandPath()] = sub
+			}
 			if sub.HasSubCommands() {
 				walk(sub)
-			} else {
-				out[sub.CommandPath()] = sub
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func writers(t *testing.T) []struct {
 		{"synth negotiation", []string{"synth", "negotiation", "--count", "3", "--seed", "1", "--out"}},
 		{"score", []string{"score", "--data-source", "timely/general", "--input", scoreIn, "--out"}},
 		{"synth sft", []string{"synth", "sft", "--traces", "../../examples/budget/traces.jsonl", "--out"}},
-		{"synth puzzles --import-published", []string{"synth", "puzzles", "--import-published", "../../examples/puzzles/published_sample.json", "--out"}},
+		{"synth puzzles import-published", []string{"synth", "puzzles", "import-published", "../../examples/puzzles/published_sample.json", "--out"}},
 	}
 }
 

@@ -21,16 +21,20 @@ import (
 
 type synthPuzzlesFlags struct {
 	out, solve, shard, importPublished string
-	count, start                       int64
-	seed                               uint64
-	labels                             bool
-	testFraction                       float64
+	// verb is true when the run came through a verb (solve,
+	// import-published) rather than the deprecated flag of that name: the
+	// file is then an argument, and the summary names the verb.
+	verb         bool
+	count, start int64
+	seed         uint64
+	labels       bool
+	testFraction float64
 }
 
 func (a *app) synthPuzzlesCmd() *cobra.Command {
 	var f synthPuzzlesFlags
 	cmd := &cobra.Command{
-		Use:   "puzzles --count N --seed S --out FILE | --solve FILE | --import-published FILE --out FILE",
+		Use:   "puzzles --count N --seed S --out FILE",
 		Short: "Time Puzzles for VeRL: date-inference puzzles with verifiable answer sets",
 		Long: `Puzzles writes Time Puzzles (data_source timepuzzles): each puzzle is a few
 facts about a hidden date — a knowledge-base event (same day, month or year,
@@ -65,22 +69,14 @@ round(X × events) events of lowest hash with --seed go to the test side, so
 puzzles about one event, whose answers overlap and whose texts nearly match,
 never straddle the split, and "timeaware splits check" passes the two files.
 
---solve FILE solves every puzzle of a file again from its constraints_meta
-(puzzles without a solution included), prints each whose stored answer
-(solutions or ground_truth) differs, and exits 1 if any does; a puzzle whose
-answer depends on a disputed or unknown lunar day is reported undecidable,
-not wrong.
-
---import-published FILE reads the published Time Puzzles set (JSON records
-with constraints_meta), converts every constraint it can, solves each puzzle
-again and writes the converted, decidable ones to --out in this schema, with
-the solved answers; it prints each record whose published answer is wrong
-(with its cause), undecidable or not converted, and a summary.`,
+"synth puzzles solve FILE" audits a set and "synth puzzles import-published
+FILE" converts the published one; --solve and --import-published, which did
+the same, still work and are deprecated.`,
 		Example: `  timeaware synth puzzles --count 20 --seed 1 --out out/puzzles.parquet
   timeaware synth puzzles --count 20 --seed 2 --solutions 3 --years 1950-2000 --kb examples/puzzles/kb.csv \
     --out out/puzzles-kb.jsonl
-  timeaware synth puzzles --solve out/puzzles-kb.jsonl
-  timeaware synth puzzles --import-published examples/puzzles/published_sample.json --out out/published.jsonl`,
+  timeaware synth puzzles solve out/puzzles-kb.jsonl
+  timeaware synth puzzles import-published examples/puzzles/published_sample.json --out out/published.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.solve != "" && f.importPublished != "" {
@@ -92,7 +88,8 @@ the solved answers; it prints each record whose published answer is wrong
 						return usagef("--solve checks a file; it takes no --%s", name)
 					}
 				}
-				return a.runSolvePuzzles(cmd.Context(), f.solve)
+				a.deprecated("--solve FILE", "synth puzzles solve FILE")
+				return a.runSolvePuzzles(cmd.Context(), &f)
 			}
 			if f.importPublished != "" {
 				for _, name := range []string{"count", "seed", "start", "shard", "test-fraction"} {
@@ -103,6 +100,7 @@ the solved answers; it prints each record whose published answer is wrong
 				if f.out == "" {
 					return usagef("--import-published needs --out")
 				}
+				a.deprecated("--import-published FILE", "synth puzzles import-published FILE")
 				return a.runImportPublished(cmd.Context(), &f)
 			}
 			if err := requireSeed(cmd, "puzzles"); err != nil {
@@ -117,8 +115,8 @@ the solved answers; it prints each record whose published answer is wrong
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
 	testFractionFlag(fs, &f.testFraction, "answer set")
 	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
-	fs.StringVar(&f.solve, "solve", "", "solve the puzzles of this file again and report those whose stored answer differs")
-	fs.StringVar(&f.importPublished, "import-published", "", "convert the published Time Puzzles JSON file to this schema, solve it again and report wrong answers")
+	fs.StringVar(&f.solve, "solve", "", "deprecated: use \"synth puzzles solve FILE\"")
+	fs.StringVar(&f.importPublished, "import-published", "", "deprecated: use \"synth puzzles import-published FILE\"")
 	fs.Int64Var(&f.start, "start", 0, "index of the first puzzle")
 	fs.StringVar(&f.shard, "shard", "", "write only the puzzles whose index is i mod n, e.g. 0/4")
 	fs.String("solutions", "", "solutions per puzzle: K (0-6) or a range A-B cycled by index (default 1-6)")
@@ -139,7 +137,92 @@ the solved answers; it prints each record whose published answer is wrong
 	bindKey(fs, "format", "synth.puzzles.format")
 	bindKey(fs, "workers", "synth.puzzles.workers")
 	bindKey(fs, "explicit", "synth.puzzles.explicit")
+	cmd.AddCommand(a.synthPuzzlesSolveCmd(), a.synthPuzzlesImportCmd())
 	return cmd
+}
+
+func (a *app) synthPuzzlesSolveCmd() *cobra.Command {
+	f := synthPuzzlesFlags{verb: true}
+	cmd := &cobra.Command{
+		Use:   "solve FILE",
+		Short: "solve every puzzle of a file again and report those whose stored answer differs",
+		Long: `Solve solves every puzzle of FILE (a synth puzzles output, in any format)
+again from its constraints_meta, puzzles without a solution included, prints
+each whose stored answer (solutions or ground_truth) differs, and exits 1 if
+any does; a puzzle whose answer depends on a disputed or unknown lunar day is
+reported undecidable, not wrong.`,
+		Example: `  timeaware synth puzzles solve out/puzzles-kb.jsonl`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.solve = args[0]
+			return a.runSolvePuzzles(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.String("format", "", "FILE's format: "+dataset.Names()+" (default: from its extension)")
+	bindKey(fs, "format", "synth.puzzles.format")
+	return cmd
+}
+
+func (a *app) synthPuzzlesImportCmd() *cobra.Command {
+	f := synthPuzzlesFlags{verb: true}
+	cmd := &cobra.Command{
+		Use:   "import-published FILE --out FILE",
+		Short: "convert the published Time Puzzles set to this schema, solve it again and report wrong answers",
+		Long: `Import-published reads the published Time Puzzles set (JSON records with
+constraints_meta), converts every constraint it can, solves each puzzle again
+and writes the converted, decidable ones to --out in this schema, with the
+solved answers; it prints each record whose published answer is wrong (with
+its cause), undecidable or not converted, and a summary. Output is written
+atomically, with a manifest beside it.`,
+		Example: `  timeaware synth puzzles import-published examples/puzzles/published_sample.json --out out/published.jsonl`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.importPublished = args[0]
+			if f.out == "" {
+				return usagef("import-published needs --out")
+			}
+			return a.runImportPublished(cmd.Context(), &f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
+	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
+	fs.String("kb", "", "knowledge-base CSV of events (event,start,end; default: the built-in one)")
+	fs.String("year-sets", "", "CSV of year sets (set,event,first,every,through,cancelled,moved; default: the built-in Olympic and World Cup years)")
+	fs.String("disputed", "", "disputed lunar months and years: avoid (never decide an answer; the default) or allow")
+	fs.String("year-set-reading", "", "read year sets by the editions held (held, the default) or by their rule, as the published Time Puzzles generator does (rule)")
+	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	fs.Bool("explicit", false, "put the explicit constraints in the prompt instead of the implicit ones")
+	for flag, key := range map[string]string{"kb": "kb", "year-sets": "year_sets", "disputed": "disputed",
+		"year-set-reading": "year_set_reading", "format": "format", "explicit": "explicit"} {
+		bindKey(fs, flag, "synth.puzzles."+key)
+	}
+	return cmd
+}
+
+// deprecated warns that a spelling of the command line still works but has
+// a successor.
+func (a *app) deprecated(old, instead string) {
+	fmt.Fprintf(a.stderr, "timeaware: %s is deprecated: use \"timeaware %s\"\n", old, instead)
+}
+
+// inputFlag is the flag that named the file a puzzles verb reads: the
+// deprecated flag (--solve, --import-published), or "" when a verb took the
+// file as its argument.
+func (f *synthPuzzlesFlags) inputFlag(flag string) string {
+	if f.verb {
+		return ""
+	}
+	return flag
+}
+
+// command is how the summary and the manifest name the run.
+func (f *synthPuzzlesFlags) command(verb string) string {
+	if f.verb {
+		return "synth puzzles " + verb
+	}
+	return "synth puzzles --" + verb
 }
 
 // puzzleRangeKey reads "K" or "A-B" of non-negative integers.
@@ -394,19 +477,25 @@ func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, sp
 	fmt.Fprintf(w, "  manifest:    %s\n", mp)
 }
 
-func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
-	format, err := a.outputFormat("synth.puzzles.format", path)
-	if err != nil {
-		return err
+func (a *app) runSolvePuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
+	path, flag := f.solve, f.inputFlag("solve")
+	if flag != "" {
+		a.named(flag, path)
 	}
-	a.named("solve", path)
 	in, err := os.Open(path)
 	if err != nil {
-		return pathError("solve", path, err)
+		return pathError(flag, path, err)
 	}
 	defer in.Close()
 	if st, err := in.Stat(); err == nil && st.IsDir() {
-		return usagef("--solve %s: is a directory", path)
+		if flag != "" {
+			return usagef("--%s %s: is a directory", flag, path)
+		}
+		return usagef("%s: is a directory", path)
+	}
+	format, err := a.outputFormat("synth.puzzles.format", path)
+	if err != nil {
+		return err
 	}
 	so, err := puzzleSolverOptions(a.v)
 	if err != nil {
@@ -449,7 +538,7 @@ func (a *app) runSolvePuzzles(ctx context.Context, path string) error {
 	if err != nil {
 		return streamError(err)
 	}
-	fmt.Fprintf(a.stdout, "synth puzzles --solve: %d puzzles checked, %d differ, %d undecidable", checked, differ, undecidable)
+	fmt.Fprintf(a.stdout, "%s: %d puzzles checked, %d differ, %d undecidable", f.command("solve"), checked, differ, undecidable)
 	if noDay > 0 {
 		fmt.Fprintf(a.stdout, ", %d without a solution (a fact no day satisfies)", noDay)
 	}
@@ -525,7 +614,7 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 		return sinks.Add(im.Puzzle)
 	})
 	if err != nil {
-		return pathError("import-published", f.importPublished, err)
+		return pathError(f.inputFlag("import-published"), f.importPublished, err)
 	}
 	if err := sinks.Finish(); err != nil {
 		return pathError("out", f.out, err)
@@ -537,7 +626,7 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 	config := typedConfig(v, "synth.puzzles.")
 	config["import_published"] = f.importPublished
 	m := &output.Manifest{
-		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles --import-published",
+		Tool: "timeaware", Version: buildVersion(), Command: f.command("import-published"),
 		Outputs: outs, Inputs: inputs, Config: config, Summary: sum,
 	}
 	mp, err := sinks.Commit(ctx, m)
@@ -555,7 +644,7 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 		notConverted += n
 	}
 	w := a.stdout
-	fmt.Fprintf(w, "synth puzzles --import-published: %d records, %d converted, %d not converted\n", sum.Records, sum.Converted, notConverted)
+	fmt.Fprintf(w, "%s: %d records, %d converted, %d not converted\n", f.command("import-published"), sum.Records, sum.Converted, notConverted)
 	fmt.Fprintf(w, "  agree:         %d\n", sum.Agree)
 	if sum.NoDay > 0 {
 		fmt.Fprintf(w, "  no solution:   %d (a constraint no day satisfies)\n", sum.NoDay)

@@ -363,3 +363,47 @@ func TestSynthPuzzlesYearSetReading(t *testing.T) {
 	assert.Contains(t, stderr, "--year-set-reading awarded: ")
 	assert.Contains(t, stderr, `"awarded" is not held or rule`)
 }
+
+// TestPuzzleVerbsAndTheirDeprecatedFlags: solve and import-published are
+// verbs; --solve and --import-published still do the same, with a warning
+// that names the verb, and write the same bytes.
+func TestPuzzleVerbsAndTheirDeprecatedFlags(t *testing.T) {
+	dir := t.TempDir()
+	set := filepath.Join(dir, "set.jsonl")
+	code, _, stderr := runCLI(t, "synth", "puzzles", "--count", "6", "--seed", "4", "--out", set)
+	require.Equal(t, 0, code, stderr)
+
+	code, stdout, stderr := runCLI(t, "synth", "puzzles", "solve", set)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+	assert.Equal(t, "synth puzzles solve: 6 puzzles checked, 0 differ, 0 undecidable\n", stdout)
+
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", set)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "timeaware: --solve FILE is deprecated: use \"timeaware synth puzzles solve FILE\"\n", stderr)
+	assert.Equal(t, "synth puzzles --solve: 6 puzzles checked, 0 differ, 0 undecidable\n", stdout)
+
+	sample := "../../examples/puzzles/published_sample.json"
+	viaVerb, viaFlag := filepath.Join(dir, "verb.jsonl"), filepath.Join(dir, "flag.jsonl")
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "import-published", sample, "--out", viaVerb)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, "\nsynth puzzles import-published: 12 records, 10 converted")
+	assert.Equal(t, "synth puzzles import-published", readManifest(t, viaVerb).Command)
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--import-published", sample, "--out", viaFlag)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "--import-published FILE is deprecated")
+	assert.Contains(t, stdout, "\nsynth puzzles --import-published: 12 records, 10 converted")
+	assert.Equal(t, sha256File(t, viaVerb), sha256File(t, viaFlag))
+
+	// The verbs take their file as an argument, and errors name it so.
+	code, _, stderr = runCLI(t, "synth", "puzzles", "solve")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "accepts 1 arg(s)")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "solve", dir)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "timeaware: "+dir+": is a directory")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "import-published", sample)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "import-published needs --out")
+}
