@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/prefpairs"
 )
 
@@ -35,39 +36,12 @@ func noTimes() prefpairs.Options {
 	return opt
 }
 
-func TestParseShardBounds(t *testing.T) {
-	tests := []struct {
-		in   string
-		want prefpairs.Shard
-		err  string
-	}{
-		{in: "0/1", want: prefpairs.Shard{Index: 0, Count: 1}},
-		{in: "0/2", want: prefpairs.Shard{Index: 0, Count: 2}},
-		{in: "1/2", want: prefpairs.Shard{Index: 1, Count: 2}},
-		{in: "2/2", err: "want 0 <= i < n"},
-		{in: "0/0", err: "want 0 <= i < n"},
-		{in: "-1/1", err: "want 0 <= i < n"},
-		{in: "01/2", err: "is not i/n"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			got, err := prefpairs.ParseShard(tc.in)
-			if tc.err != "" {
-				assert.ErrorContains(t, err, tc.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, got)
-		})
-	}
-}
-
 // TestShardOfOneHasEverything: a count of 0 or 1 does not shard, whatever
 // the index.
 func TestShardOfOneHasEverything(t *testing.T) {
-	for _, sh := range []prefpairs.Shard{{}, {Index: 0, Count: 1}, {Index: 3, Count: 1}, {Index: 1, Count: 0}} {
+	for _, sh := range []shard.Shard{{}, {Index: 0, Count: 1}, {Index: 3, Count: 1}, {Index: 1, Count: 0}} {
 		for _, id := range []string{"", "a_1", "flight_status_1", "weather_station_9"} {
-			assert.True(t, sh.Has(id), "%+v has %q", sh, id)
+			assert.True(t, sh.HasID(id), "%+v has %q", sh, id)
 		}
 	}
 }
@@ -87,10 +61,10 @@ func TestBuildOptionBounds(t *testing.T) {
 		{name: "label-only margin 1.5", edit: func(o *prefpairs.Options) { o.LabelOnlyMargin = 1.5 }},
 		{name: "label-only margin past 1.5", edit: func(o *prefpairs.Options) { o.LabelOnlyMargin = 1.51 }, err: "label_only_margin 1.51 is outside [0, 1.5]"},
 		{name: "negative label-only margin", edit: func(o *prefpairs.Options) { o.LabelOnlyMargin = -1 }, err: "label_only_margin -1 is outside"},
-		{name: "shard 1/2", edit: func(o *prefpairs.Options) { o.Shard = prefpairs.Shard{Index: 1, Count: 2} }},
-		{name: "shard 2/2", edit: func(o *prefpairs.Options) { o.Shard = prefpairs.Shard{Index: 2, Count: 2} }, err: "shard 2/2: want 0 <= i < n"},
-		{name: "shard -1/2", edit: func(o *prefpairs.Options) { o.Shard = prefpairs.Shard{Index: -1, Count: 2} }, err: "shard -1/2"},
-		{name: "count 1 with index 3", edit: func(o *prefpairs.Options) { o.Shard = prefpairs.Shard{Index: 3, Count: 1} }},
+		{name: "shard 1/2", edit: func(o *prefpairs.Options) { o.Shard = shard.Shard{Index: 1, Count: 2} }},
+		{name: "shard 2/2", edit: func(o *prefpairs.Options) { o.Shard = shard.Shard{Index: 2, Count: 2} }, err: "shard 2/2: want 0 <= i < n"},
+		{name: "shard -1/2", edit: func(o *prefpairs.Options) { o.Shard = shard.Shard{Index: -1, Count: 2} }, err: "shard -1/2"},
+		{name: "count 1 with index 3", edit: func(o *prefpairs.Options) { o.Shard = shard.Shard{Index: 3, Count: 1} }},
 		{name: "tool response", edit: func(o *prefpairs.Options) { o.ToolResponse = "all" }, err: `tool_response "all" is not last_turn or last_call`},
 		{name: "time format", edit: func(o *prefpairs.Options) { o.TimeFormat = "unix" }, err: `unknown time format "unix"`},
 	}
@@ -118,7 +92,7 @@ func TestBuildOptionBounds(t *testing.T) {
 				require.ErrorContains(t, err, "no pairs") // a shard may be empty
 			}
 			for _, p := range pairs {
-				assert.True(t, opt.Shard.Has(p.ID))
+				assert.True(t, opt.Shard.HasID(p.ID))
 				assert.GreaterOrEqual(t, p.Margin, opt.MinMargin)
 			}
 			if opt.Shard.Count <= 1 {
@@ -242,7 +216,7 @@ func TestBuildShardsSkipOtherShardsRecords(t *testing.T) {
 	for i := range 2 {
 		opt := demoOptions(t)
 		opt.CountOnly = true
-		opt.Shard = prefpairs.Shard{Index: i, Count: 2}
+		opt.Shard = shard.Shard{Index: i, Count: 2}
 		opt.Scores[prefpairs.SampleKey{ID: "elsewhere_3", Elapse: 0}] = prefpairs.Score{Mean: 3, Votes: 2}
 		data := string(demoFile(t, "trajectories.jsonl")) + `{"id": "broken_7", "history": 5}` + "\n"
 		_, sum, err := build(t, opt, prefpairs.InputFromName("in.jsonl", strings.NewReader(data)))
@@ -268,7 +242,7 @@ func TestBuildShardsSkipOtherShardsRecords(t *testing.T) {
 	for i := range 2 {
 		opt := demoOptions(t)
 		opt.CountOnly = true
-		opt.Shard = prefpairs.Shard{Index: i, Count: 2}
+		opt.Shard = shard.Shard{Index: i, Count: 2}
 		opt.Scores[prefpairs.SampleKey{ID: "elsewhere_3", Elapse: 0}] = prefpairs.Score{Mean: 3, Votes: 2}
 		_, sum, err := build(t, opt, demoInput(t))
 		if err != nil {

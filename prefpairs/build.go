@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"hash/maphash"
 	"io"
 	"math"
@@ -17,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/shard"
 )
 
 // ToolResponse says which calls the tool-call response repeats.
@@ -59,7 +59,7 @@ type Options struct {
 	// Shard, when Count > 1, keeps only the trajectories of one shard (by a
 	// hash of the id, so every elapse level of a trajectory lands in the same
 	// shard), to spread a corpus over processes or machines.
-	Shard Shard
+	Shard shard.Shard
 	// Scenario names a trajectory's scenario and sensitivity (from a
 	// scenario catalog, say). Nil uses the record's own fields, and the id
 	// without its trailing _<n> when the record names no scenario. An error
@@ -73,31 +73,6 @@ type Options struct {
 	// their metadata, margin and score. A first pass that sizes a split uses
 	// it; no sample is ever missing its direct reply in this mode.
 	CountOnly bool
-}
-
-// Shard selects shard Index (0-based) of Count.
-type Shard struct{ Index, Count int }
-
-// ParseShard reads "i/n" with 0 ≤ i < n.
-func ParseShard(s string) (Shard, error) {
-	var sh Shard
-	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || fmt.Sprintf("%d/%d", sh.Index, sh.Count) != s {
-		return Shard{}, fmt.Errorf("shard %q is not i/n", s)
-	}
-	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
-		return Shard{}, fmt.Errorf("shard %q: want 0 <= i < n", s)
-	}
-	return sh, nil
-}
-
-// Has reports whether the trajectory id belongs to the shard.
-func (s Shard) Has(id string) bool {
-	if s.Count <= 1 {
-		return true
-	}
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return h.Sum64()%uint64(s.Count) == uint64(s.Index)
 }
 
 // DirectSource produces a direct reply for a rendered prompt. DirectGenerator
@@ -259,7 +234,7 @@ func Build(ctx context.Context, inputs []Input, opt Options, emit func(*Pair) er
 	if opt.Shard.Count > 1 {
 		inShard = 0
 		for k := range opt.Scores {
-			if opt.Shard.Has(k.ID) {
+			if opt.Shard.HasID(k.ID) {
 				inShard++
 			}
 		}
@@ -407,7 +382,7 @@ func process(ctx context.Context, from conversation.Batch, in Input, opt *Option
 		// shard reads the whole corpus, and decoding it all would cost each
 		// shard the single run's work.
 		if opt.Shard.Count > 1 {
-			if id, ok := conversation.RecordID(raw.Data); ok && !opt.Shard.Has(id) {
+			if id, ok := conversation.RecordID(raw.Data); ok && !opt.Shard.HasID(id) {
 				continue
 			}
 		}
@@ -415,7 +390,7 @@ func process(ctx context.Context, from conversation.Batch, in Input, opt *Option
 		if err != nil {
 			return nil, fmt.Errorf("prefpairs: %w", err)
 		}
-		if !opt.Shard.Has(t.ID) {
+		if !opt.Shard.HasID(t.ID) {
 			continue
 		}
 		b.records++

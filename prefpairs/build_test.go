@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/prefpairs"
 )
 
@@ -562,7 +563,7 @@ func TestBuildShards(t *testing.T) {
 	total := 0
 	for i := 0; i < 3; i++ {
 		opt := demoOptions(t)
-		opt.Shard = prefpairs.Shard{Index: i, Count: 3}
+		opt.Shard = shard.Shard{Index: i, Count: 3}
 		pairs, _, err := build(t, opt, demoInput(t))
 		if err != nil {
 			require.ErrorContains(t, err, "no pairs") // a shard may be empty
@@ -574,23 +575,13 @@ func TestBuildShards(t *testing.T) {
 			ids[p.ID] = true
 		}
 		for id := range ids {
-			assert.True(t, opt.Shard.Has(id))
+			assert.True(t, opt.Shard.HasID(id))
 		}
 		total += len(pairs)
 	}
 	assert.Equal(t, len(all), total, "the shards partition the pairs")
 	for k, n := range seen {
 		assert.Equal(t, 1, n, k)
-	}
-}
-
-func TestParseShard(t *testing.T) {
-	sh, err := prefpairs.ParseShard("2/8")
-	require.NoError(t, err)
-	assert.Equal(t, prefpairs.Shard{Index: 2, Count: 8}, sh)
-	for _, bad := range []string{"8/8", "-1/2", "1/0", "1", "a/b", "1/2/3", " 1/2"} {
-		_, err := prefpairs.ParseShard(bad)
-		assert.Error(t, err, bad)
 	}
 }
 

@@ -11,15 +11,16 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/timeaware/timeaware/internal/jsonscan"
+	"github.com/timeaware/timeaware/internal/shard"
 )
 
 // LinesOptions tunes ScoreLines.
 type LinesOptions struct {
-	// ShardIndex and ShardCount, when ShardCount > 1, score only the lines
-	// whose 0-based number is ShardIndex mod ShardCount, so that shards of
-	// one input together score every line once. Errors still name the
-	// input's own line numbers.
-	ShardIndex, ShardCount int
+	// Shard, when its Count > 1, scores only the lines whose 0-based
+	// number is in the shard (shard.Shard.HasIndex), so that shards of one
+	// input together score every line once. Errors still name the input's
+	// own line numbers.
+	Shard shard.Shard
 	// Before is the number of lines read before this input, when it is one
 	// part of a dataset: a line's number for sharding counts from the
 	// dataset's first line.
@@ -67,7 +68,7 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 			return sum, fmt.Errorf("%s: line %d: %w", name, n, err)
 		}
 		sum.Lines = n
-		if opt.ShardCount > 1 && (opt.Before+n-1)%opt.ShardCount != opt.ShardIndex {
+		if !opt.Shard.HasIndex(int64(opt.Before + n - 1)) {
 			sum.Skipped++
 			continue
 		}

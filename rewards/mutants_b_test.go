@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/timeaware/timeaware/internal/shard"
 )
 
 // --- nar.go -------------------------------------------------------------
@@ -206,7 +207,7 @@ func TestBScoreLines(t *testing.T) {
 
 // Sharding: line n (1-based) of an input that follows Before lines is
 // dataset line Before + n − 1 (0-based), scored by shard (Before + n − 1) mod
-// ShardCount; errors and Lines keep the input's own numbering.
+// the shard count; errors and Lines keep the input's own numbering.
 func TestBScoreLinesShards(t *testing.T) {
 	s := newTestScorer(t, nil)
 	var lines []string
@@ -229,23 +230,23 @@ func TestBScoreLinesShards(t *testing.T) {
 		return sum, res
 	}
 	// Before 2, 3 shards, shard 1: (2 + n − 1) mod 3 = 1 for n = 3 and 6.
-	sum, out := run(LinesOptions{ShardIndex: 1, ShardCount: 3, Before: 2})
+	sum, out := run(LinesOptions{Shard: shard.Shard{Index: 1, Count: 3}, Before: 2})
 	assert.Equal(t, LinesSummary{Items: 2, Failed: 1, Skipped: 5, Lines: 7, Sum: 1, FirstErrors: sum.FirstErrors}, *sum)
 	require.Len(t, sum.FirstErrors, 1)
 	assert.True(t, strings.HasPrefix(sum.FirstErrors[0], "line 6: "), sum.FirstErrors[0])
 	assert.Len(t, out, 2)
 	// Without Before, shard 1 of 3 takes n − 1 ≡ 1: n = 2 and 5.
-	sum, _ = run(LinesOptions{ShardIndex: 1, ShardCount: 3})
+	sum, _ = run(LinesOptions{Shard: shard.Shard{Index: 1, Count: 3}})
 	assert.Equal(t, 2, sum.Items)
 	assert.Equal(t, 0, sum.Failed)
 	assert.Equal(t, 5, sum.Skipped)
 	// Shard 0 of 2 after 1 line: (1 + n − 1) mod 2 = 0 for n = 2, 4, 6.
-	sum, _ = run(LinesOptions{ShardIndex: 0, ShardCount: 2, Before: 1})
+	sum, _ = run(LinesOptions{Shard: shard.Shard{Index: 0, Count: 2}, Before: 1})
 	assert.Equal(t, 3, sum.Items)
 	assert.Equal(t, 1, sum.Failed, "line 6")
 	assert.Equal(t, 4, sum.Skipped)
 	// One shard (or none) scores every line, whatever the index says.
-	for _, opt := range []LinesOptions{{ShardCount: 1, ShardIndex: 1}, {ShardCount: 0, ShardIndex: 3}, {ShardCount: 1, Before: 5}} {
+	for _, opt := range []LinesOptions{{Shard: shard.Shard{Count: 1, Index: 1}}, {Shard: shard.Shard{Count: 0, Index: 3}}, {Shard: shard.Shard{Count: 1}, Before: 5}} {
 		sum, out = run(opt)
 		assert.Equal(t, 7, sum.Items, "%+v", opt)
 		assert.Equal(t, 0, sum.Skipped, "%+v", opt)
@@ -254,7 +255,7 @@ func TestBScoreLinesShards(t *testing.T) {
 	// Every line is scored by exactly one of the shards.
 	total := 0
 	for i := range 4 {
-		sum, _ := run(LinesOptions{ShardIndex: i, ShardCount: 4, Before: 3})
+		sum, _ := run(LinesOptions{Shard: shard.Shard{Index: i, Count: 4}, Before: 3})
 		total += sum.Items
 		assert.Equal(t, 7, sum.Items+sum.Skipped)
 	}

@@ -114,7 +114,7 @@ func exitCode(err error) int {
 // module's packages.
 var internalPackages = []string{
 	"agreement", "atomicfile", "budget", "chat", "commitfs", "conversation", "dataset", "eval", "jsonscan",
-	"memlimit", "negotiation", "output", "prefpairs", "puzzles", "rewards", "seal", "splits", "synth", "timers",
+	"memlimit", "negotiation", "output", "prefpairs", "puzzles", "rewards", "seal", "shard", "splits", "synth", "timers",
 	"timestamps", "traveler", "verifier",
 }
 

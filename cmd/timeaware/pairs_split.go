@@ -8,6 +8,7 @@ import (
 
 	"github.com/timeaware/timeaware/configs"
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 )
@@ -59,7 +60,7 @@ func (p *pairsPlan) prepareSplit(ctx context.Context) error {
 	opt.Generator = nil
 	opt.Split = nil
 	// Every shard must draw the same split, so the counts cover all shards.
-	opt.Shard = prefpairs.Shard{}
+	opt.Shard = shard.Shard{}
 	inputs, readers := p.openInputs()
 	defer closeInputs(readers)
 	counts := map[string]*splits.ScenarioSamples{}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/internal/dataset"
-	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/internal/shard"
 )
 
 // What the data-building commands (pairs build, synth budget, synth
@@ -26,10 +26,10 @@ func requireSeed(cmd *cobra.Command, what string) error {
 }
 
 // parseShardFlag reads --shard i/n.
-func parseShardFlag(s string) (prefpairs.Shard, error) {
-	sh, err := prefpairs.ParseShard(s)
+func parseShardFlag(s string) (shard.Shard, error) {
+	sh, err := shard.Parse(s)
 	if err != nil {
-		return prefpairs.Shard{}, usagef("--shard: %v", err)
+		return shard.Shard{}, usagef("--shard: %v", err)
 	}
 	return sh, nil
 }

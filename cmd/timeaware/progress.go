@@ -125,18 +125,3 @@ func (p *progress) done() {
 		fmt.Fprintf(p.w, "\r%s\x1b[K\n", p.line(p.now()))
 	}
 }
-
-// shardRows is how many of the indices start to start+count-1 are i mod n
-// (all of them when n <= 1): the rows a shard of a synth command writes.
-func shardRows(start, count int64, i, n int) int {
-	if n <= 1 {
-		return int(count)
-	}
-	m := int64(n)
-	// The first index of the shard at or after start, then every n-th.
-	first := start + ((int64(i)-start)%m+m)%m
-	if first >= start+count {
-		return 0
-	}
-	return int((start+count-1-first)/m + 1)
-}

@@ -67,20 +67,3 @@ func TestProgressIsSilentOffATerminal(t *testing.T) {
 	p.done()
 	assert.Empty(t, w.String())
 }
-
-func TestShardRows(t *testing.T) {
-	for _, tc := range []struct{ start, count, i, n, want int }{
-		{0, 10, 0, 1, 10}, {0, 10, 0, 0, 10}, {0, 10, 0, 4, 3}, {0, 10, 1, 4, 3}, {0, 10, 2, 4, 2}, {0, 10, 3, 4, 2},
-		{5, 3, 0, 4, 0}, {5, 3, 1, 4, 1}, {5, 3, 2, 4, 1}, {5, 3, 3, 4, 1}, {0, 0, 0, 3, 0},
-	} {
-		// Count the shard's indices one by one.
-		want := 0
-		for j := tc.start; j < tc.start+tc.count; j++ {
-			if tc.n <= 1 || j%tc.n == tc.i {
-				want++
-			}
-		}
-		require.Equal(t, want, tc.want, "the table's own count")
-		assert.Equal(t, tc.want, shardRows(int64(tc.start), int64(tc.count), tc.i, tc.n), "%+v", tc)
-	}
-}

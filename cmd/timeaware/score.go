@@ -69,7 +69,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		if err != nil {
 			return err
 		}
-		lopt.ShardIndex, lopt.ShardCount = shard.Index, shard.Count
+		lopt.Shard = shard
 	}
 	if ds == "" {
 		return usagef("--data-source is required: one of %s", dataSources())

@@ -129,7 +129,7 @@ func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.opt.Select = sh.Has
+		p.opt.Select = sh.HasID
 	}
 	if err := p.opt.Validate(); err != nil {
 		return nil, a.optionError(err, budgetKeys(family))

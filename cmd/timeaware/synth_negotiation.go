@@ -130,7 +130,7 @@ func (a *app) planSynthNegotiation(f *synthNegotiationFlags) (*negotiationPlan, 
 		if err != nil {
 			return nil, err
 		}
-		p.opt.ShardIndex, p.opt.ShardCount = sh.Index, sh.Count
+		p.opt.Shard = sh
 	}
 	if err := a.checkTestFraction(f.testFraction); err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 	}
 	defer sinks.Abort()
 	defer sinks.Release()
-	prog := newProgress(progress, "rows").of(shardRows(0, int64(p.opt.Count), p.opt.ShardIndex, p.opt.ShardCount))
+	prog := newProgress(progress, "rows").of(int(p.opt.Shard.Rows(0, int64(p.opt.Count))))
 	sum, err := negotiation.Build(ctx, p.opt, func(row *negotiation.Row) error {
 		prog.add(1)
 		return sinks.Add(row)

@@ -400,7 +400,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		if err != nil {
 			return err
 		}
-		r.ShardIndex, r.ShardCount = sh.Index, sh.Count
+		r.Shard = sh
 	}
 	workers := v.GetInt("synth.puzzles.workers")
 	if workers <= 0 {
@@ -425,7 +425,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 	defer sinks.Abort()
 	defer sinks.Release()
-	prog := newProgress(a.stderr, "puzzles").of(shardRows(r.Start, r.Count, r.ShardIndex, r.ShardCount))
+	prog := newProgress(a.stderr, "puzzles").of(int(r.Shard.Rows(r.Start, r.Count)))
 	sum, err := puzzles.Generate(ctx, opt, r, workers, func(p *puzzles.Puzzle) error {
 		prog.add(1)
 		return sinks.Add(p)

@@ -132,7 +132,7 @@ func (a *app) planSynthTimestamps(f *synthTimestampsFlags) (*timestampsPlan, err
 		if err != nil {
 			return nil, err
 		}
-		opt.Keep = sh.Has
+		opt.Keep = sh.HasID
 	}
 	if path := v.GetString("synth.timestamps.catalog"); path != "" {
 		var mf output.Entry

@@ -17,7 +17,7 @@ import (
 
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/output"
-	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/internal/shard"
 )
 
 // stampedRecord is what the tests read back of a stamped record.
@@ -157,11 +157,11 @@ func TestSynthTimestampsShardInvariance(t *testing.T) {
 		out := filepath.Join(tmp, fmt.Sprintf("part-%d.jsonl", i))
 		stdout := runStamp(t, "--input", v1Dir, "--seed", "9", "--shard", fmt.Sprintf("%d/%d", i, n), "--workers", "2", "--out", out)
 		assert.Contains(t, stdout, "in other shards")
-		sh := prefpairs.Shard{Index: i, Count: n}
+		sh := shard.Shard{Index: i, Count: n}
 		recs := readStamped(t, out)
 		records += len(recs)
 		for id, rec := range stampedByID(t, recs) {
-			assert.True(t, sh.Has(id), "%s is not in shard %d/%d", id, i, n)
+			assert.True(t, sh.HasID(id), "%s is not in shard %d/%d", id, i, n)
 			_, dup := got[id]
 			require.False(t, dup, "%s in two shards", id)
 			got[id] = rec

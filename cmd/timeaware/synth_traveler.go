@@ -141,7 +141,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		if err != nil {
 			return err
 		}
-		opt.ShardIndex, opt.ShardCount = sh.Index, sh.Count
+		opt.Shard = sh
 	}
 	if err := a.checkTestFraction(f.testFraction); err != nil {
 		return err
@@ -162,7 +162,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	}
 	defer sinks.Abort()
 	defer sinks.Release()
-	prog := newProgress(a.stderr, "rows").of(shardRows(0, int64(f.count), opt.ShardIndex, opt.ShardCount))
+	prog := newProgress(a.stderr, "rows").of(int(opt.Shard.Rows(0, int64(f.count))))
 	sum, err := traveler.Build(ctx, opt, f.count, func(row *traveler.Row) error {
 		prog.add(1)
 		return sinks.Add(row)

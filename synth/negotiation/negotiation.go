@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
 )
@@ -165,10 +166,10 @@ type Options struct {
 	Seed uint64
 	// Count is the number of rows.
 	Count int
-	// ShardIndex and ShardCount, when ShardCount > 1, make Build write
-	// only the rows whose index is ShardIndex mod ShardCount: shards of one
-	// seed and count together hold every row once.
-	ShardIndex, ShardCount int
+	// Shard, when its Count > 1, makes Build write only the rows whose
+	// index is in the shard: shards of one seed and count together hold
+	// every row once.
+	Shard shard.Shard
 	// Conditions are cycled by row index: row i has Conditions[i mod n].
 	Conditions []string
 	// Scenarios are drawn uniformly per row.
@@ -615,7 +616,7 @@ func Build(ctx context.Context, opt Options, emit func(*Row) error) (*Summary, e
 				return nil, err
 			}
 		}
-		if opt.ShardCount > 1 && int(i%int64(opt.ShardCount)) != opt.ShardIndex {
+		if !opt.Shard.HasIndex(i) {
 			sum.Skipped++
 			continue
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -1052,10 +1053,10 @@ func (s *Summary) add(p *Puzzle) {
 }
 
 // Range selects the indexes of a puzzle set: Start to Start+Count-1,
-// and of those only index ≡ ShardIndex (mod ShardCount) when ShardCount > 1.
+// and of those only the shard's (shard.Shard.HasIndex).
 type Range struct {
-	Start, Count           int64
-	ShardIndex, ShardCount int
+	Start, Count int64
+	Shard        shard.Shard
 }
 
 // Generate makes the puzzles of r on workers goroutines (at least
@@ -1070,10 +1071,7 @@ func Generate(ctx context.Context, opt Options, r Range, workers int, emit func(
 		Years: fmt.Sprintf("%d-%d", opt.FromYear, opt.ToYear), LunarFacts: g0.LunarFacts(),
 		BySolutions: map[string]int{}, ByKind: map[string]int{}, ByLevel: map[string]int{}, ByRelation: map[string]int{},
 	}
-	inShard := func(i int64) bool {
-		n := int64(r.ShardCount)
-		return n <= 1 || ((i%n)+n)%n == int64(r.ShardIndex)
-	}
+	inShard := r.Shard.HasIndex
 	workers = max(workers, 1)
 	const chunk = 64
 	nChunks := int((max(r.Count, 0) + chunk - 1) / chunk)

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
 )
@@ -311,7 +312,7 @@ func TestAreDeterministicPerIndex(t *testing.T) {
 	parallel := collect(Range{Count: 300}, 3)
 	require.Equal(t, all, parallel)
 	for s := range 3 {
-		shard := collect(Range{Count: 300, ShardIndex: s, ShardCount: 3}, 2)
+		shard := collect(Range{Count: 300, Shard: shard.Shard{Index: s, Count: 3}}, 2)
 		require.Len(t, shard, 100)
 		for i, p := range shard {
 			require.Equal(t, int(i%3), s)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
 )
@@ -81,10 +82,10 @@ const DefaultSystemPrompt = "You answer questions about what happened in a house
 type Options struct {
 	// Seed decides every draw; a row depends only on Seed and its index.
 	Seed uint64
-	// ShardIndex and ShardCount, when ShardCount > 1, make Build write
-	// only the rows whose index is ShardIndex mod ShardCount: shards of one
-	// seed and count together hold every row once.
-	ShardIndex, ShardCount int
+	// Shard, when its Count > 1, makes Build write only the rows whose
+	// index is in the shard: shards of one seed and count together hold
+	// every row once.
+	Shard shard.Shard
 	// MinEvents and MaxEvents bound the size of a row's event set (drawn
 	// uniformly; the TRAVELER paper uses 5 to 100).
 	MinEvents, MaxEvents int
@@ -644,7 +645,7 @@ func Build(ctx context.Context, opt Options, count int, emit func(*Row) error) (
 				return nil, err
 			}
 		}
-		if opt.ShardCount > 1 && i%opt.ShardCount != opt.ShardIndex {
+		if !opt.Shard.HasIndex(int64(i)) {
 			s.Skipped++
 			continue
 		}
