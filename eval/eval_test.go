@@ -23,6 +23,7 @@ import (
 	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"
+	"github.com/timeaware/timeaware/timers"
 )
 
 // script is a scripted OpenAI-compatible model: it answers each request
@@ -212,7 +213,7 @@ func TestLiveTimelyRowReadsTheTimer(t *testing.T) {
 	rows, err := ReadRows(writeRows(t, row))
 	require.NoError(t, err)
 	require.NotNil(t, rows[0].Timer)
-	assert.Equal(t, TimerSettings{SpeedFactor: alpha, TimeLimitS: 30, TTLS: 600}, *rows[0].Timer)
+	assert.Equal(t, timers.Settings{SpeedFactor: alpha, TimeLimitS: 30, TTLS: 600}, *rows[0].Timer)
 
 	res, err := Run(context.Background(), rows, Options{Client: client(t, srv.URL, ""), Rewards: rewards.DefaultConfig()})
 	require.NoError(t, err)

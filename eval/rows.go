@@ -19,6 +19,7 @@ import (
 	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/budget"
+	"github.com/timeaware/timeaware/timers"
 )
 
 // Row is one dataset row to put to the model.
@@ -43,21 +44,11 @@ type Row struct {
 	// condition for negotiation).
 	Labels map[string]string
 	// Timer is set for rows that run live against a timer.
-	Timer *TimerSettings
+	Timer *timers.Settings
 	// Episode is set for negotiation rows, played as whole episodes.
 	Episode *EpisodeSettings
 	// Skip, when not "", says why the row is not sent.
 	Skip string
-}
-
-// TimerSettings are the options of a live row's timer: the row's
-// extra_info.tools_kwargs.get_duration.create_kwargs (what VeRL's tool
-// agent loop passes to the get_duration tool), else extra_info.timer.
-type TimerSettings struct {
-	SpeedFactor float64 `json:"speed_factor"`
-	Jitter      float64 `json:"jitter"`
-	TimeLimitS  float64 `json:"time_limit_s"`
-	TTLS        float64 `json:"ttl_s"`
 }
 
 // EpisodeSettings are what a negotiation episode needs besides the ground
@@ -95,7 +86,7 @@ type extraFields struct {
 	TurnPrefix  *string         `json:"turn_prefix"`
 	ToolsKwargs struct {
 		GetDuration struct {
-			CreateKwargs *TimerSettings `json:"create_kwargs"`
+			CreateKwargs *timers.Settings `json:"create_kwargs"`
 		} `json:"get_duration"`
 	} `json:"tools_kwargs"`
 }
@@ -265,7 +256,7 @@ func decodeVeRL(raw *rawRow, r *Row) error {
 	case runLive:
 		ts := ef.ToolsKwargs.GetDuration.CreateKwargs
 		if ts == nil {
-			ts = &TimerSettings{}
+			ts = &timers.Settings{}
 			if len(ef.Timer) > 0 && ef.Timer[0] == '{' {
 				if err := json.Unmarshal(ef.Timer, ts); err != nil {
 					return fmt.Errorf("extra_info.timer: %w", err)

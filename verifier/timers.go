@@ -30,11 +30,8 @@ func (s *Server) decodeStrict(body []byte, v any) error {
 }
 
 type createTimerRequest struct {
-	RolloutID   string  `json:"rollout_id"`
-	SpeedFactor float64 `json:"speed_factor"`
-	Jitter      float64 `json:"jitter"`
-	TTLS        float64 `json:"ttl_s"`
-	TimeLimitS  float64 `json:"time_limit_s"`
+	RolloutID string `json:"rollout_id"`
+	timers.Settings
 }
 
 func (s *Server) createTimer(r *http.Request, body []byte) (any, error) {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/synth"
+	"github.com/timeaware/timeaware/timers"
 )
 
 // Prompts are the texts of a budgeted prompt. They are the project's
@@ -231,12 +232,9 @@ type Row struct {
 	Multiplier     float64
 	BaselineS      float64
 	BaselineSource string
-	// TimeLimitS is the budget, rounded to 0.01 s as the prompt shows it;
-	// 0 when the row has no limit.
-	TimeLimitS  float64
-	SpeedFactor float64
-	Jitter      float64
-	TTLS        float64
+	// Settings are the row's timer: TimeLimitS is the budget, rounded to
+	// 0.01 s as the prompt shows it (0 when the row has no limit).
+	timers.Settings
 }
 
 // HasLimit reports whether the row has a time limit.
@@ -309,7 +307,7 @@ func (b *Generator) Rows(t *Task, dst []Row) ([]Row, error) {
 		Split:       o.Split,
 		Index:       int64(t.Record),
 		TaskID:      t.ID,
-		Jitter:      o.Jitter,
+		Settings:    timers.Settings{Jitter: o.Jitter},
 	}
 	if t.Ability != "" {
 		base.Ability = t.Ability

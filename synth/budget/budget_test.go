@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/timers"
 )
 
 // taskLines returns n general tasks; every third has a baseline.
@@ -350,9 +351,9 @@ func TestRecordLayout(t *testing.T) {
 	rows := []Row{
 		{DataSource: "timely/general", System: "S", User: "Q\n\nYour time budget for this task is 6.90 seconds.", Ability: "general",
 			GroundTruth: strp("155"), Split: "train", Index: 0, TaskID: "a", Variant: 0, Multiplier: 0.75, BaselineS: 9.2,
-			BaselineSource: BaselineFromTask, TimeLimitS: 6.9, SpeedFactor: 0.5, Jitter: 0.05, TTLS: 3600},
+			BaselineSource: BaselineFromTask, Settings: timers.Settings{TimeLimitS: 6.9, SpeedFactor: 0.5, Jitter: 0.05, TTLS: 3600}},
 		{DataSource: "timely/game", System: "S", User: "Play", Ability: "game", Split: "train", Index: 1, TaskID: "g", Variant: 1,
-			BaselineS: 60, BaselineSource: BaselineFromSteps, SpeedFactor: 2, Jitter: 0, TTLS: 3600},
+			BaselineS: 60, BaselineSource: BaselineFromSteps, Settings: timers.Settings{SpeedFactor: 2, Jitter: 0, TTLS: 3600}},
 	}
 	rb := NewRecordBuilder(nil)
 	defer rb.Release()
