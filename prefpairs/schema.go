@@ -32,34 +32,11 @@ type Pair struct {
 	Split string
 }
 
-var (
-	functionCallType = arrow.StructOf(
-		arrow.Field{Name: "name", Type: arrow.BinaryTypes.String},
-		arrow.Field{Name: "arguments", Type: arrow.BinaryTypes.String},
-	)
-	toolCallType = arrow.StructOf(
-		arrow.Field{Name: "id", Type: arrow.BinaryTypes.String},
-		arrow.Field{Name: "type", Type: arrow.BinaryTypes.String},
-		arrow.Field{Name: "function", Type: functionCallType},
-	)
-	// MessageType is the Arrow struct of one chat message. Optional fields
-	// are nullable so that every message of every column has one type, which
-	// Hugging Face datasets requires.
-	MessageType = arrow.StructOf(
-		arrow.Field{Name: "role", Type: arrow.BinaryTypes.String},
-		arrow.Field{Name: "content", Type: arrow.BinaryTypes.String, Nullable: true},
-		arrow.Field{Name: "tool_calls", Type: arrow.ListOf(toolCallType), Nullable: true},
-		arrow.Field{Name: "tool_call_id", Type: arrow.BinaryTypes.String, Nullable: true},
-		arrow.Field{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
-	)
-	messagesType = arrow.ListOf(MessageType)
-)
-
 // Schema is the one schema of a pairs dataset, whatever its file format.
 var Schema = arrow.NewSchema([]arrow.Field{
-	{Name: "prompt", Type: messagesType},
-	{Name: "chosen", Type: messagesType},
-	{Name: "rejected", Type: messagesType},
+	{Name: "prompt", Type: conversation.MessagesArrowType},
+	{Name: "chosen", Type: conversation.MessagesArrowType},
+	{Name: "rejected", Type: conversation.MessagesArrowType},
 	{Name: "tools", Type: arrow.BinaryTypes.String},
 	{Name: "margin", Type: arrow.PrimitiveTypes.Float64},
 	{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
@@ -74,7 +51,7 @@ var Schema = arrow.NewSchema([]arrow.Field{
 // RecordBuilder accumulates pairs into Arrow record batches of Schema.
 type RecordBuilder struct {
 	b                        *array.RecordBuilder
-	prompt, chosen, rejected messageListBuilder
+	prompt, chosen, rejected *conversation.MessageListBuilder
 	tools                    *array.StringBuilder
 	margin, score            *array.Float64Builder
 	id, scenario, sens       *array.StringBuilder
@@ -93,9 +70,9 @@ func NewRecordBuilder(mem memory.Allocator) *RecordBuilder {
 	b := array.NewRecordBuilder(mem, Schema)
 	r := &RecordBuilder{
 		b:        b,
-		prompt:   newMessageListBuilder(b.Field(0).(*array.ListBuilder)),
-		chosen:   newMessageListBuilder(b.Field(1).(*array.ListBuilder)),
-		rejected: newMessageListBuilder(b.Field(2).(*array.ListBuilder)),
+		prompt:   conversation.NewMessageListBuilder(b.Field(0).(*array.ListBuilder), false),
+		chosen:   conversation.NewMessageListBuilder(b.Field(1).(*array.ListBuilder), false),
+		rejected: conversation.NewMessageListBuilder(b.Field(2).(*array.ListBuilder), false),
 		tools:    b.Field(3).(*array.StringBuilder),
 		margin:   b.Field(4).(*array.Float64Builder),
 		score:    b.Field(5).(*array.Float64Builder),
@@ -107,17 +84,17 @@ func NewRecordBuilder(mem memory.Allocator) *RecordBuilder {
 		split:    b.Field(11).(*array.StringBuilder),
 	}
 	r.strings = []*array.StringBuilder{r.tools, r.id, r.scenario, r.sens, r.label, r.split}
-	for _, m := range []*messageListBuilder{&r.prompt, &r.chosen, &r.rejected} {
-		r.strings = append(r.strings, m.role, m.content, m.callID, m.callType, m.fnName, m.fnArgs, m.toolCallID, m.name)
+	for _, m := range []*conversation.MessageListBuilder{r.prompt, r.chosen, r.rejected} {
+		r.strings = append(r.strings, m.StringBuilders()...)
 	}
 	return r
 }
 
 // Append adds one pair as a row.
 func (r *RecordBuilder) Append(p *Pair) {
-	r.prompt.append(p.Prompt)
-	r.chosen.append(p.Chosen)
-	r.rejected.append(p.Rejected)
+	r.prompt.Append(p.Prompt)
+	r.chosen.Append(p.Chosen)
+	r.rejected.Append(p.Rejected)
 	r.tools.Append(p.Tools)
 	r.margin.Append(p.Margin)
 	if p.Score != nil {
@@ -160,67 +137,4 @@ func appendOptional(b *array.StringBuilder, s string) {
 		return
 	}
 	b.Append(s)
-}
-
-type messageListBuilder struct {
-	list             *array.ListBuilder
-	msg              *array.StructBuilder
-	role, content    *array.StringBuilder
-	calls            *array.ListBuilder
-	call             *array.StructBuilder
-	callID, callType *array.StringBuilder
-	fn               *array.StructBuilder
-	fnName, fnArgs   *array.StringBuilder
-	toolCallID, name *array.StringBuilder
-}
-
-func newMessageListBuilder(list *array.ListBuilder) messageListBuilder {
-	msg := list.ValueBuilder().(*array.StructBuilder)
-	calls := msg.FieldBuilder(2).(*array.ListBuilder)
-	call := calls.ValueBuilder().(*array.StructBuilder)
-	fn := call.FieldBuilder(2).(*array.StructBuilder)
-	return messageListBuilder{
-		list:       list,
-		msg:        msg,
-		role:       msg.FieldBuilder(0).(*array.StringBuilder),
-		content:    msg.FieldBuilder(1).(*array.StringBuilder),
-		calls:      calls,
-		call:       call,
-		callID:     call.FieldBuilder(0).(*array.StringBuilder),
-		callType:   call.FieldBuilder(1).(*array.StringBuilder),
-		fn:         fn,
-		fnName:     fn.FieldBuilder(0).(*array.StringBuilder),
-		fnArgs:     fn.FieldBuilder(1).(*array.StringBuilder),
-		toolCallID: msg.FieldBuilder(3).(*array.StringBuilder),
-		name:       msg.FieldBuilder(4).(*array.StringBuilder),
-	}
-}
-
-func (m *messageListBuilder) append(msgs []conversation.Message) {
-	m.list.Append(true)
-	for i := range msgs {
-		msg := &msgs[i]
-		m.msg.Append(true)
-		m.role.Append(msg.Role)
-		if msg.Content != nil {
-			m.content.Append(*msg.Content)
-		} else {
-			m.content.AppendNull()
-		}
-		if len(msg.ToolCalls) == 0 {
-			m.calls.AppendNull()
-		} else {
-			m.calls.Append(true)
-			for _, tc := range msg.ToolCalls {
-				m.call.Append(true)
-				m.callID.Append(tc.ID)
-				m.callType.Append(tc.Type)
-				m.fn.Append(true)
-				m.fnName.Append(tc.Function.Name)
-				m.fnArgs.Append(string(tc.Function.Arguments))
-			}
-		}
-		appendOptional(m.toolCallID, msg.ToolCallID)
-		appendOptional(m.name, msg.Name)
-	}
 }

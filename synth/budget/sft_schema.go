@@ -5,7 +5,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/conversation"
 )
 
 // sftToolType is one OpenAI tool schema. get_duration takes no arguments,
@@ -39,7 +39,7 @@ var sftToolType = arrow.StructOf(
 //	elapsed_s     the measured duration
 //	score         the Timely-RL reward the trace earned
 var SFTSchema = arrow.NewSchema([]arrow.Field{
-	{Name: "messages", Type: arrow.ListOf(prefpairs.MessageType)},
+	{Name: "messages", Type: conversation.MessagesArrowType},
 	{Name: "tools", Type: arrow.ListOf(sftToolType)},
 	{Name: "id", Type: arrow.BinaryTypes.String},
 	{Name: "time_limit_s", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
@@ -50,19 +50,7 @@ var SFTSchema = arrow.NewSchema([]arrow.Field{
 // SFTRecordBuilder accumulates SFT rows into record batches of SFTSchema.
 type SFTRecordBuilder struct {
 	b        *array.RecordBuilder
-	messages *array.ListBuilder
-	msg      *array.StructBuilder
-	role     *array.StringBuilder
-	content  *array.StringBuilder
-	calls    *array.ListBuilder
-	call     *array.StructBuilder
-	callID   *array.StringBuilder
-	callType *array.StringBuilder
-	fn       *array.StructBuilder
-	fnName   *array.StringBuilder
-	fnArgs   *array.StringBuilder
-	callRef  *array.StringBuilder
-	name     *array.StringBuilder
+	messages *conversation.MessageListBuilder
 
 	tools    *array.ListBuilder
 	tool     *array.StructBuilder
@@ -93,19 +81,8 @@ func NewSFTRecordBuilder(mem memory.Allocator, toolDescription string) *SFTRecor
 	}
 	b := array.NewRecordBuilder(mem, SFTSchema)
 	r := &SFTRecordBuilder{b: b, toolDesc: toolDescription}
-	r.messages = b.Field(0).(*array.ListBuilder)
-	r.msg = r.messages.ValueBuilder().(*array.StructBuilder)
-	r.role = r.msg.FieldBuilder(0).(*array.StringBuilder)
-	r.content = r.msg.FieldBuilder(1).(*array.StringBuilder)
-	r.calls = r.msg.FieldBuilder(2).(*array.ListBuilder)
-	r.call = r.calls.ValueBuilder().(*array.StructBuilder)
-	r.callID = r.call.FieldBuilder(0).(*array.StringBuilder)
-	r.callType = r.call.FieldBuilder(1).(*array.StringBuilder)
-	r.fn = r.call.FieldBuilder(2).(*array.StructBuilder)
-	r.fnName = r.fn.FieldBuilder(0).(*array.StringBuilder)
-	r.fnArgs = r.fn.FieldBuilder(1).(*array.StringBuilder)
-	r.callRef = r.msg.FieldBuilder(3).(*array.StringBuilder)
-	r.name = r.msg.FieldBuilder(4).(*array.StringBuilder)
+	// Trace ids name their calls; a call without one is written as null.
+	r.messages = conversation.NewMessageListBuilder(b.Field(0).(*array.ListBuilder), true)
 
 	r.tools = b.Field(1).(*array.ListBuilder)
 	r.tool = r.tools.ValueBuilder().(*array.StructBuilder)
@@ -124,42 +101,9 @@ func NewSFTRecordBuilder(mem memory.Allocator, toolDescription string) *SFTRecor
 	return r
 }
 
-func appendNullable(b *array.StringBuilder, s string) {
-	if s == "" {
-		b.AppendNull()
-		return
-	}
-	b.Append(s)
-}
-
 // Append adds one row.
 func (r *SFTRecordBuilder) Append(row *SFTRow) {
-	r.messages.Append(true)
-	for i := range row.Messages {
-		m := &row.Messages[i]
-		r.msg.Append(true)
-		r.role.Append(m.Role)
-		if m.Content != nil {
-			r.content.Append(*m.Content)
-		} else {
-			r.content.AppendNull()
-		}
-		if len(m.ToolCalls) == 0 {
-			r.calls.AppendNull()
-		} else {
-			r.calls.Append(true)
-			for _, tc := range m.ToolCalls {
-				r.call.Append(true)
-				appendNullable(r.callID, tc.ID)
-				r.callType.Append(tc.Type)
-				r.fn.Append(true)
-				r.fnName.Append(tc.Function.Name)
-				r.fnArgs.Append(string(tc.Function.Arguments))
-			}
-		}
-		appendNullable(r.callRef, m.ToolCallID)
-		appendNullable(r.name, m.Name)
-	}
+	r.messages.Append(row.Messages)
 	r.tools.Append(true)
 	r.tool.Append(true)
 	r.toolType.Append("function")
