@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 )
@@ -32,7 +33,7 @@ func BenchmarkRun(b *testing.B) {
 		text := fmt.Sprintf("Puzzle %d. The date is a Friday in March 2024, in the first half of the month. Give every date that fits. End with MY ANSWER: followed by the dates.", i)
 		rows[i] = Row{
 			File: "bench.jsonl", Line: i + 1, ID: fmt.Sprint(i), DataSource: "timepuzzles",
-			Prompt:      []chat.Message{{Role: "user", Content: &text}},
+			Prompt:      []conversation.Message{{Role: "user", Content: &text}},
 			GroundTruth: []byte(`"2024-03-01, 2024-03-08"`),
 		}
 	}

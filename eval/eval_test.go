@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"
@@ -419,8 +420,8 @@ func TestRequestFailuresAreRecordedAndCancellationStops(t *testing.T) {
 func TestTextToolCalls(t *testing.T) {
 	calls := textToolCalls("Let me check.<tool_call>\n{\"name\": \"get_duration\", \"arguments\": {}}\n</tool_call> and <tool_call>{bad}</tool_call><tool_call>{\"name\":\"x\",\"arguments\":{\"a\":1}}")
 	require.Len(t, calls, 2)
-	assert.Equal(t, chat.ToolCall{Type: "function", Function: chat.Function{Name: "get_duration", Arguments: "{}"}}, calls[0])
-	assert.Equal(t, `{"a":1}`, calls[1].Function.Arguments)
+	assert.Equal(t, conversation.ToolCall{Type: "function", Function: conversation.FunctionCall{Name: "get_duration", Arguments: "{}"}}, calls[0])
+	assert.Equal(t, conversation.Arguments(`{"a":1}`), calls[1].Function.Arguments)
 	assert.Empty(t, textToolCalls("no calls <tool_call>{\"arguments\":{}}</tool_call>"))
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
@@ -34,7 +33,7 @@ type Row struct {
 	// DataSource names the reward that scores the reply.
 	DataSource string
 	// Prompt is the conversation sent; Tools are offered with it.
-	Prompt []chat.Message
+	Prompt []conversation.Message
 	Tools  []conversation.Tool
 	// GroundTruth and ExtraInfo are the reward's inputs, as JSON.
 	GroundTruth json.RawMessage

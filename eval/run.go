@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/budget"
@@ -83,7 +84,7 @@ type Result struct {
 	Reply string `json:"reply"`
 	// Turns holds what a live row added to the conversation: the model's
 	// messages and the tool's answers, in order.
-	Turns []chat.Message `json:"turns,omitempty"`
+	Turns []conversation.Message `json:"turns,omitempty"`
 	// Score and Details are the reward's result.
 	Score   float64            `json:"score"`
 	Details map[string]float64 `json:"details"`
@@ -240,7 +241,7 @@ func (w *worker) run(ctx context.Context, rows []Row, i int) *Result {
 	return r
 }
 
-func (w *worker) request(msgs []chat.Message, row *Row, seed int64) chat.Request {
+func (w *worker) request(msgs []conversation.Message, row *Row, seed int64) chat.Request {
 	req := chat.Request{Messages: msgs, Temperature: w.opt.Temperature, MaxTokens: w.opt.MaxTokens, Seed: &seed}
 	if len(row.Tools) > 0 {
 		req.Tools = row.Tools
@@ -280,7 +281,7 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 		return fmt.Errorf("timer: %w", err)
 	}
 	tok := rd.Timer
-	msgs := append([]chat.Message(nil), row.Prompt...)
+	msgs := append([]conversation.Message(nil), row.Prompt...)
 	r.Cached = true
 	var last chat.Reply
 	answered := false
@@ -295,7 +296,7 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 		if len(calls) == 0 {
 			calls, structured = textToolCalls(last.Content), false
 		}
-		am := chat.Message{Role: "assistant"}
+		am := conversation.Message{Role: "assistant"}
 		if last.Content != "" || !structured || len(calls) == 0 {
 			text := last.Content
 			am.Content = &text
@@ -331,7 +332,7 @@ func (w *worker) live(ctx context.Context, row *Row, seed int64, r *Result, item
 				}
 				tok, answer = rd.Timer, rd.Text
 			}
-			tm := chat.Message{Role: "tool", Content: &answer, Name: c.Function.Name}
+			tm := conversation.Message{Role: "tool", Content: &answer, Name: c.Function.Name}
 			if structured {
 				tm.ToolCallID = c.ID
 			}
@@ -370,9 +371,9 @@ func replyText(r chat.Reply) string {
 		return r.Content
 	}
 	m := struct {
-		Role      string          `json:"role"`
-		Content   string          `json:"content"`
-		ToolCalls []chat.ToolCall `json:"tool_calls"`
+		Role      string                  `json:"role"`
+		Content   string                  `json:"content"`
+		ToolCalls []conversation.ToolCall `json:"tool_calls"`
 	}{"assistant", r.Content, r.ToolCalls}
 	b, _ := json.Marshal(m)
 	return string(b)
@@ -381,14 +382,14 @@ func replyText(r chat.Reply) string {
 // textToolCalls reads the Hermes-style calls written in a reply's text, as
 // a model served without a tool-call parser writes them, the way the
 // tictoc/decision reward reads them (rewards.HermesCalls).
-func textToolCalls(s string) []chat.ToolCall {
-	var calls []chat.ToolCall
+func textToolCalls(s string) []conversation.ToolCall {
+	var calls []conversation.ToolCall
 	for _, c := range rewards.HermesCalls(s) {
 		args := strings.TrimSpace(string(c.Arguments))
 		if args == "" || args == "null" {
 			args = "{}"
 		}
-		calls = append(calls, chat.ToolCall{Type: "function", Function: chat.Function{Name: c.Name, Arguments: args}})
+		calls = append(calls, conversation.ToolCall{Type: "function", Function: conversation.FunctionCall{Name: c.Name, Arguments: conversation.Arguments(args)}})
 	}
 	return calls
 }
@@ -408,7 +409,7 @@ func (w *worker) episode(ctx context.Context, row *Row, seed int64, r *Result, i
 	if err != nil {
 		return err
 	}
-	msgs := append([]chat.Message(nil), row.Prompt...)
+	msgs := append([]conversation.Message(nil), row.Prompt...)
 	r.Cached = true
 	for turn := range w.opt.MaxTurns {
 		reply, err := w.opt.Client.Complete(ctx, w.request(msgs, row, seed))
@@ -418,7 +419,7 @@ func (w *worker) episode(ctx context.Context, row *Row, seed int64, r *Result, i
 		r.Cached = r.Cached && reply.Cached
 		r.Reply = reply.Content
 		text := reply.Content
-		am := chat.Message{Role: "assistant", Content: &text}
+		am := conversation.Message{Role: "assistant", Content: &text}
 		msgs = append(msgs, am)
 		r.Turns = append(r.Turns, am)
 		agent := rewards.NegotiationTurn{Text: reply.Content, ThinkS: reply.Latency.Seconds()}
@@ -432,7 +433,7 @@ func (w *worker) episode(ctx context.Context, row *Row, seed int64, r *Result, i
 		if st.Done {
 			if st.Reply != nil {
 				shown := st.Shown
-				r.Turns = append(r.Turns, chat.Message{Role: "user", Content: &shown})
+				r.Turns = append(r.Turns, conversation.Message{Role: "user", Content: &shown})
 			}
 			break
 		}
@@ -441,7 +442,7 @@ func (w *worker) episode(ctx context.Context, row *Row, seed int64, r *Result, i
 			break
 		}
 		shown := st.Shown
-		um := chat.Message{Role: "user", Content: &shown}
+		um := conversation.Message{Role: "user", Content: &shown}
 		msgs = append(msgs, um)
 		r.Turns = append(r.Turns, um)
 	}

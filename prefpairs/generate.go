@@ -128,7 +128,7 @@ func checkDirect(r chat.Reply) error {
 // merged into the first system message, and its tools with tool_choice
 // "none".
 func (g *DirectGenerator) request(req DirectRequest) chat.Request {
-	msgs := make([]chat.Message, 0, len(req.Messages)+1)
+	msgs := make([]conversation.Message, 0, len(req.Messages)+1)
 	merged := false
 	for _, m := range req.Messages {
 		w := chatMessage(m)
@@ -144,7 +144,7 @@ func (g *DirectGenerator) request(req DirectRequest) chat.Request {
 	}
 	if len(req.Messages) > 0 && !merged {
 		text := g.instruction
-		msgs = append([]chat.Message{{Role: conversation.RoleSystem, Content: &text}}, msgs...)
+		msgs = append([]conversation.Message{{Role: conversation.RoleSystem, Content: &text}}, msgs...)
 	}
 	r := chat.Request{
 		Messages: msgs, Temperature: g.temperature, MaxTokens: g.maxTokens, Check: checkDirect,
@@ -158,8 +158,8 @@ func (g *DirectGenerator) request(req DirectRequest) chat.Request {
 // chatMessage converts a conversation message to the wire form: tool calls
 // with type "function" and "{}" for empty arguments, and null content only
 // for an assistant turn that calls tools.
-func chatMessage(m conversation.Message) chat.Message {
-	w := chat.Message{Role: m.Role, ToolCallID: m.ToolCallID, Name: m.Name}
+func chatMessage(m conversation.Message) conversation.Message {
+	w := conversation.Message{Role: m.Role, ToolCallID: m.ToolCallID, Name: m.Name}
 	for _, tc := range m.ToolCalls {
 		typ := tc.Type
 		if typ == "" {
@@ -169,8 +169,8 @@ func chatMessage(m conversation.Message) chat.Message {
 		if strings.TrimSpace(args) == "" {
 			args = "{}"
 		}
-		w.ToolCalls = append(w.ToolCalls, chat.ToolCall{
-			ID: tc.ID, Type: typ, Function: chat.Function{Name: tc.Function.Name, Arguments: args},
+		w.ToolCalls = append(w.ToolCalls, conversation.ToolCall{
+			ID: tc.ID, Type: typ, Function: conversation.FunctionCall{Name: tc.Function.Name, Arguments: conversation.Arguments(args)},
 		})
 	}
 	if m.Content != nil || m.Role != conversation.RoleAssistant || len(w.ToolCalls) == 0 {

@@ -85,40 +85,9 @@ type Options struct {
 	HTTPClient *http.Client
 }
 
-// Message is one chat message as the endpoint takes it. Content is nil
-// only for an assistant turn that calls tools.
-type Message struct {
-	Role       string     `json:"role"`
-	Content    *string    `json:"content"`
-	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
-	Name       string     `json:"name,omitempty"`
-}
-
-// Text returns the message's content, "" when it has none.
-func (m Message) Text() string {
-	if m.Content == nil {
-		return ""
-	}
-	return *m.Content
-}
-
-// ToolCall is a function call of an assistant message.
-type ToolCall struct {
-	ID       string   `json:"id,omitempty"`
-	Type     string   `json:"type"`
-	Function Function `json:"function"`
-}
-
-// Function names the called function; Arguments is its JSON text.
-type Function struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
 // Request is one chat completion to ask for.
 type Request struct {
-	Messages []Message
+	Messages []conversation.Message
 	// Tools are offered to the model; ToolChoice ("none", "auto",
 	// "required") is sent when not "".
 	Tools      []conversation.Tool
@@ -140,7 +109,7 @@ type Request struct {
 type Reply struct {
 	// Content is the message text with surrounding white space removed.
 	Content      string
-	ToolCalls    []ToolCall
+	ToolCalls    []conversation.ToolCall
 	FinishReason string
 	// Latency is how long the successful attempt took on the wire (for a
 	// cached reply, how long it took when it was first answered): the time
@@ -328,13 +297,13 @@ func (c *Client) complete(ctx context.Context, req Request) (Reply, error) {
 // wireRequest is the chat-completions request body. Its fields and their
 // order are part of every cache key: change them and old caches miss.
 type wireRequest struct {
-	Model       string              `json:"model"`
-	Messages    []Message           `json:"messages"`
-	Tools       []conversation.Tool `json:"tools,omitempty"`
-	ToolChoice  string              `json:"tool_choice,omitempty"`
-	Temperature float64             `json:"temperature"`
-	MaxTokens   int                 `json:"max_tokens,omitempty"`
-	Seed        *int64              `json:"seed,omitempty"`
+	Model       string                 `json:"model"`
+	Messages    []conversation.Message `json:"messages"`
+	Tools       []conversation.Tool    `json:"tools,omitempty"`
+	ToolChoice  string                 `json:"tool_choice,omitempty"`
+	Temperature float64                `json:"temperature"`
+	MaxTokens   int                    `json:"max_tokens,omitempty"`
+	Seed        *int64                 `json:"seed,omitempty"`
 }
 
 func (c *Client) wire(req Request) wireRequest {
@@ -358,8 +327,8 @@ func (c *Client) wire(req Request) wireRequest {
 type wireResponse struct {
 	Choices []struct {
 		Message struct {
-			Content   *string    `json:"content"`
-			ToolCalls []ToolCall `json:"tool_calls"`
+			Content   *string                 `json:"content"`
+			ToolCalls []conversation.ToolCall `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -536,10 +505,10 @@ func excerpt(b []byte) string {
 // cacheEntry is a cached reply. Entries written before tool calls were kept
 // hold content only, and read back as replies without tool calls.
 type cacheEntry struct {
-	Content      string     `json:"content"`
-	ToolCalls    []ToolCall `json:"tool_calls,omitempty"`
-	FinishReason string     `json:"finish_reason,omitempty"`
-	LatencyS     float64    `json:"latency_s,omitempty"`
+	Content      string                  `json:"content"`
+	ToolCalls    []conversation.ToolCall `json:"tool_calls,omitempty"`
+	FinishReason string                  `json:"finish_reason,omitempty"`
+	LatencyS     float64                 `json:"latency_s,omitempty"`
 }
 
 // cachePath is CacheDir/<first 2 hex>/<sha256>.json, the hash covering the

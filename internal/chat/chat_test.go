@@ -82,13 +82,13 @@ func TestCompleteReadsToolCallsAndCachesThem(t *testing.T) {
 	c, err := New(Options{URL: srv.URL, Model: "m", CacheDir: dir})
 	require.NoError(t, err)
 	req := Request{
-		Messages:   []Message{{Role: "user", Content: text("How long has it been?")}},
+		Messages:   []conversation.Message{{Role: "user", Content: text("How long has it been?")}},
 		Tools:      []conversation.Tool{{Function: conversation.ToolFunction{Name: "get_duration", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}}},
 		ToolChoice: "auto",
 	}
 	r, err := c.Complete(context.Background(), req)
 	require.NoError(t, err)
-	assert.Equal(t, []ToolCall{{ID: "call_7", Type: "function", Function: Function{Name: "get_duration", Arguments: "{}"}}}, r.ToolCalls)
+	assert.Equal(t, []conversation.ToolCall{{ID: "call_7", Type: "function", Function: conversation.FunctionCall{Name: "get_duration", Arguments: "{}"}}}, r.ToolCalls)
 	assert.Empty(t, r.Content)
 	assert.Equal(t, "tool_calls", r.FinishReason)
 	assert.GreaterOrEqual(t, r.Latency, 20*time.Millisecond, "latency covers the model's time")
@@ -114,8 +114,8 @@ func TestRequestBody(t *testing.T) {
 	require.NoError(t, err)
 	seed := int64(7)
 	r, err := c.Complete(context.Background(), Request{
-		Messages: []Message{
-			{Role: "assistant", ToolCalls: []ToolCall{{ID: "a", Type: "function", Function: Function{Name: "get_duration", Arguments: "{}"}}}},
+		Messages: []conversation.Message{
+			{Role: "assistant", ToolCalls: []conversation.ToolCall{{ID: "a", Type: "function", Function: conversation.FunctionCall{Name: "get_duration", Arguments: "{}"}}}},
 			{Role: "tool", ToolCallID: "a", Content: text("1.00 seconds.")},
 		},
 		Temperature: 0.7, MaxTokens: 64, Seed: &seed,
@@ -140,7 +140,7 @@ func TestSeedsAreCachedApart(t *testing.T) {
 	c, err := New(Options{URL: srv.URL, Model: "m", CacheDir: t.TempDir()})
 	require.NoError(t, err)
 	ask := func(seed int64) string {
-		r, err := c.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: text("q")}}, Seed: &seed})
+		r, err := c.Complete(context.Background(), Request{Messages: []conversation.Message{{Role: "user", Content: text("q")}}, Seed: &seed})
 		require.NoError(t, err)
 		return r.Content
 	}
@@ -158,7 +158,7 @@ func TestCheckRejectsWithoutRetryOrCache(t *testing.T) {
 	c, err := New(Options{URL: srv.URL, Model: "m", CacheDir: dir})
 	require.NoError(t, err)
 	errTools := errors.New("no tools wanted")
-	req := Request{Messages: []Message{{Role: "user", Content: text("q")}}, Check: func(r Reply) error {
+	req := Request{Messages: []conversation.Message{{Role: "user", Content: text("q")}}, Check: func(r Reply) error {
 		if len(r.ToolCalls) > 0 {
 			return errTools
 		}
@@ -189,7 +189,7 @@ func TestEmptyRepliesAreCachedAndContentOnlyEntriesRead(t *testing.T) {
 	dir := t.TempDir()
 	c, err := New(Options{URL: srv.URL, Model: "m", CacheDir: dir})
 	require.NoError(t, err)
-	req := Request{Messages: []Message{{Role: "user", Content: text("q")}}}
+	req := Request{Messages: []conversation.Message{{Role: "user", Content: text("q")}}}
 	for range 2 {
 		r, err := c.Complete(context.Background(), req)
 		require.NoError(t, err)
@@ -230,7 +230,7 @@ func TestRetryAfterIsHonoured(t *testing.T) {
 	c, err := New(Options{URL: srv.URL, Model: "m", Backoff: time.Hour})
 	require.NoError(t, err)
 	start := time.Now()
-	r, err := c.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: text("q")}}})
+	r, err := c.Complete(context.Background(), Request{Messages: []conversation.Message{{Role: "user", Content: text("q")}}})
 	require.NoError(t, err)
 	assert.Equal(t, "ok", r.Content)
 	assert.GreaterOrEqual(t, time.Since(start), 200*time.Millisecond)
@@ -244,7 +244,7 @@ func TestBadRequests(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Complete(context.Background(), Request{})
 	assert.EqualError(t, err, "no messages")
-	_, err = c.Complete(context.Background(), Request{Messages: []Message{{Role: "user"}}, Temperature: -1})
+	_, err = c.Complete(context.Background(), Request{Messages: []conversation.Message{{Role: "user"}}, Temperature: -1})
 	assert.ErrorContains(t, err, "must not be negative")
 	assert.EqualValues(t, 2, c.Stats().Failures)
 	assert.Zero(t, c.Stats().Requests)

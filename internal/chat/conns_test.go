@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/timeaware/timeaware/conversation"
 )
 
 // TestConcurrencyReachedAndConnectionsReused: with the default HTTP client,
@@ -66,7 +67,7 @@ func TestConcurrencyReachedAndConnectionsReused(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				_, errs[i] = c.Complete(context.Background(), Request{
-					Messages: []Message{{Role: "user", Content: text(fmt.Sprintf("round %d request %d", round, i))}},
+					Messages: []conversation.Message{{Role: "user", Content: text(fmt.Sprintf("round %d request %d", round, i))}},
 				})
 			}()
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 )
@@ -41,10 +42,10 @@ func (m ModelOpponent) Reply(ctx context.Context, gt *rewards.NegotiationGroundT
 		wpm = rewards.DefaultNegotiationWPM
 	}
 	system := p.system(s, ri, table(s, ri), gt.Condition, gt.DeadlineS, gt.TurnLimit, wpm)
-	msgs := []chat.Message{{Role: "system", Content: &system}}
+	msgs := []conversation.Message{{Role: "system", Content: &system}}
 	if len(transcript) == 0 || transcript[0].Role == me {
 		start := p.Start
-		msgs = append(msgs, chat.Message{Role: "user", Content: &start})
+		msgs = append(msgs, conversation.Message{Role: "user", Content: &start})
 	}
 	for _, t := range transcript {
 		body, err := json.Marshal(struct {
@@ -59,7 +60,7 @@ func (m ModelOpponent) Reply(ctx context.Context, gt *rewards.NegotiationGroundT
 		if t.Role == me {
 			role = "assistant"
 		}
-		msgs = append(msgs, chat.Message{Role: role, Content: &text})
+		msgs = append(msgs, conversation.Message{Role: role, Content: &text})
 	}
 	reply, err := m.Client.Complete(ctx, chat.Request{Messages: msgs, Temperature: m.Temperature, MaxTokens: m.MaxTokens})
 	if err != nil {
