@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"strings"
 
-	"github.com/timeaware/timeaware/configs"
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/prefpairs"
@@ -24,7 +22,7 @@ func (p *pairsPlan) planSplit(a *app) error {
 			return err
 		}
 		p.catalog, p.catalogFile = cat, &mf
-	} else if p.catalog, err = splits.LoadCatalog(bytes.NewReader(configs.Scenarios), "configs/scenarios.yaml"); err != nil {
+	} else if p.catalog, err = splits.DefaultCatalog(); err != nil {
 		return err
 	}
 	p.opt.Scenario = p.catalog.ScenarioOf
