@@ -136,8 +136,11 @@ func readEquivalent(dir string) (map[string]string, error) {
 func count(pkg string, r *report, equivalent map[string]string, seen map[string]bool) *tally {
 	t := &tally{pkg: pkg, ran: true}
 	for _, f := range r.Files {
+		// gremlins names a file from the folder it ran in ("build.go",
+		// "agreement/alpha.go" for a subpackage); the lists name it from
+		// the module's root, as a run of the subpackage alone does.
 		name := f.FileName
-		if !strings.Contains(name, "/") {
+		if !strings.HasPrefix(name, pkg+"/") {
 			name = pkg + "/" + name
 		}
 		for _, m := range f.Mutations {

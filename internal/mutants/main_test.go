@@ -87,6 +87,21 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// A subpackage's file, which gremlins names from the package's folder
+// (sub/b.go), is listed as from the module's root (pkg/sub/b.go), the name a
+// run of the subpackage alone gives it.
+func TestRunNamesSubpackageFilesFromTheRoot(t *testing.T) {
+	report := `{"files": [{"file_name": "sub/b.go", "mutations": [
+ {"type": "ARITHMETIC_BASE", "status": "KILLED", "line": 1, "column": 2},
+ {"type": "CONDITIONALS_NEGATION", "status": "LIVED", "line": 9, "column": 4}]}]}`
+	eq := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(eq, "pkg.txt"), []byte("pkg/sub/b.go:9:4 CONDITIONALS_NEGATION # both branches agree\n"), 0o644))
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-gremlins", fakeGremlins(t, report), "-equivalent", eq, "-threshold", "90", "pkg"}, &stdout, &stderr)
+	require.NoError(t, err, stdout.String())
+	assert.Contains(t, stdout.String(), "pkg              1      0          1")
+}
+
 func TestRunDiffSkipsUnchangedPackages(t *testing.T) {
 	var stdout bytes.Buffer
 	err := run(context.Background(), []string{"-gremlins", "/nonexistent", "-equivalent", t.TempDir(), "-diff", "HEAD", "no-such-package"}, &stdout, &bytes.Buffer{})
