@@ -70,13 +70,12 @@ scenarios or more (--scenario).`,
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the per-row draws (required)")
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
 	testFractionFlag(fs, &f.testFraction, "scenario")
-	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
+	labelFlag(fs, &f.labels)
 	fs.String("condition", "", "all, or a comma-separated list of control, time_aware, urgency, turn_limit (default all)")
 	fs.String("scenario", "", "YAML or JSON file of scenarios (default: the built-in New Recruit)")
-	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	outputFormatFlag(fs, "synth.negotiation.format")
 	bindKey(fs, "condition", "synth.negotiation.condition")
 	bindKey(fs, "scenario", "synth.negotiation.scenario")
-	bindKey(fs, "format", "synth.negotiation.format")
 	return cmd
 }
 

@@ -114,7 +114,7 @@ the same, still work and are deprecated.`,
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of the puzzles (required)")
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
 	testFractionFlag(fs, &f.testFraction, "answer set")
-	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
+	labelFlag(fs, &f.labels)
 	fs.StringVar(&f.solve, "solve", "", "deprecated: use \"synth puzzles solve FILE\"")
 	fs.StringVar(&f.importPublished, "import-published", "", "deprecated: use \"synth puzzles import-published FILE\"")
 	fs.Int64Var(&f.start, "start", 0, "index of the first puzzle")
@@ -125,7 +125,7 @@ the same, still work and are deprecated.`,
 	fs.String("year-sets", "", "CSV of year sets (set,event,first,every,through,cancelled,moved; default: the built-in Olympic and World Cup years)")
 	fs.String("disputed", "", "disputed lunar months and years: avoid (never decide an answer; the default) or allow")
 	fs.String("year-set-reading", "", "read year sets by the editions held (held, the default) or by their rule, as the published Time Puzzles generator does (rule)")
-	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	outputFormatFlag(fs, "synth.puzzles.format")
 	fs.Int("workers", 0, "generating goroutines (default: all cores)")
 	fs.Bool("explicit", false, "put the explicit constraints in the prompt instead of the implicit ones")
 	bindKey(fs, "solutions", "synth.puzzles.solutions")
@@ -134,7 +134,6 @@ the same, still work and are deprecated.`,
 	bindKey(fs, "year-sets", "synth.puzzles.year_sets")
 	bindKey(fs, "disputed", "synth.puzzles.disputed")
 	bindKey(fs, "year-set-reading", "synth.puzzles.year_set_reading")
-	bindKey(fs, "format", "synth.puzzles.format")
 	bindKey(fs, "workers", "synth.puzzles.workers")
 	bindKey(fs, "explicit", "synth.puzzles.explicit")
 	cmd.AddCommand(a.synthPuzzlesSolveCmd(), a.synthPuzzlesImportCmd())
@@ -187,15 +186,15 @@ atomically, with a manifest beside it.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given")
-	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
+	labelFlag(fs, &f.labels)
 	fs.String("kb", "", "knowledge-base CSV of events (event,start,end; default: the built-in one)")
 	fs.String("year-sets", "", "CSV of year sets (set,event,first,every,through,cancelled,moved; default: the built-in Olympic and World Cup years)")
 	fs.String("disputed", "", "disputed lunar months and years: avoid (never decide an answer; the default) or allow")
 	fs.String("year-set-reading", "", "read year sets by the editions held (held, the default) or by their rule, as the published Time Puzzles generator does (rule)")
-	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	outputFormatFlag(fs, "synth.puzzles.format")
 	fs.Bool("explicit", false, "put the explicit constraints in the prompt instead of the implicit ones")
 	for flag, key := range map[string]string{"kb": "kb", "year-sets": "year_sets", "disputed": "disputed",
-		"year-set-reading": "year_set_reading", "format": "format", "explicit": "explicit"} {
+		"year-set-reading": "year_set_reading", "explicit": "explicit"} {
 		bindKey(fs, flag, "synth.puzzles."+key)
 	}
 	return cmd

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/traveler"
@@ -71,15 +70,14 @@ split and "timeaware splits check" passes the two files.`,
 	fs.Uint64Var(&f.seed, "seed", 0, "seed of every draw (required)")
 	fs.StringVar(&f.out, "out", "", "output file; the extension picks the format unless --format is given")
 	testFractionFlag(fs, &f.testFraction, "event set")
-	fs.BoolVar(&f.labels, "openrlhf-label", false, "add a \"label\" column holding each row's item as JSON {data_source, ground_truth, extra_info}, for OpenRLHF's --label_key")
+	labelFlag(fs, &f.labels)
 	fs.String("events", "", `events per event set, "A-B" drawn uniformly or one number (default 5-100)`)
 	fs.String("categories", "", "comma-separated categories: explicit, implicit, vague (default all)")
 	fs.String("templates", "", "comma-separated templates: who, did, how_often, when_last (default all)")
-	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	outputFormatFlag(fs, "synth.traveler.format")
 	bindKey(fs, "events", "synth.traveler.events")
 	bindKey(fs, "categories", "synth.traveler.categories")
 	bindKey(fs, "templates", "synth.traveler.templates")
-	bindKey(fs, "format", "synth.traveler.format")
 	return cmd
 }
 
