@@ -214,98 +214,109 @@ def random_llama(tokenizer: Any, out: Path, seed: int = 0, **shape: Any) -> Path
     return out
 
 
-class Server:
-    """One `timeaware serve` on a port the kernel chose: --addr 127.0.0.1:0,
-    the bound address read from --addr-file (written once the listener is
-    bound), ready once /healthz answers 200; the waits share a deadline."""
+class LocalServer:
+    """A server process on loopback, its output in ``log``: started at once,
+    ready once ``wait_ready`` sees its URL answer 200, stopped with SIGTERM
+    (then SIGKILL after ``stop_timeout`` seconds). The test tiers' servers
+    (`Server`, `ModelServer`, the OpenEnv server) are this with their own
+    command line and their own way of telling where they listen."""
 
-    def __init__(self, bin_path: Path, log: Path, env: dict | None = None, *args: str) -> None:
-        if env is None:
-            env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
-            env["TIMEAWARE_TIMERS_SECRET"] = TIMERS_SECRET
+    #: What a start error calls the server.
+    what = "the server"
+    #: The route that answers 200 once the server is up.
+    health = "/health"
+    stop_timeout = 15.0
+
+    def __init__(self, argv: list[str], log: Path, env: dict | None = None, cwd: Path | None = None) -> None:
         self.log = log
+        self.url = ""
         self._logf = log.open("wb")
-        addr_file = log.with_suffix(".addr")
-        addr_file.unlink(missing_ok=True)
-        self.proc = subprocess.Popen(
-            [str(bin_path), "serve", "--addr", "127.0.0.1:0", "--addr-file", str(addr_file), *args],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._logf,
-            stderr=subprocess.STDOUT,
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            addr = addr_file.read_text().strip() if addr_file.exists() else ""
-            if addr:
-                self.url = f"http://{addr}"
-                if self._healthy():
-                    return
+        self.proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=self._logf,
+                                     stderr=subprocess.STDOUT)
+
+    def listening(self) -> str:
+        """The server's base URL once it says where it listens, else ""."""
+        raise NotImplementedError
+
+    def wait_ready(self, timeout: float) -> str:
+        """Waits until the server answers; returns its URL. A server that
+        exits or does not answer within ``timeout`` is stopped, and the error
+        carries its log."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.what} exited:\n" + self.log.read_text(errors="replace"))
+            url = self.listening()
+            if url:
+                try:
+                    with urllib.request.urlopen(url + self.health, timeout=1) as r:
+                        if r.status == 200:
+                            self.url = url
+                            return url
+                except OSError:
+                    pass
             time.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"timeaware serve did not start:\n{log.read_text()}")
-
-    def _healthy(self) -> bool:
-        try:
-            with urllib.request.urlopen(self.url + "/healthz", timeout=1) as r:
-                return r.status == 200
-        except OSError:
-            return False
+        raise RuntimeError(f"{self.what} did not start:\n" + self.log.read_text(errors="replace"))
 
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=self.stop_timeout)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
         self._logf.close()
 
 
-class ModelServer:
+class AddrFileServer(LocalServer):
+    """A server that writes the host:port it bound to a file beside its log
+    (``addr_file``, removed before the start)."""
+
+    def __init__(self, argv_before_addr: list[str], log: Path, env: dict | None = None,
+                 cwd: Path | None = None) -> None:
+        self.addr_file = log.with_suffix(".addr")
+        self.addr_file.unlink(missing_ok=True)
+        super().__init__([*argv_before_addr, "--addr-file", str(self.addr_file)], log, env, cwd)
+
+    def listening(self) -> str:
+        addr = self.addr_file.read_text().strip() if self.addr_file.exists() else ""
+        return f"http://{addr}" if addr else ""
+
+
+class Server(AddrFileServer):
+    """One `timeaware serve` on a port the kernel chose: --addr 127.0.0.1:0,
+    the bound address read from --addr-file (written once the listener is
+    bound), ready once /healthz answers 200."""
+
+    what = "timeaware serve"
+    health = "/healthz"
+
+    def __init__(self, bin_path: Path, log: Path, env: dict | None = None, *args: str) -> None:
+        if env is None:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+            env["TIMEAWARE_TIMERS_SECRET"] = TIMERS_SECRET
+        super().__init__([str(bin_path), "serve", "--addr", "127.0.0.1:0", *args], log, env)
+        self.wait_ready(20)
+
+
+class ModelServer(LocalServer):
     """`transformers serve` (the OpenAI-compatible server of transformers) for
     one model directory, on a port the kernel chose, read from its log.
     ``args`` go to the command line (``--continuous-batching``, ``--dtype``)."""
 
+    what = "transformers serve"
+    stop_timeout = 20.0
+
     def __init__(self, model_dir: Path, log: Path, *args: str, start_timeout: float = 180) -> None:
         import sys
 
-        self.log = log
-        self._logf = log.open("wb")
         exe = Path(sys.executable).with_name("transformers")
-        self.proc = subprocess.Popen(
-            [str(exe), "serve", str(model_dir), "--host", "127.0.0.1", "--port", "0", "--log-level", "info", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=self._logf,
-            stderr=subprocess.STDOUT,
-        )
-        self.url = self._wait_for_port(start_timeout)
+        super().__init__([str(exe), "serve", str(model_dir), "--host", "127.0.0.1", "--port", "0",
+                          "--log-level", "info", *args], log)
+        self.wait_ready(start_timeout)
 
-    def _wait_for_port(self, timeout: float) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("transformers serve exited:\n" + self.log.read_text(errors="replace"))
-            m = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", self.log.read_text(errors="replace"))
-            if m:
-                url = m.group(1)
-                try:
-                    with urllib.request.urlopen(url + "/health", timeout=5) as r:
-                        if r.status == 200:
-                            return url
-                except OSError:
-                    pass
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError("transformers serve did not start:\n" + self.log.read_text(errors="replace"))
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._logf.close()
+    def listening(self) -> str:
+        m = re.search(r"Uvicorn running on (http://127\.0\.0\.1:\d+)", self.log.read_text(errors="replace"))
+        return m.group(1) if m else ""

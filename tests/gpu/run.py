@@ -28,7 +28,6 @@ tier. A failed check exits 1 after writing the figures.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
@@ -286,7 +285,6 @@ def grpo(report: Report, work: Path, model_dir: Path, tokenizer_dir: Path, budge
     report.check("grpo scores every completion", stats["completions"] > 0 and stats["unscored"] == 0,
                  f"{stats['scored']} scored, {stats['unscored']} unscored of {stats['completions']}")
     del trainer
-    asyncio.run(asyncio.sleep(0))
 
 
 def first_rows(src: Path, dst: Path, n: int | None) -> Path:
@@ -350,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     import torch
+    from safetensors.torch import load_file
     from transformers import AutoTokenizer
 
     gpu = torch.cuda.is_available()
@@ -370,8 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         tok_dir = localstack.train_tokenizer(localstack.corpus(files, synth.values()), work / "tokenizer", size.vocab)
         tokenizer = AutoTokenizer.from_pretrained(tok_dir)
         model_dir = localstack.random_llama(tokenizer, work / "model", **size.model)
-        n_params = sum(int(v.numel()) for v in __import__("safetensors.torch", fromlist=["load_file"])
-                       .load_file(str(model_dir / "model.safetensors")).values())
+        n_params = sum(t.numel() for t in load_file(str(model_dir / "model.safetensors")).values())
         report.data["model_parameters"] = n_params
         print(f"== {size.name} size on {device}: {n_params / 1e6:.1f}M parameters, work dir {work}", flush=True)
         trained = model_dir

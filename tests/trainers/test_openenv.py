@@ -14,71 +14,49 @@ import asyncio
 import functools
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
+import localstack
 import pytest
 from conftest import REPO_ROOT, TIMERS_SECRET, Server, right_answer, scripted_rollout
 from datasets import load_dataset
 from openenv.core import GenericEnvClient
-from websockets.exceptions import ConnectionClosed
 from test_trl_grpo import completion, expected, rows
-from test_trl_negotiation import ACCEPT, WALK_AWAY, batna_payoff, negotiation_rows, opening_payoff, truth
+from test_trl_negotiation import (
+    ACCEPT,
+    WALK_AWAY,
+    batna_payoff,
+    negotiation_rows,
+    opening_payoff,
+    truth,
+)
 from test_trl_tool import read_timer, timely_general
+from websockets.exceptions import ConnectionClosed
 
 # What reset takes: the row's columns, as TRL's environment_factory hands them over.
 COLUMNS = ("data_source", "reward_model", "extra_info")
 
 
-class OpenEnvServer:
+class OpenEnvServer(localstack.AddrFileServer):
     """One `python -m timeaware.openenv` on ``port``, by default one the kernel chose."""
 
+    what = "the OpenEnv server"
+
     def __init__(self, kind: str, verifier: str, log: Path, *args: str, port: int = 0) -> None:
-        self.log = log
-        self._logf = log.open("wb")
-        addr_file = log.with_suffix(".addr")
-        addr_file.unlink(missing_ok=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "timeaware.openenv", "--env", kind, "--verifier", verifier, "--port", str(port),
-             "--addr-file", str(addr_file), *args],
-            cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=self._logf, stderr=subprocess.STDOUT,
-        )
-        self.addr_file = addr_file
-        self.url = ""
+        super().__init__([sys.executable, "-m", "timeaware.openenv", "--env", kind, "--verifier", verifier,
+                          "--port", str(port), *args], log, env, cwd=REPO_ROOT)
 
     def wait(self) -> OpenEnvServer:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            addr = self.addr_file.read_text().strip() if self.addr_file.exists() else ""
-            if addr:
-                self.url = f"http://{addr}"
-                try:
-                    with urllib.request.urlopen(self.url + "/health", timeout=1) as r:
-                        if r.status == 200:
-                            return self
-                except OSError:
-                    pass
-            time.sleep(0.1)
-        self.stop()
-        pytest.fail(f"the OpenEnv server did not start:\n{self.log.read_text()}", pytrace=False)
+        localstack.required(self.wait_ready, 60)
+        return self
 
     def stats(self) -> dict:
         with urllib.request.urlopen(self.url + "/timeaware/stats", timeout=5) as r:
             return json.loads(r.read())
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self._logf.close()
 
 
 @pytest.fixture(scope="module")
@@ -386,11 +364,10 @@ def test_grpo_trainer_drives_the_timely_environment_through_the_openenv_client(
     docs show it: a class holding the OpenEnv client as
     ``environment_factory``, its public method the tool, and a reward
     function reading the environments."""
+    from timeaware.openenv import TimelySession, session_reward
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
     from trl.chat_template_utils import qwen3_schema
-
-    from timeaware.openenv import TimelySession, session_reward
 
     srv = openenv_servers["timely"]
     before = srv.stats()["counters"]
