@@ -13,9 +13,8 @@
 //     both of which keep every scenario, and every trajectory's elapse
 //     levels, on one side only; and [UnitSplit] for synthetic data, which
 //     puts whole units (tasks, answer sets, scenarios) on one side by a
-//     seeded hash, with [Sinks], which write rows to the train or test
-//     file of their unit's side and record the split for the manifest
-//     ([UnitSummary]);
+//     seeded hash, which output.SplitSinks follows to write each row to the
+//     train or test file of its unit's side;
 //   - the dataset reader: [Input] files of any layout (Parquet, Arrow IPC,
 //     JSONL) whose rows are made by [Columns] (paths into structs and
 //     message lists), with a [Preset] for each of the toolkit's outputs,

@@ -24,7 +24,7 @@ type ArgFile struct {
 }
 
 // ManifestSplit is what a manifest's summary says of its split (its
-// "split", a UnitSummary or a pairs build's): enough to set the gate's
+// "split", an output.SplitSummary or a pairs build's): enough to set the gate's
 // target test fraction and tolerance.
 type ManifestSplit struct {
 	Strategy string  `json:"strategy"`

@@ -43,7 +43,7 @@ func TestExpandArg(t *testing.T) {
 		"data/train/a.parquet", "data/train/b.parquet", "data/validation/c.jsonl", "mixed/x.arrow")
 	budget, ok := PresetForCommand("synth budget")
 	require.True(t, ok)
-	split := &UnitSummary{Strategy: StrategyHash, Unit: "task", Target: 0.2, TestFraction: 0.25,
+	split := &output.SplitSummary{Strategy: StrategyHash, Unit: "task", Target: 0.2, TestFraction: 0.25,
 		Rows: map[string]int{Train: 6, Test: 2}, Units: map[string]int{Train: 3, Test: 1}}
 	synth := etManifest(t, dir, "budget.jsonl.manifest.json", "synth budget", map[string]any{"tasks": 4, "split": split},
 		[2]string{"pairs-train.parquet", Train}, [2]string{"pairs-test.parquet", Test}, [2]string{"notes.txt", "notes"},

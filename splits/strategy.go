@@ -8,12 +8,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/timeaware/timeaware/internal/output"
 )
 
-// Split sides.
+// Split sides: the names output uses for a split's files.
 const (
-	Train = "train"
-	Test  = "test"
+	Train = output.Train
+	Test  = output.Test
 )
 
 // Strategies for assigning scenarios to sides.

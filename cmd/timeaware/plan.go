@@ -25,8 +25,11 @@ func requireSeed(cmd *cobra.Command, what string) error {
 	return nil
 }
 
-// parseShardFlag reads --shard i/n.
+// parseShardFlag reads --shard i/n; without one, the whole.
 func parseShardFlag(s string) (shard.Shard, error) {
+	if s == "" {
+		return shard.Shard{}, nil
+	}
 	sh, err := shard.Parse(s)
 	if err != nil {
 		return shard.Shard{}, usagef("--shard: %v", err)

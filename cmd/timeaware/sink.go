@@ -21,9 +21,13 @@ func sinkOptions(labels bool) output.SinkOptions {
 // newSplitSinks starts a synth command's --out, or with a --test-fraction
 // split its train and test files.
 func newSplitSinks[R any](out string, format *dataset.Format, schema *arrow.Schema, role string, labels bool,
-	split *splits.UnitSplit, unit splits.Unit[R], newBuilder func() splits.RowBuilder[R]) (*splits.Sinks[R], error) {
-	s, err := splits.NewSinks(splits.SinksOptions[R]{Out: out, Format: format, Schema: schema, Sink: sinkOptions(labels),
-		Role: role, Split: split, Unit: unit, NewBuilder: newBuilder})
+	split *splits.UnitSplit, unit output.Unit[R], newBuilder func() output.RowBuilder[R]) (*output.SplitSinks[R], error) {
+	var sp output.Splitter // nil, not a nil *UnitSplit, for one file
+	if split != nil {
+		sp = split
+	}
+	s, err := output.NewSplitSinks(output.SplitSinksOptions[R]{Out: out, Format: format, Schema: schema, Sink: sinkOptions(labels),
+		Role: role, Split: sp, Unit: unit, NewBuilder: newBuilder})
 	if err != nil {
 		return nil, pathError("out", out, err)
 	}

@@ -27,7 +27,7 @@ func (a *app) checkTestFraction(f float64) error {
 }
 
 // printSplit prints the split line of a synth summary.
-func printSplit(w io.Writer, s *splits.UnitSummary, outs []output.Entry) {
+func printSplit(w io.Writer, s *output.SplitSummary, outs []output.Entry) {
 	if s == nil {
 		return
 	}

@@ -284,7 +284,7 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 // budgetResult is what a finished budget build reports.
 type budgetResult struct {
 	summary  *budget.Summary
-	split    *splits.UnitSummary
+	split    *output.SplitSummary
 	rows     []output.Entry // the rows, or the train and test rows
 	teacher  *output.Entry
 	model    string
@@ -292,10 +292,10 @@ type budgetResult struct {
 }
 
 func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
-	unit := splits.Unit[*budget.Row]{Name: "task", Of: func(r *budget.Row) string { return r.TaskID },
+	unit := output.Unit[*budget.Row]{Name: "task", Of: func(r *budget.Row) string { return r.TaskID },
 		SetSplit: func(r *budget.Row, s string) { r.Split = s }}
 	sinks, err := newSplitSinks(p.f.out, p.format, budget.Schema, "rl_rows", p.f.labels, p.split, unit,
-		func() splits.RowBuilder[*budget.Row] { return budget.NewRecordBuilder(nil) })
+		func() output.RowBuilder[*budget.Row] { return budget.NewRecordBuilder(nil) })
 	if err != nil {
 		return nil, err
 	}
@@ -360,7 +360,7 @@ func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetRe
 	input.Role = "tasks"
 	summary := struct {
 		*budget.Summary
-		Split *splits.UnitSummary `json:"split,omitempty"`
+		Split *output.SplitSummary `json:"split,omitempty"`
 	}{sum, res.split}
 	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth budget",

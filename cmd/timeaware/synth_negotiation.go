@@ -218,11 +218,11 @@ func (a *app) runSynthNegotiation(ctx context.Context, f *synthNegotiationFlags)
 	return nil
 }
 
-func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*negotiation.Summary, []output.Entry, *splits.UnitSummary, error) {
-	unit := splits.Unit[*negotiation.Row]{Name: "scenario", Of: func(r *negotiation.Row) string { return r.ScenarioID },
+func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*negotiation.Summary, []output.Entry, *output.SplitSummary, error) {
+	unit := output.Unit[*negotiation.Row]{Name: "scenario", Of: func(r *negotiation.Row) string { return r.ScenarioID },
 		SetSplit: func(r *negotiation.Row, s string) { r.Split = s }}
 	sinks, err := newSplitSinks(p.out, p.format, negotiation.Schema, "rl_rows", p.labels, p.split, unit,
-		func() splits.RowBuilder[*negotiation.Row] { return negotiation.NewRecordBuilder(nil) })
+		func() output.RowBuilder[*negotiation.Row] { return negotiation.NewRecordBuilder(nil) })
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -243,7 +243,7 @@ func (p *negotiationPlan) execute(ctx context.Context, progress io.Writer) (*neg
 	outs := sinks.Entries(p.format.Name)
 	summary := struct {
 		*negotiation.Summary
-		Split *splits.UnitSummary `json:"split,omitempty"`
+		Split *output.SplitSummary `json:"split,omitempty"`
 	}{sum, sinks.Summary()}
 	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth negotiation",

@@ -415,10 +415,10 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	}
 
 	tuneGCForStreaming()
-	unit := splits.Unit[*puzzles.Puzzle]{Name: "event", Of: func(p *puzzles.Puzzle) string { return p.Group },
+	unit := output.Unit[*puzzles.Puzzle]{Name: "event", Of: func(p *puzzles.Puzzle) string { return p.Group },
 		SetSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }}
 	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", f.labels, split, unit,
-		func() splits.RowBuilder[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
+		func() output.RowBuilder[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}
@@ -439,7 +439,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	outs := sinks.Entries(format.Name)
 	summary := struct {
 		*puzzles.Summary
-		Split *splits.UnitSummary `json:"split,omitempty"`
+		Split *output.SplitSummary `json:"split,omitempty"`
 	}{sum, sinks.Summary()}
 	m := &output.Manifest{
 		Tool: "timeaware", Version: buildVersion(), Command: "synth puzzles",
@@ -453,7 +453,7 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	return nil
 }
 
-func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, split *splits.UnitSummary, mp string) {
+func printPuzzleSummary(w io.Writer, outs []output.Entry, s *puzzles.Summary, split *output.SplitSummary, mp string) {
 	fmt.Fprintf(w, "synth puzzles: %s\n", writtenTo(outs, "puzzle"))
 	printSplit(w, split, outs)
 	if s.Skipped > 0 {
@@ -572,9 +572,9 @@ func (a *app) runImportPublished(ctx context.Context, f *synthPuzzlesFlags) erro
 	in := output.OpenInput(f.importPublished)
 	defer in.Close()
 	sinks, err := newSplitSinks(f.out, format, puzzles.Schema, "puzzles", f.labels, nil,
-		splits.Unit[*puzzles.Puzzle]{Name: "event", Of: func(p *puzzles.Puzzle) string { return p.Group },
+		output.Unit[*puzzles.Puzzle]{Name: "event", Of: func(p *puzzles.Puzzle) string { return p.Group },
 			SetSplit: func(p *puzzles.Puzzle, s string) { p.Split = s }},
-		func() splits.RowBuilder[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
+		func() output.RowBuilder[*puzzles.Puzzle] { return puzzles.NewRecordBuilder(nil) })
 	if err != nil {
 		return err
 	}

@@ -4,21 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/internal/output"
-	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/traveler"
 )
 
 type synthTravelerFlags struct {
-	out, shard   string
+	dataFlags
 	count        int
-	seed         uint64
 	labels       bool
 	testFraction float64
 }
@@ -66,9 +62,8 @@ split and "timeaware splits check" passes the two files.`,
 	}
 	fs := cmd.Flags()
 	fs.IntVar(&f.count, "count", 0, "number of questions (rows) to write (required)")
-	fs.StringVar(&f.shard, "shard", "", "write only the rows whose index is i mod n, e.g. 0/4 (shards together hold every row once)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of every draw (required)")
-	fs.StringVar(&f.out, "out", "", "output file; the extension picks the format unless --format is given")
+	f.define(fs, "output file; the extension picks the format unless --format is given", "every draw",
+		"the rows whose index is i mod n (shards together hold every row once)")
 	testFractionFlag(fs, &f.testFraction, "event set")
 	labelFlag(fs, &f.labels)
 	fs.String("events", "", `events per event set, "A-B" drawn uniformly or one number (default 5-100)`)
@@ -116,15 +111,8 @@ func travelerList(s string) []string {
 }
 
 func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error {
-	if f.out == "" {
-		return usagef("--out is required")
-	}
 	if f.count < 1 {
 		return a.flagValueError("count", errors.New("want at least 1"))
-	}
-	format, err := a.outputFormat("synth.traveler.format", f.out)
-	if err != nil {
-		return err
 	}
 	opt, err := a.travelerOptions()
 	if err != nil {
@@ -134,79 +122,33 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 	if err := opt.Validate(); err != nil {
 		return a.optionError(err, travelerKeys)
 	}
-	if f.shard != "" {
-		sh, err := parseShardFlag(f.shard)
-		if err != nil {
-			return err
-		}
-		opt.Shard = sh
-	}
-	if err := a.checkTestFraction(f.testFraction); err != nil {
+	if opt.Shard, err = parseShardFlag(f.shard); err != nil {
 		return err
 	}
-	var split *splits.UnitSplit
-	if f.testFraction > 0 {
-		if split, err = splits.NewHashSplit(f.seed, f.testFraction); err != nil {
-			return usageError{err}
-		}
-	}
-	tuneGCForStreaming()
-	unit := splits.Unit[*traveler.Row]{Name: "event set", Of: (*traveler.Row).Group,
-		SetSplit: func(r *traveler.Row, s string) { r.Split = s }}
-	sinks, err := newSplitSinks(f.out, format, traveler.Schema, "traveler_rows", f.labels, split, unit,
-		func() splits.RowBuilder[*traveler.Row] { return traveler.NewRecordBuilder(nil) })
+	config := typedConfig(a.v, "synth.traveler.")
+	config["count"], config["test_fraction"] = f.count, f.testFraction
+	o, prog, err := a.synthOutput(&f.dataFlags, "synth.traveler.format", f.labels, f.testFraction, "synth traveler",
+		config, int(opt.Shard.Rows(0, int64(f.count))))
 	if err != nil {
 		return err
 	}
-	defer sinks.Abort()
-	defer sinks.Release()
-	prog := newProgress(a.stderr, "rows").of(int(opt.Shard.Rows(0, int64(f.count))))
-	sum, err := traveler.Build(ctx, opt, f.count, func(row *traveler.Row) error {
-		prog.add(1)
-		return sinks.Add(row)
-	})
+	w, err := traveler.Write(ctx, opt, f.count, o)
 	prog.done()
 	if err != nil {
-		return streamError(a.optionError(err, travelerKeys))
+		return a.writeError(err, f.out, travelerKeys)
 	}
-	if err := sinks.Finish(); err != nil {
-		return pathError("out", f.out, err)
+	s := w.Summary
+	lines := []string{
+		"categories:  " + countList(s.ByCategory),
+		"templates:   " + countList(s.ByTemplate),
+		fmt.Sprintf("events:      min %d, mean %s, max %d per row", s.EventsMin, strconv.FormatFloat(s.EventsMean, 'f', 1, 64), s.EventsMax),
 	}
-	outs := sinks.Entries(format.Name)
-	config := typedConfig(a.v, "synth.traveler.")
-	config["count"] = f.count
-	config["seed"] = f.seed
-	config["test_fraction"] = f.testFraction
-	if f.shard != "" {
-		config["shard"] = f.shard
-	}
-	summary := struct {
-		*traveler.Summary
-		Split *splits.UnitSummary `json:"split,omitempty"`
-	}{sum, sinks.Summary()}
-	m := &output.Manifest{
-		Tool: "timeaware", Version: buildVersion(), Command: "synth traveler",
-		Outputs: outs, Inputs: []output.Entry{}, Config: config, Summary: summary,
-	}
-	mp, err := sinks.Commit(ctx, m)
-	if err != nil {
-		return pathError("out", f.out, err)
-	}
-	printTravelerSummary(a.stdout, outs, sum, summary.Split, mp)
-	return nil
-}
-
-func printTravelerSummary(w io.Writer, outs []output.Entry, s *traveler.Summary, split *splits.UnitSummary, mp string) {
-	fmt.Fprintf(w, "synth traveler: %s\n", writtenTo(outs, "row"))
-	printSplit(w, split, outs)
-	fmt.Fprintf(w, "  categories:  %s\n", countList(s.ByCategory))
-	fmt.Fprintf(w, "  templates:   %s\n", countList(s.ByTemplate))
-	fmt.Fprintf(w, "  events:      min %d, mean %s, max %d per row\n", s.EventsMin, strconv.FormatFloat(s.EventsMean, 'f', 1, 64), s.EventsMax)
 	if len(s.ByAnswer) > 0 {
-		fmt.Fprintf(w, "  did answers: %s\n", countList(s.ByAnswer))
+		lines = append(lines, "did answers: "+countList(s.ByAnswer))
 	}
 	if s.ByCategory["vague"] > 0 {
-		fmt.Fprintf(w, "  vague:       best score %.3f on average (what a perfect answerer gets on vague questions)\n", s.VagueBestMean)
+		lines = append(lines, fmt.Sprintf("vague:       best score %.3f on average (what a perfect answerer gets on vague questions)", s.VagueBestMean))
 	}
-	fmt.Fprintf(w, "  manifest:    %s\n", mp)
+	printWritten(a.stdout, "synth traveler", "row", w.Outputs, w.Split, w.ManifestPath, lines...)
+	return nil
 }

@@ -1,4 +1,4 @@
-package splits
+package output_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/splits"
 )
 
 // skRow is a row of the Sinks tests: its unit, a number and its label.
@@ -35,7 +36,7 @@ var skSchema = arrow.NewSchema([]arrow.Field{
 // skBuilder is the RowBuilder of skRows.
 type skBuilder struct{ b *array.RecordBuilder }
 
-func newSkBuilder() RowBuilder[*skRow] {
+func newSkBuilder() output.RowBuilder[*skRow] {
 	return &skBuilder{array.NewRecordBuilder(memory.DefaultAllocator, skSchema)}
 }
 
@@ -48,7 +49,7 @@ func (b *skBuilder) Len() int                { return b.b.Field(0).Len() }
 func (b *skBuilder) NewRecord() arrow.Record { return b.b.NewRecord() }
 func (b *skBuilder) Release()                { b.b.Release() }
 
-var skUnit = Unit[*skRow]{Name: "task", Of: func(r *skRow) string { return r.unit },
+var skUnit = output.Unit[*skRow]{Name: "task", Of: func(r *skRow) string { return r.unit },
 	SetSplit: func(r *skRow, s string) { r.split = s }}
 
 // skRows makes units × perUnit rows, numbered in order.
@@ -95,30 +96,30 @@ func dirNames(t *testing.T, dir string) []string {
 	return names
 }
 
-func TestSinks(t *testing.T) {
+func TestSplitSinks(t *testing.T) {
 	units := make([]string, 10)
 	for i := range units {
 		units[i] = fmt.Sprintf("u%d", i)
 	}
-	exact, err := NewExactSplit(1, 0.3, units)
+	exact, err := splits.NewExactSplit(1, 0.3, units)
 	require.NoError(t, err)
-	hash, err := NewHashSplit(2, 0.5)
+	hash, err := splits.NewHashSplit(2, 0.5)
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name    string
-		split   *UnitSplit
+		split   output.Splitter
 		perUnit int
 		// files are the files committed, with their roles.
 		files map[string]string
 	}{
 		{name: "one file", perUnit: 3, files: map[string]string{"rows.jsonl": "rows"}},
-		{name: "exact split", split: exact, perUnit: 3, files: map[string]string{"rows-train.jsonl": Train, "rows-test.jsonl": Test}},
-		{name: "hash split", split: hash, perUnit: 4, files: map[string]string{"rows-train.jsonl": Train, "rows-test.jsonl": Test}},
+		{name: "exact split", split: exact, perUnit: 3, files: map[string]string{"rows-train.jsonl": output.Train, "rows-test.jsonl": output.Test}},
+		{name: "hash split", split: hash, perUnit: 4, files: map[string]string{"rows-train.jsonl": output.Train, "rows-test.jsonl": output.Test}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			out := filepath.Join(dir, "rows.jsonl")
-			s, err := NewSinks(SinksOptions[*skRow]{Out: out, Format: dataset.JSONL, Schema: skSchema, Role: "rows",
+			s, err := output.NewSplitSinks(output.SplitSinksOptions[*skRow]{Out: out, Format: dataset.JSONL, Schema: skSchema, Role: "rows",
 				Split: tc.split, Unit: skUnit, NewBuilder: newSkBuilder})
 			require.NoError(t, err)
 			defer s.Release()
@@ -175,15 +176,15 @@ func TestSinks(t *testing.T) {
 				return
 			}
 			require.NotNil(t, sum)
-			assert.Equal(t, &UnitSummary{
+			assert.Equal(t, &output.SplitSummary{
 				Strategy: tc.split.Strategy(), Unit: "task", Target: tc.split.TestFraction(),
-				TestFraction: float64(perSide[Test]) / float64(len(rows)),
-				Rows:         map[string]int{Train: perSide[Train], Test: perSide[Test]},
-				Units:        map[string]int{Train: len(unitsPerSide[Train]), Test: len(unitsPerSide[Test])},
+				TestFraction: float64(perSide[output.Test]) / float64(len(rows)),
+				Rows:         map[string]int{output.Train: perSide[output.Train], output.Test: perSide[output.Test]},
+				Units:        map[string]int{output.Train: len(unitsPerSide[output.Train]), output.Test: len(unitsPerSide[output.Test])},
 			}, sum)
-			assert.Equal(t, len(units), sum.Units[Train]+sum.Units[Test])
+			assert.Equal(t, len(units), sum.Units[output.Train]+sum.Units[output.Test])
 			if tc.split == exact {
-				assert.Equal(t, 3, sum.Units[Test], "the exact split's share of units")
+				assert.Equal(t, 3, sum.Units[output.Test], "the exact split's share of units")
 			}
 		})
 	}
@@ -198,11 +199,11 @@ func skNumbers(rows []*skRow) []int64 {
 }
 
 // TestSinksEmptySide: a split that leaves a side without rows is an error.
-func TestSinksEmptySide(t *testing.T) {
-	split, err := NewHashSplit(3, 0.5)
+func TestSplitSinksEmptySide(t *testing.T) {
+	split, err := splits.NewHashSplit(3, 0.5)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	s, err := NewSinks(SinksOptions[*skRow]{Out: filepath.Join(dir, "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
+	s, err := output.NewSplitSinks(output.SplitSinksOptions[*skRow]{Out: filepath.Join(dir, "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
 		Split: split, Unit: skUnit, NewBuilder: newSkBuilder})
 	require.NoError(t, err)
 	defer s.Release()
@@ -210,22 +211,22 @@ func TestSinksEmptySide(t *testing.T) {
 	for _, r := range skRows([]string{"only"}, 5) {
 		require.NoError(t, s.Add(r))
 	}
-	empty := Test
-	if split.Side("only") == Test {
-		empty = Train
+	empty := output.Test
+	if split.Side("only") == output.Test {
+		empty = output.Train
 	}
 	assert.EqualError(t, s.Finish(), "--test-fraction 0.5: the "+empty+" side has no rows (1 task, all on the other side); give more rows or another fraction")
 }
 
 // TestSinksAbort: an aborted write leaves no file behind; an abort after
 // the commit leaves the committed files alone.
-func TestSinksAbort(t *testing.T) {
-	split, err := NewHashSplit(4, 0.5)
+func TestSplitSinksAbort(t *testing.T) {
+	split, err := splits.NewHashSplit(4, 0.5)
 	require.NoError(t, err)
 	units := []string{"a", "b", "c", "d", "e", "f", "g", "h"}
 	for _, tc := range []struct {
 		name   string
-		split  *UnitSplit
+		split  output.Splitter
 		finish bool
 		commit bool
 		want   []string
@@ -238,7 +239,7 @@ func TestSinksAbort(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s, err := NewSinks(SinksOptions[*skRow]{Out: filepath.Join(dir, "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
+			s, err := output.NewSplitSinks(output.SplitSinksOptions[*skRow]{Out: filepath.Join(dir, "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
 				Role: "rows", Split: tc.split, Unit: skUnit, NewBuilder: newSkBuilder})
 			require.NoError(t, err)
 			defer s.Release()
@@ -260,20 +261,20 @@ func TestSinksAbort(t *testing.T) {
 
 // TestNewSinksError: a file that cannot be started is an error, and
 // nothing is left behind; a missing directory is made (output.Create).
-func TestNewSinksError(t *testing.T) {
-	split, err := NewHashSplit(5, 0.5)
+func TestNewSplitSinksError(t *testing.T) {
+	split, err := splits.NewHashSplit(5, 0.5)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	blocker := filepath.Join(dir, "a-file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
-	for _, split := range []*UnitSplit{nil, split} {
-		_, err = NewSinks(SinksOptions[*skRow]{Out: filepath.Join(blocker, "sub", "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
+	for _, split := range []output.Splitter{nil, split} {
+		_, err = output.NewSplitSinks(output.SplitSinksOptions[*skRow]{Out: filepath.Join(blocker, "sub", "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
 			Split: split, Unit: skUnit, NewBuilder: newSkBuilder})
 		assert.ErrorContains(t, err, blocker+" is not a directory")
 	}
 	assert.Equal(t, []string{"a-file"}, dirNames(t, dir))
 
-	s, err := NewSinks(SinksOptions[*skRow]{Out: filepath.Join(dir, "new", "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
+	s, err := output.NewSplitSinks(output.SplitSinksOptions[*skRow]{Out: filepath.Join(dir, "new", "rows.jsonl"), Format: dataset.JSONL, Schema: skSchema,
 		Split: split, Unit: skUnit, NewBuilder: newSkBuilder})
 	require.NoError(t, err, "a missing directory is made")
 	s.Abort()

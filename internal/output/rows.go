@@ -1,4 +1,4 @@
-package splits
+package output
 
 import (
 	"context"
@@ -9,13 +9,29 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/timeaware/timeaware/internal/dataset"
-	"github.com/timeaware/timeaware/internal/output"
 )
 
+// The sides of a split, and the roles of its two files in a manifest.
+const (
+	Train = "train"
+	Test  = "test"
+)
+
+// Splitter puts each unit (a task, an event set) on one side of a split:
+// splits.UnitSplit is the one the commands use.
+type Splitter interface {
+	// Side is the unit's side, Train or Test.
+	Side(unit string) string
+	// Strategy names how sides are drawn, for the manifest.
+	Strategy() string
+	// TestFraction is the share of units meant for the test side.
+	TestFraction() float64
+}
+
 // RowBuilder is a record builder of rows R (the synth task families'
-// builders), which Sinks fills and drains.
+// builders), which SplitSinks fills and drains.
 type RowBuilder[R any] interface {
-	output.Builder
+	Builder
 	Append(R)
 	Release()
 }
@@ -32,47 +48,47 @@ type Unit[R any] struct {
 	SetSplit func(R, string)
 }
 
-// SinksOptions configure NewSinks.
-type SinksOptions[R any] struct {
+// SplitSinksOptions configure NewSplitSinks.
+type SplitSinksOptions[R any] struct {
 	// Out is the one file's path, and without a split the only file;
 	// with one the files are <out>-train.<ext> and <out>-test.<ext>
-	// (output.SidePath), and the manifest goes beside Out.
+	// (SidePath), and the manifest goes beside Out.
 	Out string
 	// Format and Schema are the files' format and their rows' schema.
 	Format *dataset.Format
 	Schema *arrow.Schema
 	// Sink tunes every file's sink.
-	Sink output.SinkOptions
+	Sink SinkOptions
 	// Role is the one file's role in the manifest; with a split the
 	// roles are Train and Test.
 	Role string
 	// Split, when set, puts each row in the file of its unit's side.
-	Split *UnitSplit
+	Split Splitter
 	// Unit is the unit of Split; unused without one.
 	Unit Unit[R]
 	// NewBuilder makes a file's record builder.
 	NewBuilder func() RowBuilder[R]
 }
 
-// Sinks writes rows R to one dataset file, or, with a UnitSplit, to a
+// SplitSinks writes rows R to one dataset file, or, with a Splitter, to a
 // train and a test file, each row by its unit's side and labelled with
 // it, so that no unit straddles the split. The files are committed
 // together with one manifest.
-type Sinks[R any] struct {
+type SplitSinks[R any] struct {
 	out   string
-	split *UnitSplit
+	split Splitter
 	unit  Unit[R]
 	roles []string
-	sinks []*output.Sink // the only one, or train and test
+	sinks []*Sink // the only one, or train and test
 	rbs   []RowBuilder[R]
 	seed  maphash.Seed
 	units [2]map[uint64]struct{}
 	rows  [2]int
 }
 
-// UnitSummary is a UnitSplit's record in a manifest's summary (its
+// SplitSummary is a Splitter's record in a manifest's summary (its
 // "split"): what the gate needs to judge the split.
-type UnitSummary struct {
+type SplitSummary struct {
 	Strategy     string         `json:"strategy"`
 	Unit         string         `json:"unit"`
 	Target       float64        `json:"target_test_fraction"`
@@ -81,18 +97,18 @@ type UnitSummary struct {
 	Units        map[string]int `json:"units"`
 }
 
-// NewSinks starts the files of opt.Out. On an error, the files already
+// NewSplitSinks starts the files of opt.Out. On an error, the files already
 // started are discarded.
-func NewSinks[R any](opt SinksOptions[R]) (*Sinks[R], error) {
-	s := &Sinks[R]{out: opt.Out, split: opt.Split, unit: opt.Unit, seed: maphash.MakeSeed(), roles: []string{opt.Role}}
+func NewSplitSinks[R any](opt SplitSinksOptions[R]) (*SplitSinks[R], error) {
+	s := &SplitSinks[R]{out: opt.Out, split: opt.Split, unit: opt.Unit, seed: maphash.MakeSeed(), roles: []string{opt.Role}}
 	paths := []string{opt.Out}
 	if opt.Split != nil {
-		paths = []string{output.SidePath(opt.Out, Train), output.SidePath(opt.Out, Test)}
+		paths = []string{SidePath(opt.Out, Train), SidePath(opt.Out, Test)}
 		s.roles = []string{Train, Test}
 		s.units = [2]map[uint64]struct{}{{}, {}}
 	}
 	for _, p := range paths {
-		sink, err := output.NewSink(p, opt.Format, opt.Schema, opt.Sink)
+		sink, err := NewSink(p, opt.Format, opt.Schema, opt.Sink)
 		if err != nil {
 			s.Abort()
 			return nil, err
@@ -104,7 +120,7 @@ func NewSinks[R any](opt SinksOptions[R]) (*Sinks[R], error) {
 }
 
 // side returns the sink a row goes to, labelling the row with its side.
-func (s *Sinks[R]) side(row R) int {
+func (s *SplitSinks[R]) side(row R) int {
 	if s.split == nil {
 		return 0
 	}
@@ -120,7 +136,7 @@ func (s *Sinks[R]) side(row R) int {
 }
 
 // Add writes a row to its side.
-func (s *Sinks[R]) Add(row R) error {
+func (s *SplitSinks[R]) Add(row R) error {
 	i := s.side(row)
 	s.rows[i]++
 	s.rbs[i].Append(row)
@@ -131,7 +147,7 @@ func (s *Sinks[R]) Add(row R) error {
 // a side without rows is an error (naming the synth commands'
 // --test-fraction): such a split is of no use, and the gate would refuse
 // it.
-func (s *Sinks[R]) Finish() error {
+func (s *SplitSinks[R]) Finish() error {
 	if s.split != nil {
 		for i, side := range []string{Train, Test} {
 			if s.rows[i] == 0 {
@@ -158,8 +174,8 @@ func countOf(n int, noun string) string {
 
 // Entries are the files for the manifest, the one file or train and test,
 // format naming their format.
-func (s *Sinks[R]) Entries(format string) []output.Entry {
-	var out []output.Entry
+func (s *SplitSinks[R]) Entries(format string) []Entry {
+	var out []Entry
 	for i, sink := range s.sinks {
 		out = append(out, sink.Entry(s.roles[i], format))
 	}
@@ -167,9 +183,9 @@ func (s *Sinks[R]) Entries(format string) []output.Entry {
 }
 
 // Files are the files being written, in the order of Entries, for a
-// caller that commits them with files of its own (output.Commit).
-func (s *Sinks[R]) Files() []*output.File {
-	files := make([]*output.File, len(s.sinks))
+// caller that commits them with files of its own (Commit).
+func (s *SplitSinks[R]) Files() []*File {
+	files := make([]*File, len(s.sinks))
 	for i, sink := range s.sinks {
 		files[i] = sink.File()
 	}
@@ -177,11 +193,11 @@ func (s *Sinks[R]) Files() []*output.File {
 }
 
 // Summary is the manifest's split summary: nil without a split.
-func (s *Sinks[R]) Summary() *UnitSummary {
+func (s *SplitSinks[R]) Summary() *SplitSummary {
 	if s.split == nil {
 		return nil
 	}
-	sum := &UnitSummary{
+	sum := &SplitSummary{
 		Strategy: s.split.Strategy(), Unit: s.unit.Name, Target: s.split.TestFraction(),
 		Rows:  map[string]int{Train: s.rows[0], Test: s.rows[1]},
 		Units: map[string]int{Train: len(s.units[0]), Test: len(s.units[1])},
@@ -193,23 +209,23 @@ func (s *Sinks[R]) Summary() *UnitSummary {
 }
 
 // Commit puts the files in place with the manifest m beside Out
-// (output.ManifestPath), returning its path: all of them or, after an
-// error, none, the previous ones staying (output.Commit).
-func (s *Sinks[R]) Commit(ctx context.Context, m *output.Manifest) (string, error) {
-	mp := output.ManifestPath(s.out)
-	return mp, output.Commit(ctx, mp, m, s.Files()...)
+// (ManifestPath), returning its path: all of them or, after an
+// error, none, the previous ones staying (Commit).
+func (s *SplitSinks[R]) Commit(ctx context.Context, m *Manifest) (string, error) {
+	mp := ManifestPath(s.out)
+	return mp, Commit(ctx, mp, m, s.Files()...)
 }
 
 // Abort discards the files not committed; after Commit it leaves them
 // alone.
-func (s *Sinks[R]) Abort() {
+func (s *SplitSinks[R]) Abort() {
 	for _, sink := range s.sinks {
 		sink.Abort()
 	}
 }
 
 // Release frees the record builders.
-func (s *Sinks[R]) Release() {
+func (s *SplitSinks[R]) Release() {
 	for _, rb := range s.rbs {
 		rb.Release()
 	}
