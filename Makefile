@@ -3,12 +3,12 @@
 GO      ?= go
 VENV    ?= .venv
 PYTHON  ?= $(VENV)/bin/python
-# The trainers tier (tests/trainers): torch, TRL, VeRL, OpenRLHF on CPU.
+# The trainers tier (python/tests/trainers): torch, TRL, VeRL, OpenRLHF on CPU.
 TRAINERS_VENV ?= .venv-trainers
-# The verifiers tier (tests/verifiers): verifiers, whose openai pin the
+# The verifiers tier (python/tests/verifiers): verifiers, whose openai pin the
 # trainers tier's cannot share.
 VERIFIERS_VENV ?= .venv-verifiers
-# The GPU tier (tests/gpu): one NVIDIA GPU; WHEELS=DIR installs its pins from
+# The GPU tier (python/tests/gpu): one NVIDIA GPU; WHEELS=DIR installs its pins from
 # a wheel folder (make gpu-wheels WHEELS=DIR fills one) where there is no index.
 GPU_VENV ?= .venv-gpu
 GPU_PIP  = $(GPU_VENV)/bin/pip install --progress-bar off --disable-pip-version-check $(if $(WHEELS),--no-index --find-links $(abspath $(WHEELS)))
@@ -93,46 +93,46 @@ check-shared:
 test-go: check-shared
 	$(GO) test -race ./...
 
-$(VENV)/.installed: tests/python/requirements.txt
+$(VENV)/.installed: python/tests/interop/requirements.txt
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r python/tests/interop/requirements.txt
 	touch $@
 
 venv: $(VENV)/.installed
 
 test-python: check-shared build venv
-	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(PYTHON) -m pytest -p no:cacheprovider -q tests/python
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(PYTHON) -m pytest -p no:cacheprovider -q python/tests/interop
 
 # About 6 GB and a few minutes, once: pip says what it collects and installs
 # (--progress-bar off keeps CI logs to a line a package).
-$(TRAINERS_VENV)/.installed: tests/trainers/requirements.txt tests/trainers/requirements-nodeps.txt
+$(TRAINERS_VENV)/.installed: python/tests/trainers/requirements.txt python/tests/trainers/requirements-nodeps.txt
 	@echo "make: creating $(TRAINERS_VENV): torch, TRL, VeRL, OpenRLHF and Ray on CPU (about 6 GB, a few minutes, once)"
 	python3 -m venv $(TRAINERS_VENV)
-	@echo "make: installing tests/trainers/requirements.txt into $(TRAINERS_VENV)"
-	$(TRAINERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check -r tests/trainers/requirements.txt
-	@echo "make: installing tests/trainers/requirements-nodeps.txt (without their dependencies) into $(TRAINERS_VENV)"
-	$(TRAINERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check --no-deps -r tests/trainers/requirements-nodeps.txt
+	@echo "make: installing python/tests/trainers/requirements.txt into $(TRAINERS_VENV)"
+	$(TRAINERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check -r python/tests/trainers/requirements.txt
+	@echo "make: installing python/tests/trainers/requirements-nodeps.txt (without their dependencies) into $(TRAINERS_VENV)"
+	$(TRAINERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check --no-deps -r python/tests/trainers/requirements-nodeps.txt
 	@echo "make: $(TRAINERS_VENV) is ready"
 	touch $@
 
 venv-trainers: $(TRAINERS_VENV)/.installed
 
 test-trainers: check-shared build venv-trainers
-	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/trainers
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q python/tests/trainers
 
-$(VERIFIERS_VENV)/.installed: tests/verifiers/requirements.txt
+$(VERIFIERS_VENV)/.installed: python/tests/verifiers/requirements.txt
 	python3 -m venv $(VERIFIERS_VENV)
-	$(VERIFIERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check -r tests/verifiers/requirements.txt
+	$(VERIFIERS_VENV)/bin/pip install --progress-bar off --disable-pip-version-check -r python/tests/verifiers/requirements.txt
 	touch $@
 
 venv-verifiers: $(VERIFIERS_VENV)/.installed
 
 test-verifiers: build venv-verifiers
-	TIMEAWARE_BIN=$(CURDIR)/$(BIN) $(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider -q tests/verifiers
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) $(VERIFIERS_VENV)/bin/python -m pytest -p no:cacheprovider -q python/tests/verifiers
 
-$(GPU_VENV)/.installed: tests/gpu/requirements.txt
+$(GPU_VENV)/.installed: python/tests/gpu/requirements.txt
 	python3 -m venv $(GPU_VENV)
-	$(GPU_PIP) -r tests/gpu/requirements.txt
+	$(GPU_PIP) -r python/tests/gpu/requirements.txt
 	$(GPU_PIP) --no-deps -e ./python
 	touch $@
 
@@ -141,13 +141,13 @@ venv-gpu: $(GPU_VENV)/.installed
 # A bin/timeaware already there (built elsewhere and copied) is used as it is.
 test-gpu: check-shared venv-gpu
 	@test -x $(BIN) || $(MAKE) build
-	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(GPU_VENV)/bin/python tests/gpu/run.py --out out/gpu/figures.json
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(GPU_VENV)/bin/python python/tests/gpu/run.py --out out/gpu/figures.json
 
 # The wheels of the GPU tier, for a GPU machine without an index: run where
 # pip reaches one, with the GPU machine's Python, then copy WHEELS over.
 gpu-wheels:
 	@test -n "$(WHEELS)" || { echo "make gpu-wheels: set WHEELS=DIR" >&2; exit 2; }
-	python3 -m pip download --progress-bar off --disable-pip-version-check -d $(WHEELS) -r tests/gpu/requirements.txt "setuptools>=64"
+	python3 -m pip download --progress-bar off --disable-pip-version-check -d $(WHEELS) -r python/tests/gpu/requirements.txt "setuptools>=64"
 
 # Every sh and python example of the docs, run verbatim with bin/timeaware in
 # a scratch checkout, its output compared with the doc's

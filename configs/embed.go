@@ -9,9 +9,3 @@ import _ "embed"
 //
 //go:embed scenarios.yaml
 var Scenarios []byte
-
-// Defaults is the default timeaware configuration (timeaware.yaml), with every
-// key at its built-in default.
-//
-//go:embed timeaware.yaml
-var Defaults []byte

@@ -8,6 +8,5 @@ import (
 
 func TestEmbeddedFilesNonEmpty(t *testing.T) {
 	assert.NotEmpty(t, Scenarios, "scenarios.yaml is not embedded")
-	assert.NotEmpty(t, Defaults, "timeaware.yaml is not embedded")
 	assert.Contains(t, string(Scenarios), "scenarios:")
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // This file is ported to bench/serve/reference.py; a change of behaviour
-// here needs the same change there (tests/python/test_reward_reference.py
+// here needs the same change there (python/tests/interop/test_reward_reference.py
 // compares the two).
 //
 // Whitespace, case folding and every delimiter are ASCII-only, so scanning

@@ -26,7 +26,7 @@ bench_count "$samples" "bash bench/pairs/run.sh [SAMPLES]"
 bench_python
 bench_need_time run.sh
 if ! "$PYTHON" -c 'import pyarrow.parquet' 2>/dev/null; then
-    echo "run.sh: $PYTHON has no pyarrow; pip install -r tests/python/requirements.txt" >&2
+    echo "run.sh: $PYTHON has no pyarrow; pip install -r python/tests/interop/requirements.txt" >&2
     exit 1
 fi
 

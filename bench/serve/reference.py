@@ -12,7 +12,7 @@ baseline the verifier service is benchmarked against:
       path: bench/serve/reference.py
       name: compute_score
 
-Results equal the Go scorer's (tests/python/test_reward_reference.py checks
+Results equal the Go scorer's (python/tests/interop/test_reward_reference.py checks
 this against `timeaware score`); the time-derived details may differ from Go
 in the last bit of a float, because Go's math.Sin is not the C library's.
 Timer tokens (extra_info.timer) need the service and are not supported.

@@ -17,7 +17,7 @@ import (
 	"github.com/timeaware/timeaware/synth"
 )
 
-// defaults holds every config key with its built-in value. configs/timeaware.yaml
+// defaults holds every config key with its built-in value. examples/timeaware.yaml
 // documents the same keys; a test keeps the two in step.
 var defaults = map[string]any{
 	"pairs.time_format":          "iso",

@@ -9,9 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
+	"github.com/timeaware/timeaware/examples"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/timeaware/timeaware/configs"
 )
 
 func (a *app) configCmd() *cobra.Command {
@@ -22,14 +21,14 @@ func (a *app) configCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "defaults",
 		Short: "Print the default configuration: every key with its built-in value and meaning",
-		Long: `defaults prints the documented default configuration (configs/timeaware.yaml
+		Long: `defaults prints the documented default configuration (examples/timeaware.yaml
 of the repository, built into the binary): every key, its built-in value and
 what it means. Copy it, change what you need and pass it with --config.`,
 		Example: `  timeaware config defaults > out/my.yaml
   timeaware --config out/my.yaml config show`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, err := a.stdout.Write(configs.Defaults)
+			_, err := a.stdout.Write(examples.DefaultConfig)
 			return err
 		},
 	}, &cobra.Command{
@@ -41,7 +40,7 @@ TIMEAWARE_* environment variables (a command's own flags override these
 again). A value other than the default names its source in a comment.
 Secrets (timers.secret, serve.token) are never printed.`,
 		Example: `  TIMEAWARE_PAIRS_TIME_FORMAT=iso_delta timeaware config show
-  timeaware --config configs/timeaware.yaml config show`,
+  timeaware --config examples/timeaware.yaml config show`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			out, err := a.effectiveConfig()

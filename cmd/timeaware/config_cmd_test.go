@@ -8,8 +8,7 @@ import (
 	"github.com/spf13/viper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/timeaware/timeaware/configs"
+	"github.com/timeaware/timeaware/examples"
 )
 
 // TestConfigDefaultsPrintsTheDocumentedFile: config defaults is the
@@ -20,7 +19,7 @@ func TestConfigDefaultsPrintsTheDocumentedFile(t *testing.T) {
 	want, err := os.ReadFile(configExample)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), stdout)
-	assert.Equal(t, string(configs.Defaults), stdout)
+	assert.Equal(t, string(examples.DefaultConfig), stdout)
 }
 
 // TestConfigShowIsWhatCommandsUse: config show prints every key with the

@@ -95,7 +95,7 @@ func TestConfigPrecedenceTimeFormat(t *testing.T) {
 	}
 }
 
-// TestConfigExampleMatchesDefaults keeps configs/timeaware.yaml, which
+// TestConfigExampleMatchesDefaults keeps examples/timeaware.yaml, which
 // documents every key, in step with the built-in defaults.
 func TestConfigExampleMatchesDefaults(t *testing.T) {
 	v := viper.New()

@@ -59,7 +59,7 @@ func TestOtherVariablesAreThoseThePythonPackageReads(t *testing.T) {
 func TestVariablesTheDocsNameAreKnown(t *testing.T) {
 	var files []string
 	for _, pattern := range []string{"../../README.md", "../../docs/*.md", "../../python/README.md", "../../examples/*/README.md",
-		"../../examples/*/*.sh", "../../deploy/*/*.yaml", "../../Dockerfile", "../../tests/*/*.py", "../../.ci/run", "../../Makefile"} {
+		"../../examples/*/*.sh", "../../deploy/*/*.yaml", "../../Dockerfile", "../../python/tests/*/*.py", "../../.ci/run", "../../Makefile"} {
 		m, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		files = append(files, m...)

@@ -25,7 +25,7 @@ const (
 	demoTrajectories = "../../examples/pairs/trajectories.jsonl"
 	demoVotes        = "../../examples/pairs/votes.jsonl"
 	demoDirect       = "../../examples/pairs/direct.jsonl"
-	configExample    = "../../configs/timeaware.yaml"
+	configExample    = "../../examples/timeaware.yaml"
 )
 
 // runCLI runs the command in process and returns its exit code and streams.

@@ -99,7 +99,7 @@ DPO preference pairs from human-labelled tool-use trajectories, scenario-level
 splits, synthetic temporal tasks, and rewards.
 
 Configuration comes from flags, then TIMEAWARE_* environment variables, then
-the --config YAML file, then built-in defaults (see configs/timeaware.yaml).`,
+the --config YAML file, then built-in defaults (see examples/timeaware.yaml).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion(),

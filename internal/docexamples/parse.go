@@ -16,9 +16,9 @@
 //   - An HTML comment right before a block changes how it runs:
 //     <!-- example: skip REASON --> does not run it (a GPU, a model server);
 //     <!-- example: trainers --> leaves it to the trainers test tier
-//     (tests/trainers/test_docs.py), which runs it against the real trainer;
+//     (python/tests/trainers/test_docs.py), which runs it against the real trainer;
 //     <!-- example: openenv --> leaves it to the same tier with the OpenEnv
-//     server running too (tests/trainers/test_openenv_docs.py);
+//     server running too (python/tests/trainers/test_openenv_docs.py);
 //     <!-- example: server URL --> starts it in the background, waits until
 //     URL answers 200, and stops it after the file's last block. A server
 //     that binds a port the kernel picks names the file it writes its

@@ -27,7 +27,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 KUBE_DIR = REPO_ROOT / "deploy" / "kubernetes"
 DOCKERFILE = REPO_ROOT / "Dockerfile"
 

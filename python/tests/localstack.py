@@ -2,8 +2,8 @@
 binary and its outputs, a `timeaware serve` on loopback, a tokenizer trained
 here on our data and a Llama initialised at random from a config.
 
-Nothing is downloaded. The trainers tier (tests/trainers) wraps these in
-pytest fixtures; the GPU tier (tests/gpu/run.py) calls them directly.
+Nothing is downloaded. The trainers tier (python/tests/trainers) wraps these in
+pytest fixtures; the GPU tier (python/tests/gpu/run.py) calls them directly.
 Errors are raised as RuntimeError naming what is missing.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 V1_NAME = re.compile(r"^prefer(Tool|NoTool)_elapse_(\d+)\.json$")
 
 # The chat template of the test models: ChatML turns, tools listed in the

@@ -2,7 +2,7 @@
 no Ray needed): the new parts replace the previous run's, the previous run's
 other parts leave, the user's own files stay and the manifest goes in last;
 a failure at any step gives every path its previous file back. The whole
-runs through a real Ray cluster are in tests/trainers/test_ray.py."""
+runs through a real Ray cluster are in python/tests/trainers/test_ray.py."""
 
 from __future__ import annotations
 

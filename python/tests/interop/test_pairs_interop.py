@@ -5,9 +5,9 @@ numbers checked against the `krippendorff` package.
 These tests run the real CLI (see conftest.py for TIMEAWARE_BIN and
 TIMEAWARE_SHARED). Run them with:
 
-    pip install -r tests/python/requirements.txt
+    pip install -r python/tests/interop/requirements.txt
     go build -o bin/timeaware ./cmd/timeaware
-    python -m pytest tests/python -q
+    python -m pytest python/tests/interop -q
 """
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO_ROOT / "tests"))
+REPO_ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import localstack
 from localstack import TIMERS_SECRET, Server, right_answer  # noqa: F401 (the tests import them from here)

@@ -7,7 +7,7 @@ items mixing many spellings of equal and unequal answers.
 The Go comparison runs the real CLI (see conftest.py for TIMEAWARE_BIN):
 
     make build
-    python -m pytest tests/python/test_reward_reference.py -q
+    python -m pytest python/tests/interop/test_reward_reference.py -q
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 DATA_SOURCE = "timely/general"
 EXACT_KEYS = ("acc", "task_reward", "format_ok", "on_time")  # score and times may differ in the last bit (sin)
 

@@ -32,7 +32,7 @@ from typing import Callable, Dict, Iterator, List, Optional
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 V1_NAME = re.compile(r"^prefer(Tool|NoTool)_elapse_(\d+)\.json$")
 
 # Tests must never reach a hub: everything they load is local.

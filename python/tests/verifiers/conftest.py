@@ -4,7 +4,7 @@
 
 The tier has its own virtualenv (.venv-verifiers: verifiers pins openai
 below 3, the trainers tier openai 3). The server and the synth outputs are
-made the way the trainers tier makes them, by tests/localstack.py. Needs:
+made the way the trainers tier makes them, by python/tests/localstack.py. Needs:
 
   TIMEAWARE_BIN     the binary (default <repo>/bin/timeaware)
 
@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-sys.path.insert(0, str(REPO_ROOT / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import localstack
 from scripted import ScriptedModel

@@ -1,4 +1,4 @@
-"""The GPU tier's script (tests/gpu/run.py) at toy size on the CPU: the
+"""The GPU tier's script (python/tests/gpu/run.py) at toy size on the CPU: the
 same steps `make test-gpu` runs on one NVIDIA GPU, so a change that breaks
 the GPU tier fails here first. Its own checks decide its exit status; this
 test reads the figures it wrote and holds the tier's pins to the trainers'."""
@@ -26,8 +26,8 @@ def pins(path) -> dict[str, str]:
 
 
 def test_gpu_tier_pins_are_what_this_tier_runs():
-    gpu = pins(REPO_ROOT / "tests" / "gpu" / "requirements.txt")
-    trainers = pins(REPO_ROOT / "tests" / "trainers" / "requirements.txt")
+    gpu = pins(REPO_ROOT / "python" / "tests" / "gpu" / "requirements.txt")
+    trainers = pins(REPO_ROOT / "python" / "tests" / "trainers" / "requirements.txt")
     assert {"torch", "transformers", "trl"} <= set(gpu)
     for name, version in gpu.items():
         assert trainers.get(name, importlib.metadata.version(name)) == version, name
@@ -37,7 +37,7 @@ def test_gpu_tier_pins_are_what_this_tier_runs():
 def test_gpu_tier_runs_at_toy_size(timeaware_bin, tmp_path):
     out = tmp_path / "figures.json"
     res = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "tests" / "gpu" / "run.py"), "--size", "toy", "--out", str(out),
+        [sys.executable, str(REPO_ROOT / "python" / "tests" / "gpu" / "run.py"), "--size", "toy", "--out", str(out),
          "--work", str(tmp_path / "work")],
         capture_output=True, text=True, timeout=900, check=False,
     )

@@ -17,7 +17,7 @@ import shutil
 import pytest
 from conftest import REPO_ROOT
 
-MARKER = "<!-- example: skip runs in the verifiers tier (tests/verifiers/test_docs.py), which has verifiers installed -->"
+MARKER = "<!-- example: skip runs in the verifiers tier (python/tests/verifiers/test_docs.py), which has verifiers installed -->"
 BLOCK = re.compile(r"^" + re.escape(MARKER) + r"\s*```python\n(.*?)```\s*```text\n(.*?)```", re.DOTALL | re.MULTILINE)
 DOC = REPO_ROOT / "docs" / "verifiers.md"
 

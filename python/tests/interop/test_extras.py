@@ -14,7 +14,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DOCS = [REPO / "README.md", REPO / "python" / "README.md", *sorted((REPO / "docs").glob("*.md")),
         *sorted((REPO / "examples").glob("*/README.md"))]
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)

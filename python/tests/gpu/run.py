@@ -2,7 +2,7 @@
 one NVIDIA GPU, at the sizes a user trains at, in one script that writes one
 JSON of figures.
 
-    python tests/gpu/run.py --out out/gpu/figures.json      # make test-gpu
+    python python/tests/gpu/run.py --out out/gpu/figures.json      # make test-gpu
 
 It runs, against the real `timeaware` binary and a `timeaware serve` it
 starts on loopback:
