@@ -12,203 +12,58 @@ import (
 	"github.com/spf13/cast"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 
-	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/examples"
 	"github.com/timeaware/timeaware/synth"
 )
 
-// defaults holds every config key with its built-in value. examples/timeaware.yaml
-// documents the same keys; a test keeps the two in step.
-var defaults = map[string]any{
-	"pairs.time_format":          "iso",
-	"pairs.format":               "",
-	"pairs.min_margin":           0.0,
-	"pairs.confident_only":       false,
-	"pairs.label_only_margin":    1.0,
-	"pairs.tool_response":        "last_turn",
-	"pairs.max_inconsistencies":  1,
-	"pairs.workers":              0,
-	"pairs.zstd_level":           1,
-	"pairs.row_group_rows":       16384,
-	"pairs.split":                "",
-	"pairs.seed":                 0,
-	"pairs.test_fraction":        0.35,
-	"pairs.catalog":              "",
-	"pairs.generate.url":         "",
-	"pairs.generate.model":       "",
-	"pairs.generate.api_key_env": "OPENAI_API_KEY",
-	"pairs.generate.concurrency": 8,
-	"pairs.generate.max_retries": 4,
-	"pairs.generate.timeout":     "120s",
-	"pairs.generate.cache_dir":   ".timeaware-cache/direct",
-	"pairs.generate.temperature": 0.0,
-	"pairs.generate.max_tokens":  0,
-	"pairs.generate.instruction": "",
+// defaults holds every config key with its built-in value: the documented
+// configuration (examples/timeaware.yaml), which the binary embeds and
+// "config defaults" prints, is their one home. Its values type the keys: a
+// number with a decimal point is fractional, one without is whole, a list
+// is a list of strings.
+var defaults = must(flattenConfig(examples.DefaultConfig))
 
-	"splits.test_fraction":            0.35,
-	"splits.tolerance":                0.05,
-	"splits.near_duplicate_threshold": 0.8,
-	"splits.shingle_words":            5,
-	"splits.permutations":             128,
-	"splits.bands":                    0,
-	"splits.sensitivities":            "low,medium,high",
-	"splits.max_findings":             20,
-	"splits.preset":                   "auto",
-	"splits.text":                     "",
-	"splits.group":                    "",
-	"splits.id":                       "",
-	"splits.split_column":             "",
-	"splits.sensitivity_column":       "",
-	"splits.label_column":             "",
-	"splits.against_text":             "",
+// flattenConfig reads a config file's keys (pairs.time_format, ...) and
+// their values.
+func flattenConfig(doc []byte) (map[string]any, error) {
+	var m map[string]any
+	if err := yaml.Unmarshal(doc, &m); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	out := map[string]any{}
+	var walk func(prefix string, m map[string]any) error
+	walk = func(prefix string, m map[string]any) error {
+		for k, v := range m {
+			switch x := v.(type) {
+			case map[string]any:
+				if err := walk(prefix+k+".", x); err != nil {
+					return err
+				}
+			case string, bool, int, float64:
+				out[prefix+k] = x
+			case []any:
+				list, err := cast.ToStringSliceE(x)
+				if err != nil {
+					return fmt.Errorf("config: %s%s: %w", prefix, k, err)
+				}
+				out[prefix+k] = list
+			default:
+				return fmt.Errorf("config: %s%s: %v is not text, a number, true or false, or a list", prefix, k, v)
+			}
+		}
+		return nil
+	}
+	return out, walk("", m)
+}
 
-	// synth timestamps keys (synth_timestamps.go)
-	"synth.timestamps.start":            "",
-	"synth.timestamps.sensitivity":      "",
-	"synth.timestamps.mode":             "replace",
-	"synth.timestamps.catalog":          "",
-	"synth.timestamps.workers":          0,
-	"synth.timestamps.read.mu":          238.0,
-	"synth.timestamps.read.sigma":       60.0,
-	"synth.timestamps.read.min":         50.0,
-	"synth.timestamps.read.max":         0.0,
-	"synth.timestamps.write.mu":         3.61,
-	"synth.timestamps.write.sigma":      0.40,
-	"synth.timestamps.write.min":        5.0,
-	"synth.timestamps.write.max":        0.0,
-	"synth.timestamps.generate.mu":      40.0,
-	"synth.timestamps.generate.sigma":   16.0,
-	"synth.timestamps.generate.min":     10.0,
-	"synth.timestamps.generate.max":     0.0,
-	"synth.timestamps.tool_seconds":     1.0,
-	"synth.timestamps.jitter.user":      1.0,
-	"synth.timestamps.jitter.assistant": 0.5,
-	"synth.timestamps.jitter.tool":      0.25,
-	"synth.timestamps.gaps.low":         "3m,3d,90d",
-	"synth.timestamps.gaps.medium":      "3m,3h,3d",
-	"synth.timestamps.gaps.high":        "3s,3m,3h",
-	"synth.timestamps.resolution":       "1s",
-
-	// synth puzzles keys (synth_puzzles.go)
-	"synth.puzzles.years":                 "1900-2030",
-	"synth.puzzles.solutions":             "1-6",
-	"synth.puzzles.facts":                 "4-6",
-	"synth.puzzles.kinds":                 "",
-	"synth.puzzles.seasons":               "winter:12,1,2;spring:3,4,5;summer:6,7,8;autumn:9,10,11",
-	"synth.puzzles.kb":                    "",
-	"synth.puzzles.year_sets":             "",
-	"synth.puzzles.disputed":              "avoid",
-	"synth.puzzles.year_set_reading":      "held",
-	"synth.puzzles.lunar_disputed_years":  "1808,1814,1890,1896",
-	"synth.puzzles.lunar_disputed_months": "1933-6,1954-11,1956-11,1978-8",
-	"synth.puzzles.explicit":              false,
-	"synth.puzzles.instruction":           "",
-	"synth.puzzles.system_prompt":         "",
-	"synth.puzzles.conventions":           "",
-	"synth.puzzles.split":                 "train",
-	"synth.puzzles.ability":               "temporal_reasoning",
-	"synth.puzzles.format":                "",
-	"synth.puzzles.workers":               0,
-	"synth.puzzles.max_attempts":          100000,
-
-	// synth traveler keys (synth_traveler.go)
-	"synth.traveler.events":        "5-100",
-	"synth.traveler.categories":    "explicit,implicit,vague",
-	"synth.traveler.templates":     "who,did,how_often,when_last",
-	"synth.traveler.window_days":   270,
-	"synth.traveler.years":         "2023-2025",
-	"synth.traveler.split":         "train",
-	"synth.traveler.format":        "",
-	"synth.traveler.system_prompt": "",
-
-	// synth negotiation keys (synth_negotiation.go)
-	"synth.negotiation.condition":                "all",
-	"synth.negotiation.scenario":                 "",
-	"synth.negotiation.wpm":                      150.0,
-	"synth.negotiation.deadlines_s":              "240,300,360",
-	"synth.negotiation.turn_limits":              "5,6,7,8,9",
-	"synth.negotiation.split":                    "train",
-	"synth.negotiation.format":                   "",
-	"synth.negotiation.prompt.brief":             "",
-	"synth.negotiation.prompt.format":            "",
-	"synth.negotiation.prompt.deadline":          "",
-	"synth.negotiation.prompt.latency":           "",
-	"synth.negotiation.prompt.turn_limit":        "",
-	"synth.negotiation.prompt.time_aware_prefix": "",
-	"synth.negotiation.prompt.urgency_prefix":    "",
-	"synth.negotiation.prompt.start":             "",
-	"synth.negotiation.prompt.opening":           "",
-
-	// synth budget keys (synth_budget.go)
-	"synth.budget.multipliers":           "0.75,1,2,3",
-	"synth.budget.every_multiplier":      false,
-	"synth.budget.no_limit_fraction":     0.1,
-	"synth.budget.baseline_log_mu":       3.4,
-	"synth.budget.baseline_log_sigma":    0.5,
-	"synth.budget.game_steps":            30,
-	"synth.budget.game_step_latency_s":   2.0,
-	"synth.budget.ml_rounds":             4,
-	"synth.budget.ml_round_latency_s":    30.0,
-	"synth.budget.speed_factors":         "0.5,1,2",
-	"synth.budget.speed_factor_range":    "",
-	"synth.budget.jitter":                0.05,
-	"synth.budget.ttl_s":                 3600.0,
-	"synth.budget.split":                 "train",
-	"synth.budget.format":                "",
-	"synth.budget.system_prompt.general": "",
-	"synth.budget.system_prompt.game":    "",
-	"synth.budget.system_prompt.ml":      "",
-	"synth.budget.budget_sentence":       "",
-	"synth.budget.no_limit_sentence":     "",
-	"synth.budget.tool_description":      "",
-	"synth.budget.teacher.model":         "",
-	"synth.budget.teacher.temperature":   0.7,
-	"synth.budget.teacher.max_tokens":    0,
-
-	"serve.addr":                             "127.0.0.1:8080",
-	"serve.addr_file":                        "",
-	"serve.token":                            "",
-	"serve.max_body_bytes":                   33554432,
-	"serve.max_batch_items":                  8192,
-	"serve.max_inflight":                     512,
-	"serve.request_timeout":                  "30s",
-	"serve.shutdown_timeout":                 "30s",
-	"serve.shutdown_grace":                   "1s",
-	"serve.body_timeout":                     "10s",
-	"serve.header_timeout":                   "5s",
-	"serve.max_header_bytes":                 32768,
-	"serve.max_conns":                        0,
-	"serve.auth_all":                         false,
-	"serve.memory_limit":                     0,
-	"serve.memory_budget":                    0,
-	"serve.max_json_depth":                   64,
-	"serve.max_string_bytes":                 8388608,
-	"serve.allow_no_token":                   false,
-	"serve.openrlhf_data_source":             "timely/general",
-	"serve.negotiation_opponent_url":         "",
-	"serve.negotiation_opponent_model":       "",
-	"serve.negotiation_opponent_api_key_env": "OPENAI_API_KEY",
-
-	"timers.secret":       "",
-	"timers.default_ttl":  "1h",
-	"timers.max_ttl":      "24h",
-	"timers.max_rollouts": 1048576,
-
-	"rewards.fallback_score":            0.0,
-	"rewards.stop_strings":              slices.Clone(rewards.DefaultStopStrings),
-	"rewards.timely.utilization":        "sin",
-	"rewards.timely.step_table":         "0.25,0.5,0.75,1.0",
-	"rewards.timely.format_reward":      0.1,
-	"rewards.timely.lambda":             0.4,
-	"rewards.timely.correct_reward":     0.5,
-	"rewards.timely.ml_weight":          0.5,
-	"rewards.timely.game_exponent":      1.0 / 3,
-	"rewards.timely.answer_tag":         "answer",
-	"rewards.timely.duration_tag":       "",
-	"rewards.timely.honesty_tolerance":  0.0,
-	"rewards.tictoc.margin_weighted":    false,
-	"rewards.tictoc.tool_call_patterns": []string{},
-	"rewards.timepuzzles.metric":        "em",
+// must is v, or a panic for an error that only a broken build can cause.
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 // configValue returns a key's value converted to the type of its default,

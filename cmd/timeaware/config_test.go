@@ -6,10 +6,9 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/spf13/cast"
-	"github.com/spf13/viper"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/timeaware/timeaware/rewards"
 )
 
 // unsetenv removes key for the duration of the test, restoring it after.
@@ -95,32 +94,42 @@ func TestConfigPrecedenceTimeFormat(t *testing.T) {
 	}
 }
 
-// TestConfigExampleMatchesDefaults keeps examples/timeaware.yaml, which
-// documents every key, in step with the built-in defaults.
-func TestConfigExampleMatchesDefaults(t *testing.T) {
-	v := viper.New()
-	v.SetConfigFile(configExample)
-	v.SetConfigType("yaml")
-	require.NoError(t, v.ReadInConfig())
+// TestConfigDefaultsAreTyped checks that the defaults read from
+// examples/timeaware.yaml type their keys as the options they feed: a
+// fractional key stays fractional even at a whole default, so that a
+// variable of 0.5 is not refused as "a whole number".
+func TestConfigDefaultsAreTyped(t *testing.T) {
+	for key, want := range map[string]any{
+		"pairs.min_margin":                  float64(0),
+		"pairs.label_only_margin":           1.0,
+		"pairs.seed":                        0,
+		"pairs.confident_only":              false,
+		"pairs.time_format":                 "iso",
+		"synth.timestamps.read.mu":          238.0,
+		"synth.negotiation.wpm":             150.0,
+		"rewards.timely.game_exponent":      1.0 / 3,
+		"rewards.stop_strings":              rewards.DefaultStopStrings,
+		"rewards.tictoc.tool_call_patterns": []string{},
+		"timers.max_rollouts":               1048576,
+	} {
+		assert.Equal(t, want, defaults[key], key)
+	}
+	assert.Len(t, defaults, 175, "keys in examples/timeaware.yaml")
+}
 
-	norm := func(x any) any {
-		switch x.(type) {
-		case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, float32, float64:
-			return cast.ToFloat64(x)
-		case []any, []string:
-			return cast.ToStringSlice(x)
-		}
-		return x
+func TestFlattenConfig(t *testing.T) {
+	got, err := flattenConfig([]byte("a:\n  b: 1\n  c:\n    d: [x, y]\n  e: 0.5\nf: \"\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"a.b": 1, "a.c.d": []string{"x", "y"}, "a.e": 0.5, "f": ""}, got)
+
+	for _, tc := range []struct{ doc, err string }{
+		{"a:\n  b:\n", "config: a.b: <nil> is not text"},
+		{"a: [1, {x: 2}]\n", "config: a:"},
+		{"a: [\n", "config: yaml"},
+	} {
+		_, err := flattenConfig([]byte(tc.doc))
+		assert.ErrorContains(t, err, tc.err, tc.doc)
 	}
-	got := map[string]any{}
-	for _, k := range v.AllKeys() {
-		got[k] = norm(v.Get(k))
-	}
-	want := map[string]any{}
-	for k, val := range defaults {
-		want[k] = norm(val)
-	}
-	assert.Equal(t, want, got)
 }
 
 // TestConfigExampleIsAValidConfig runs a build with the example file: it
