@@ -79,36 +79,6 @@ func TestCommandsNeverPassByMistake(t *testing.T) {
 	}
 }
 
-// TestSuggestOnlyWhatIsClose: suggestions come within a small edit
-// distance, swaps of neighbours counting once; far names get none.
-func TestSuggestOnlyWhatIsClose(t *testing.T) {
-	keys := []string{"input", "inputs", "out", "seed", "shard", "split", "test-fraction"}
-	tests := []struct {
-		typed string
-		want  []string
-	}{
-		{"inptu", []string{"input"}},
-		{"ouptut", nil},
-		{"otu", []string{"out"}},
-		{"sede", []string{"seed"}},
-		{"test-fractoin", []string{"test-fraction"}},
-		{"test", []string{"test-fraction"}},  // a prefix
-		{"inp", []string{"input", "inputs"}}, // prefixes, when nothing is an edit away
-		{"spli", []string{"split"}},          // an edit away beats a prefix (shard is not one)
-		{"spilt", []string{"split"}},
-		{"foo", nil},
-		{"input", []string{"inputs"}}, // the candidate equal to what was typed is not suggested
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, suggest(tt.typed, keys), tt.typed)
-	}
-	assert.Equal(t, 1, editDistance("inptu", "input"))
-	assert.Equal(t, 1, editDistance("ab", "ba"))
-	assert.Equal(t, 3, editDistance("kitten", "sitting"))
-	assert.Equal(t, 0, editDistance("", ""))
-	assert.Equal(t, 4, editDistance("", "abcd"))
-}
-
 // TestErrorsNameTheirSource: a bad value is reported as the user set it:
 // the flag, the TIMEAWARE_* variable, or the config file and key; never as
 // a flag the user did not type.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/timeaware/timeaware/internal/suggest"
 )
 
 // otherVariables are TIMEAWARE_* variables that other parts of the toolkit
@@ -67,7 +69,7 @@ func warnUnknownVariables(w io.Writer, environ []string) {
 	}
 	for _, name := range names {
 		fmt.Fprintf(w, "timeaware: warning: %s is not a config variable and is ignored%s\n", name,
-			didYouMean(strings.TrimPrefix(name, "TIMEAWARE_"), suffixes, func(s string) string {
+			suggest.DidYouMean(strings.TrimPrefix(name, "TIMEAWARE_"), suffixes, func(s string) string {
 				return "TIMEAWARE_" + s + " (" + known["TIMEAWARE_"+s] + ")"
 			}))
 	}

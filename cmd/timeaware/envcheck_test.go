@@ -89,13 +89,3 @@ func TestFarNamesGetNoSuggestion(t *testing.T) {
 	assert.Equal(t, "timeaware: warning: TIMEAWARE_FOO is not a config variable and is ignored\n"+
 		"timeaware: warning: TIMEAWARE_TOKEN is not a config variable and is ignored\n", w.String())
 }
-
-func TestEditDistance(t *testing.T) {
-	for _, tc := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"abc", "abc", 0}, {"abc", "abd", 1}, {"abc", "ab", 1}, {"kitten", "sitting", 3}, {"", "xyz", 3}} {
-		assert.Equal(t, tc.d, editDistance(tc.a, tc.b), "%s %s", tc.a, tc.b)
-		assert.Equal(t, tc.d, editDistance(tc.b, tc.a), "%s %s", tc.b, tc.a)
-	}
-}

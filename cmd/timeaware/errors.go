@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/timeaware/timeaware/internal/suggest"
 )
 
 // Exit codes shared by every command; docs/cli.md lists them.
@@ -114,7 +115,7 @@ func exitCode(err error) int {
 // module's packages.
 var internalPackages = []string{
 	"agreement", "atomicfile", "budget", "chat", "commitfs", "conversation", "dataset", "eval", "jsonscan",
-	"memlimit", "negotiation", "output", "prefpairs", "puzzles", "rewards", "seal", "shard", "splits", "synth", "timers",
+	"memlimit", "negotiation", "output", "prefpairs", "puzzles", "rewards", "seal", "shard", "splits", "suggest", "synth", "timers",
 	"timestamps", "traveler", "verifier",
 }
 
@@ -166,77 +167,6 @@ func (a *app) describe(err error) string {
 	return msg
 }
 
-// suggest returns the candidates a user most likely meant by typed: those
-// within a small edit distance (transpositions count once), the closest
-// first; failing those, the ones typed is a prefix of. Nothing when no
-// candidate is close: a far-fetched guess misleads more than it helps.
-func suggest(typed string, candidates []string) []string {
-	limit := max(1, min(3, len(typed)/4))
-	best := limit
-	var out, prefixed []string
-	for _, c := range candidates {
-		if c == typed {
-			continue
-		}
-		if len(typed) >= 3 && strings.HasPrefix(c, typed) {
-			prefixed = append(prefixed, c)
-		}
-		switch d := editDistance(typed, c); {
-		case d > best:
-		case d < best || len(out) == 0:
-			best, out = d, []string{c}
-		default:
-			out = append(out, c)
-		}
-	}
-	if len(out) == 0 {
-		out = prefixed
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// didYouMean is "; did you mean X?" (or "X or Y?") for the suggestions of
-// typed among candidates, each shown through show; empty when there are none.
-func didYouMean(typed string, candidates []string, show func(string) string) string {
-	s := suggest(typed, candidates)
-	if len(s) == 0 {
-		return ""
-	}
-	for i := range s {
-		s[i] = show(s[i])
-	}
-	return "; did you mean " + strings.Join(s, " or ") + "?"
-}
-
-// editDistance is the optimal string alignment distance of two strings'
-// bytes: insertions, deletions, substitutions and swaps of neighbours each
-// cost one, so "inptu" is one edit from "input".
-func editDistance(a, b string) int {
-	rows := make([][]int, len(a)+1)
-	for i := range rows {
-		rows[i] = make([]int, len(b)+1)
-		rows[i][0] = i
-	}
-	for j := range rows[0] {
-		rows[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d = min(d, rows[i-2][j-2]+1)
-			}
-			rows[i][j] = d
-		}
-	}
-	return rows[len(a)][len(b)]
-}
-
 // flagError turns pflag's errors into usage errors in the CLI's shape,
 // with a suggestion for a misspelt flag. On a command that only groups
 // others, a word that is not one of them is the mistake to report, not a
@@ -261,7 +191,7 @@ func flagError(cmd *cobra.Command, err error) error {
 				names = append(names, f.Name)
 			}
 		})
-		return usagef("unknown flag --%s%s", name, didYouMean(name, names, func(s string) string { return "--" + s }))
+		return usagef("unknown flag --%s%s", name, suggest.DidYouMean(name, names, func(s string) string { return "--" + s }))
 	case errors.As(err, &ve):
 		return usagef("--%s %s: %v", ve.GetFlag().Name, showValue(ve.GetValue()), plainValueError(ve))
 	case errors.As(err, &re) && re.GetSpecifiedShortnames() == "":
@@ -311,7 +241,7 @@ func unknownCommand(cmd *cobra.Command, word string) error {
 			names = append(names, c.Aliases...)
 		}
 	}
-	return usagef("unknown command %q for %q%s", word, cmd.CommandPath(), didYouMean(word, names, strconv.Quote))
+	return usagef("unknown command %q for %q%s", word, cmd.CommandPath(), suggest.DidYouMean(word, names, strconv.Quote))
 }
 
 // groupCommand makes cmd, which only groups subcommands, refuse to run on

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"github.com/timeaware/timeaware/internal/suggest"
 )
 
 // version is set at link time (-ldflags "-X main.version=...").
@@ -178,7 +179,7 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 		keys := slices.Sorted(maps.Keys(defaults))
 		for _, k := range a.v.AllKeys() {
 			if _, ok := defaults[k]; !ok {
-				return usagef("--config %s: unknown key %s%s", a.configFile, k, didYouMean(k, keys, func(s string) string { return s }))
+				return usagef("--config %s: unknown key %s%s", a.configFile, k, suggest.DidYouMean(k, keys, func(s string) string { return s }))
 			}
 		}
 	}

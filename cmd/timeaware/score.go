@@ -12,6 +12,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/internal/suggest"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/splits"
 )
@@ -80,7 +81,7 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 		for _, r := range rewards.All {
 			names = append(names, r.DataSource)
 		}
-		return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(), didYouMean(ds, names, func(s string) string { return s })))
+		return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(), suggest.DidYouMean(ds, names, func(s string) string { return s })))
 	}
 	if in == "" {
 		return usagef("--input is required (a JSONL file, or - for stdin)")
