@@ -1,6 +1,14 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
 
 func (a *app) pairsCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -9,4 +17,45 @@ func (a *app) pairsCmd() *cobra.Command {
 	}
 	cmd.AddCommand(a.pairsBuildCmd())
 	return groupCommand(cmd)
+}
+
+// The summaries of several commands render counts, fractions, agreement
+// and sizes with these.
+
+// mapList renders a map as "a 1, b 2" in key order, "-" when empty.
+func mapList[V any](m map[string]V, value func(V) string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " " + value(m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func countList(m map[string]int) string { return mapList(m, strconv.Itoa) }
+
+func fractionList(m map[string]float64) string {
+	return mapList(m, func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) })
+}
+
+func fmtAlpha(a *float64) string {
+	if a == nil {
+		return "n/a (no sample has two votes)"
+	}
+	return fmt.Sprintf("%.4f", *a)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

@@ -1,41 +1,33 @@
 package main
 
 import (
-	"context"
-	"slices"
+	"io"
+	"os"
 	"strings"
 
 	"github.com/timeaware/timeaware/internal/output"
-	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 )
 
-// planSplit loads the scenario catalog, makes it resolve every trajectory's
-// scenario, and checks the split flags.
-func (p *pairsPlan) planSplit(a *app) error {
+// pairsSplit maps the catalog and split keys of pairs build to its
+// options: the catalog file (read here, so that its errors name
+// --catalog) and the split strategy.
+func (a *app) pairsSplit(o *prefpairs.DatasetOptions) error {
 	v := a.v
-	var err error
 	if path := v.GetString("pairs.catalog"); path != "" {
 		cat, mf, err := readSideFile(a, path, "catalog", splits.LoadCatalog)
 		if err != nil {
 			return err
 		}
-		p.catalog, p.catalogFile = cat, &mf
-	} else if p.catalog, err = splits.DefaultCatalog(); err != nil {
-		return err
+		o.Catalog, o.CatalogFile = cat, &mf
 	}
-	p.opt.Scenario = p.catalog.ScenarioOf
-
-	p.split = v.GetString("pairs.split")
-	p.seed = v.GetUint64("pairs.seed")
-	p.testFraction = v.GetFloat64("pairs.test_fraction")
-	switch p.split {
-	case "":
-	case splits.StrategyPaper:
-		p.assignment = splits.PaperAssignment(p.catalog)
+	o.Split = prefpairs.SplitOptions{Strategy: v.GetString("pairs.split"), Seed: v.GetUint64("pairs.seed"),
+		TestFraction: v.GetFloat64("pairs.test_fraction")}
+	switch o.Split.Strategy {
+	case "", splits.StrategyPaper:
 	case splits.StrategyGroup:
-		if !(p.testFraction > 0 && p.testFraction < 1) {
+		if !(o.Split.TestFraction > 0 && o.Split.TestFraction < 1) {
 			return a.badKeyf("pairs.test_fraction", "want a share between 0 and 1")
 		}
 	default:
@@ -44,95 +36,29 @@ func (p *pairsPlan) planSplit(a *app) error {
 	return nil
 }
 
-// prepareSplit fixes the assignment before the real build. The group
-// strategy needs each scenario's sample count first, which a count-only pass
-// over the inputs provides (no rendering, no direct replies). With --shard
-// the pass still reads every shard's records, so that all shards of a build
-// draw the same split.
-func (p *pairsPlan) prepareSplit(ctx context.Context) error {
-	if p.split != splits.StrategyGroup {
-		return nil
+// readSideFile opens, reads and hashes a whole side file, named by the
+// flag of its role (annotations_file is --annotations-file).
+func readSideFile[T any](a *app, path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
+	var zero T
+	flag := strings.ReplaceAll(role, "_", "-")
+	a.named(flag, path)
+	in := output.OpenInput(path)
+	defer in.Close()
+	if _, err := os.Stat(path); err != nil {
+		return zero, output.Entry{}, pathError(flag, path, err)
 	}
-	opt := p.opt
-	opt.CountOnly = true
-	opt.Generator = nil
-	opt.Split = nil
-	// Every shard must draw the same split, so the counts cover all shards.
-	opt.Shard = shard.Shard{}
-	inputs, readers := p.openInputs()
-	defer closeInputs(readers)
-	counts := map[string]*splits.ScenarioSamples{}
-	if _, err := prefpairs.Build(ctx, inputs, opt, func(pair *prefpairs.Pair) error {
-		countScenario(counts, pair)
-		return nil
-	}); err != nil {
-		return err
-	}
-	a, err := splits.GroupAssignment(scenarioList(counts), splits.GroupOptions{Seed: p.seed, TestFraction: p.testFraction})
+	v, err := read(in, path)
 	if err != nil {
-		return err
+		return zero, output.Entry{}, err
 	}
-	p.assignment = a
-	return nil
+	mf := in.Entry("")
+	mf.Role = role
+	return v, mf, nil
 }
 
-func (p *pairsPlan) openInputs() ([]prefpairs.Input, []*output.Input) {
-	inputs := make([]prefpairs.Input, len(p.files))
-	readers := make([]*output.Input, len(p.files))
-	for i, path := range p.files {
-		readers[i] = output.OpenInput(path)
-		inputs[i] = prefpairs.InputFromName(path, readers[i])
-	}
-	return inputs, readers
-}
-
+// closeInputs closes the inputs a command opened.
 func closeInputs(readers []*output.Input) {
 	for _, r := range readers {
 		r.Close()
 	}
-}
-
-// outputSides lists the outputs of a build: one file, or one per side.
-func outputSides(split string) []string {
-	if split == "" {
-		return []string{""}
-	}
-	return []string{splits.Train, splits.Test}
-}
-
-func (p *pairsPlan) openOutputs() (map[string]*pairsOutput, error) {
-	outputs := map[string]*pairsOutput{}
-	for _, side := range outputSides(p.split) {
-		path := p.out
-		if side != "" {
-			path = output.SidePath(p.out, side)
-		}
-		o, err := newPairsOutput(path, p.format, p.dsOpt)
-		if err != nil {
-			for _, o := range outputs {
-				o.abort()
-			}
-			return nil, err
-		}
-		outputs[side] = o
-	}
-	return outputs, nil
-}
-
-func countScenario(counts map[string]*splits.ScenarioSamples, pair *prefpairs.Pair) {
-	c, ok := counts[pair.Scenario]
-	if !ok {
-		c = &splits.ScenarioSamples{Scenario: pair.Scenario, Sensitivity: pair.Sensitivity}
-		counts[pair.Scenario] = c
-	}
-	c.Samples++
-}
-
-func scenarioList(counts map[string]*splits.ScenarioSamples) []splits.ScenarioSamples {
-	out := make([]splits.ScenarioSamples, 0, len(counts))
-	for _, c := range counts {
-		out = append(out, *c)
-	}
-	slices.SortFunc(out, func(a, b splits.ScenarioSamples) int { return strings.Compare(a.Scenario, b.Scenario) })
-	return out
 }
