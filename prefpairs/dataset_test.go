@@ -422,7 +422,9 @@ func TestBuildDatasetErrors(t *testing.T) {
 			path: func(*DatasetOptions) string { return missing }, is: fs.ErrNotExist},
 		{name: "bad votes", edit: func(o *DatasetOptions) { o.Annotations = badVotes }, text: badVotes + ": line 1"},
 		{name: "no direct replies", edit: func(o *DatasetOptions) { o.DirectAnswers = "" }, is: ErrMissingDirect},
-		{name: "generator refused", edit: func(o *DatasetOptions) { o.Generate = &GeneratorOptions{URL: "http://127.0.0.1:9/v1", Model: "m", MaxTokens: -1} },
+		{name: "generator refused", edit: func(o *DatasetOptions) {
+			o.Generate = &GeneratorOptions{URL: "http://127.0.0.1:9/v1", Model: "m", MaxTokens: -1}
+		},
 			option: "generate", path: func(*DatasetOptions) string { return "" }, text: "max-tokens must not be negative"},
 		{name: "no output folder", edit: func(o *DatasetOptions) { o.Out = filepath.Join(noDir, "p.jsonl") }, option: "out",
 			path: func(o *DatasetOptions) string { return o.Out }, text: "is not a directory"},
