@@ -2,12 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 func (a *app) pairsCmd() *cobra.Command {
@@ -19,8 +23,35 @@ func (a *app) pairsCmd() *cobra.Command {
 	return groupCommand(cmd)
 }
 
-// The summaries of several commands render counts, fractions, agreement
-// and sizes with these.
+// What several commands share: their side files, and how their summaries
+// render counts, fractions, agreement and sizes.
+
+// readSideFile opens, reads and hashes a whole side file, named by the
+// flag of its role (annotations_file is --annotations-file).
+func readSideFile[T any](a *app, path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
+	var zero T
+	flag := strings.ReplaceAll(role, "_", "-")
+	a.named(flag, path)
+	in := output.OpenInput(path)
+	defer in.Close()
+	if _, err := os.Stat(path); err != nil {
+		return zero, output.Entry{}, pathError(flag, path, err)
+	}
+	v, err := read(in, path)
+	if err != nil {
+		return zero, output.Entry{}, err
+	}
+	mf := in.Entry("")
+	mf.Role = role
+	return v, mf, nil
+}
+
+// closeInputs closes the inputs a command opened.
+func closeInputs(readers []*output.Input) {
+	for _, r := range readers {
+		r.Close()
+	}
+}
 
 // mapList renders a map as "a 1, b 2" in key order, "-" when empty.
 func mapList[V any](m map[string]V, value func(V) string) string {

@@ -87,11 +87,10 @@ Output is written atomically with a manifest beside it (<out>.manifest.json).`,
 	return cmd
 }
 
-// pairsPlan is a validated pairs build: the options the command line and
-// config decided, before any data is read.
+// pairsPlan is a validated pairs build; onPair, when set, sees every pair
+// as it is written (the demo prints one).
 type pairsPlan struct {
-	opt prefpairs.DatasetOptions
-	// onPair, when set, sees every pair as it is written (the demo prints one).
+	opt    prefpairs.DatasetOptions
 	onPair func(*prefpairs.Pair)
 }
 
@@ -147,6 +146,32 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 		}
 	}
 	return &pairsPlan{opt: o}, nil
+}
+
+// pairsSplit maps the catalog and split keys of pairs build to its
+// options: the catalog file (read here, so that its errors name
+// --catalog) and the split strategy.
+func (a *app) pairsSplit(o *prefpairs.DatasetOptions) error {
+	v := a.v
+	if path := v.GetString("pairs.catalog"); path != "" {
+		cat, mf, err := readSideFile(a, path, "catalog", splits.LoadCatalog)
+		if err != nil {
+			return err
+		}
+		o.Catalog, o.CatalogFile = cat, &mf
+	}
+	o.Split = prefpairs.SplitOptions{Strategy: v.GetString("pairs.split"), Seed: v.GetUint64("pairs.seed"),
+		TestFraction: v.GetFloat64("pairs.test_fraction")}
+	switch o.Split.Strategy {
+	case "", splits.StrategyPaper:
+	case splits.StrategyGroup:
+		if !(o.Split.TestFraction > 0 && o.Split.TestFraction < 1) {
+			return a.badKeyf("pairs.test_fraction", "want a share between 0 and 1")
+		}
+	default:
+		return a.badKeyf("pairs.split", "want paper or group")
+	}
+	return nil
 }
 
 // pairsGenerator maps the pairs.generate keys to the options of the
