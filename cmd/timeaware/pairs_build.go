@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,11 +18,9 @@ import (
 )
 
 type pairsBuildFlags struct {
-	inputs        []string
-	annotations   string
-	directAnswers string
-	out           string
-	shard         string
+	inputs                          []string
+	annotations, directAnswers, out string
+	shard                           string
 }
 
 func (a *app) pairsBuildCmd() *cobra.Command {
@@ -53,7 +49,16 @@ Output is written atomically with a manifest beside it (<out>.manifest.json).`,
     --direct-answers examples/pairs/direct.jsonl --time-format iso_delta --split group --seed 3 --out out/pairs.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.runPairsBuild(cmd.Context(), &f)
+			p, err := a.planPairsBuild(&f)
+			if err != nil {
+				return err
+			}
+			tuneGCForStreaming()
+			d, err := p.execute(cmd.Context(), a.stderr)
+			if err == nil {
+				printPairsSummary(a.stdout, d)
+			}
+			return err
 		},
 	}
 	fs := cmd.Flags()
@@ -74,42 +79,19 @@ Output is written atomically with a manifest beside it (<out>.manifest.json).`,
 	fs.Float64("test-fraction", splits.DefaultTestFraction, "group split: target share of samples on the test side")
 	fs.String("catalog", "", "scenario catalog YAML (default: the built-in configs/scenarios.yaml)")
 	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the trajectories (by id hash), e.g. 0/4")
-	bindKey(fs, "generate-direct", "pairs.generate.url")
-	bindKey(fs, "model", "pairs.generate.model")
-	bindKey(fs, "time-format", "pairs.time_format")
-	bindKey(fs, "min-margin", "pairs.min_margin")
-	bindKey(fs, "confident-only", "pairs.confident_only")
-	bindKey(fs, "label-only-margin", "pairs.label_only_margin")
-	bindKey(fs, "workers", "pairs.workers")
-	bindKey(fs, "split", "pairs.split")
-	bindKey(fs, "seed", "pairs.seed")
-	bindKey(fs, "test-fraction", "pairs.test_fraction")
-	bindKey(fs, "catalog", "pairs.catalog")
+	for _, fk := range [][2]string{{"generate-direct", "generate.url"}, {"model", "generate.model"}, {"time-format", "time_format"},
+		{"min-margin", "min_margin"}, {"confident-only", "confident_only"}, {"label-only-margin", "label_only_margin"}, {"workers", "workers"},
+		{"split", "split"}, {"seed", "seed"}, {"test-fraction", "test_fraction"}, {"catalog", "catalog"}} {
+		bindKey(fs, fk[0], "pairs."+fk[1])
+	}
 	return cmd
 }
 
-// pairsPlan is a validated pairs build: everything the command line and
-// config decided, before any data is read.
+// pairsPlan is a validated pairs build; onPair, when set, sees every pair
+// as it is written (the demo prints one).
 type pairsPlan struct {
-	files   []string
-	out     string
-	format  *dataset.Format
-	opt     prefpairs.Options
-	dsOpt   dataset.Options
-	consist prefpairs.ConsistencyOptions
-	genOpt  *prefpairs.GeneratorOptions
-	config  map[string]any
-	f       *pairsBuildFlags
-	a       *app
-	// onPair, when set, sees every pair as it is written (the demo prints one).
+	opt    prefpairs.DatasetOptions
 	onPair func(*prefpairs.Pair)
-
-	catalog      *splits.Catalog
-	catalogFile  *output.Entry
-	split        string // "", splits.StrategyPaper or splits.StrategyGroup
-	seed         uint64
-	testFraction float64
-	assignment   *splits.Assignment
 }
 
 func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
@@ -124,254 +106,123 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pairsPlan{a: a, files: files, out: f.out, f: f}
-	if p.format, err = a.outputFormat("pairs.format", f.out); err != nil {
+	o := prefpairs.DatasetOptions{Inputs: files, Out: f.out, Annotations: f.annotations, DirectAnswers: f.directAnswers,
+		Build: prefpairs.DefaultOptions(), Consistency: prefpairs.ConsistencyOptions{MaxInconsistencies: v.GetInt("pairs.max_inconsistencies")},
+		Dataset: dataset.Options{ZstdLevel: v.GetInt("pairs.zstd_level"), RowGroupRows: v.GetInt64("pairs.row_group_rows")}}
+	if o.Format, err = a.outputFormat("pairs.format", f.out); err != nil {
 		return nil, err
 	}
-	p.opt = prefpairs.DefaultOptions()
-	if p.opt.TimeFormat, err = prefpairs.ParseTimeFormat(v.GetString("pairs.time_format")); err != nil {
+	b := &o.Build
+	if b.TimeFormat, err = prefpairs.ParseTimeFormat(v.GetString("pairs.time_format")); err != nil {
 		return nil, a.badKey("pairs.time_format", err)
 	}
-	p.opt.MinMargin = v.GetFloat64("pairs.min_margin")
-	p.opt.ConfidentOnly = v.GetBool("pairs.confident_only")
-	p.opt.LabelOnlyMargin = v.GetFloat64("pairs.label_only_margin")
-	p.opt.ToolResponse = prefpairs.ToolResponse(v.GetString("pairs.tool_response"))
-	p.opt.Workers = v.GetInt("pairs.workers")
-	if p.opt.MinMargin < 0 || p.opt.MinMargin > 1.5 {
+	b.MinMargin, b.ConfidentOnly, b.LabelOnlyMargin = v.GetFloat64("pairs.min_margin"), v.GetBool("pairs.confident_only"), v.GetFloat64("pairs.label_only_margin")
+	b.ToolResponse, b.Workers = prefpairs.ToolResponse(v.GetString("pairs.tool_response")), v.GetInt("pairs.workers")
+	if b.MinMargin < 0 || b.MinMargin > 1.5 {
 		return nil, a.badKeyf("pairs.min_margin", "want a margin from 0 to 1.5")
 	}
-	if p.opt.LabelOnlyMargin < 0 || p.opt.LabelOnlyMargin > 1.5 {
+	if b.LabelOnlyMargin < 0 || b.LabelOnlyMargin > 1.5 {
 		return nil, a.badKeyf("pairs.label_only_margin", "want a margin from 0 to 1.5")
 	}
-	if p.opt.ToolResponse != prefpairs.RepeatLastTurn && p.opt.ToolResponse != prefpairs.RepeatLastCall {
+	if b.ToolResponse != prefpairs.RepeatLastTurn && b.ToolResponse != prefpairs.RepeatLastCall {
 		return nil, a.badKeyf("pairs.tool_response", "want last_turn or last_call")
 	}
-	if f.shard != "" {
-		if p.opt.Shard, err = parseShardFlag(f.shard); err != nil {
-			return nil, err
-		}
-	}
-	if err := p.planSplit(a); err != nil {
+	if b.Shard, err = parseShardFlag(f.shard); err != nil {
 		return nil, err
 	}
-	p.dsOpt = dataset.Options{ZstdLevel: v.GetInt("pairs.zstd_level"), RowGroupRows: v.GetInt64("pairs.row_group_rows")}
-	p.consist = prefpairs.ConsistencyOptions{MaxInconsistencies: v.GetInt("pairs.max_inconsistencies")}
-
-	if url := v.GetString("pairs.generate.url"); url != "" {
-		timeout, err := time.ParseDuration(v.GetString("pairs.generate.timeout"))
-		if err != nil {
-			return nil, a.badKeyf("pairs.generate.timeout", "want a duration such as 120s")
-		}
-		g := prefpairs.GeneratorOptions{
-			URL:         url,
-			Model:       v.GetString("pairs.generate.model"),
-			Instruction: v.GetString("pairs.generate.instruction"),
-			Temperature: v.GetFloat64("pairs.generate.temperature"),
-			MaxTokens:   v.GetInt("pairs.generate.max_tokens"),
-			Concurrency: v.GetInt("pairs.generate.concurrency"),
-			MaxRetries:  v.GetInt("pairs.generate.max_retries"),
-			Timeout:     timeout,
-			CacheDir:    v.GetString("pairs.generate.cache_dir"),
-		}
-		if env := v.GetString("pairs.generate.api_key_env"); env != "" {
-			g.APIKey = os.Getenv(env)
-		}
-		if g.Model == "" {
-			return nil, usagef("--generate-direct needs --model")
-		}
-		p.genOpt = &g
+	if err := a.pairsSplit(&o); err != nil {
+		return nil, err
 	}
-	p.config = typedConfig(v, "pairs.", "pairs.generate.api_key_env")
+	if o.Generate, err = a.pairsGenerator(); err != nil {
+		return nil, err
+	}
+	o.Manifest = manifest("pairs build", typedConfig(v, "pairs.", "pairs.generate.api_key_env"))
 	if f.shard != "" {
-		p.config["shard"] = f.shard
+		o.Manifest.Config["shard"] = f.shard
 	}
-	return p, nil
+	for flag, path := range map[string]string{"annotations": f.annotations, "direct-answers": f.directAnswers} {
+		if path != "" {
+			a.named(flag, path)
+		}
+	}
+	return &pairsPlan{opt: o}, nil
 }
 
-func (a *app) runPairsBuild(ctx context.Context, f *pairsBuildFlags) error {
-	p, err := a.planPairsBuild(f)
-	if err != nil {
-		return err
+// pairsSplit maps the catalog and split keys of pairs build to its
+// options: the catalog file (read here, so that its errors name
+// --catalog) and the split strategy.
+func (a *app) pairsSplit(o *prefpairs.DatasetOptions) error {
+	v := a.v
+	if path := v.GetString("pairs.catalog"); path != "" {
+		cat, mf, err := readSideFile(a, path, "catalog", splits.LoadCatalog)
+		if err != nil {
+			return err
+		}
+		o.Catalog, o.CatalogFile = cat, &mf
 	}
-	tuneGCForStreaming()
-	res, err := p.execute(ctx, a.stderr)
-	if err != nil {
-		return err
+	o.Split = prefpairs.SplitOptions{Strategy: v.GetString("pairs.split"), Seed: v.GetUint64("pairs.seed"),
+		TestFraction: v.GetFloat64("pairs.test_fraction")}
+	switch o.Split.Strategy {
+	case "", splits.StrategyPaper:
+	case splits.StrategyGroup:
+		if !(o.Split.TestFraction > 0 && o.Split.TestFraction < 1) {
+			return a.badKeyf("pairs.test_fraction", "want a share between 0 and 1")
+		}
+	default:
+		return a.badKeyf("pairs.split", "want paper or group")
 	}
-	printPairsSummary(a.stdout, res)
 	return nil
 }
 
-// pairsResult is what a finished build reports.
-type pairsResult struct {
-	summary  *prefpairs.Summary
-	votes    *prefpairs.VoteSummary
-	outputs  []output.Entry
-	split    *splitReport
-	manifest string
-	notes    []string
-	genStats *prefpairs.GeneratorStats
+// pairsGenerator maps the pairs.generate keys to the options of the
+// direct replies' generator; nil without pairs.generate.url.
+func (a *app) pairsGenerator() (*prefpairs.GeneratorOptions, error) {
+	v := a.v
+	if v.GetString("pairs.generate.url") == "" {
+		return nil, nil
+	}
+	timeout, err := time.ParseDuration(v.GetString("pairs.generate.timeout"))
+	if err != nil {
+		return nil, a.badKeyf("pairs.generate.timeout", "want a duration such as 120s")
+	}
+	g := &prefpairs.GeneratorOptions{URL: v.GetString("pairs.generate.url"), Model: v.GetString("pairs.generate.model"),
+		Instruction: v.GetString("pairs.generate.instruction"), Temperature: v.GetFloat64("pairs.generate.temperature"),
+		MaxTokens: v.GetInt("pairs.generate.max_tokens"), Concurrency: v.GetInt("pairs.generate.concurrency"),
+		MaxRetries: v.GetInt("pairs.generate.max_retries"), Timeout: timeout, CacheDir: v.GetString("pairs.generate.cache_dir")}
+	if env := v.GetString("pairs.generate.api_key_env"); env != "" {
+		g.APIKey = os.Getenv(env)
+	}
+	if g.Model == "" {
+		return nil, usagef("--generate-direct needs --model")
+	}
+	return g, nil
 }
 
-func (p *pairsPlan) execute(ctx context.Context, progress io.Writer) (*pairsResult, error) {
-	res := &pairsResult{}
-	var sideFiles []output.Entry
-	if p.f.annotations != "" {
-		votes, mf, err := readSideFile(p.a, p.f.annotations, "annotations", prefpairs.ReadVotes)
-		if err != nil {
-			return nil, err
-		}
-		_, scores, vs := prefpairs.SummarizeVotes(votes, p.consist)
-		p.opt.Scores = scores
-		res.votes = &vs
-		sideFiles = append(sideFiles, mf)
-	}
-	if p.f.directAnswers != "" {
-		d, mf, err := readSideFile(p.a, p.f.directAnswers, "direct_answers", prefpairs.ReadDirectAnswers)
-		if err != nil {
-			return nil, err
-		}
-		p.opt.Direct = d
-		sideFiles = append(sideFiles, mf)
-	}
-	var gen *prefpairs.DirectGenerator
-	if p.genOpt != nil {
-		var err error
-		if gen, err = prefpairs.NewDirectGenerator(*p.genOpt); err != nil {
-			return nil, usageError{err}
-		}
-		p.opt.Generator = gen
-	}
-
-	if err := p.prepareSplit(ctx); err != nil {
-		return nil, err
-	}
-	if p.assignment != nil {
-		a := p.assignment
-		p.opt.Split = func(pair *prefpairs.Pair) (string, error) { return a.Side(pair.Scenario) }
-	}
-	outputs, err := p.openOutputs()
-	if err != nil {
-		return nil, err
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			for _, o := range outputs {
-				o.abort()
-			}
-		}
-	}()
-	route := func(pair *prefpairs.Pair) *pairsOutput { return outputs[pair.Split] }
-	inputs, readers := p.openInputs()
-	defer closeInputs(readers)
-	perScenario := map[string]*splits.ScenarioSamples{}
-	prog := newProgress(progress, "pairs").reading(readers)
-	sum, err := prefpairs.Build(ctx, inputs, p.opt, func(pair *prefpairs.Pair) error {
+// execute builds and writes the pairs, with progress on stderr when it is
+// a terminal. A file an option names is reported with its flag.
+func (p *pairsPlan) execute(ctx context.Context, stderr io.Writer) (*prefpairs.Dataset, error) {
+	prog, opt := &progress{}, p.opt
+	opt.OnInputs = func(in []*output.Input) { prog = newProgress(stderr, "pairs").reading(in) }
+	opt.OnPair = func(pair *prefpairs.Pair) {
 		if p.onPair != nil {
 			p.onPair(pair)
 		}
 		prog.add(1)
-		countScenario(perScenario, pair)
-		return route(pair).add(pair)
-	})
+	}
+	d, err := prefpairs.BuildDataset(ctx, opt)
 	prog.done()
-	if err != nil {
-		return nil, streamError(err)
+	var oe *prefpairs.OptionError
+	if errors.As(err, &oe) && oe.Path == "" {
+		return nil, usageError{oe.Err}
+	} else if errors.As(err, &oe) {
+		return nil, pathError(strings.ReplaceAll(oe.Option, "_", "-"), oe.Path, oe.Err)
 	}
-	for _, side := range outputSides(p.split) {
-		if err := outputs[side].finish(); err != nil {
-			return nil, err
-		}
-		res.outputs = append(res.outputs, outputs[side].record(p.format.Name))
-	}
-	res.summary = sum
-	if gen != nil {
-		st := gen.Stats()
-		res.genStats = &st
-	}
-	if p.assignment != nil {
-		fr, err := p.assignment.Measure(scenarioList(perScenario))
-		if err != nil {
-			return nil, err
-		}
-		res.split = &splitReport{Assignment: p.assignment, Fractions: fr}
-	}
-	if n := sum.ScoreSource[prefpairs.SourceLabelOnly]; n > 0 {
-		res.notes = append(res.notes, fmt.Sprintf("%d pairs are label-only: their score S is unknown (null) and their margin is label_only_margin = %g", n, p.opt.LabelOnlyMargin))
-	}
-	if sum.UnmatchedScores > 0 {
-		res.notes = append(res.notes, fmt.Sprintf("%d annotated samples match no input sample; their votes were not used", sum.UnmatchedScores))
-	}
-	if sum.LabelDisagreements > 0 {
-		res.notes = append(res.notes, fmt.Sprintf("%d samples have a human score that contradicts their file or record label; the score decided", sum.LabelDisagreements))
-	}
-	m := &output.Manifest{
-		Tool: "timeaware", Version: buildVersion(), Command: "pairs build",
-		Outputs: res.outputs,
-		Config:  p.config,
-		Summary: pairsManifestSummary{Summary: sum, Annotations: res.votes, Generator: res.genStats, Split: res.split},
-		Notes:   res.notes,
-	}
-	for _, r := range readers {
-		m.Inputs = append(m.Inputs, r.Entry(""))
-	}
-	m.Inputs = append(m.Inputs, sideFiles...)
-	if p.catalogFile != nil {
-		m.Inputs = append(m.Inputs, *p.catalogFile)
-	}
-	res.manifest = output.ManifestPath(p.out)
-	// Commit every data file or none, and the manifest with them: a train
-	// file without its test file (or beside an older one) would be a split
-	// that was never built.
-	var files []*output.File
-	for _, side := range outputSides(p.split) {
-		files = append(files, outputs[side].sink.File())
-	}
-	committed = true
-	if err := output.Commit(ctx, res.manifest, m, files...); err != nil {
-		return nil, pathError("out", p.out, err)
-	}
-	return res, nil
+	return d, streamError(err)
 }
 
-type pairsManifestSummary struct {
-	*prefpairs.Summary
-	Annotations *prefpairs.VoteSummary    `json:"annotations,omitempty"`
-	Generator   *prefpairs.GeneratorStats `json:"generator,omitempty"`
-	Split       *splitReport              `json:"split,omitempty"`
-}
-
-// splitReport is the manifest's record of a split: the strategy, the
-// scenario lists and what it achieved on the data.
-type splitReport struct {
-	*splits.Assignment
-	splits.Fractions
-}
-
-// readSideFile opens, reads and hashes a whole side file, named by the
-// flag of its role (annotations_file is --annotations-file).
-func readSideFile[T any](a *app, path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
-	var zero T
-	flag := strings.ReplaceAll(role, "_", "-")
-	a.named(flag, path)
-	in := output.OpenInput(path)
-	defer in.Close()
-	if _, err := os.Stat(path); err != nil {
-		return zero, output.Entry{}, pathError(flag, path, err)
-	}
-	v, err := read(in, path)
-	if err != nil {
-		return zero, output.Entry{}, err
-	}
-	mf := in.Entry("")
-	mf.Role = role
-	return v, mf, nil
-}
-
-func printPairsSummary(w io.Writer, r *pairsResult) {
-	s := r.summary
-	for i, o := range r.outputs {
+func printPairsSummary(w io.Writer, r *prefpairs.Dataset) {
+	s := r.Summary
+	for i, o := range r.Outputs {
 		head := "pairs build:"
 		if i > 0 {
 			head = "            "
@@ -379,14 +230,11 @@ func printPairsSummary(w io.Writer, r *pairsResult) {
 		fmt.Fprintf(w, "%s %s written to %s (%s, %s)\n", head, counted(*o.Rows, "pair"), o.Path, o.Format, humanBytes(o.Bytes))
 	}
 	fmt.Fprintf(w, "  inputs:      %s, %s, %s\n", counted(len(s.Inputs), "file"), counted(s.Records, "record"), counted(s.Samples, "sample"))
-	fmt.Fprintf(w, "  chosen:      %s\n", countList(s.ByLabel))
-	fmt.Fprintf(w, "  sensitivity: %s\n", countList(s.BySensitivity))
-	fmt.Fprintf(w, "  split:       %s\n", countList(s.BySplit))
-	fmt.Fprintf(w, "  preference:  %s\n", countList(s.ScoreSource))
-	fmt.Fprintf(w, "  direct from: %s\n", countList(s.DirectSource))
+	fmt.Fprintf(w, "  chosen:      %s\n  sensitivity: %s\n  split:       %s\n  preference:  %s\n  direct from: %s\n",
+		countList(s.ByLabel), countList(s.BySensitivity), countList(s.BySplit), countList(s.ScoreSource), countList(s.DirectSource))
 	d := s.Dropped
 	fmt.Fprintf(w, "  dropped:     ties %d, below min margin %d, not confident %d, unlabelled %d\n", d.Ties, d.BelowMinMargin, d.NotConfident, d.Unlabelled)
-	if v := r.votes; v != nil {
+	if v := r.Votes; v != nil {
 		c := v.Consistency
 		fmt.Fprintf(w, "  annotations: %d votes in %d submissions; kept %d votes in %d submissions; %d samples scored\n",
 			c.VotesIn, c.Submissions, c.VotesKept, c.Kept, v.Samples)
@@ -396,53 +244,15 @@ func printPairsSummary(w io.Writer, r *pairsResult) {
 		}
 		fmt.Fprintf(w, "    Krippendorff's alpha: interval %s, ordinal %s\n", fmtAlpha(v.AlphaInterval), fmtAlpha(v.AlphaOrdinal))
 	}
-	if g := r.genStats; g != nil {
+	if g := r.Generator; g != nil {
 		fmt.Fprintf(w, "  generator:   %d requests, %d cache hits, %d retries, %d failures\n", g.Requests, g.CacheHits, g.Retries, g.Failures)
 	}
-	for _, n := range r.notes {
+	for _, n := range r.Notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
-	if sp := r.split; sp != nil {
+	if sp := r.Split; sp != nil {
 		fmt.Fprintf(w, "  assignment:  %s; test fraction %.3f of samples (%s); %d train and %d test scenarios with data\n",
 			sp.Assignment.Strategy, sp.Fractions.Test, fractionList(sp.BySensitivity), len(sp.TrainScenarios), len(sp.TestScenarios))
 	}
-	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)
-}
-
-// mapList renders a map as "a 1, b 2" in key order, "-" when empty.
-func mapList[V any](m map[string]V, value func(V) string) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	keys := slices.Sorted(maps.Keys(m))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " " + value(m[k])
-	}
-	return strings.Join(parts, ", ")
-}
-
-func countList(m map[string]int) string { return mapList(m, strconv.Itoa) }
-
-func fractionList(m map[string]float64) string {
-	return mapList(m, func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) })
-}
-
-func fmtAlpha(a *float64) string {
-	if a == nil {
-		return "n/a (no sample has two votes)"
-	}
-	return fmt.Sprintf("%.4f", *a)
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	fmt.Fprintf(w, "  manifest:    %s\n", r.ManifestPath)
 }
