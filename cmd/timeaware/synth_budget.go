@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,15 +15,15 @@ import (
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/rewards"
-	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/budget"
 )
 
 type synthBudgetFlags struct {
-	input, family, out, teacher, shard string
-	seed                               uint64
-	labels                             bool
-	testFraction                       float64
+	dataFlags
+	input, family, teacher string
+	labels                 bool
+	testFraction           float64
 }
 
 func (a *app) synthBudgetCmd() *cobra.Command {
@@ -73,12 +71,11 @@ them).`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.input, "input", "", "JSONL tasks {id, question, answer, baseline_seconds?, ...}")
 	fs.StringVar(&f.family, "family", "", "task family: general, game or ml (data source timely/<family>)")
-	fs.Uint64Var(&f.seed, "seed", 0, "seed of the budget draws (required)")
-	fs.StringVar(&f.out, "out", "", "RL rows; the extension picks the format unless --format is given")
+	f.define(fs, "RL rows; the extension picks the format unless --format is given", "the budget draws",
+		"shard i/n of the tasks (by id hash)")
 	labelFlag(fs, &f.labels)
 	testFractionFlag(fs, &f.testFraction, "task")
 	fs.StringVar(&f.teacher, "teacher-requests", "", "also write OpenAI batch-API requests for a teacher model to this JSONL file")
-	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the tasks (by id hash), e.g. 0/4")
 	outputFormatFlag(fs, "synth.budget.format")
 	fs.String("teacher-model", "", "model named in the teacher requests")
 	fs.Bool("every-multiplier", false, "one row per multiplier for every task, instead of one row with a drawn multiplier")
@@ -87,122 +84,30 @@ them).`,
 	return cmd
 }
 
-// budgetPlan is a validated budget build.
-type budgetPlan struct {
-	f       *synthBudgetFlags
-	split   *splits.UnitSplit
-	format  *dataset.Format
-	opt     budget.Options
-	teacher *budget.TeacherOptions
-	config  map[string]any
-}
-
-func (a *app) planSynthBudget(f *synthBudgetFlags) (*budgetPlan, error) {
-	v := a.v
-	if f.input == "" {
-		return nil, usagef("--input is required")
-	}
-	if f.family == "" {
-		return nil, usagef("--family is required: general, game or ml")
-	}
-	if f.out == "" {
-		return nil, usagef("--out is required")
-	}
-	family, err := budget.ParseFamily(f.family)
-	if err != nil {
-		return nil, a.flagValueError("family", err)
-	}
-	if err := a.checkJSONLFile("input", f.input); err != nil {
-		return nil, err
-	}
-	p := &budgetPlan{f: f}
-	if p.format, err = a.outputFormat("synth.budget.format", f.out); err != nil {
-		return nil, err
-	}
-	if p.opt, err = a.budgetOptions(family); err != nil {
-		return nil, err
-	}
-	p.opt.Seed = f.seed
-	if f.shard != "" {
-		sh, err := parseShardFlag(f.shard)
-		if err != nil {
-			return nil, err
-		}
-		p.opt.Select = sh.HasID
-	}
-	if err := p.opt.Validate(); err != nil {
-		return nil, a.optionError(err, budgetKeys(family))
-	}
-	if err := a.checkTestFraction(f.testFraction); err != nil {
-		return nil, err
-	}
-	if f.testFraction > 0 {
-		if p.split, err = budgetSplit(f, family); err != nil {
-			return nil, err
-		}
-	}
-	if f.teacher != "" {
-		if f.teacher == f.out {
-			return nil, usagef("--teacher-requests and --out name the same file %s", f.out)
-		}
-		temp := v.GetFloat64("synth.budget.teacher.temperature")
-		p.teacher = &budget.TeacherOptions{
-			Model:               v.GetString("synth.budget.teacher.model"),
-			Temperature:         &temp,
-			MaxCompletionTokens: v.GetInt("synth.budget.teacher.max_tokens"),
-			ToolDescription:     v.GetString("synth.budget.tool_description"),
-		}
-		if p.teacher.Model == "" {
-			return nil, usagef("--teacher-requests needs --teacher-model (or synth.budget.teacher.model)")
-		}
-		if _, err := budget.NewTeacherEncoder(*p.teacher); err != nil {
-			return nil, a.optionError(err, budgetKeys(family))
-		}
-	}
-	p.config = typedConfig(v, "synth.budget.")
-	p.config["family"] = string(family)
-	p.config["seed"] = f.seed
-	p.config["test_fraction"] = f.testFraction
-	if f.shard != "" {
-		p.config["shard"] = f.shard
-	}
-	return p, nil
-}
-
-// budgetSplit reads the task ids of the whole input (every shard reads
-// them all, so shards agree) and splits them exactly.
-func budgetSplit(f *synthBudgetFlags, family budget.Family) (*splits.UnitSplit, error) {
-	in, err := os.Open(f.input)
-	if err != nil {
-		return nil, pathError("input", f.input, err)
-	}
-	defer in.Close()
-	tr := budget.NewTaskReader(in, f.input, family)
-	seen := map[string]bool{}
-	var ids []string
-	for {
-		t, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !seen[t.ID] {
-			seen[t.ID] = true
-			ids = append(ids, t.ID)
-		}
-	}
-	if len(ids) < 2 {
-		return nil, fmt.Errorf("--test-fraction: %s has %d task(s); tasks go whole to one side, so a split needs two or more", f.input, len(ids))
-	}
-	return splits.NewExactSplit(f.seed, f.testFraction, ids)
-}
-
 // budgetKeys names the options of synth budget that are not a key
 // synth.budget.OPTION.
 func budgetKeys(family budget.Family) map[string]string {
 	return map[string]string{"family": "--family", "system_prompt": "synth.budget.system_prompt." + string(family)}
+}
+
+// budgetFlags are the flags that name the budget pipelines' files, by the
+// files' roles in the manifest.
+var budgetFlags = map[string]string{budget.RoleTasks: "input", budget.RoleRows: "out", budget.RoleTeacherRequests: "teacher-requests",
+	budget.RoleSFTRows: "out", budget.RoleTraces: "out"}
+
+// budgetError is the error of a budget pipeline: a file's names the flag
+// that named the file, a bad option its key or flag (keys as for
+// optionError), anything else is about an input's data (streamError).
+func (a *app) budgetError(err error, keys map[string]string) error {
+	var fe *budget.FileError
+	var oe *synth.OptionError
+	switch {
+	case errors.As(err, &fe):
+		return pathError(budgetFlags[fe.Role], fe.Path, fe.Err)
+	case errors.As(err, &oe):
+		return a.optionError(err, keys)
+	}
+	return streamError(err)
 }
 
 // budgetOptions reads the synth.budget.* keys over the family's defaults.
@@ -267,141 +172,96 @@ func (a *app) floatList(key string) ([]float64, error) {
 	return out, nil
 }
 
+// budgetFiles maps --input and --teacher-requests to the files of a build.
+func (a *app) budgetFiles(f *synthBudgetFlags) (budget.Files, error) {
+	files := budget.Files{Tasks: output.OpenInput(f.input), TeacherPath: f.teacher}
+	if f.teacher == "" {
+		return files, nil
+	}
+	if f.teacher == f.out {
+		return files, usagef("--teacher-requests and --out name the same file %s", f.out)
+	}
+	v := a.v
+	temp := v.GetFloat64("synth.budget.teacher.temperature")
+	files.Teacher = budget.TeacherOptions{Model: v.GetString("synth.budget.teacher.model"), Temperature: &temp,
+		MaxCompletionTokens: v.GetInt("synth.budget.teacher.max_tokens"), ToolDescription: v.GetString("synth.budget.tool_description")}
+	if files.Teacher.Model == "" {
+		return files, usagef("--teacher-requests needs --teacher-model (or synth.budget.teacher.model)")
+	}
+	return files, nil
+}
+
 func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
-	p, err := a.planSynthBudget(f)
+	switch {
+	case f.input == "":
+		return usagef("--input is required")
+	case f.family == "":
+		return usagef("--family is required: general, game or ml")
+	case f.out == "":
+		return usagef("--out is required")
+	}
+	family, err := budget.ParseFamily(f.family)
+	if err != nil {
+		return a.flagValueError("family", err)
+	}
+	if err := a.checkJSONLFile("input", f.input); err != nil {
+		return err
+	}
+	opt, err := a.budgetOptions(family)
 	if err != nil {
 		return err
 	}
-	tuneGCForStreaming()
-	res, err := p.execute(ctx, a.stderr)
+	sh, err := parseShardFlag(f.shard)
 	if err != nil {
 		return err
 	}
-	printBudgetSummary(a.stdout, res)
+	opt.Seed, opt.Select = f.seed, sh.HasID
+	files, err := a.budgetFiles(f)
+	if err != nil {
+		return err
+	}
+	config := typedConfig(a.v, "synth.budget.")
+	config["family"], config["test_fraction"] = string(family), f.testFraction
+	o, prog, err := a.synthOutput(&f.dataFlags, "synth.budget.format", f.labels, f.testFraction, "synth budget", config, 0)
+	if err != nil {
+		return err
+	}
+	prog.reading([]*output.Input{files.Tasks})
+	w, err := budget.Write(ctx, opt, files, o)
+	prog.done()
+	if err != nil {
+		return a.budgetError(err, budgetKeys(family))
+	}
+	printWritten(a.stdout, "synth budget", "row", w.Outputs, w.Split, w.ManifestPath, budgetLines(w, files.Teacher.Model)...)
 	return nil
 }
 
-// budgetResult is what a finished budget build reports.
-type budgetResult struct {
-	summary  *budget.Summary
-	split    *output.SplitSummary
-	rows     []output.Entry // the rows, or the train and test rows
-	teacher  *output.Entry
-	model    string
-	manifest string
-}
-
-func (p *budgetPlan) execute(ctx context.Context, progress io.Writer) (*budgetResult, error) {
-	unit := output.Unit[*budget.Row]{Name: "task", Of: func(r *budget.Row) string { return r.TaskID },
-		SetSplit: func(r *budget.Row, s string) { r.Split = s }}
-	sinks, err := newSplitSinks(p.f.out, p.format, budget.Schema, "rl_rows", p.f.labels, p.split, unit,
-		func() output.RowBuilder[*budget.Row] { return budget.NewRecordBuilder(nil) })
-	if err != nil {
-		return nil, err
-	}
-	defer sinks.Abort()
-	defer sinks.Release()
-
-	var (
-		teacherFile *output.File
-		teacherBuf  *bufio.Writer
-		enc         *budget.TeacherEncoder
-		requests    int
-	)
-	if p.teacher != nil {
-		if teacherFile, err = output.Create(p.f.teacher); err != nil {
-			return nil, pathError("teacher-requests", p.f.teacher, err)
-		}
-		defer teacherFile.Abort()
-		teacherBuf = bufio.NewWriterSize(teacherFile, 1<<20)
-		if enc, err = budget.NewTeacherEncoder(*p.teacher); err != nil {
-			return nil, usageError{err}
-		}
-	}
-
-	in := output.OpenInput(p.f.input)
-	defer in.Close()
-	prog := newProgress(progress, "rows").reading([]*output.Input{in})
-	sum, err := budget.Build(ctx, in, p.f.input, p.opt, func(row *budget.Row) error {
-		prog.add(1)
-		if err := sinks.Add(row); err != nil {
-			return err
-		}
-		if enc == nil || row.Split == splits.Test && p.split != nil {
-			return nil
-		}
-		requests++
-		if _, err := teacherBuf.Write(enc.Encode(row)); err != nil {
-			return pathError("teacher-requests", p.f.teacher, err)
-		}
-		return nil
-	})
-	prog.done()
-	if err != nil {
-		return nil, streamError(err)
-	}
-	if err := sinks.Finish(); err != nil {
-		return nil, pathError("out", p.f.out, err)
-	}
-	res := &budgetResult{summary: sum, split: sinks.Summary(), rows: sinks.Entries(p.format.Name), manifest: output.ManifestPath(p.f.out)}
-	outputs := slices.Clone(res.rows)
-	files := sinks.Files()
-	if teacherFile != nil {
-		if err := teacherBuf.Flush(); err != nil {
-			return nil, pathError("teacher-requests", p.f.teacher, err)
-		}
-		res.model = p.teacher.Model
-		res.teacher = &output.Entry{Path: p.f.teacher, Role: "teacher_requests", Format: "jsonl",
-			SHA256: teacherFile.SHA256(), Bytes: teacherFile.Bytes(), Rows: &requests}
-		outputs = append(outputs, *res.teacher)
-		files = append(files, teacherFile)
-	}
-	input := in.Entry("")
-	input.Role = "tasks"
-	summary := struct {
-		*budget.Summary
-		Split *output.SplitSummary `json:"split,omitempty"`
-	}{sum, res.split}
-	m := &output.Manifest{
-		Tool: "timeaware", Version: buildVersion(), Command: "synth budget",
-		Outputs: outputs, Inputs: []output.Entry{input}, Config: p.config, Summary: summary,
-	}
-	if err := output.Commit(ctx, res.manifest, m, files...); err != nil {
-		return nil, pathError("out", p.f.out, err)
-	}
-	return res, nil
-}
-
-func printBudgetSummary(w io.Writer, r *budgetResult) {
-	s := r.summary
-	fmt.Fprintf(w, "synth budget: %s\n", writtenTo(r.rows, "row"))
-	printSplit(w, r.split, r.rows)
-	fmt.Fprintf(w, "  tasks:       %d read", s.Tasks)
+// budgetLines are the summary lines of a budget build.
+func budgetLines(w *budget.Written, model string) []string {
+	s := w.Summary
+	tasks := fmt.Sprintf("tasks:       %d read", s.Tasks)
 	if s.Skipped > 0 {
-		fmt.Fprintf(w, ", %d left to other shards", s.Skipped)
+		tasks += fmt.Sprintf(", %d left to other shards", s.Skipped)
 	}
-	fmt.Fprintf(w, "; family %s, data source %s\n", s.Family, s.DataSource)
-	fmt.Fprintf(w, "  rows:        %d with a time limit, %d without\n", s.WithLimit, s.NoLimit)
-	fmt.Fprintf(w, "  multipliers: %s\n", countList(s.ByMultiplier))
+	lines := []string{tasks + fmt.Sprintf("; family %s, data source %s", s.Family, s.DataSource),
+		fmt.Sprintf("rows:        %d with a time limit, %d without", s.WithLimit, s.NoLimit),
+		"multipliers: " + countList(s.ByMultiplier)}
 	if s.WithLimit > 0 {
-		fmt.Fprintf(w, "  budgets:     min %.2f s, mean %.2f s, max %.2f s\n", s.LimitMinS, s.LimitMeanS, s.LimitMaxS)
+		lines = append(lines, fmt.Sprintf("budgets:     min %.2f s, mean %.2f s, max %.2f s", s.LimitMinS, s.LimitMeanS, s.LimitMaxS))
 	}
-	fmt.Fprintf(w, "  baselines:   %s\n", countList(s.BaselineSource))
-	if len(s.BySpeedFactor) <= 8 {
-		fmt.Fprintf(w, "  speed:       %s\n", countList(s.BySpeedFactor))
+	lines = append(lines, "baselines:   "+countList(s.BaselineSource))
+	if keys := slices.Sorted(maps.Keys(s.BySpeedFactor)); len(keys) <= 8 {
+		lines = append(lines, "speed:       "+countList(s.BySpeedFactor))
 	} else {
-		keys := slices.Sorted(maps.Keys(s.BySpeedFactor))
-		fmt.Fprintf(w, "  speed:       %d values from %s to %s (counts in the manifest)\n", len(keys), keys[0], keys[len(keys)-1])
+		lines = append(lines, fmt.Sprintf("speed:       %d values from %s to %s (counts in the manifest)", len(keys), keys[0], keys[len(keys)-1]))
 	}
-	if t := r.teacher; t != nil {
-		fmt.Fprintf(w, "  teacher:     %d requests for %s written to %s\n", *t.Rows, r.model, t.Path)
+	if t := w.Teacher; t != nil {
+		lines = append(lines, fmt.Sprintf("teacher:     %d requests for %s written to %s", *t.Rows, model, t.Path))
 	}
-	fmt.Fprintf(w, "  manifest:    %s\n", r.manifest)
+	return lines
 }
 
-type synthSFTFlags struct {
-	traces, out, format string
-}
+type synthSFTFlags struct{ traces, out string }
 
 func (a *app) synthSFTCmd() *cobra.Command {
 	var f synthSFTFlags
@@ -430,7 +290,7 @@ with a manifest beside it.`,
 	fs := cmd.Flags()
 	fs.StringVar(&f.traces, "traces", "", "JSONL teacher traces {custom_id, messages, ground_truth, time_limit_s, elapsed_s}")
 	fs.StringVar(&f.out, "out", "", "SFT rows; the extension picks the format unless --format is given")
-	fs.StringVar(&f.format, "format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
+	fs.String("format", "", "output format: "+dataset.Names()+" (default: from --out's extension, else parquet)")
 	return cmd
 }
 
@@ -456,45 +316,18 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	if err != nil {
 		return a.rewardsError(err)
 	}
-	desc := a.v.GetString("synth.budget.tool_description")
-	sink, err := output.NewSink(f.out, format, budget.SFTSchema, output.SinkOptions{})
-	if err != nil {
-		return pathError("out", f.out, err)
-	}
-	defer sink.Abort()
-	rb := budget.NewSFTRecordBuilder(nil, desc)
-	defer rb.Release()
-	in := output.OpenInput(f.traces)
-	defer in.Close()
+	opt := budget.SFTOptions{Scorer: scorer, ToolDescription: a.v.GetString("synth.budget.tool_description")}
+	config := typedConfig(a.v, "rewards.")
+	config["synth.budget.tool_description"] = opt.ToolDescription
 	prog := newProgress(a.stderr, "traces")
-	sum, err := budget.ConvertTraces(ctx, in, f.traces, budget.SFTOptions{Scorer: scorer}, func(row *budget.SFTRow) error {
-		prog.add(1)
-		rb.Append(row)
-		return sink.FlushFull(rb)
-	})
+	w, err := budget.WriteSFT(ctx, opt, output.OpenInput(f.traces), synth.Output{Path: f.out, Format: format,
+		Manifest: manifest("synth sft", config), Progress: func() { prog.add(1) }})
 	prog.done()
 	if err != nil {
-		return streamError(err)
+		return a.budgetError(err, nil)
 	}
-	if err := sink.Drain(rb); err != nil {
-		return err
-	}
-	input := in.Entry("traces")
-	out := sink.Entry("sft_rows", format.Name)
-	config := typedConfig(a.v, "rewards.")
-	config["synth.budget.tool_description"] = desc
-	m := &output.Manifest{
-		Tool: "timeaware", Version: buildVersion(), Command: "synth sft",
-		Outputs: []output.Entry{out}, Inputs: []output.Entry{input}, Config: config, Summary: sum,
-	}
-	mp := output.ManifestPath(f.out)
-	if err := output.Commit(ctx, mp, m, sink.File()); err != nil {
-		return pathError("out", f.out, err)
-	}
-	w := a.stdout
-	fmt.Fprintf(w, "synth sft: %s\n", writtenTo([]output.Entry{out}, "row"))
-	fmt.Fprintf(w, "  traces:      %d read, %d kept, %d dropped\n", sum.Traces, sum.Kept, sum.Traces-sum.Kept)
-	fmt.Fprintf(w, "  dropped:     %s\n", countList(sum.Dropped))
-	fmt.Fprintf(w, "  manifest:    %s\n", mp)
+	s := w.Summary
+	printWritten(a.stdout, "synth sft", "row", w.Outputs, nil, w.ManifestPath,
+		fmt.Sprintf("traces:      %d read, %d kept, %d dropped", s.Traces, s.Kept, s.Traces-s.Kept), "dropped:     "+countList(s.Dropped))
 	return nil
 }

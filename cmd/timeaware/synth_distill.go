@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
+	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/eval"
+	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/internal/dataset"
-	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/synth/budget"
 )
 
 // synthDistillFlags are the flags of synth distill.
@@ -56,27 +55,6 @@ failed.`,
 	return cmd
 }
 
-// distillTrace is a line of TRACES.jsonl (budget.Trace's format).
-type distillTrace struct {
-	CustomID    string          `json:"custom_id"`
-	Messages    json.RawMessage `json:"messages"`
-	GroundTruth string          `json:"ground_truth"`
-	TimeLimitS  *float64        `json:"time_limit_s"`
-	ElapsedS    float64         `json:"elapsed_s"`
-}
-
-// distillSummary counts the traces by how they ended.
-type distillSummary struct {
-	Rows       int `json:"rows"`
-	Traces     int `json:"traces"`
-	OnTime     int `json:"answered_on_time"`
-	Late       int `json:"answered_late_or_out_of_time"`
-	Unfinished int `json:"unfinished"`
-	Failed     int `json:"failed"`
-	Right      int `json:"right_and_on_time"`
-	Skipped    int `json:"rows_not_distilled"`
-}
-
 func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 	switch {
 	case f.input == "":
@@ -99,117 +77,75 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 		return err
 	}
 	var rows []eval.Row
-	skipped := 0
 	for _, r := range all {
-		if r.Timer == nil || r.Skip != "" {
-			skipped++
-			continue
+		if r.Timer != nil && r.Skip == "" {
+			rows = append(rows, r)
 		}
-		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
-		return fmt.Errorf("--input %s: no timely/general rows to distill (%d rows of other data sources)", f.input, skipped)
+		return fmt.Errorf("--input %s: no timely/general rows to distill (%d rows of other data sources)", f.input, len(all))
 	}
-	client, af, err := f.start("distill", f.out, rows, cfg)
+	if err := eval.CheckRows(rows, cfg); err != nil {
+		return err
+	}
+	client, err := f.client("distill", f.out)
 	if err != nil {
 		return err
 	}
-	defer af.Abort()
-	run, err := f.run(cmd, a, rows, client, cfg, true, 0, nil)
+	config := map[string]any{"input": f.input, "endpoint": client.Endpoint(), "model": f.model, "samples": f.samples,
+		"temperature": f.temperature, "seed": f.seed, "max_turns": f.maxTurns, "max_tokens": f.maxTokens, "tool_choice": f.toolChoice}
+	run := &modelRun{}
+	d, err := budget.Distill(cmd.Context(), budget.DistillOptions{Path: f.out, Samples: f.samples, Rows: len(rows),
+		Skipped: len(all) - len(rows), Manifest: manifest("synth distill", config)},
+		func(context.Context) ([]*budget.Conversation, bool, error) {
+			r, err := f.run(cmd, a, rows, client, cfg, true, 0, nil)
+			if err != nil {
+				return nil, false, err
+			}
+			run = r
+			return conversations(rows, run.results), run.err == nil && !run.gaveUp, nil
+		})
 	if err != nil {
-		return err
+		return a.budgetError(err, nil)
 	}
-	sum := distillSummary{Rows: len(rows), Skipped: skipped}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	var firstErrs []string
-	for _, r := range run.results {
+	return a.distilled(f, d, run, client.Stats())
+}
+
+// conversations are the finished results of a distill run as the
+// conversations of their rows.
+func conversations(rows []eval.Row, results []*eval.Result) []*budget.Conversation {
+	out := make([]*budget.Conversation, len(results))
+	for i, r := range results {
 		if r == nil {
 			continue
 		}
-		if r.Error != "" {
-			sum.Failed++
-			if len(firstErrs) < 3 {
-				firstErrs = append(firstErrs, r.RequestID+": "+r.Error)
-			}
-			continue
-		}
-		tr, err := traceOf(&rows[r.Row], r, f.samples)
-		if err != nil {
-			return err
-		}
-		if err := enc.Encode(tr); err != nil {
-			return pathError("out", f.out, err)
-		}
-		sum.Traces++
-		switch onTime := r.Details["on_time"] == 1; {
-		case r.TurnLimit:
-			sum.Unfinished++
-		case r.OutOfTime || !onTime:
-			sum.Late++
-		default:
-			sum.OnTime++
-			if r.Details["acc"] == 1 {
-				sum.Right++
-			}
-		}
+		row := &rows[r.Row]
+		out[i] = &budget.Conversation{ID: row.ID, Sample: r.Sample, Prompt: row.Prompt, Turns: r.Turns, GroundTruth: row.GroundTruth,
+			TimeLimitS: row.Timer.TimeLimitS, ElapsedS: r.Details["elapsed_s"], OnTime: r.Details["on_time"] == 1, Right: r.Details["acc"] == 1,
+			TurnLimit: r.TurnLimit, OutOfTime: r.OutOfTime, Error: r.Error, RequestID: r.RequestID}
 	}
-	if _, err := io.Copy(af, &buf); err != nil {
-		return pathError("out", f.out, err)
-	}
-	traces := sum.Traces
-	m := &output.Manifest{
-		Tool: "timeaware", Version: buildVersion(), Command: "synth distill",
-		Outputs: []output.Entry{af.Entry("traces", "jsonl", &traces)},
-		Config: map[string]any{
-			"input": f.input, "endpoint": client.Endpoint(), "model": f.model, "samples": f.samples,
-			"temperature": f.temperature, "seed": f.seed, "max_turns": f.maxTurns, "max_tokens": f.maxTokens,
-			"tool_choice": f.toolChoice,
-		},
-		Summary: sum,
-	}
-	if run.err == nil && !run.gaveUp {
-		if err := output.Commit(cmd.Context(), output.ManifestPath(f.out), m, af); err != nil {
-			return pathError("out", f.out, err)
-		}
-	}
-	stats := client.Stats()
-	fmt.Fprintf(a.stdout, "synth distill: %d traces of %d rows written to %s\n", sum.Traces, sum.Rows, f.out)
-	fmt.Fprintf(a.stdout, "  ended:       %d answered on time (%d right), %d late or out of time, %d unfinished at --max-turns %d, %d failed\n",
-		sum.OnTime, sum.Right, sum.Late, sum.Unfinished, f.maxTurns, sum.Failed)
-	fmt.Fprintf(a.stdout, "  requests:    %d sent, %d from the cache, %d retries\n", stats.Requests, stats.CacheHits, stats.Retries)
-	if sum.Skipped > 0 {
-		fmt.Fprintf(a.stdout, "  skipped:     %d rows that are not timely/general\n", sum.Skipped)
-	}
-	switch {
-	case run.gaveUp:
-		return fmt.Errorf("stopped after %d failed conversations (--max-errors %d); nothing written; first: %s", sum.Failed, f.maxErrors, strings.Join(firstErrs, "; "))
-	case run.err != nil:
-		return fmt.Errorf("interrupted with %d of %d conversations done; nothing written; run the same command again to resume from the cache", sum.Traces+sum.Failed, len(run.results))
-	case sum.Failed > f.maxErrors:
-		return fmt.Errorf("%d conversations failed (--max-errors %d); first: %s", sum.Failed, f.maxErrors, strings.Join(firstErrs, "; "))
-	}
-	return nil
+	return out
 }
 
-// traceOf is the trace of one conversation: the prompt and the turns the
-// live loop added, the row's ground truth and limit, the timer's time.
-func traceOf(row *eval.Row, r *eval.Result, samples int) (*distillTrace, error) {
-	msgs, err := json.Marshal(append(row.Prompt[:len(row.Prompt):len(row.Prompt)], r.Turns...))
-	if err != nil {
-		return nil, fmt.Errorf("%s: row %d: %w", row.File, row.Line, err)
+// distilled prints what a distill run did and fails when it stopped or
+// too many conversations failed.
+func (a *app) distilled(f *synthDistillFlags, d *budget.Distilled, run *modelRun, stats chat.Stats) error {
+	s := d.Summary
+	fmt.Fprintf(a.stdout, "synth distill: %d traces of %d rows written to %s\n", s.Traces, s.Rows, f.out)
+	fmt.Fprintf(a.stdout, "  ended:       %d answered on time (%d right), %d late or out of time, %d unfinished at --max-turns %d, %d failed\n",
+		s.OnTime, s.Right, s.Late, s.Unfinished, f.maxTurns, s.Failed)
+	fmt.Fprintf(a.stdout, "  requests:    %d sent, %d from the cache, %d retries\n", stats.Requests, stats.CacheHits, stats.Retries)
+	if s.Skipped > 0 {
+		fmt.Fprintf(a.stdout, "  skipped:     %d rows that are not timely/general\n", s.Skipped)
 	}
-	var gt string
-	if err := json.Unmarshal(row.GroundTruth, &gt); err != nil {
-		gt = strings.TrimSpace(string(row.GroundTruth))
+	first := strings.Join(d.FirstErrors, "; ")
+	switch {
+	case run.gaveUp:
+		return fmt.Errorf("stopped after %d failed conversations (--max-errors %d); nothing written; first: %s", s.Failed, f.maxErrors, first)
+	case run.err != nil:
+		return fmt.Errorf("interrupted with %d of %d conversations done; nothing written; run the same command again to resume from the cache", s.Traces+s.Failed, d.Conversations)
+	case s.Failed > f.maxErrors:
+		return fmt.Errorf("%d conversations failed (--max-errors %d); first: %s", s.Failed, f.maxErrors, first)
 	}
-	tr := &distillTrace{CustomID: row.ID, Messages: msgs, GroundTruth: gt, ElapsedS: r.Details["elapsed_s"]}
-	if samples > 1 {
-		tr.CustomID = fmt.Sprintf("%s/sample-%d", row.ID, r.Sample)
-	}
-	if l := row.Timer.TimeLimitS; l > 0 {
-		tr.TimeLimitS = &l
-	}
-	return tr, nil
+	return nil
 }

@@ -9,4 +9,10 @@
 // A task's budget is a multiplier of its baseline duration; tasks are read
 // from JSONL ([TaskReader]); rows come from [Build] through a [Generator]
 // and are written with a [RecordBuilder] in [Schema].
+//
+// The pipelines of "timeaware synth budget", "synth sft" and "synth
+// distill" are [Write] (rows and teacher requests, split or not, committed
+// with their manifest), [WriteSFT] (the verified traces as SFT rows) and
+// [Distill] (the traces of a teacher's live conversations, which a
+// [Teacher] function holds). A file that fails is named by a [FileError].
 package budget

@@ -181,6 +181,10 @@ type SFTOptions struct {
 	// assistant message is the solution, the trace's ground truth, time
 	// limit and elapsed time fill the item.
 	Scorer *rewards.Scorer
+	// ToolDescription is the get_duration description the rows list in
+	// their tools ("" for the default); WriteSFT passes it to the
+	// SFTRecordBuilder.
+	ToolDescription string
 }
 
 // SFTRow is one kept trace as a row of VeRL's multi-turn SFT dataset.
