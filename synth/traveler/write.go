@@ -22,7 +22,7 @@ func Write(ctx context.Context, opt Options, count int, o synth.Output) (*synth.
 		split = s
 	}
 	rows := synth.RowsOf[*Row]{Schema: Schema, Role: "traveler_rows",
-		Unit: output.Unit[*Row]{Name: "event set", Of: (*Row).Group, SetSplit: func(r *Row, s string) { r.Split = s }},
+		Unit:       output.Unit[*Row]{Name: "event set", Of: (*Row).Group, SetSplit: func(r *Row, s string) { r.Split = s }},
 		NewBuilder: func() output.RowBuilder[*Row] { return NewRecordBuilder(nil) }}
 	return synth.Write(ctx, o, rows, split, func(emit func(*Row) error) (*Summary, error) {
 		return Build(ctx, opt, count, emit)
