@@ -3,7 +3,14 @@
 // command writes out, so that the demo and the docs show the same sample.
 package examples
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+	"path"
+	"path/filepath"
+
+	"github.com/timeaware/timeaware/internal/atomicfile"
+)
 
 // Sample is the demo's input: the trajectories, human votes and direct
 // replies under pairs/ (six trajectories across three sensitivities; one
@@ -12,3 +19,19 @@ import "embed"
 //
 //go:embed pairs/trajectories.jsonl pairs/votes.jsonl pairs/direct.jsonl budget/tasks.jsonl
 var Sample embed.FS
+
+// WriteSample writes the sample's files into dir, which must exist, under
+// their base names (trajectories.jsonl, votes.jsonl, direct.jsonl,
+// tasks.jsonl), each whole or not at all.
+func WriteSample(dir string) error {
+	return fs.WalkDir(Sample, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := Sample.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		return atomicfile.WriteFile(filepath.Join(dir, path.Base(name)), b)
+	})
+}

@@ -408,9 +408,9 @@ func checkToken(tok string) error {
 	return nil
 }
 
-// OptionError is the error of an invalid Options field, named by the
-// field (Token, MemoryBudget), so that a caller can say where the user
-// set it.
+// OptionError is the error of an invalid Options or RunOptions field,
+// named by the field (Token, MemoryBudget, Addr, AddrFile, MemoryLimit),
+// so that a caller can say where the user set it.
 type OptionError struct {
 	Field string
 	Err   error

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/internal/dataset"
-	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/rewards"
-	"github.com/timeaware/timeaware/splits"
 )
 
 func (a *app) scoreCmd() *cobra.Command {
@@ -46,15 +41,13 @@ is written then.`,
 	return cmd
 }
 
+// dataSources lists the registered rewards' data sources.
 func dataSources() string {
-	var b bytes.Buffer
+	names := make([]string, len(rewards.All))
 	for i, r := range rewards.All {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(r.DataSource)
+		names[i] = r.DataSource
 	}
-	return b.String()
+	return strings.Join(names, ", ")
 }
 
 func (a *app) runScore(cmd *cobra.Command, _ []string) error {
@@ -63,23 +56,17 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	in, _ := fs.GetString("input")
 	out, _ := fs.GetString("out")
 	maxErrors, _ := fs.GetInt("max-errors")
-	var lopt rewards.LinesOptions
-	if sh, _ := fs.GetString("shard"); sh != "" {
-		shard, err := parseShardFlag(sh)
-		if err != nil {
-			return err
-		}
-		lopt.Shard = shard
+	sh, _ := fs.GetString("shard")
+	shard, err := parseShardFlag(sh)
+	if err != nil {
+		return err
 	}
 	if ds == "" {
 		return usagef("--data-source is required: one of %s", dataSources())
 	}
 	rw, ok := rewards.Lookup(ds)
 	if !ok {
-		var names []string
-		for _, r := range rewards.All {
-			names = append(names, r.DataSource)
-		}
+		names := strings.Split(dataSources(), ", ")
 		return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(), didYouMean(ds, names, func(s string) string { return s })))
 	}
 	if in == "" {
@@ -104,85 +91,17 @@ func (a *app) runScore(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return a.rewardsError(err)
 	}
-
-	// --input is a file, stdin, or a directory of JSONL parts (a sharded
-	// run's output) read in name order as one input.
-	inputs := []string{in}
 	if in != "-" {
 		a.named("input", in)
-		st, err := os.Stat(in)
-		if err != nil {
-			return pathError("input", in, err)
-		}
-		if st.IsDir() {
-			all, err := splits.ExpandDir(in)
-			if err != nil {
-				if isFileSystemError(err) {
-					return pathError("input", in, err)
-				}
-				return usageError{pathError("input", in, err)}
-			}
-			inputs = inputs[:0]
-			for _, p := range all {
-				if f, ok := dataset.ForPath(p); ok && f.Name == "jsonl" {
-					inputs = append(inputs, p)
-				}
-			}
-			if len(inputs) == 0 {
-				return usagef("--input %s: the directory holds no JSONL files", in)
-			}
-		}
 	}
-	var w io.Writer = a.stdout
-	var af *output.File
-	if out != "" {
-		if af, err = output.Create(out); err != nil {
-			return pathError("out", out, err)
-		}
-		defer af.Abort()
-		w = af
+	sum, err := eval.Score(cmd.Context(), eval.ScoreOptions{Reward: rw, Scorer: scorer, Input: in, Stdin: a.stdin,
+		Out: out, Stdout: a.stdout, Shard: shard, MaxErrors: maxErrors})
+	var fe *eval.FailuresError
+	if errors.As(err, &fe) {
+		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", fe.Input, fe.Failed, fe.Items, maxErrors, strings.Join(fe.FirstErrors, "; "))
 	}
-	sum := &rewards.LinesSummary{}
-	name := in
-	for _, p := range inputs {
-		var r io.Reader = a.stdin
-		name = "stdin"
-		if p != "-" {
-			f, err := os.Open(p)
-			if err != nil {
-				return pathError("input", p, err)
-			}
-			defer f.Close()
-			r, name = f, p
-		}
-		part, err := scorer.ScoreLines(cmd.Context(), rw, r, name, w, lopt)
-		if err != nil {
-			return err
-		}
-		lopt.Before += part.Lines
-		sum.Items += part.Items
-		sum.Failed += part.Failed
-		sum.Skipped += part.Skipped
-		sum.Sum += part.Sum
-		for _, e := range part.FirstErrors {
-			if len(sum.FirstErrors) < 3 {
-				if len(inputs) > 1 {
-					e = name + ": " + e
-				}
-				sum.FirstErrors = append(sum.FirstErrors, e)
-			}
-		}
-	}
-	if len(inputs) > 1 {
-		name = in
-	}
-	if sum.Failed > maxErrors {
-		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", name, sum.Failed, sum.Items, maxErrors, strings.Join(sum.FirstErrors, "; "))
-	}
-	if af != nil {
-		if err := output.Commit(cmd.Context(), "", nil, af); err != nil {
-			return pathError("out", out, err)
-		}
+	if err != nil {
+		return evalError(err, map[string]string{"Input": "input", "Out": "out"})
 	}
 	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", sum.Items, rw.DataSource, sum.Mean(), sum.Failed)
 	if sum.Failed > 0 {
