@@ -249,7 +249,7 @@ func TestRunFilesOptionErrors(t *testing.T) {
 		invalid bool
 	}{
 		{"endpoint", func(o *FilesOptions) { o.Model.URL = "ftp://h" }, "Endpoint", true},
-		{"opponent endpoint", func(o *FilesOptions) { o.Opponent = chat.Options{URL: "ftp://o", Model: "m"} }, "OpponentEndpoint", true},
+		{"opponent endpoint", func(o *FilesOptions) { o.OpponentURL, o.OpponentModel = "ftp://o", "m" }, "OpponentEndpoint", true},
 		{"out under a file", func(o *FilesOptions) { o.Out = filepath.Join(notDir, "r.jsonl") }, "Out", false},
 		{"missing data", func(o *FilesOptions) { o.Data = []string{filepath.Join(dir, "nope")} }, "Data", false},
 	} {

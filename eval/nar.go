@@ -17,8 +17,9 @@ type NAROptions struct {
 	Stdin io.Reader
 	// By names the extra_info fields to break the statistics down by.
 	By []string
-	// Scorer detects the tool calls (its tictoc tool-call patterns).
-	Scorer *rewards.Scorer
+	// Rewards configures the tool-call detection (its TicToc tool-call
+	// patterns).
+	Rewards rewards.Config
 }
 
 // NARReport is NAR's outcome: the input's name ("stdin" for "-") and the
@@ -32,8 +33,13 @@ type NARReport struct {
 // (rewards.ReadDecisions), and reports the normalised alignment rate, its
 // halves and the attempt rates, overall and by each field of By. A file
 // that cannot be opened is an *OptionError of Option "Input"; an input
-// without items is an error naming it.
+// without items is an error naming it; a configuration the rewards
+// refuse is a *rewards.ConfigError.
 func NAR(opt NAROptions) (*NARReport, error) {
+	scorer, err := rewards.NewScorer(opt.Rewards, nil)
+	if err != nil {
+		return nil, err
+	}
 	r, name := opt.Stdin, "stdin"
 	if opt.Input != "-" {
 		f, err := os.Open(opt.Input)
@@ -44,7 +50,7 @@ func NAR(opt NAROptions) (*NARReport, error) {
 		r, name = f, opt.Input
 	}
 	ev := rewards.NewDecisionEvaluator(opt.By)
-	if err := rewards.ReadDecisions(r, name, opt.Scorer, opt.By, ev); err != nil {
+	if err := rewards.ReadDecisions(r, name, scorer, opt.By, ev); err != nil {
 		return nil, err
 	}
 	if ev.Overall().Samples() == 0 {

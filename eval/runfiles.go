@@ -22,10 +22,11 @@ type FilesOptions struct {
 	// Model is the endpoint and model to ask. Its CacheDir, like Out, is
 	// left out of Data's directories.
 	Model chat.Options
-	// Opponent, when its URL is set, is the endpoint whose model plays the
-	// other role of negotiation rows instead of the scripted opponent, at
-	// Run's temperature and max tokens.
-	Opponent chat.Options
+	// OpponentURL and OpponentModel, when set, are the endpoint and model
+	// that play the other role of negotiation rows instead of the scripted
+	// opponent, with Model's other settings and Run's temperature and max
+	// tokens.
+	OpponentURL, OpponentModel string
 	// Run configures the run; RunFiles sets its Client, Opponent and Done.
 	Run Options
 	// MaxErrors is the number of failed results the run tolerates: one
@@ -76,10 +77,12 @@ type FilesReport struct {
 // *OptionError values (Option "Data", "Out", "Endpoint" or
 // "OpponentEndpoint").
 func RunFiles(ctx context.Context, opt FilesOptions) (*FilesReport, error) {
-	if opt.Opponent.URL != "" {
-		oc, err := chat.New(opt.Opponent)
+	if opt.OpponentURL != "" {
+		co := opt.Model
+		co.Name, co.URL, co.Model = "opponent", opt.OpponentURL, opt.OpponentModel
+		oc, err := chat.New(co)
 		if err != nil {
-			return nil, &OptionError{Option: "OpponentEndpoint", Value: opt.Opponent.URL, Invalid: true, Err: err}
+			return nil, &OptionError{Option: "OpponentEndpoint", Value: opt.OpponentURL, Invalid: true, Err: err}
 		}
 		opt.Run.Opponent = negotiation.ModelOpponent{Client: oc, Temperature: opt.Run.Temperature, MaxTokens: opt.Run.MaxTokens}
 	}

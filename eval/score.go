@@ -17,10 +17,11 @@ import (
 
 // ScoreOptions configures Score.
 type ScoreOptions struct {
-	// Reward scores every item; Scorer holds the rewards' configuration
-	// and the timers that items may name.
-	Reward *rewards.Reward
-	Scorer *rewards.Scorer
+	// Reward scores every item, with the rewards' configuration Rewards;
+	// Timers, when set, reads the timers that items name.
+	Reward  *rewards.Reward
+	Rewards rewards.Config
+	Timers  rewards.TimeSource
 	// Input is a JSONL file of items, "-" for Stdin, or a directory whose
 	// JSONL parts (a sharded run's output) are read in name order as one
 	// input.
@@ -55,8 +56,13 @@ func (e *FailuresError) Error() string {
 // verifier service would (rewards.Scorer.ScoreLines), and writes a result
 // a line, in input order. Errors name the input's own lines, those of a
 // directory's parts prefixed with the part. A path that cannot be read or
-// written is an *OptionError of Option "Input" or "Out".
+// written is an *OptionError of Option "Input" or "Out"; a configuration
+// the rewards refuse is a *rewards.ConfigError.
 func Score(ctx context.Context, opt ScoreOptions) (*rewards.LinesSummary, error) {
+	scorer, err := rewards.NewScorer(opt.Rewards, opt.Timers)
+	if err != nil {
+		return nil, err
+	}
 	inputs, err := scoreInputs(opt.Input)
 	if err != nil {
 		return nil, err
@@ -75,7 +81,7 @@ func Score(ctx context.Context, opt ScoreOptions) (*rewards.LinesSummary, error)
 	name := opt.Input
 	for _, p := range inputs {
 		var part *rewards.LinesSummary
-		if part, name, err = scorePart(ctx, opt, p, w, lopt); err != nil {
+		if part, name, err = scorePart(ctx, opt, scorer, p, w, lopt); err != nil {
 			return nil, err
 		}
 		lopt.Before += part.Lines
@@ -135,7 +141,7 @@ func scoreInputs(input string) ([]string, error) {
 
 // scorePart scores one input file ("-": stdin), returning its summary and
 // its name.
-func scorePart(ctx context.Context, opt ScoreOptions, path string, w io.Writer, lopt rewards.LinesOptions) (*rewards.LinesSummary, string, error) {
+func scorePart(ctx context.Context, opt ScoreOptions, scorer *rewards.Scorer, path string, w io.Writer, lopt rewards.LinesOptions) (*rewards.LinesSummary, string, error) {
 	r, name := opt.Stdin, "stdin"
 	if path != "-" {
 		f, err := os.Open(path)
@@ -145,6 +151,6 @@ func scorePart(ctx context.Context, opt ScoreOptions, path string, w io.Writer, 
 		defer f.Close()
 		r, name = f, path
 	}
-	sum, err := opt.Scorer.ScoreLines(ctx, opt.Reward, r, name, w, lopt)
+	sum, err := scorer.ScoreLines(ctx, opt.Reward, r, name, w, lopt)
 	return sum, name, err
 }

@@ -35,9 +35,7 @@ func scoreOptions(t *testing.T, input string) ScoreOptions {
 	t.Helper()
 	rw, ok := rewards.Lookup("timely/general")
 	require.True(t, ok)
-	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), nil)
-	require.NoError(t, err)
-	return ScoreOptions{Reward: rw, Scorer: scorer, Input: input}
+	return ScoreOptions{Reward: rw, Rewards: rewards.DefaultConfig(), Input: input}
 }
 
 // scoresOf decodes result lines' scores.
@@ -176,4 +174,12 @@ func TestScoreInputErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func TestScoreRefusesABadConfig(t *testing.T) {
+	opt := scoreOptions(t, "-")
+	opt.Rewards.TicToc.ToolCallPatterns = []string{"("}
+	_, err := Score(context.Background(), opt)
+	var ce *rewards.ConfigError
+	assert.ErrorAs(t, err, &ce)
 }

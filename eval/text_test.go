@@ -80,9 +80,8 @@ const narItems = `{"solution_str":"<tool_call>{\"name\": \"f\", \"arguments\": {
 `
 
 func TestNAR(t *testing.T) {
-	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), nil)
-	require.NoError(t, err)
-	rep, err := NAR(NAROptions{Input: "-", Stdin: strings.NewReader(narItems), By: []string{"sensitivity"}, Scorer: scorer})
+	cfg := rewards.DefaultConfig()
+	rep, err := NAR(NAROptions{Input: "-", Stdin: strings.NewReader(narItems), By: []string{"sensitivity"}, Rewards: cfg})
 	require.NoError(t, err)
 	assert.Equal(t, "stdin", rep.Input)
 	o := rep.Overall
@@ -103,18 +102,22 @@ sensitivity=(missing)        1      0     0     1     0   100.0%*       -  100.0
 
 	path := filepath.Join(t.TempDir(), "items.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(narItems), 0o644))
-	rep, err = NAR(NAROptions{Input: path, Scorer: scorer})
+	rep, err = NAR(NAROptions{Input: path, Rewards: cfg})
 	require.NoError(t, err)
 	assert.Equal(t, path, rep.Input)
 	assert.Empty(t, rep.Groups)
 	assert.NotContains(t, rep.Text(), "*", "both classes overall")
 
-	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader(""), Scorer: scorer})
+	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader(""), Rewards: cfg})
 	assert.EqualError(t, err, "eval: stdin: no items to evaluate")
-	_, err = NAR(NAROptions{Input: filepath.Join(t.TempDir(), "absent.jsonl"), Scorer: scorer})
+	_, err = NAR(NAROptions{Input: filepath.Join(t.TempDir(), "absent.jsonl"), Rewards: cfg})
 	var oe *OptionError
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "Input", oe.Option)
-	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader("{oops\n"), Scorer: scorer})
+	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader("{oops\n"), Rewards: cfg})
 	assert.ErrorContains(t, err, "stdin: line 1: not a JSON object")
+	bad := rewards.DefaultConfig()
+	bad.TicToc.ToolCallPatterns = []string{"("}
+	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader(narItems), Rewards: bad})
+	assert.ErrorAs(t, err, new(*rewards.ConfigError))
 }

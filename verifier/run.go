@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/timeaware/timeaware/internal/atomicfile"
+	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/internal/memlimit"
+	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
 // RunOptions configures Run: the service's Options, and where and within
@@ -38,6 +40,10 @@ type RunOptions struct {
 	// MemoryLimit: requests are shed well before the limit, which leaves
 	// room for the scorer's work and the garbage collector's lag.
 	MemoryLimit int64
+	// Opponent, when its URL or Model is set, is the endpoint and model
+	// that play the other side of negotiation steps asking for a model
+	// opponent: the NegotiationOpponent.
+	Opponent chat.Options
 }
 
 // ErrNoToken is the error of an address beyond loopback without a Token
@@ -65,12 +71,20 @@ func (e *ServeError) Unwrap() error { return e.Err }
 // keep-alives stop for ShutdownGrace, then the requests in flight drain.
 // It sets the process's memory limit (RunOptions.MemoryLimit). Errors
 // before the service starts are *OptionError values naming the field
-// (Addr, AddrFile, MemoryLimit, and New's), a *MemoryError, or New's
-// errors; an error once it serves is a *ServeError.
+// (Addr, AddrFile, MemoryLimit, and New's), a *MemoryError, the opponent
+// client's or New's other errors; an error once it serves is a
+// *ServeError.
 func Run(ctx context.Context, opt RunOptions) error {
 	limit, err := opt.memory()
 	if err != nil {
 		return err
+	}
+	if opt.Opponent.URL != "" || opt.Opponent.Model != "" {
+		c, err := chat.New(opt.Opponent)
+		if err != nil {
+			return err
+		}
+		opt.NegotiationOpponent = negotiation.ModelOpponent{Client: c}
 	}
 	srv, err := New(opt.Options)
 	if err != nil {

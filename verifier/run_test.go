@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/timers"
 )
@@ -144,6 +145,13 @@ func TestRunErrors(t *testing.T) {
 			cancel()
 			assert.NoError(t, Run(ctx, opt))
 		}
+	})
+	t.Run("opponent endpoint", func(t *testing.T) {
+		opt := runOptions(t)
+		opt.Opponent = chat.Options{Name: "opponent", URL: "ftp://h", Model: "m"}
+		err := Run(context.Background(), opt)
+		assert.ErrorContains(t, err, "opponent: ")
+		assert.False(t, errors.As(err, new(*OptionError)))
 	})
 	t.Run("budget above the limit", func(t *testing.T) {
 		opt := runOptions(t)

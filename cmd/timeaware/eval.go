@@ -1,13 +1,11 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/eval"
-	"github.com/timeaware/timeaware/rewards"
 )
 
 func (a *app) evalCmd() *cobra.Command {
@@ -85,20 +83,10 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	scorer, err := rewards.NewScorer(cfg, nil)
+	a.named("input", input)
+	rep, err := eval.NAR(eval.NAROptions{Input: input, Stdin: a.stdin, By: by, Rewards: cfg})
 	if err != nil {
-		return a.rewardsError(err)
+		return a.evalError(err, map[string]string{"Input": "input"})
 	}
-	if input != "-" {
-		a.named("input", input)
-	}
-	rep, err := eval.NAR(eval.NAROptions{Input: input, Stdin: a.stdin, By: by, Scorer: scorer})
-	if err != nil {
-		return evalError(err, map[string]string{"Input": "input"})
-	}
-	if asJSON {
-		return writeJSON(a.stdout, rep)
-	}
-	fmt.Fprint(a.stdout, rep.Text())
-	return nil
+	return a.report(asJSON, rep, rep.Text())
 }

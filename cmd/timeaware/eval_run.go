@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -12,18 +11,15 @@ import (
 
 	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/rewards"
 )
 
-// evalRunFlags are the flags of eval run.
+// evalRunFlags are the flags of eval run: the model's, and the options
+// the others map to.
 type evalRunFlags struct {
 	modelFlags
-	out           string
-	data          []string
-	resamples     int
+	opt           eval.FilesOptions
 	bootstrapSeed int64
-	opponentBeta  float64
-	opponentURL   string
-	opponentModel string
 	asJSON        bool
 }
 
@@ -64,100 +60,76 @@ results that finished and exits 1.`,
 	}
 	fs := cmd.Flags()
 	f.add(fs, "seed of the requests (sample k: seed+k), the timers' jitter and, unless --bootstrap-seed, the bootstrap")
-	fs.StringArrayVar(&f.data, "data", nil, "a pairs or synth dataset (Parquet, Arrow, JSONL) or a directory of them (repeatable)")
-	fs.StringVar(&f.out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
+	fs.StringArrayVar(&f.opt.Data, "data", nil, "a pairs or synth dataset (Parquet, Arrow, JSONL) or a directory of them (repeatable)")
+	fs.StringVar(&f.opt.Out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
 	fs.Int64Var(&f.bootstrapSeed, "bootstrap-seed", 0, "seed of the bootstrap alone (default: --seed); changing it asks the model nothing new")
-	fs.IntVar(&f.resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
-	fs.Float64Var(&f.opponentBeta, "opponent-beta", 1, "negotiation rows: the scripted opponent's concession curve (1 linear, above 1 concedes early, below 1 late)")
-	fs.StringVar(&f.opponentURL, "opponent-endpoint", "", "negotiation rows: an OpenAI-compatible endpoint whose model plays the other role instead of the scripted opponent")
-	fs.StringVar(&f.opponentModel, "opponent-model", "", "the model --opponent-endpoint serves")
+	fs.IntVar(&f.opt.Report.Resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
+	fs.Float64Var(&f.opt.Run.OpponentBeta, "opponent-beta", 1, "negotiation rows: the scripted opponent's concession curve (1 linear, above 1 concedes early, below 1 late)")
+	fs.StringVar(&f.opt.OpponentURL, "opponent-endpoint", "", "negotiation rows: an OpenAI-compatible endpoint whose model plays the other role instead of the scripted opponent")
+	fs.StringVar(&f.opt.OpponentModel, "opponent-model", "", "the model --opponent-endpoint serves")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
 func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
+	o, r := &f.opt, &f.opt.Run
 	switch {
-	case len(f.data) == 0:
+	case len(o.Data) == 0:
 		return usagef("--data is required (a pairs or synth dataset; repeatable)")
-	case f.out == "":
+	case o.Out == "":
 		return usagef("--out is required (RESULTS.jsonl)")
-	case f.resamples <= 0:
-		return usagef("--bootstrap %d: want at least 1 resample", f.resamples)
-	case !(f.opponentBeta > 0 && f.opponentBeta <= 100):
-		return usagef("--opponent-beta %g: want a number above 0, up to 100", f.opponentBeta)
+	case o.Report.Resamples <= 0:
+		return usagef("--bootstrap %d: want at least 1 resample", o.Report.Resamples)
+	case !(r.OpponentBeta > 0 && r.OpponentBeta <= 100):
+		return usagef("--opponent-beta %g: want a number above 0, up to 100", r.OpponentBeta)
 	}
-	if err := f.check(f.out); err != nil {
+	if err := f.check(o.Out); err != nil {
 		return err
 	}
-	if (f.opponentURL == "") != (f.opponentModel == "") {
+	if (o.OpponentURL == "") != (o.OpponentModel == "") {
 		return usagef("--opponent-endpoint and --opponent-model go together")
 	}
-	cfg, err := a.rewardsConfig()
-	if err != nil {
+	var err error
+	if r.Rewards, err = a.rewardsConfig(); err != nil {
 		return err
 	}
-	bseed := f.seed
+	o.Report.Seed = uint64(f.seed)
 	if cmd.Flags().Changed("bootstrap-seed") {
-		bseed = f.bootstrapSeed
+		o.Report.Seed = uint64(f.bootstrapSeed)
 	}
-	model := f.chatOptions("eval", f.endpoint, f.model)
-	a.named("data", f.data...)
+	o.Model = chat.Options{Name: "eval", URL: f.endpoint, Model: f.model, APIKey: os.Getenv(f.apiKeyEnv),
+		Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: f.cache(o.Out)}
+	r.Samples, r.Temperature, r.MaxTokens, r.Seed, r.MaxTurns = f.samples, f.temperature, f.maxTokens, f.seed, f.maxTurns
+	r.Workers, r.ToolChoice, o.MaxErrors = f.concurrency, f.toolChoice, f.maxErrors
+	a.named("data", o.Data...)
 	prog := newProgress(a.stderr, "results")
-	rep, err := eval.RunFiles(cmd.Context(), eval.FilesOptions{Data: f.data, Out: f.out, Model: model,
-		Opponent: f.chatOptions("opponent", f.opponentURL, f.opponentModel), MaxErrors: f.maxErrors,
-		Run: eval.Options{Rewards: cfg, Samples: f.samples, Temperature: f.temperature, MaxTokens: f.maxTokens, Seed: f.seed,
-			MaxTurns: f.maxTurns, Workers: f.concurrency, ToolChoice: f.toolChoice, OpponentBeta: f.opponentBeta},
-		Report: eval.ReportOptions{Resamples: f.resamples, Seed: uint64(bseed)}, Progress: func(n int) { prog.of(n).add(1) }})
+	o.Progress = func(n int) { prog.of(n).add(1) }
+	rep, err := eval.RunFiles(cmd.Context(), *o)
 	prog.done()
 	if err != nil {
-		return evalError(err, map[string]string{"Data": "data", "Out": "out", "Endpoint": "endpoint", "OpponentEndpoint": "opponent-endpoint"})
+		return a.evalError(err, map[string]string{"Data": "data", "Out": "out", "Endpoint": "endpoint", "OpponentEndpoint": "opponent-endpoint"})
 	}
-	if f.asJSON {
-		err = writeJSON(a.stdout, rep)
-	} else {
-		fmt.Fprint(a.stdout, rep.Text())
-	}
-	if err != nil {
+	if err := a.report(f.asJSON, rep, rep.Text()); err != nil {
 		return err
 	}
-	st := rep.Requests
 	fmt.Fprintf(a.stderr, "eval run: %d results of %d rows written to %s; %d requests, %d from the cache, %d retries, %d failed\n",
-		rep.Done, rep.Rows, f.out, st.Requests, st.CacheHits, st.Retries, rep.Failed)
+		rep.Done, rep.Rows, o.Out, rep.Requests.Requests, rep.Requests.CacheHits, rep.Requests.Retries, rep.Failed)
 	first := strings.Join(rep.FirstErrors, "; ")
 	switch {
 	case rep.GaveUp:
 		return fmt.Errorf("stopped after %d failed results (--max-errors %d), %d of %d results done (written to %s); first: %s",
-			rep.Failed, f.maxErrors, rep.Done, rep.Total, f.out, first)
+			rep.Failed, f.maxErrors, rep.Done, rep.Total, o.Out, first)
 	case rep.Interrupted:
-		return fmt.Errorf("interrupted with %d of %d results done (written to %s); run the same command again to resume from the cache", rep.Done, rep.Total, f.out)
+		return fmt.Errorf("interrupted with %d of %d results done (written to %s); run the same command again to resume from the cache", rep.Done, rep.Total, o.Out)
 	case rep.Failed > f.maxErrors:
 		return fmt.Errorf("%d of %d results failed (--max-errors %d); first: %s", rep.Failed, rep.Done, f.maxErrors, first)
 	}
 	return nil
 }
 
-// chatOptions are the client options of an endpoint and model ("" URL:
-// none), with the flags' concurrency, timeout, key and cache.
-func (f *evalRunFlags) chatOptions(name, url, model string) chat.Options {
-	if url == "" {
-		return chat.Options{}
-	}
-	return chat.Options{Name: name, URL: url, Model: model, APIKey: os.Getenv(f.apiKeyEnv),
-		Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: f.cache(f.out)}
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
 func (a *app) evalCompareCmd() *cobra.Command {
-	var (
-		asJSON    bool
-		resamples int
-		seed      uint64
-	)
+	var asJSON bool
+	var opt eval.ReportOptions
 	cmd := &cobra.Command{
 		Use:   "compare A.jsonl B.jsonl",
 		Short: "Paired differences B − A of two eval runs on the same rows",
@@ -175,47 +147,57 @@ those rows). Rows only one run scored are counted and left out.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if resamples <= 0 {
-				return usagef("--bootstrap %d: want at least 1 resample", resamples)
+			if opt.Resamples <= 0 {
+				return usagef("--bootstrap %d: want at least 1 resample", opt.Resamples)
 			}
-			cmp, err := eval.CompareFiles(args[0], args[1], eval.ReportOptions{Resamples: resamples, Seed: seed})
+			cmp, err := eval.CompareFiles(args[0], args[1], opt)
 			if err != nil {
-				return evalError(err, map[string]string{"A": "", "B": ""})
+				return a.evalError(err, map[string]string{"A": "", "B": ""})
 			}
-			if asJSON {
-				return writeJSON(a.stdout, cmp)
-			}
-			fmt.Fprint(a.stdout, cmp.Text(args[0], args[1]))
-			return nil
+			return a.report(asJSON, cmp, cmp.Text(args[0], args[1]))
 		},
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&asJSON, "json", false, "print the comparison as JSON")
-	fs.IntVar(&resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
-	fs.Uint64Var(&seed, "seed", 0, "seed of the bootstrap")
+	fs.IntVar(&opt.Resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
+	fs.Uint64Var(&opt.Seed, "seed", 0, "seed of the bootstrap")
 	return cmd
 }
 
-// evalError names the flag (or, for "", the argument) of an eval option
-// error (*eval.OptionError); flags maps the option to its flag. Other
-// errors are returned as they are.
-func evalError(err error, flags map[string]string) error {
+// report prints an eval command's report: v as indented JSON with asJSON,
+// else text.
+func (a *app) report(asJSON bool, v any, text string) error {
+	if !asJSON {
+		fmt.Fprint(a.stdout, text)
+		return nil
+	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// evalError names where the user set what an eval error is about: the
+// flag (by flags; "" for an argument) of an option's path or URL
+// (*eval.OptionError), the key of a rewards setting; other errors are
+// returned as they are.
+func (a *app) evalError(err error, flags map[string]string) error {
 	var oe *eval.OptionError
-	if !errors.As(err, &oe) {
+	switch {
+	case errors.As(err, new(*rewards.ConfigError)):
+		return a.rewardsError(err)
+	case !errors.As(err, &oe):
 		return err
+	case oe.Invalid:
+		return usageError{pathError(flags[oe.Option], oe.Value, oe.Err)}
 	}
-	e := pathError(flags[oe.Option], oe.Value, oe.Err)
-	if oe.Invalid {
-		return usageError{e}
-	}
-	return e
+	return pathError(flags[oe.Option], oe.Value, oe.Err)
 }
 
 // readEvalData reads the rows of dataset files and directories
 // (eval.ReadData), leaving out the results file and the reply cache.
-// flag is the flag that named data (--data, or --input for synth distill).
+// flag is the flag that named data (--input for synth distill).
 func (a *app) readEvalData(flag string, data []string, out, cache string) ([]eval.Row, error) {
 	a.named(flag, data...)
 	rows, err := eval.ReadData(data, out, cache)
-	return rows, evalError(err, map[string]string{"Data": flag})
+	return rows, a.evalError(err, map[string]string{"Data": flag})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +13,8 @@ import (
 )
 
 func (a *app) scoreCmd() *cobra.Command {
+	var o eval.ScoreOptions
+	var ds, shard string
 	cmd := &cobra.Command{
 		Use:   "score --data-source NAME --input FILE.jsonl [--out FILE]",
 		Short: "Score JSONL items offline with the service's reward functions",
@@ -30,14 +33,14 @@ is written then.`,
 		Example: `  timeaware score --data-source timepuzzles --input examples/score/puzzles.jsonl
   timeaware score --data-source timely/general --input examples/score/rollouts.jsonl --out out/scores.jsonl`,
 		Args: cobra.NoArgs,
-		RunE: a.runScore,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runScore(cmd.Context(), o, ds, shard) },
 	}
 	fs := cmd.Flags()
-	fs.String("data-source", "", "reward to apply (see GET /v1/rewards): "+dataSources())
-	fs.String("input", "", "JSONL items to score (- for stdin; a directory: its JSONL parts in name order, as one input)")
-	fs.String("out", "", "write results here (default stdout); written atomically")
-	fs.Int("max-errors", 0, "items that may fail before the run fails")
-	fs.String("shard", "", "score only the lines whose 0-based number is i mod n, e.g. 0/4 (shards together score every line once)")
+	fs.StringVar(&ds, "data-source", "", "reward to apply (see GET /v1/rewards): "+dataSources())
+	fs.StringVar(&o.Input, "input", "", "JSONL items to score (- for stdin; a directory: its JSONL parts in name order, as one input)")
+	fs.StringVar(&o.Out, "out", "", "write results here (default stdout); written atomically")
+	fs.IntVar(&o.MaxErrors, "max-errors", 0, "items that may fail before the run fails")
+	fs.StringVar(&shard, "shard", "", "score only the lines whose 0-based number is i mod n, e.g. 0/4 (shards together score every line once)")
 	return cmd
 }
 
@@ -50,60 +53,45 @@ func dataSources() string {
 	return strings.Join(names, ", ")
 }
 
-func (a *app) runScore(cmd *cobra.Command, _ []string) error {
-	fs := cmd.Flags()
-	ds, _ := fs.GetString("data-source")
-	in, _ := fs.GetString("input")
-	out, _ := fs.GetString("out")
-	maxErrors, _ := fs.GetInt("max-errors")
-	sh, _ := fs.GetString("shard")
-	shard, err := parseShardFlag(sh)
-	if err != nil {
+func (a *app) runScore(ctx context.Context, o eval.ScoreOptions, ds, shard string) error {
+	var err error
+	if o.Shard, err = parseShardFlag(shard); err != nil {
 		return err
 	}
 	if ds == "" {
 		return usagef("--data-source is required: one of %s", dataSources())
 	}
-	rw, ok := rewards.Lookup(ds)
-	if !ok {
-		names := strings.Split(dataSources(), ", ")
-		return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(), didYouMean(ds, names, func(s string) string { return s })))
+	var ok bool
+	if o.Reward, ok = rewards.Lookup(ds); !ok {
+		return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(),
+			didYouMean(ds, strings.Split(dataSources(), ", "), func(s string) string { return s })))
 	}
-	if in == "" {
+	if o.Input == "" {
 		return usagef("--input is required (a JSONL file, or - for stdin)")
 	}
-	if maxErrors < 0 {
+	if o.MaxErrors < 0 {
 		return a.flagValueError("max-errors", errors.New("must not be negative"))
 	}
-	cfg, err := a.rewardsConfig()
-	if err != nil {
+	if o.Rewards, err = a.rewardsConfig(); err != nil {
 		return err
 	}
 	store, shared, err := a.timerStore()
 	if err != nil {
 		return err
 	}
-	var ts rewards.TimeSource
 	if shared {
-		ts = store
+		o.Timers = store
 	}
-	scorer, err := rewards.NewScorer(cfg, ts)
-	if err != nil {
-		return a.rewardsError(err)
-	}
-	if in != "-" {
-		a.named("input", in)
-	}
-	sum, err := eval.Score(cmd.Context(), eval.ScoreOptions{Reward: rw, Scorer: scorer, Input: in, Stdin: a.stdin,
-		Out: out, Stdout: a.stdout, Shard: shard, MaxErrors: maxErrors})
+	a.named("input", o.Input)
+	o.Stdin, o.Stdout = a.stdin, a.stdout
+	sum, err := eval.Score(ctx, o)
 	var fe *eval.FailuresError
 	if errors.As(err, &fe) {
-		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", fe.Input, fe.Failed, fe.Items, maxErrors, strings.Join(fe.FirstErrors, "; "))
+		return fmt.Errorf("%s: %d of %d items could not be scored (--max-errors %d); first: %s", fe.Input, fe.Failed, fe.Items, fe.MaxErrors, strings.Join(fe.FirstErrors, "; "))
+	} else if err != nil {
+		return a.evalError(err, map[string]string{"Input": "input", "Out": "out"})
 	}
-	if err != nil {
-		return evalError(err, map[string]string{"Input": "input", "Out": "out"})
-	}
-	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", sum.Items, rw.DataSource, sum.Mean(), sum.Failed)
+	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", sum.Items, o.Reward.DataSource, sum.Mean(), sum.Failed)
 	if sum.Failed > 0 {
 		fmt.Fprintf(a.stderr, "failed items: %s\n", strings.Join(sum.FirstErrors, "; "))
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
-	"github.com/timeaware/timeaware/synth/negotiation"
 	"github.com/timeaware/timeaware/verifier"
 )
 
@@ -82,65 +81,57 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		return a.badKeyf("serve.addr", "listening beyond loopback needs serve.token (TIMEAWARE_SERVE_TOKEN); pass --allow-no-token to let anyone who reaches the port call every route")
 	}
 	if key, ok := map[string]string{"Addr": "serve.addr", "Token": "serve.token", "MemoryBudget": "serve.memory_budget"}[oe.Field]; ok {
-		return a.badKey(key, oe.Err) // badKey never shows a secret's value
+		return a.badKey(key, oe.Err) // never shows a secret's value
 	}
 	return usageError{err}
 }
 
 // serveOptions reads the serve.*, timers.* and rewards.* keys into the
 // service's options.
-func (a *app) serveOptions(log *slog.Logger) (verifier.RunOptions, error) {
+func (a *app) serveOptions(log *slog.Logger) (o verifier.RunOptions, err error) {
 	v := a.v
-	var opt verifier.RunOptions
 	cfg, err := a.rewardsConfig()
 	if err != nil {
-		return opt, err
+		return o, err
 	}
 	store, shared, err := a.timerStore()
 	if err != nil {
-		return opt, err
+		return o, err
 	}
 	if !shared {
 		log.Warn("timers.secret is not set: timer tokens are signed with a random key and readable only by this process, until it stops; set TIMEAWARE_TIMERS_SECRET on every replica")
 	}
 	scorer, err := rewards.NewScorer(cfg, store)
 	if err != nil {
-		return opt, a.rewardsError(err)
+		return o, a.rewardsError(err)
 	}
 	d := map[string]time.Duration{}
 	for _, k := range []string{"request_timeout", "shutdown_timeout", "shutdown_grace", "body_timeout", "header_timeout"} {
 		if d[k], err = a.duration("serve." + k); err != nil {
-			return opt, err
+			return o, err
 		}
 	}
 	for _, k := range []string{"max_body_bytes", "max_batch_items", "max_inflight", "max_json_depth", "max_string_bytes", "max_header_bytes"} {
 		if v.GetInt("serve."+k) <= 0 {
-			return opt, a.badKeyf("serve."+k, "want a positive number")
+			return o, a.badKeyf("serve."+k, "want a positive number")
 		}
 	}
 	for _, k := range []string{"memory_limit", "memory_budget", "max_conns"} {
 		if v.GetInt64("serve."+k) < 0 {
-			return opt, a.badKeyf("serve."+k, "want 0 (chosen for the machine) or more")
+			return o, a.badKeyf("serve."+k, "want 0 (chosen for the machine) or more")
 		}
 	}
-	if u, m := v.GetString("serve.negotiation_opponent_url"), v.GetString("serve.negotiation_opponent_model"); u != "" || m != "" {
-		c, err := chat.New(chat.Options{Name: "serve.negotiation_opponent_url", URL: u, Model: m,
-			APIKey: os.Getenv(v.GetString("serve.negotiation_opponent_api_key_env"))})
-		if err != nil {
-			return opt, usageError{err}
-		}
-		opt.NegotiationOpponent = negotiation.ModelOpponent{Client: c}
-	}
-	opt.Options = verifier.Options{Scorer: scorer, Timers: store, Token: v.GetString("serve.token"),
+	o.Options = verifier.Options{Scorer: scorer, Timers: store, Token: v.GetString("serve.token"), Logger: log, Version: buildVersion(),
 		MaxBodyBytes: v.GetInt64("serve.max_body_bytes"), MaxBatchItems: v.GetInt("serve.max_batch_items"),
 		MaxJSONDepth: v.GetInt("serve.max_json_depth"), MaxStringBytes: v.GetInt("serve.max_string_bytes"),
 		MaxInflight: v.GetInt("serve.max_inflight"), MemoryBudget: v.GetInt64("serve.memory_budget"),
 		RequestTimeout: d["request_timeout"], BodyTimeout: d["body_timeout"], HeaderTimeout: d["header_timeout"],
 		MaxHeaderBytes: v.GetInt("serve.max_header_bytes"), MaxConns: v.GetInt("serve.max_conns"), AuthAll: v.GetBool("serve.auth_all"),
-		ShutdownGrace: d["shutdown_grace"], ShutdownTimeout: d["shutdown_timeout"], NegotiationOpponent: opt.NegotiationOpponent,
-		OpenRLHFDataSource: v.GetString("serve.openrlhf_data_source"), EpisodeSecret: []byte(v.GetString("timers.secret")),
-		Logger: log, Version: buildVersion()}
-	opt.Addr, opt.AddrFile = v.GetString("serve.addr"), v.GetString("serve.addr_file")
-	opt.AllowNoToken, opt.MemoryLimit = v.GetBool("serve.allow_no_token"), v.GetInt64("serve.memory_limit")
-	return opt, nil
+		ShutdownGrace: d["shutdown_grace"], ShutdownTimeout: d["shutdown_timeout"],
+		OpenRLHFDataSource: v.GetString("serve.openrlhf_data_source"), EpisodeSecret: []byte(v.GetString("timers.secret"))}
+	o.Opponent = chat.Options{Name: "serve.negotiation_opponent_url", URL: v.GetString("serve.negotiation_opponent_url"),
+		Model: v.GetString("serve.negotiation_opponent_model"), APIKey: os.Getenv(v.GetString("serve.negotiation_opponent_api_key_env"))}
+	o.Addr, o.AddrFile = v.GetString("serve.addr"), v.GetString("serve.addr_file")
+	o.AllowNoToken, o.MemoryLimit = v.GetBool("serve.allow_no_token"), v.GetInt64("serve.memory_limit")
+	return o, nil
 }
