@@ -125,6 +125,7 @@ func TestScoreFailures(t *testing.T) {
 	require.Len(t, fe.FirstErrors, 2)
 	assert.True(t, strings.HasPrefix(fe.FirstErrors[0], filepath.Join(parts, "a.jsonl")+": line 2: "), fe.FirstErrors[0])
 	assert.True(t, strings.HasPrefix(fe.FirstErrors[1], filepath.Join(parts, "b.jsonl")+": line 2: data_source: "), fe.FirstErrors[1])
+	assert.Equal(t, "eval: "+parts+": 2 of 4 items could not be scored (at most 1 may fail); first: "+strings.Join(fe.FirstErrors, "; "), fe.Error())
 	assert.NoFileExists(t, opt.Out)
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

@@ -20,9 +20,9 @@ import (
 //go:embed pairs/trajectories.jsonl pairs/votes.jsonl pairs/direct.jsonl budget/tasks.jsonl
 var Sample embed.FS
 
-// WriteSample writes the sample's files into dir, which must exist, under
-// their base names (trajectories.jsonl, votes.jsonl, direct.jsonl,
-// tasks.jsonl), each whole or not at all.
+// WriteSample writes the sample's files into dir, creating it when
+// missing, under their base names (trajectories.jsonl, votes.jsonl,
+// direct.jsonl, tasks.jsonl), each whole or not at all.
 func WriteSample(dir string) error {
 	return fs.WalkDir(Sample, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

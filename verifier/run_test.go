@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -169,6 +171,33 @@ func TestRunErrors(t *testing.T) {
 		require.ErrorAs(t, Run(context.Background(), opt), &me)
 		assert.Equal(t, int64(256<<20), me.Limit)
 	})
+}
+
+// TestRunChoosesTheMemoryLimit: a limit of 0 is the cgroup's or the
+// machine's, and the budget half of it.
+func TestRunChoosesTheMemoryLimit(t *testing.T) {
+	opt := runOptions(t)
+	opt.MemoryLimit = 0
+	var log lockedBuffer
+	opt.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.NoError(t, Run(ctx, opt))
+	m := regexp.MustCompile(`msg=memory limit_bytes=(\d+) runtime_limit_bytes=(\d+) request_budget_bytes=(\d+)`).FindStringSubmatch(log.String())
+	require.NotNil(t, m, log.String())
+	limit, _ := strconv.ParseInt(m[1], 10, 64)
+	runtimeLimit, _ := strconv.ParseInt(m[2], 10, 64)
+	budget, _ := strconv.ParseInt(m[3], 10, 64)
+	assert.Positive(t, limit)
+	assert.Equal(t, limit-MemoryReserve(limit), runtimeLimit)
+	assert.Equal(t, limit/2, budget)
+}
+
+func TestRunErrorTexts(t *testing.T) {
+	assert.EqualError(t, &MemoryError{Budget: 3, Limit: 2}, "verifier: memory budget 3: exceeds the memory limit 2")
+	err := &ServeError{Err: context.DeadlineExceeded}
+	assert.EqualError(t, err, "verifier: serve: context deadline exceeded")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
 func TestMemoryReserveKeepsResidentMemoryUnderTheLimit(t *testing.T) {

@@ -9,6 +9,10 @@
 // bodies and batch sizes are limited, every item is scored in isolation
 // (one bad item gets the fallback score and an error, the rest score), and
 // a panic in a handler becomes a 500 without taking the process down.
+//
+// Run is the service as a process runs it: listening, an address file, the
+// memory limit and a graceful shutdown. SampleRollout runs one timed
+// rollout through a service on a loopback port, as a trainer would.
 package verifier
 
 import (
