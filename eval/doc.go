@@ -20,4 +20,11 @@
 // same rows are compared with a paired bootstrap. Requests go through
 // package chat, whose cache makes a rerun resume: nothing already answered
 // is asked again.
+//
+// The commands' pipelines are here too: RunFiles reads dataset files, runs
+// them and writes the results file (eval run), CompareFiles compares two
+// results files, NAR reports tool-call decisions, and Score scores JSONL
+// items offline with one reward; Report, Comparison and NARReport render
+// as text tables. Errors about a path or URL an option names are
+// *OptionError values, so that a caller can name the option.
 package eval

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -438,4 +439,23 @@ func isReport(line []byte) bool {
 		DataSources json.RawMessage `json:"data_sources"`
 	}
 	return json.Unmarshal(line, &probe) == nil && probe.DataSources != nil
+}
+
+// CompareFiles reads two RESULTS.jsonl files (ReadResults) and compares
+// them (Compare). A file that cannot be opened is an *OptionError of
+// Option "A" or "B".
+func CompareFiles(a, b string, opt ReportOptions) (*Comparison, error) {
+	var runs [2][]*Result
+	for i, p := range []string{a, b} {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, &OptionError{Option: string(rune('A' + i)), Value: p, Err: err}
+		}
+		runs[i], err = ReadResults(f, p)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return Compare(runs[0], runs[1], opt)
 }

@@ -4,7 +4,14 @@
 // and the documented configuration that "timeaware config defaults" prints.
 package examples
 
-import "embed"
+import (
+	"embed"
+	"io/fs"
+	"path"
+	"path/filepath"
+
+	"github.com/timeaware/timeaware/internal/atomicfile"
+)
 
 // Sample is the demo's input: the trajectories, human votes and direct
 // replies under pairs/ (six trajectories across three sensitivities; one
@@ -19,3 +26,19 @@ var Sample embed.FS
 //
 //go:embed timeaware.yaml
 var DefaultConfig []byte
+
+// WriteSample writes the sample's files into dir, creating it when
+// missing, under their base names (trajectories.jsonl, votes.jsonl,
+// direct.jsonl, tasks.jsonl), each whole or not at all.
+func WriteSample(dir string) error {
+	return fs.WalkDir(Sample, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := Sample.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		return atomicfile.WriteFile(filepath.Join(dir, path.Base(name)), b)
+	})
+}

@@ -9,6 +9,10 @@
 // bodies and batch sizes are limited, every item is scored in isolation
 // (one bad item gets the fallback score and an error, the rest score), and
 // a panic in a handler becomes a 500 without taking the process down.
+//
+// Run is the service as a process runs it: listening, an address file, the
+// memory limit and a graceful shutdown. SampleRollout runs one timed
+// rollout through a service on a loopback port, as a trainer would.
 package verifier
 
 import (
@@ -408,9 +412,9 @@ func checkToken(tok string) error {
 	return nil
 }
 
-// OptionError is the error of an invalid Options field, named by the
-// field (Token, MemoryBudget), so that a caller can say where the user
-// set it.
+// OptionError is the error of an invalid Options or RunOptions field,
+// named by the field (Token, MemoryBudget, Addr, AddrFile, MemoryLimit),
+// so that a caller can say where the user set it.
 type OptionError struct {
 	Field string
 	Err   error

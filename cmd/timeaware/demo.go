@@ -1,12 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +15,8 @@ import (
 	"github.com/timeaware/timeaware/examples"
 	"github.com/timeaware/timeaware/internal/atomicfile"
 	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/verifier"
 )
-
-// demoFiles are the sample files (examples.Sample) the demo writes to
-// DIR/input: what it builds pairs from, and the budget tasks.
-var demoFiles = []string{"pairs/trajectories.jsonl", "pairs/votes.jsonl", "pairs/direct.jsonl", "budget/tasks.jsonl"}
 
 func (a *app) demoCmd() *cobra.Command {
 	var dir, format string
@@ -33,61 +31,53 @@ and builds a small time-budgeted prompt set for VeRL from built-in tasks.
 It needs no network beyond loopback and no files of your own.`,
 		Example: `  timeaware demo --out out/demo`,
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			inDir := filepath.Join(dir, "input")
-			if err := os.MkdirAll(inDir, 0o755); err != nil {
-				return pathError("out", dir, &fs.PathError{Op: "create", Path: dir, Err: atomicfile.DirError(err)})
-			}
-			for _, name := range demoFiles {
-				b, err := examples.Sample.ReadFile(name)
-				if err != nil {
-					return err
-				}
-				if err := atomicfile.WriteFile(filepath.Join(inDir, path.Base(name)), b); err != nil {
-					return err
-				}
-			}
-			ext := ".parquet"
-			if format != "" && format != "parquet" {
-				ext = "." + format
-			}
-			f := &pairsBuildFlags{
-				inputs:        []string{filepath.Join(inDir, "trajectories.jsonl")},
-				annotations:   filepath.Join(inDir, "votes.jsonl"),
-				directAnswers: filepath.Join(inDir, "direct.jsonl"),
-				out:           filepath.Join(dir, "pairs"+ext),
-			}
-			if format != "" {
-				a.v.Set("pairs.format", format)
-			}
-			p, err := a.planPairsBuild(f)
-			if err != nil {
-				return err
-			}
-			var example *prefpairs.Pair
-			p.onPair = func(pair *prefpairs.Pair) {
-				if example == nil && pair.Label == conversation.PreferTool && pair.Elapse == conversation.ElapseLarge {
-					example = pair
-				}
-			}
-			fmt.Fprintf(a.stdout, "timeaware demo: building pairs from the built-in sample in %s\n\n", inDir)
-			res, err := p.execute(cmd.Context(), a.stderr)
-			if err != nil {
-				return err
-			}
-			printPairsSummary(a.stdout, res)
-			if example != nil {
-				printPair(a.stdout, example)
-			}
-			if err := demoRewards(cmd.Context(), a.stdout); err != nil {
-				return err
-			}
-			return demoBudget(cmd.Context(), a.stdout, dir)
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), dir, format) },
 	}
 	cmd.Flags().StringVar(&dir, "out", "out/demo", "directory for the sample input and the output")
 	cmd.Flags().StringVar(&format, "format", "", "output format (default parquet)")
 	return cmd
+}
+
+func (a *app) runDemo(ctx context.Context, dir, format string) error {
+	inDir := filepath.Join(dir, "input")
+	if err := os.MkdirAll(inDir, 0o755); err != nil {
+		return pathError("out", dir, &fs.PathError{Op: "create", Path: dir, Err: atomicfile.DirError(err)})
+	}
+	if err := examples.WriteSample(inDir); err != nil {
+		return err
+	}
+	ext := ".parquet"
+	if format != "" && format != "parquet" {
+		ext = "." + format
+	}
+	if format != "" {
+		a.v.Set("pairs.format", format)
+	}
+	p, err := a.planPairsBuild(&pairsBuildFlags{inputs: []string{filepath.Join(inDir, "trajectories.jsonl")},
+		annotations: filepath.Join(inDir, "votes.jsonl"), directAnswers: filepath.Join(inDir, "direct.jsonl"),
+		out: filepath.Join(dir, "pairs"+ext)})
+	if err != nil {
+		return err
+	}
+	var example *prefpairs.Pair
+	p.onPair = func(pair *prefpairs.Pair) {
+		if example == nil && pair.Label == conversation.PreferTool && pair.Elapse == conversation.ElapseLarge {
+			example = pair
+		}
+	}
+	fmt.Fprintf(a.stdout, "timeaware demo: building pairs from the built-in sample in %s\n\n", inDir)
+	res, err := p.execute(ctx, a.stderr)
+	if err != nil {
+		return err
+	}
+	printPairsSummary(a.stdout, res)
+	if example != nil {
+		printPair(a.stdout, example)
+	}
+	if err := a.demoRewards(ctx); err != nil {
+		return err
+	}
+	return demoBudget(ctx, a.stdout, dir)
 }
 
 // printPair shows one pair the way a trainer will see it.
@@ -97,20 +87,38 @@ func printPair(w io.Writer, p *prefpairs.Pair) {
 		score = fmt.Sprintf("%.2f", *p.Score)
 	}
 	fmt.Fprintf(w, "\nOne pair (%s, elapse %d, S = %s, margin %.2f):\n", p.ID, p.Elapse, score, p.Margin)
-	for _, m := range p.Prompt {
-		fmt.Fprintf(w, "  prompt   %-9s %s\n", m.Role, messageText(m))
+	show := func(part string, m conversation.Message) {
+		s := []string{}
+		if t := m.Text(); t != "" {
+			s = append(s, t)
+		}
+		for _, tc := range m.ToolCalls {
+			s = append(s, fmt.Sprintf("<call %s(%s)>", tc.Function.Name, tc.Function.Arguments))
+		}
+		fmt.Fprintf(w, "  %-8s %-9s %s\n", part, m.Role, strings.Join(s, " "))
 	}
-	fmt.Fprintf(w, "  chosen   %-9s %s\n", p.Chosen[0].Role, messageText(p.Chosen[0]))
-	fmt.Fprintf(w, "  rejected %-9s %s\n", p.Rejected[0].Role, messageText(p.Rejected[0]))
+	for _, m := range p.Prompt {
+		show("prompt", m)
+	}
+	show("chosen", p.Chosen[0])
+	show("rejected", p.Rejected[0])
 }
 
-func messageText(m conversation.Message) string {
-	s := m.Text()
-	for _, tc := range m.ToolCalls {
-		if s != "" {
-			s += " "
-		}
-		s += fmt.Sprintf("<call %s(%s)>", tc.Function.Name, tc.Function.Arguments)
+// demoRewards runs one timed rollout through the verifier service on a
+// loopback port (verifier.SampleRollout) and prints what a trainer sees.
+func (a *app) demoRewards(ctx context.Context) error {
+	ro, err := verifier.SampleRollout(ctx, buildVersion())
+	if err != nil {
+		return err
 	}
-	return s
+	w := a.stdout
+	fmt.Fprintf(w, "\ntimeaware demo: the verifier service (timeaware serve) on %s\n", ro.URL)
+	fmt.Fprintf(w, "  get_duration for rollout %s (speed factor %g, budget %g s): %q\n", ro.ID, ro.SpeedFactor, ro.TimeLimitS, ro.Duration)
+	fmt.Fprintf(w, "  POST /v1/score/batch, data source timely/general, ground truth %s:\n", ro.GroundTruth)
+	fmt.Fprintf(w, "    %-14s %9s %9s %6s %6s\n", "answer", "elapsed", "budget", "right", "score")
+	for _, s := range ro.Scores {
+		fmt.Fprintf(w, "    %-14s %8.2fs %8.0fs %6v %6.3f\n", s.Answer, s.ElapsedS, s.TimeLimitS, s.Right, s.Score)
+	}
+	fmt.Fprintln(w, "  (late answers score 0; on time: 0.1 for the format, +0.5 if right, +0.4·sin(π/2·t/T) for using the budget)")
+	return nil
 }

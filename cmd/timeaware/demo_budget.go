@@ -36,19 +36,14 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	defer sink.Abort()
 	rb := budget.NewRecordBuilder(nil)
 	defer rb.Release()
-
 	opt := budget.DefaultOptions(budget.FamilyGeneral)
 	opt.Seed = demoBudgetSeed
-	var limited, unlimited *budget.Row
+	first := map[bool]*budget.Row{} // the first row with a time limit, and without
 	sum, err := budget.Build(ctx, in, "tasks.jsonl", opt, func(row *budget.Row) error {
 		rb.Append(row)
-		if row.HasLimit() && limited == nil {
+		if first[row.HasLimit()] == nil {
 			r := *row
-			limited = &r
-		}
-		if !row.HasLimit() && unlimited == nil {
-			r := *row
-			unlimited = &r
+			first[row.HasLimit()] = &r
 		}
 		return nil
 	})
@@ -61,11 +56,10 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 	if err := output.Commit(ctx, "", nil, sink.File()); err != nil {
 		return pathError("out", out, err)
 	}
-
 	fmt.Fprintf(w, "\ntimeaware demo: a time-budgeted prompt set for VeRL from %d built-in tasks (synth budget, seed %d)\n", sum.Tasks, demoBudgetSeed)
 	fmt.Fprintf(w, "  %d rows written to %s: %d with a time limit (multipliers %s), %d without; data source %s\n",
 		sum.Rows, out, sum.WithLimit, countList(sum.ByMultiplier), sum.NoLimit, sum.DataSource)
-	for _, r := range []*budget.Row{limited, unlimited} {
+	for _, r := range []*budget.Row{first[true], first[false]} {
 		if r != nil {
 			printBudgetRow(w, r)
 		}
@@ -76,30 +70,21 @@ func demoBudget(ctx context.Context, w io.Writer, dir string) error {
 // printBudgetRow shows one row's prompt and the settings VeRL hands the
 // get_duration tool and the reward.
 func printBudgetRow(w io.Writer, r *budget.Row) {
-	limit := "null (no limit)"
-	head := "no time limit"
+	limit, head, truth, system := "null (no limit)", "no time limit", "", []rune(r.System)
 	if r.HasLimit() {
 		limit = fmt.Sprintf("%.2f", r.TimeLimitS)
 		head = fmt.Sprintf("budget %g × baseline %.2f s (%s)", r.Multiplier, r.BaselineS, r.BaselineSource)
 	}
+	if r.GroundTruth != nil {
+		truth = *r.GroundTruth
+	}
+	if len(system) > 96 {
+		system = append(system[:96], '…')
+	}
 	fmt.Fprintf(w, "\n  row %s: %s\n", r.TaskID, head)
-	fmt.Fprintf(w, "    prompt  system  %s\n", clipRunes(r.System, 96))
+	fmt.Fprintf(w, "    prompt  system  %s\n", string(system))
 	fmt.Fprintf(w, "    prompt  user    %s\n", strings.ReplaceAll(r.User, "\n", `\n`))
-	fmt.Fprintf(w, "    reward_model.ground_truth %q, extra_info.time_limit_s %s\n", stringOrEmpty(r.GroundTruth), limit)
+	fmt.Fprintf(w, "    reward_model.ground_truth %q, extra_info.time_limit_s %s\n", truth, limit)
 	fmt.Fprintf(w, "    extra_info.tools_kwargs.get_duration.create_kwargs {speed_factor: %g, jitter: %g, time_limit_s: %g, ttl_s: %g}\n",
 		r.SpeedFactor, r.Jitter, r.TimeLimitS, r.TTLS)
-}
-
-func clipRunes(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}
-
-func stringOrEmpty(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

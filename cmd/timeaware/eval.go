@@ -1,16 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/eval"
 )
 
 func (a *app) evalCmd() *cobra.Command {
@@ -88,81 +83,10 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	scorer, err := rewards.NewScorer(cfg, nil)
+	a.named("input", input)
+	rep, err := eval.NAR(eval.NAROptions{Input: input, Stdin: a.stdin, By: by, Rewards: cfg})
 	if err != nil {
-		return a.rewardsError(err)
+		return a.evalError(err, map[string]string{"Input": "input"})
 	}
-	var r io.Reader = a.stdin
-	name := "stdin"
-	if input != "-" {
-		f, err := os.Open(input)
-		if err != nil {
-			return pathError("input", input, err)
-		}
-		defer f.Close()
-		r, name = f, input
-		a.named("input", input)
-	}
-	ev := rewards.NewDecisionEvaluator(by)
-	if err := rewards.ReadDecisions(r, name, scorer, by, ev); err != nil {
-		return err
-	}
-	if ev.Overall().Samples() == 0 {
-		return fmt.Errorf("%s: no items to evaluate", name)
-	}
-	report := ev.Report()
-	if asJSON {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Input string `json:"input"`
-			rewards.DecisionReport
-		}{name, report})
-	}
-	printNARReport(a.stdout, name, report)
-	return nil
-}
-
-func printNARReport(w io.Writer, name string, r rewards.DecisionReport) {
-	o := r.Overall
-	fmt.Fprintf(w, "eval nar: %d samples from %s (%d prefer-tool, %d prefer-direct)\n\n", o.Samples, name, o.PreferTool, o.PreferDirect)
-	type row struct {
-		field, label string
-		s            rewards.DecisionStats
-	}
-	rows := []row{{"", "overall", o}}
-	width := len("overall")
-	for _, g := range r.Groups {
-		v := g.Value
-		if g.Missing {
-			v = "(missing)"
-		}
-		rows = append(rows, row{g.Field, g.Field + "=" + v, g.DecisionStats})
-		width = max(width, len(rows[len(rows)-1].label))
-	}
-	const format = "%-*s  %7s  %5s %5s %5s %5s  %7s%1s %7s %7s  %7s %7s %8s\n"
-	fmt.Fprintf(w, format, width, "group", "samples", "TP", "FN", "TN", "FP", "NAR", "", "TPR", "TNR", "attempt", "a.tool", "a.direct")
-	partial := false
-	for i, rw := range rows {
-		if i > 0 && rw.field != rows[i-1].field {
-			fmt.Fprintln(w)
-		}
-		s := rw.s
-		mark := ""
-		if !s.BothClasses {
-			mark, partial = "*", true
-		}
-		fmt.Fprintf(w, format, width, rw.label, strconv.Itoa(s.Samples), strconv.Itoa(s.TP), strconv.Itoa(s.FN), strconv.Itoa(s.TN), strconv.Itoa(s.FP),
-			pct(&s.NAR), mark, pct(s.TPR), pct(s.TNR), pct(&s.AttemptRate), pct(s.AttemptRateTool), pct(s.AttemptRateDirect))
-	}
-	if partial {
-		fmt.Fprintln(w, "\n* one class has no samples: NAR is the other class's rate alone.")
-	}
-}
-
-func pct(f *float64) string {
-	if f == nil {
-		return "-"
-	}
-	return strconv.FormatFloat(100**f, 'f', 1, 64) + "%"
+	return a.report(asJSON, rep, rep.Text())
 }

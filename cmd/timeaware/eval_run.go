@@ -1,35 +1,25 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/internal/chat"
-	"github.com/timeaware/timeaware/internal/output"
-	"github.com/timeaware/timeaware/splits"
-	"github.com/timeaware/timeaware/synth/negotiation"
+	"github.com/timeaware/timeaware/rewards"
 )
 
-// evalRunFlags are the flags of eval run.
+// evalRunFlags are the flags of eval run: the model's, and the options
+// the others map to.
 type evalRunFlags struct {
 	modelFlags
-	out           string
-	data          []string
-	resamples     int
+	opt           eval.FilesOptions
 	bootstrapSeed int64
-	opponentBeta  float64
-	opponentURL   string
-	opponentModel string
 	asJSON        bool
 }
 
@@ -70,197 +60,76 @@ results that finished and exits 1.`,
 	}
 	fs := cmd.Flags()
 	f.add(fs, "seed of the requests (sample k: seed+k), the timers' jitter and, unless --bootstrap-seed, the bootstrap")
-	fs.StringArrayVar(&f.data, "data", nil, "a pairs or synth dataset (Parquet, Arrow, JSONL) or a directory of them (repeatable)")
-	fs.StringVar(&f.out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
+	fs.StringArrayVar(&f.opt.Data, "data", nil, "a pairs or synth dataset (Parquet, Arrow, JSONL) or a directory of them (repeatable)")
+	fs.StringVar(&f.opt.Out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
 	fs.Int64Var(&f.bootstrapSeed, "bootstrap-seed", 0, "seed of the bootstrap alone (default: --seed); changing it asks the model nothing new")
-	fs.IntVar(&f.resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
-	fs.Float64Var(&f.opponentBeta, "opponent-beta", 1, "negotiation rows: the scripted opponent's concession curve (1 linear, above 1 concedes early, below 1 late)")
-	fs.StringVar(&f.opponentURL, "opponent-endpoint", "", "negotiation rows: an OpenAI-compatible endpoint whose model plays the other role instead of the scripted opponent")
-	fs.StringVar(&f.opponentModel, "opponent-model", "", "the model --opponent-endpoint serves")
+	fs.IntVar(&f.opt.Report.Resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
+	fs.Float64Var(&f.opt.Run.OpponentBeta, "opponent-beta", 1, "negotiation rows: the scripted opponent's concession curve (1 linear, above 1 concedes early, below 1 late)")
+	fs.StringVar(&f.opt.OpponentURL, "opponent-endpoint", "", "negotiation rows: an OpenAI-compatible endpoint whose model plays the other role instead of the scripted opponent")
+	fs.StringVar(&f.opt.OpponentModel, "opponent-model", "", "the model --opponent-endpoint serves")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
 func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
+	o, r := &f.opt, &f.opt.Run
 	switch {
-	case len(f.data) == 0:
+	case len(o.Data) == 0:
 		return usagef("--data is required (a pairs or synth dataset; repeatable)")
-	case f.out == "":
+	case o.Out == "":
 		return usagef("--out is required (RESULTS.jsonl)")
-	case f.resamples <= 0:
-		return usagef("--bootstrap %d: want at least 1 resample", f.resamples)
-	case !(f.opponentBeta > 0 && f.opponentBeta <= 100):
-		return usagef("--opponent-beta %g: want a number above 0, up to 100", f.opponentBeta)
+	case o.Report.Resamples <= 0:
+		return usagef("--bootstrap %d: want at least 1 resample", o.Report.Resamples)
+	case !(r.OpponentBeta > 0 && r.OpponentBeta <= 100):
+		return usagef("--opponent-beta %g: want a number above 0, up to 100", r.OpponentBeta)
 	}
-	if err := f.check(f.out); err != nil {
+	if err := f.check(o.Out); err != nil {
 		return err
 	}
-	var opp negotiation.Opponent
-	if f.opponentURL != "" || f.opponentModel != "" {
-		if f.opponentURL == "" || f.opponentModel == "" {
-			return usagef("--opponent-endpoint and --opponent-model go together")
-		}
-		oc, err := chat.New(chat.Options{Name: "opponent", URL: f.opponentURL, Model: f.opponentModel,
-			APIKey: os.Getenv(f.apiKeyEnv), Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: f.cache(f.out)})
-		if err != nil {
-			return usagef("--opponent-endpoint %s: %v", f.opponentURL, err)
-		}
-		opp = negotiation.ModelOpponent{Client: oc, Temperature: f.temperature, MaxTokens: f.maxTokens}
+	if (o.OpponentURL == "") != (o.OpponentModel == "") {
+		return usagef("--opponent-endpoint and --opponent-model go together")
 	}
-	cfg, err := a.rewardsConfig()
-	if err != nil {
+	var err error
+	if r.Rewards, err = a.rewardsConfig(); err != nil {
 		return err
 	}
-	cache := f.cache(f.out)
-	rows, err := a.readEvalData("data", f.data, f.out, cache)
-	if err != nil {
-		return err
-	}
-	client, af, err := f.start("eval", f.out, rows, cfg)
-	if err != nil {
-		return err
-	}
-	defer af.Abort()
-	run, err := f.run(cmd, a, rows, client, cfg, false, f.opponentBeta, opp)
-	if err != nil {
-		return err
-	}
-	results, runErr, gaveUp := run.results, run.err, run.gaveUp
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	failed, done := 0, 0
-	var firstErrs []string
-	for _, r := range results {
-		if r == nil {
-			continue
-		}
-		done++
-		if r.Error != "" {
-			failed++
-			if len(firstErrs) < 3 {
-				firstErrs = append(firstErrs, fmt.Sprintf("%s (%s): %s", r.RequestID, r.DataSource, r.Error))
-			}
-		}
-		if err := enc.Encode(r); err != nil {
-			return pathError("out", f.out, err)
-		}
-	}
-	if _, err := af.Write(buf.Bytes()); err != nil {
-		return pathError("out", f.out, err)
-	}
-	if err := output.Commit(cmd.Context(), "", nil, af); err != nil {
-		return pathError("out", f.out, err)
-	}
-	bseed := f.seed
+	o.Report.Seed = uint64(f.seed)
 	if cmd.Flags().Changed("bootstrap-seed") {
-		bseed = f.bootstrapSeed
+		o.Report.Seed = uint64(f.bootstrapSeed)
 	}
-	rep := eval.Summarize(results, eval.ReportOptions{Resamples: f.resamples, Seed: uint64(bseed)})
-	stats := client.Stats()
-	if f.asJSON {
-		err = writeJSON(a.stdout, struct {
-			Endpoint    string     `json:"endpoint"`
-			Model       string     `json:"model"`
-			Results     string     `json:"results"`
-			Concurrency int        `json:"concurrency"`
-			Requests    chat.Stats `json:"requests"`
-			*eval.Report
-		}{client.Endpoint(), f.model, f.out, f.concurrency, stats, rep})
-	} else {
-		printEvalReport(a.stdout, rep)
-	}
+	o.Model = chat.Options{Name: "eval", URL: f.endpoint, Model: f.model, APIKey: os.Getenv(f.apiKeyEnv),
+		Concurrency: f.concurrency, Timeout: f.timeout, CacheDir: f.cache(o.Out)}
+	r.Samples, r.Temperature, r.MaxTokens, r.Seed, r.MaxTurns = f.samples, f.temperature, f.maxTokens, f.seed, f.maxTurns
+	r.Workers, r.ToolChoice, o.MaxErrors = f.concurrency, f.toolChoice, f.maxErrors
+	a.named("data", o.Data...)
+	prog := newProgress(a.stderr, "results")
+	o.Progress = func(n int) { prog.of(n).add(1) }
+	rep, err := eval.RunFiles(cmd.Context(), *o)
+	prog.done()
 	if err != nil {
+		return a.evalError(err, map[string]string{"Data": "data", "Out": "out", "Endpoint": "endpoint", "OpponentEndpoint": "opponent-endpoint"})
+	}
+	if err := a.report(f.asJSON, rep, rep.Text()); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "eval run: %d results of %d rows written to %s; %d requests, %d from the cache, %d retries, %d failed\n",
-		done, len(rows), f.out, stats.Requests, stats.CacheHits, stats.Retries, failed)
-	if gaveUp {
+		rep.Done, rep.Rows, o.Out, rep.Requests.Requests, rep.Requests.CacheHits, rep.Requests.Retries, rep.Failed)
+	first := strings.Join(rep.FirstErrors, "; ")
+	switch {
+	case rep.GaveUp:
 		return fmt.Errorf("stopped after %d failed results (--max-errors %d), %d of %d results done (written to %s); first: %s",
-			failed, f.maxErrors, done, len(results), f.out, strings.Join(firstErrs, "; "))
-	}
-	if runErr != nil {
-		return fmt.Errorf("interrupted with %d of %d results done (written to %s); run the same command again to resume from the cache", done, len(results), f.out)
-	}
-	if failed > f.maxErrors {
-		return fmt.Errorf("%d of %d results failed (--max-errors %d); first: %s", failed, done, f.maxErrors, strings.Join(firstErrs, "; "))
+			rep.Failed, f.maxErrors, rep.Done, rep.Total, o.Out, first)
+	case rep.Interrupted:
+		return fmt.Errorf("interrupted with %d of %d results done (written to %s); run the same command again to resume from the cache", rep.Done, rep.Total, o.Out)
+	case rep.Failed > f.maxErrors:
+		return fmt.Errorf("%d of %d results failed (--max-errors %d); first: %s", rep.Failed, rep.Done, f.maxErrors, first)
 	}
 	return nil
 }
 
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-// printEvalReport prints a report as a table: a block per data source, a
-// line per metric, then its groups.
-func printEvalReport(w io.Writer, rep *eval.Report) {
-	names := make([]string, 0, len(rep.DataSources))
-	for n := range rep.DataSources {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for i, n := range names {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		sr := rep.DataSources[n]
-		fmt.Fprintf(w, "%s: %d results of %d rows", n, sr.N, sr.Rows)
-		if sr.Failed > 0 {
-			fmt.Fprintf(w, ", %d failed", sr.Failed)
-		}
-		if sr.Skipped > 0 {
-			fmt.Fprintf(w, ", %d skipped", sr.Skipped)
-		}
-		fmt.Fprintln(w)
-		oneClass := printMetrics(w, "", sr)
-		groups := make([]string, 0, len(sr.Groups))
-		for g := range sr.Groups {
-			groups = append(groups, g)
-		}
-		sort.Strings(groups)
-		for _, g := range groups {
-			gr := sr.Groups[g]
-			fmt.Fprintf(w, "  %s (%d results)\n", g, gr.N)
-			oneClass = printMetrics(w, "  ", gr) || oneClass
-		}
-		if oneClass {
-			fmt.Fprintln(w, "  * one class only: NAR is that class's rate (TPR or TNR) alone")
-		}
-	}
-	if rep.Missing > 0 {
-		fmt.Fprintf(w, "\n%d results did not finish.\n", rep.Missing)
-	}
-	for _, note := range rep.Notes {
-		fmt.Fprintf(w, "note: %s\n", note)
-	}
-}
-
-// printMetrics prints a metric a line; it reports whether a NAR was of
-// one class only (marked *).
-func printMetrics(w io.Writer, indent string, sr *eval.SourceReport) (oneClass bool) {
-	for _, m := range sr.Order {
-		iv := sr.Metrics[m]
-		mark := " "
-		if iv.OneClass {
-			mark, oneClass = "*", true
-		}
-		fmt.Fprintf(w, "%s  %-16s %8s%s [%s, %s]\n", indent, m, num(iv.Mean), mark, num(iv.CI95[0]), num(iv.CI95[1]))
-	}
-	return oneClass
-}
-
-// num renders a metric value with four decimals.
-func num(f float64) string { return strconv.FormatFloat(f, 'f', 4, 64) }
-
 func (a *app) evalCompareCmd() *cobra.Command {
-	var (
-		asJSON    bool
-		resamples int
-		seed      uint64
-	)
+	var asJSON bool
+	var opt eval.ReportOptions
 	cmd := &cobra.Command{
 		Use:   "compare A.jsonl B.jsonl",
 		Short: "Paired differences B − A of two eval runs on the same rows",
@@ -278,130 +147,57 @@ those rows). Rows only one run scored are counted and left out.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if resamples <= 0 {
-				return usagef("--bootstrap %d: want at least 1 resample", resamples)
+			if opt.Resamples <= 0 {
+				return usagef("--bootstrap %d: want at least 1 resample", opt.Resamples)
 			}
-			var runs [2][]*eval.Result
-			for i, p := range args {
-				fh, err := os.Open(p)
-				if err != nil {
-					return pathError("", p, err)
-				}
-				runs[i], err = eval.ReadResults(fh, p)
-				fh.Close()
-				if err != nil {
-					return err
-				}
-			}
-			cmp, err := eval.Compare(runs[0], runs[1], eval.ReportOptions{Resamples: resamples, Seed: seed})
+			cmp, err := eval.CompareFiles(args[0], args[1], opt)
 			if err != nil {
-				return err
+				return a.evalError(err, map[string]string{"A": "", "B": ""})
 			}
-			if asJSON {
-				return writeJSON(a.stdout, cmp)
-			}
-			printComparison(a.stdout, args[0], args[1], cmp)
-			return nil
+			return a.report(asJSON, cmp, cmp.Text(args[0], args[1]))
 		},
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&asJSON, "json", false, "print the comparison as JSON")
-	fs.IntVar(&resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
-	fs.Uint64Var(&seed, "seed", 0, "seed of the bootstrap")
+	fs.IntVar(&opt.Resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
+	fs.Uint64Var(&opt.Seed, "seed", 0, "seed of the bootstrap")
 	return cmd
 }
 
-func printComparison(w io.Writer, a, b string, cmp *eval.Comparison) {
-	names := make([]string, 0, len(cmp.DataSources))
-	for n := range cmp.DataSources {
-		names = append(names, n)
+// report prints an eval command's report: v as indented JSON with asJSON,
+// else text.
+func (a *app) report(asJSON bool, v any, text string) error {
+	if !asJSON {
+		fmt.Fprint(a.stdout, text)
+		return nil
 	}
-	sort.Strings(names)
-	fmt.Fprintf(w, "A: %s\nB: %s\n", a, b)
-	if len(cmp.OnlyA)+len(cmp.OnlyB) > 0 {
-		fmt.Fprintf(w, "left out: data sources only in A %v, only in B %v\n", cmp.OnlyA, cmp.OnlyB)
-	}
-	for _, n := range names {
-		sc := cmp.DataSources[n]
-		fmt.Fprintf(w, "\n%s: %d rows in both", n, sc.Rows)
-		if sc.OnlyA+sc.OnlyB > 0 {
-			fmt.Fprintf(w, " (%d only in A, %d only in B, left out)", sc.OnlyA, sc.OnlyB)
-		}
-		fmt.Fprintf(w, "\n  %-16s %8s %8s %8s  %s\n", "metric", "A", "B", "B − A", "95% interval")
-		for _, m := range sc.Order {
-			d := sc.Metrics[m]
-			fmt.Fprintf(w, "  %-16s %8s %8s %8s  [%s, %s]\n", m, num(d.A), num(d.B), num(d.Diff), num(d.CI95[0]), num(d.CI95[1]))
-		}
-	}
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
-// readEvalData reads the --data rows: files, and directories of dataset
-// files. In a directory, the results file and the reply cache are left out,
-// and a directory that holds both sides of a split is refused: a report of
-// train and test rows together measures neither.
-// flag is the flag that named data (--data, or --input for synth distill).
+// evalError names where the user set what an eval error is about: the
+// flag (by flags; "" for an argument) of an option's path or URL
+// (*eval.OptionError), the key of a rewards setting; other errors are
+// returned as they are.
+func (a *app) evalError(err error, flags map[string]string) error {
+	var oe *eval.OptionError
+	switch {
+	case errors.As(err, new(*rewards.ConfigError)):
+		return a.rewardsError(err)
+	case !errors.As(err, &oe):
+		return err
+	case oe.Invalid:
+		return usageError{pathError(flags[oe.Option], oe.Value, oe.Err)}
+	}
+	return pathError(flags[oe.Option], oe.Value, oe.Err)
+}
+
+// readEvalData reads the rows of dataset files and directories
+// (eval.ReadData), leaving out the results file and the reply cache.
+// flag is the flag that named data (--input for synth distill).
 func (a *app) readEvalData(flag string, data []string, out, cache string) ([]eval.Row, error) {
 	a.named(flag, data...)
-	skip := map[string]bool{}
-	for _, p := range []string{out, cache} {
-		if p != "" {
-			if abs, err := filepath.Abs(p); err == nil {
-				skip[abs] = true
-			}
-		}
-	}
-	under := func(path string) bool {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return false
-		}
-		for p := range skip {
-			if abs == p || strings.HasPrefix(abs, p+string(filepath.Separator)) {
-				return true
-			}
-		}
-		return false
-	}
-	var rows []eval.Row
-	for _, p := range data {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, pathError(flag, p, err)
-		}
-		files := []string{p}
-		if st.IsDir() {
-			all, err := splits.ExpandDir(p)
-			if err != nil {
-				return nil, pathError(flag, p, err)
-			}
-			files = files[:0]
-			sides := map[string]string{}
-			for _, file := range all {
-				if under(file) {
-					continue
-				}
-				files = append(files, file)
-				if side := splits.SideFromPath(p, file); side != "" && sides[side] == "" {
-					sides[side] = file
-				}
-			}
-			if sides[splits.Train] != "" && sides[splits.Test] != "" {
-				return nil, usagef("--%s %s: holds both sides of a split (%s, %s); name the side to evaluate", flag, p, sides[splits.Train], sides[splits.Test])
-			}
-			if len(files) == 0 {
-				return nil, usagef("--%s %s: no dataset files besides the results and the cache", flag, p)
-			}
-		}
-		for _, file := range files {
-			rs, err := eval.ReadRows(file)
-			if err != nil {
-				return nil, err
-			}
-			rows = append(rows, rs...)
-		}
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("--%s %s: no rows", flag, strings.Join(data, ", "))
-	}
-	return rows, nil
+	rows, err := eval.ReadData(data, out, cache)
+	return rows, a.evalError(err, map[string]string{"Data": flag})
 }

@@ -473,20 +473,6 @@ func TestServeAddrFileErrors(t *testing.T) {
 	assert.Empty(t, entries)
 }
 
-func TestMemoryReserveKeepsResidentMemoryUnderTheLimit(t *testing.T) {
-	const mib = 1 << 20
-	for _, tc := range []struct{ limit, runtimeLimit int64 }{
-		{512 * mib, 448 * mib},   // the 64 MiB floor
-		{256 * mib, 192 * mib},   // the attack suite's bound
-		{1024 * mib, 896 * mib},  // an eighth
-		{8192 * mib, 7936 * mib}, // the 256 MiB ceiling
-		{128 * mib, 96 * mib},    // never more than a quarter
-		{100 * 1024 * mib, 102144 * mib},
-	} {
-		assert.Equal(t, tc.runtimeLimit, tc.limit-memoryReserve(tc.limit), "limit %d MiB", tc.limit/mib)
-	}
-}
-
 // TestServeOnABusyPortSaysHowToGetAFreeOne: the port is taken, and the
 // error says which flag to change and to what.
 func TestServeOnABusyPortSaysHowToGetAFreeOne(t *testing.T) {
