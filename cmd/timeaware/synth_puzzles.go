@@ -19,13 +19,10 @@ import (
 type synthPuzzlesFlags struct {
 	dataFlags
 	solve, importPublished string
-	// verb is true when the run came through a verb (solve,
-	// import-published) rather than the deprecated flag of that name: the
-	// file is then an argument, and the summary names the verb.
-	verb         bool
-	count, start int64
-	labels       bool
-	testFraction float64
+	verb                   bool // the file is a verb's argument, not a deprecated flag's value
+	count, start           int64
+	labels                 bool
+	testFraction           float64
 }
 
 func (a *app) synthPuzzlesCmd() *cobra.Command {
@@ -120,9 +117,8 @@ func (a *app) runPuzzlesCmd(cmd *cobra.Command, f *synthPuzzlesFlags) error {
 }
 
 // puzzleSourceFlags defines the flags synth puzzles shares with its
-// import-published verb (the facts' sources and readings, the output's
-// format and labels) and binds them and more to their keys synth.puzzles.KEY,
-// KEY the flag's name with "_" for "-".
+// import-published verb and binds them and more to synth.puzzles.KEY, KEY
+// the flag's name with "_" for "-".
 func puzzleSourceFlags(fs *pflag.FlagSet, labels *bool, more ...string) {
 	labelFlag(fs, labels)
 	fs.String("kb", "", "knowledge-base CSV of events (event,start,end; default: the built-in one)")
@@ -183,9 +179,8 @@ atomically, with a manifest beside it.`,
 	return cmd
 }
 
-// command is how the summary and the manifest name a run of verb, and the
-// flag that named the file it reads: the deprecated flag, or "" when the
-// verb took the file as its argument.
+// command names a run of verb in its summary and manifest, and the flag
+// that named its file: the deprecated flag, or "" for a verb's argument.
 func (f *synthPuzzlesFlags) command(verb string) (name, flag string) {
 	if f.verb {
 		return "synth puzzles " + verb, ""
