@@ -49,8 +49,8 @@ func Write(ctx context.Context, opt Options, r Range, workers int, o synth.Outpu
 
 // InputError is the error of an input file: Key is the option that named
 // it (kb, year_sets, import_published), Path the file. It cannot be read
-// or parsed, or, for the published file, report failed on one of its
-// records. Its message is Err's, which names the file where the file is at
+// or parsed, or, for the published file, the import stopped while reading
+// it. Its message is Err's, which names the file where the file is at
 // fault.
 type InputError struct {
 	Key, Path string
@@ -68,9 +68,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 // with role "published_puzzles". opt renders and solves them: its KB,
 // YearSets, Seasons, Prompt, Explicit, Split, Ability, YearSetReading and
 // disputed lunar data; the rest is not used. The rows are not split: o's
-// TestFraction must be zero. An error from the file or from report is an
-// *InputError with Key "import_published"; the others are about o's
-// files.
+// TestFraction must be zero. An error while the file is read (from the
+// file, from report, or ctx's) is an *InputError with Key
+// "import_published"; the others are about o's files.
 func WritePublished(ctx context.Context, opt Options, path string, o synth.Output,
 	report func(*Imported) error) (*synth.Written[*ImportSummary], error) {
 	if o.TestFraction != 0 {
