@@ -4,4 +4,6 @@
 // one role of a scenario (the built-in New Recruit case, or scenarios read
 // with [LoadScenarios]) under a time condition (control, time_aware,
 // urgency, turn_limit), and the negotiation reward scores the transcript.
+// [Build] makes the rows; [Write] writes them with their manifest, split by
+// scenario or not; [Config] reads the options as a config file writes them.
 package negotiation
