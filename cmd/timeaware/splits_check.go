@@ -2,15 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 )
+
+func (a *app) splitsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "splits", Short: "Scenario-level train/test splits and the leakage gate"}
+	cmd.AddCommand(a.splitsCheckCmd())
+	return groupCommand(cmd)
+}
 
 type splitsCheckFlags struct {
 	asJSON               bool
@@ -88,16 +94,9 @@ finding is also printed as an ::error annotation.`,
 	fs.Int("bands", 0, "LSH bands (0: chosen from the permutations and the threshold)")
 	fs.String("sensitivities", "low,medium,high", "levels that must have rows on both sides (comma-separated; empty disables)")
 	fs.Int("max-findings", splits.DefaultMaxFindings, "findings listed per check, -1 for all (counts are always complete)")
-	for flag, key := range map[string]string{
-		"preset": "splits.preset", "text": "splits.text", "group": "splits.group", "id": "splits.id",
-		"split-column": "splits.split_column", "sensitivity-column": "splits.sensitivity_column",
-		"label-column": "splits.label_column", "against-text": "splits.against_text",
-		"test-fraction": "splits.test_fraction", "tolerance": "splits.tolerance",
-		"near-duplicate-threshold": "splits.near_duplicate_threshold", "shingle-words": "splits.shingle_words",
-		"permutations": "splits.permutations", "bands": "splits.bands", "sensitivities": "splits.sensitivities",
-		"max-findings": "splits.max_findings",
-	} {
-		bindKey(fs, flag, key)
+	for _, flag := range []string{"preset", "text", "group", "id", "split-column", "sensitivity-column", "label-column", "against-text",
+		"test-fraction", "tolerance", "near-duplicate-threshold", "shingle-words", "permutations", "bands", "sensitivities", "max-findings"} {
+		bindKey(fs, flag, "splits."+strings.ReplaceAll(flag, "-", "_"))
 	}
 	return cmd
 }
@@ -139,9 +138,7 @@ func (a *app) runSplitsCheck(ctx context.Context, args []string, f *splitsCheckF
 	annotations := a.stdout
 	if f.asJSON {
 		annotations = a.stderr
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
+		if err := report.WriteJSON(a.stdout); err != nil {
 			return err
 		}
 	} else {
@@ -158,15 +155,10 @@ func (a *app) runSplitsCheck(ctx context.Context, args []string, f *splitsCheckF
 
 // gateOptions reads the gate's tuning keys.
 func (a *app) gateOptions() (splits.GateOptions, error) {
-	v := a.v
-	opt := splits.DefaultGateOptions()
-	opt.NearDuplicateThreshold = v.GetFloat64("splits.near_duplicate_threshold")
-	opt.ShingleWords = v.GetInt("splits.shingle_words")
-	opt.Permutations = v.GetInt("splits.permutations")
-	opt.Bands = v.GetInt("splits.bands")
-	opt.Tolerance = v.GetFloat64("splits.tolerance")
-	opt.MaxFindings = v.GetInt("splits.max_findings")
-	opt.TestFraction = v.GetFloat64("splits.test_fraction")
+	v, opt := a.v, splits.DefaultGateOptions()
+	opt.ShingleWords, opt.Permutations, opt.Bands = v.GetInt("splits.shingle_words"), v.GetInt("splits.permutations"), v.GetInt("splits.bands")
+	opt.NearDuplicateThreshold, opt.Tolerance = v.GetFloat64("splits.near_duplicate_threshold"), v.GetFloat64("splits.tolerance")
+	opt.TestFraction, opt.MaxFindings = v.GetFloat64("splits.test_fraction"), v.GetInt("splits.max_findings")
 	opt.Sensitivities = append([]string{}, splits.SplitList(v.GetString("splits.sensitivities"))...)
 	opt, err := splits.StrictOptions(opt)
 	if oe := (*splits.OptionError)(nil); errors.As(err, &oe) {

@@ -65,11 +65,9 @@ JSONL (.jsonl), one record per line, written atomically.`,
 	fs.String("mode", string(timestamps.ModeReplace), "replace: draw every time; fill: keep the times a record has")
 	fs.String("catalog", "", "scenario catalog YAML (default: the built-in configs/scenarios.yaml)")
 	fs.Int("workers", 0, "decoding and stamping goroutines (0: one per CPU)")
-	bindKey(fs, "start", "synth.timestamps.start")
-	bindKey(fs, "sensitivity", "synth.timestamps.sensitivity")
-	bindKey(fs, "mode", "synth.timestamps.mode")
-	bindKey(fs, "catalog", "synth.timestamps.catalog")
-	bindKey(fs, "workers", "synth.timestamps.workers")
+	for _, flag := range []string{"start", "sensitivity", "mode", "catalog", "workers"} {
+		bindKey(fs, flag, "synth.timestamps."+flag)
+	}
 	return cmd
 }
 
@@ -87,48 +85,22 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	if err != nil {
 		return err
 	}
-	if abs, err := filepath.Abs(f.out); err == nil {
-		for _, in := range files {
-			if a, err := filepath.Abs(in); err == nil && a == abs {
-				return usagef("--out %s is also an input", f.out)
-			}
+	abs, _ := filepath.Abs(f.out) // "" when it fails, which no input's is
+	for _, in := range files {
+		if a, err := filepath.Abs(in); err == nil && a == abs {
+			return usagef("--out %s is also an input", f.out)
 		}
 	}
-	opt, err := a.timestampsOptions()
+	opt, m, err := a.timestampsOptions(f)
 	if err != nil {
 		return err
-	}
-	opt.Seed = f.seed
-	sh, err := parseShardFlag(f.shard)
-	if err != nil {
-		return err
-	}
-	if f.shard != "" {
-		opt.Keep = sh.HasID
-	}
-	m := manifest("synth timestamps", f.record(typedConfig(a.v, "synth.timestamps.")))
-	if path := a.v.GetString("synth.timestamps.catalog"); path != "" {
-		var mf output.Entry
-		if opt.Catalog, mf, err = readSideFile(a, path, "catalog", splits.LoadCatalog); err != nil {
-			return err
-		}
-		m.Inputs = []output.Entry{mf}
-	} else if opt.Catalog, err = splits.DefaultCatalog(); err != nil {
-		return err
-	}
-	if _, err := timestamps.NewStamper(opt); err != nil {
-		return usageError{err}
 	}
 	tuneGCForStreaming()
-	inputs := make([]*output.Input, len(files))
-	for i, path := range files {
-		inputs[i] = output.OpenInput(path)
-	}
-	prog := newProgress(a.stderr, "records").reading(inputs)
-	w, err := timestamps.Write(ctx, inputs, opt, timestamps.Output{Path: f.out, Manifest: m, Progress: func() { prog.add(1) }})
+	prog := newProgress(a.stderr, "records")
+	w, err := timestamps.Write(ctx, files, opt, timestamps.Output{Path: f.out, Manifest: m,
+		Progress: func() { prog.add(1) }, Reading: func(in []*output.Input) { prog.reading(in) }})
 	prog.done()
-	var we *timestamps.WriteError
-	if errors.As(err, &we) {
+	if we := (*timestamps.WriteError)(nil); errors.As(err, &we) {
 		return pathError("out", f.out, we.Err)
 	} else if err != nil {
 		return streamError(err)
@@ -148,8 +120,9 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 	return nil
 }
 
-// timestampsOptions reads the model's settings from the config.
-func (a *app) timestampsOptions() (timestamps.Options, error) {
+// timestampsOptions reads the model's settings from the config, with the
+// seed, the shard and the catalog, and the manifest that records them.
+func (a *app) timestampsOptions(f *synthTimestampsFlags) (opt timestamps.Options, m output.Manifest, err error) {
 	v, k := a.v, "synth.timestamps."
 	dist := func(name string) timestamps.TruncatedNormal {
 		return timestamps.TruncatedNormal{Mu: v.GetFloat64(k + name + ".mu"), Sigma: v.GetFloat64(k + name + ".sigma"),
@@ -162,9 +135,28 @@ func (a *app) timestampsOptions() (timestamps.Options, error) {
 	for _, s := range splits.Sensitivities {
 		c.Gaps[s] = v.GetString(k + "gaps." + s)
 	}
-	opt, err := c.Options()
-	if err != nil {
-		return opt, a.optionError(err, nil)
+	if opt, err = c.Options(); err != nil {
+		return opt, m, a.optionError(err, nil)
 	}
-	return opt, nil
+	opt.Seed = f.seed
+	if f.shard != "" {
+		sh, err := parseShardFlag(f.shard)
+		if err != nil {
+			return opt, m, err
+		}
+		opt.Keep = sh.HasID
+	}
+	m = manifest("synth timestamps", f.record(typedConfig(v, k)))
+	if path := v.GetString(k + "catalog"); path != "" {
+		m.Inputs = make([]output.Entry, 1)
+		if opt.Catalog, m.Inputs[0], err = readSideFile(a, path, "catalog", splits.LoadCatalog); err != nil {
+			return opt, m, err
+		}
+	} else if opt.Catalog, err = splits.DefaultCatalog(); err != nil {
+		return opt, m, err
+	}
+	if _, err := timestamps.NewStamper(opt); err != nil {
+		return opt, m, usageError{err}
+	}
+	return opt, m, nil
 }

@@ -24,6 +24,10 @@ type Output struct {
 	Manifest output.Manifest
 	// Progress, when set, is called once per record written.
 	Progress func()
+	// Reading, when set, is called with the inputs once Write has opened
+	// them and before it reads them, so that the caller can follow the
+	// bytes read (output.Input.BytesRead).
+	Reading func(inputs []*output.Input)
 }
 
 // WriteError is a failure to write or commit the output file, as opposed
@@ -45,17 +49,13 @@ func FormatOf(path string) (string, error) {
 	return "", fmt.Errorf("unknown extension %q: want a .json (JSON array) or .jsonl (JSONL) file name", filepath.Ext(path))
 }
 
-// Write stamps the records of inputs, read in order, (Stream) and writes
-// them to o.Path, a JSON array or JSONL by its extension, with their
-// manifest: both or, after an error or a cancelled ctx, neither, the
-// previous ones staying. It closes the inputs. A failure of the output
-// file is a *WriteError; any other error is Stream's.
-func Write(ctx context.Context, inputs []*output.Input, opt Options, o Output) (*synth.Written[*Summary], error) {
-	defer func() {
-		for _, in := range inputs {
-			in.Close()
-		}
-	}()
+// Write stamps the records of the trajectory files, read in order,
+// (Stream) and writes them to o.Path, a JSON array or JSONL by its
+// extension, with their manifest: both or, after an error or a cancelled
+// ctx, neither, the previous ones staying. The manifest lists the files
+// with their SHA-256. A failure of the output file is a *WriteError; any
+// other error is Stream's.
+func Write(ctx context.Context, files []string, opt Options, o Output) (*synth.Written[*Summary], error) {
 	format, err := FormatOf(o.Path)
 	if err != nil {
 		return nil, err
@@ -65,9 +65,15 @@ func Write(ctx context.Context, inputs []*output.Input, opt Options, o Output) (
 		return nil, &WriteError{err}
 	}
 	defer out.Abort()
-	sources := make([]Input, len(inputs))
-	for i, in := range inputs {
-		sources[i] = Input{Name: in.Path(), Reader: in}
+	inputs := make([]*output.Input, len(files))
+	sources := make([]Input, len(files))
+	for i, path := range files {
+		inputs[i] = output.OpenInput(path)
+		defer inputs[i].Close()
+		sources[i] = Input{Name: path, Reader: inputs[i]}
+	}
+	if o.Reading != nil {
+		o.Reading(inputs)
 	}
 	w := newRecordWriter(out, format == "jsonl")
 	sum, err := Stream(ctx, sources, opt, func(rec []byte) error {
