@@ -1,6 +1,7 @@
 package splits
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -8,6 +9,13 @@ import (
 	"strconv"
 	"strings"
 )
+
+// WriteJSON writes the report as an indented JSON document.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
 
 // WriteText writes the report for a reader: the verdict over the files
 // checked, the columns, each side's rows, groups, sensitivities and
