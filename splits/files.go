@@ -113,16 +113,13 @@ func CheckFiles(ctx context.Context, files []ArgFile, opt FilesOptions) (*Report
 	if err != nil {
 		return nil, err
 	}
-	var againstCols *Columns
-	if len(against) > 0 {
-		var text []string
-		if opt.AgainstText != nil {
-			text = SplitList(*opt.AgainstText)
-		}
-		againstCols, err = resolveFiles(against, func() (*Columns, error) { return AgainstColumns(against, text, cols) })
-		if err != nil {
-			return nil, err
-		}
+	var text []string
+	if opt.AgainstText != nil {
+		text = SplitList(*opt.AgainstText)
+	}
+	againstCols, err := resolveFiles(against, func() (*Columns, error) { return AgainstColumns(against, text, cols) })
+	if err != nil {
+		return nil, err
 	}
 	ins := make([]Input, 0, len(files))
 	for _, f := range files {
@@ -171,9 +168,7 @@ func fileGateOptions(opt FilesOptions, cols *Columns) GateOptions {
 	}
 	if s := opt.Split; s != nil {
 		g.TestFraction = s.Target
-		if units := s.Units[Train] + s.Units[Test]; units > 0 {
-			g.Tolerance = max(g.Tolerance, UnitTolerance(s.Strategy, s.Target, units))
-		}
+		g.Tolerance = max(g.Tolerance, UnitTolerance(s.Strategy, s.Target, s.Units[Train]+s.Units[Test]))
 	} else if cols.Preset != PairsPreset.Name {
 		g.TestFraction = 0
 	}
