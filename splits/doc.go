@@ -24,5 +24,7 @@
 //     sides, repeated ids and texts, exact and near duplicates across
 //     splits (MinHash with LSH banding), contamination against an outside
 //     evaluation set, the test fraction, sensitivity coverage and label
-//     balance.
+//     balance; [CheckFiles] runs it over the files of a command line
+//     ([ExpandArgs]), and the [Report] writes itself as text, JSON or
+//     GitHub annotations.
 package splits

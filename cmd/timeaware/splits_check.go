@@ -2,20 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 )
+
+func (a *app) splitsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "splits", Short: "Scenario-level train/test splits and the leakage gate"}
+	cmd.AddCommand(a.splitsCheckCmd())
+	return groupCommand(cmd)
+}
 
 type splitsCheckFlags struct {
 	asJSON               bool
@@ -66,7 +67,7 @@ finding is also printed as an ::error annotation.`,
     --text question --group topic --id id`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runSplitsCheck(cmd.Context(), cmd, args, &f)
+			return a.runSplitsCheck(cmd.Context(), args, &f)
 		},
 	}
 	fs := cmd.Flags()
@@ -93,16 +94,9 @@ finding is also printed as an ::error annotation.`,
 	fs.Int("bands", 0, "LSH bands (0: chosen from the permutations and the threshold)")
 	fs.String("sensitivities", "low,medium,high", "levels that must have rows on both sides (comma-separated; empty disables)")
 	fs.Int("max-findings", splits.DefaultMaxFindings, "findings listed per check, -1 for all (counts are always complete)")
-	for flag, key := range map[string]string{
-		"preset": "splits.preset", "text": "splits.text", "group": "splits.group", "id": "splits.id",
-		"split-column": "splits.split_column", "sensitivity-column": "splits.sensitivity_column",
-		"label-column": "splits.label_column", "against-text": "splits.against_text",
-		"test-fraction": "splits.test_fraction", "tolerance": "splits.tolerance",
-		"near-duplicate-threshold": "splits.near_duplicate_threshold", "shingle-words": "splits.shingle_words",
-		"permutations": "splits.permutations", "bands": "splits.bands", "sensitivities": "splits.sensitivities",
-		"max-findings": "splits.max_findings",
-	} {
-		bindKey(fs, flag, key)
+	for _, flag := range []string{"preset", "text", "group", "id", "split-column", "sensitivity-column", "label-column", "against-text",
+		"test-fraction", "tolerance", "near-duplicate-threshold", "shingle-words", "permutations", "bands", "sensitivities", "max-findings"} {
+		bindKey(fs, flag, "splits."+strings.ReplaceAll(flag, "-", "_"))
 	}
 	return cmd
 }
@@ -111,110 +105,47 @@ finding is also printed as an ::error annotation.`,
 // so the command exits 1 with a one-line reason.
 var errGateFailed = errors.New("splits check failed")
 
-func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []string, f *splitsCheckFlags) error {
+func (a *app) runSplitsCheck(ctx context.Context, args []string, f *splitsCheckFlags) error {
 	if len(args)+len(f.train)+len(f.test) == 0 {
 		return usagef("splits check needs split files, directories or a split manifest (or --train and --test)")
 	}
-	v := a.v
-	opt, err := a.gateOptions()
+	gate, err := a.gateOptions()
 	if err != nil {
 		return err
 	}
-	var inputs []splits.ArgFile
-	var msplit *splits.ManifestSplit
-	for _, arg := range args {
-		in, sp, err := a.expandSplitArg("", arg, "")
-		if err != nil {
-			return err
+	files, split, err := splits.ExpandArgs(args, f.train, f.test, f.against)
+	if ae := (*splits.ArgError)(nil); errors.As(err, &ae) {
+		if err = ae.Err; !errors.Is(err, output.ErrChanged) && !isFileSystemError(err) {
+			err = usageError{err}
 		}
-		inputs = append(inputs, in...)
-		if sp != nil {
-			msplit = sp
-		}
+		return pathError(ae.Side, ae.Arg, err)
 	}
-	for _, side := range []struct {
-		name  string
-		paths []string
-	}{{splits.Train, f.train}, {splits.Test, f.test}, {splits.Against, f.against}} {
-		for _, p := range side.paths {
-			in, _, err := a.expandSplitArg(side.name, p, side.name)
-			if err != nil {
-				return err
-			}
-			inputs = append(inputs, in...)
-		}
+	for flag, paths := range map[string][]string{"train": f.train, "test": f.test, "against": f.against} {
+		a.named(flag, paths...)
 	}
-	var sides, against []splits.ArgFile
-	for _, in := range inputs {
-		if in.Side == splits.Against {
-			against = append(against, in)
-		} else {
-			sides = append(sides, in)
-		}
-	}
-	if len(sides) == 0 {
+	col := func(key string) *string { return splits.ColumnSetting(a.v.GetString("splits." + key)) }
+	report, err := splits.CheckFiles(ctx, files, splits.FilesOptions{Gate: gate, Split: split, Columns: splits.Overrides{
+		Preset: a.v.GetString("splits.preset"), Text: col("text"), Group: col("group"), ID: col("id"), Split: col("split_column"),
+		Sensitivity: col("sensitivity_column"), Label: col("label_column"),
+	}, AgainstText: col("against_text"), TestFractionSet: a.origin("splits.test_fraction") != "splits.test_fraction"})
+	if ce := (*splits.ColumnsError)(nil); errors.As(err, &ce) {
+		return usageError{ce.Err}
+	} else if errors.Is(err, splits.ErrNoSplitFiles) {
 		return usagef("splits check needs train and test files besides --against")
-	}
-	cols, err := gateColumns(v, sides)
-	if err != nil {
+	} else if err != nil {
 		return err
 	}
-	var againstCols *splits.Columns
-	if len(against) > 0 {
-		if againstCols, err = againstColumns(v, against, cols); err != nil {
-			return err
-		}
-	}
-	opt.GroupName = cols.GroupName
-	opt.GroupFromID = cols.GroupFromID
-	opt.Skip = cols.Skips()
-	if cols.Sensitivity == "" {
-		opt.Sensitivities = []string{}
-		delete(opt.Skip, splits.CheckSensitivityCoverage)
-		opt.Skip[splits.CheckSensitivityCoverage] = "the dataset has no sensitivity column (--sensitivity-column)"
-	}
-	// A manifest knows its own target: a group split's, a synth hash split's
-	// (with the tolerance its randomness needs), or none for the paper
-	// split, whose test share is whatever its scenarios hold. An explicit
-	// setting (flag, environment or config file) still wins.
-	explicit := a.origin("splits.test_fraction") != "splits.test_fraction"
-	if !explicit {
-		switch {
-		case msplit != nil:
-			opt.TestFraction = msplit.Target
-			if units := msplit.Units[splits.Train] + msplit.Units[splits.Test]; units > 0 {
-				opt.Tolerance = max(opt.Tolerance, splits.UnitTolerance(msplit.Strategy, msplit.Target, units))
-			}
-		case cols.Preset != splits.PairsPreset.Name:
-			// Only pairs have a conventional split (the TicToc paper's 65:35).
-			opt.TestFraction = 0
-		}
-	}
-	var ins []splits.Input
-	for _, in := range sides {
-		ins = append(ins, splits.Input{Path: in.Path, Side: in.Side, Columns: cols})
-	}
-	for _, in := range against {
-		ins = append(ins, splits.Input{Path: in.Path, Side: splits.Against, Columns: againstCols})
-	}
-	report, err := splits.Check(ctx, splits.Source(ins), opt)
-	if err != nil {
-		return err
-	}
-	report.Columns = cols
 	annotations := a.stdout
 	if f.asJSON {
 		annotations = a.stderr
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
+		if err := report.WriteJSON(a.stdout); err != nil {
 			return err
 		}
 	} else {
-		printGateReport(a.stdout, report, ins)
+		report.WriteText(a.stdout, len(files))
 	}
 	if os.Getenv("GITHUB_ACTIONS") == "true" {
-		printGitHubAnnotations(annotations, report)
+		report.WriteGitHubAnnotations(annotations)
 	}
 	if !report.Passed {
 		return errGateFailed
@@ -224,221 +155,14 @@ func (a *app) runSplitsCheck(ctx context.Context, cmd *cobra.Command, args []str
 
 // gateOptions reads the gate's tuning keys.
 func (a *app) gateOptions() (splits.GateOptions, error) {
-	v := a.v
-	opt := splits.DefaultGateOptions()
-	opt.NearDuplicateThreshold = v.GetFloat64("splits.near_duplicate_threshold")
-	opt.ShingleWords = v.GetInt("splits.shingle_words")
-	opt.Permutations = v.GetInt("splits.permutations")
-	opt.Bands = v.GetInt("splits.bands")
-	opt.Tolerance = v.GetFloat64("splits.tolerance")
-	opt.MaxFindings = v.GetInt("splits.max_findings")
-	opt.TestFraction = v.GetFloat64("splits.test_fraction")
-	opt.Sensitivities = []string{}
-	for _, s := range strings.Split(v.GetString("splits.sensitivities"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			opt.Sensitivities = append(opt.Sensitivities, s)
-		}
+	v, opt := a.v, splits.DefaultGateOptions()
+	opt.ShingleWords, opt.Permutations, opt.Bands = v.GetInt("splits.shingle_words"), v.GetInt("splits.permutations"), v.GetInt("splits.bands")
+	opt.NearDuplicateThreshold, opt.Tolerance = v.GetFloat64("splits.near_duplicate_threshold"), v.GetFloat64("splits.tolerance")
+	opt.TestFraction, opt.MaxFindings = v.GetFloat64("splits.test_fraction"), v.GetInt("splits.max_findings")
+	opt.Sensitivities = append([]string{}, splits.SplitList(v.GetString("splits.sensitivities"))...)
+	opt, err := splits.StrictOptions(opt)
+	if oe := (*splits.OptionError)(nil); errors.As(err, &oe) {
+		return opt, a.badKey("splits."+oe.Key, oe.Err)
 	}
-	switch {
-	case opt.ShingleWords < 1:
-		return opt, a.badKeyf("splits.shingle_words", "want at least 1")
-	case opt.Permutations < 1:
-		return opt, a.badKeyf("splits.permutations", "want at least 1")
-	case opt.Bands < 0 || (opt.Bands > 0 && opt.Permutations%opt.Bands != 0):
-		return opt, a.badKeyf("splits.bands", "want a divisor of the permutations (%d)", opt.Permutations)
-	case opt.TestFraction < 0 || opt.TestFraction >= 1:
-		return opt, a.badKeyf("splits.test_fraction", "want 0 (skip) or a share between 0 and 1")
-	case opt.Tolerance < 0:
-		return opt, a.badKeyf("splits.tolerance", "want 0 or more")
-	case opt.NearDuplicateThreshold > 1 || opt.NearDuplicateThreshold == 0:
-		return opt, a.badKeyf("splits.near_duplicate_threshold", "want a similarity in (0, 1], or a negative value to disable the check")
-	case opt.MaxFindings < -1:
-		return opt, a.badKeyf("splits.max_findings", "want -1 (all) or more")
-	}
-	if opt.Bands == 0 {
-		opt.Bands = splits.DefaultBands(opt.Permutations, opt.NearDuplicateThreshold)
-	}
-	return opt, nil
-}
-
-// expandSplitArg is splits.ExpandArg with the command's errors, named by
-// the flag that gave arg (none for an argument): bad usage, but for a file
-// that cannot be read (an I/O error) and an output changed since its build
-// (a data error).
-func (a *app) expandSplitArg(flag, arg, side string) ([]splits.ArgFile, *splits.ManifestSplit, error) {
-	if flag != "" {
-		a.named(flag, arg)
-	}
-	files, sp, err := splits.ExpandArg(arg, side)
-	if err != nil {
-		if !errors.Is(err, output.ErrChanged) && !isFileSystemError(err) {
-			err = usageError{err}
-		}
-		return nil, nil, pathError(flag, arg, err)
-	}
-	return files, sp, err
-}
-
-// columnKey reads a column setting: nil when it is not set (the preset's
-// applies); "none" drops the column.
-func columnKey(v *viper.Viper, key string) *string {
-	raw := strings.TrimSpace(v.GetString(key))
-	if raw == "" {
-		return nil
-	}
-	if strings.EqualFold(raw, "none") {
-		raw = ""
-	}
-	return &raw
-}
-
-// gateColumns decides the columns of the train and test files from the
-// preset and the column flags.
-func gateColumns(v *viper.Viper, ins []splits.ArgFile) (*splits.Columns, error) {
-	sets := make([]splits.Dataset, len(ins))
-	for i, in := range ins {
-		sets[i] = splits.Dataset{Path: in.Path, Preset: in.Preset}
-	}
-	if err := readableColumns(sets); err != nil {
-		return nil, err
-	}
-	cols, err := splits.ResolveColumns(sets, splits.Overrides{
-		Preset: v.GetString("splits.preset"), Text: columnKey(v, "splits.text"), Group: columnKey(v, "splits.group"),
-		ID: columnKey(v, "splits.id"), Split: columnKey(v, "splits.split_column"),
-		Sensitivity: columnKey(v, "splits.sensitivity_column"), Label: columnKey(v, "splits.label_column"),
-	})
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return cols, nil
-}
-
-// againstColumns decides the text columns of the outside evaluation set:
-// --against-text, else its own preset's, else the gate's.
-func againstColumns(v *viper.Viper, ins []splits.ArgFile, gate *splits.Columns) (*splits.Columns, error) {
-	sets := make([]splits.Dataset, len(ins))
-	for i, in := range ins {
-		sets[i] = splits.Dataset{Path: in.Path}
-	}
-	var text []string
-	if s := columnKey(v, "splits.against_text"); s != nil && *s != "" {
-		text = splits.SplitList(*s)
-	}
-	if err := readableColumns(sets); err != nil {
-		return nil, err
-	}
-	cols, err := splits.AgainstColumns(sets, text, gate)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	return cols, nil
-}
-
-// readableColumns reads the columns of every file, so that a file that
-// cannot be read or parsed is reported as what it is (an I/O or a data
-// error) before a choice of columns can be a usage error.
-func readableColumns(sets []splits.Dataset) error {
-	for _, d := range sets {
-		if _, err := splits.Fields(d.Path); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func printGateReport(w io.Writer, r *splits.Report, ins []splits.Input) {
-	failed := 0
-	for _, c := range r.Checks {
-		if c.Status == splits.StatusFail {
-			failed++
-		}
-	}
-	verdict := "passed"
-	if !r.Passed {
-		verdict = fmt.Sprintf("FAILED (%d of %d checks)", failed, len(r.Checks))
-	}
-	fmt.Fprintf(w, "splits check: %s — %d files\n", verdict, len(ins))
-	if c := r.Columns; c != nil {
-		preset := c.Preset
-		if preset == "" {
-			preset = "none"
-		}
-		fmt.Fprintf(w, "  columns: preset %s; text %s; group %s; id %s\n", preset, strings.Join(c.Text, ","), orDash(c.Group), orDash(strings.Join(c.ID, ",")))
-	}
-	for _, side := range []string{splits.Train, splits.Test, splits.Against} {
-		st := r.Splits[side]
-		if st == nil {
-			continue
-		}
-		if side == splits.Against {
-			fmt.Fprintf(w, "  %-8s %d rows\n", side+":", st.Rows)
-			continue
-		}
-		line := fmt.Sprintf("%d rows", st.Rows)
-		if r.Columns == nil || r.Columns.Group != "" {
-			line += ", " + counted(st.Groups, r.Options.GroupName)
-		}
-		if r.Columns == nil || r.Columns.Sensitivity != "" {
-			line += "; sensitivity " + countList(st.BySensitivity)
-		}
-		if r.Columns == nil || r.Columns.Label != "" {
-			line += "; labels " + shareList(st.LabelShare)
-		}
-		fmt.Fprintf(w, "  %-8s %s\n", side+":", line)
-	}
-	for _, c := range r.Checks {
-		fmt.Fprintf(w, "  %-7s %-21s %s\n", strings.ToUpper(c.Status), c.Name, c.Summary)
-		for _, f := range c.Findings {
-			fmt.Fprintf(w, "            - %s\n", f.Message)
-		}
-		if c.Count > len(c.Findings) && len(c.Findings) > 0 {
-			fmt.Fprintf(w, "            ... and %d more (see --json, --max-findings)\n", c.Count-len(c.Findings))
-		}
-	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func shareList(m map[string]float64) string {
-	return mapList(m, func(f float64) string { return strconv.FormatFloat(100*f, 'f', 1, 64) + "%" })
-}
-
-// printGitHubAnnotations writes an ::error workflow command per finding of
-// every failed check (or one per check without findings), so that failures
-// show up on the pull request.
-func printGitHubAnnotations(w io.Writer, r *splits.Report) {
-	for _, c := range r.Checks {
-		if c.Status != splits.StatusFail {
-			continue
-		}
-		title := "splits check: " + c.Name
-		if len(c.Findings) == 0 {
-			fmt.Fprintf(w, "::error title=%s::%s\n", escapeProperty(title), escapeData(c.Summary))
-			continue
-		}
-		for _, f := range c.Findings {
-			props := "title=" + escapeProperty(title)
-			if f.File != "" {
-				props = "file=" + escapeProperty(f.File) + "," + props
-				if strings.HasSuffix(f.File, ".jsonl") && f.Row > 0 {
-					props = "file=" + escapeProperty(f.File) + ",line=" + fmt.Sprint(f.Row) + ",title=" + escapeProperty(title)
-				}
-			}
-			fmt.Fprintf(w, "::error %s::%s\n", props, escapeData(f.Message))
-		}
-	}
-}
-
-// escapeData and escapeProperty follow the workflow-command escaping rules.
-func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-func escapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+	return opt, err
 }
