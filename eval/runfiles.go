@@ -139,32 +139,54 @@ func RunFiles(ctx context.Context, opt FilesOptions) (*FilesReport, error) {
 	return rep, nil
 }
 
-// runLimited runs the rows, stopping at once when more than opt.MaxErrors
-// results fail (rep.GaveUp); an interrupted run (ctx cancelled) returns
-// what finished, with rep.Interrupted set.
+// runLimited runs the rows with RunLimited, recording how it stopped in
+// rep.
 func runLimited(ctx context.Context, rows []Row, opt FilesOptions, rep *FilesReport) ([]*Result, error) {
+	results, how, err := RunLimited(ctx, rows, opt.Run, opt.MaxErrors, opt.Progress)
+	rep.GaveUp, rep.Interrupted = how.GaveUp, how.Interrupted
+	return results, err
+}
+
+// Stopped is how a RunLimited run ended early, if it did.
+type Stopped struct {
+	// GaveUp: more than the tolerated results failed.
+	GaveUp bool
+	// Interrupted: the caller's ctx was cancelled.
+	Interrupted bool
+}
+
+// RunLimited runs the rows (Run), stopping at once when more than
+// maxErrors results fail, so that an endpoint that is down or refuses
+// every request is not asked for hours. An interrupted run (ctx
+// cancelled) returns what finished. progress, when set, is called after
+// each finished result, one call at a time, with the number of results the
+// run makes; opt.Done is replaced.
+func RunLimited(ctx context.Context, rows []Row, opt Options, maxErrors int, progress func(total int)) ([]*Result, Stopped, error) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	total := len(rows) * max(opt.Run.Samples, 1)
-	var mu sync.Mutex
-	failures := 0
-	opt.Run.Done = func(r *Result) {
+	total := len(rows) * max(opt.Samples, 1)
+	var (
+		mu       sync.Mutex
+		failures int
+		how      Stopped
+	)
+	opt.Done = func(r *Result) {
 		mu.Lock()
 		defer mu.Unlock()
-		if opt.Progress != nil {
-			opt.Progress(total)
+		if progress != nil {
+			progress(total)
 		}
 		if r.Error != "" {
-			if failures++; failures > opt.MaxErrors && !rep.GaveUp {
-				rep.GaveUp = true
+			if failures++; failures > maxErrors && !how.GaveUp {
+				how.GaveUp = true
 				stop()
 			}
 		}
 	}
-	results, err := Run(rctx, rows, opt.Run)
+	results, err := Run(rctx, rows, opt)
 	if err != nil && rctx.Err() == nil {
-		return nil, err
+		return nil, how, err
 	}
-	rep.Interrupted = ctx.Err() != nil
-	return results, nil
+	how.Interrupted = ctx.Err() != nil
+	return results, how, nil
 }

@@ -21,9 +21,7 @@ func (a *app) configCmd() *cobra.Command {
 	cmd.AddCommand(&cobra.Command{
 		Use:   "defaults",
 		Short: "Print the default configuration: every key with its built-in value and meaning",
-		Long: `defaults prints the documented default configuration (examples/timeaware.yaml
-of the repository, built into the binary): every key, its built-in value and
-what it means. Copy it, change what you need and pass it with --config.`,
+		Long:  longHelp("config defaults"),
 		Example: `  timeaware config defaults > out/my.yaml
   timeaware --config out/my.yaml config show`,
 		Args: cobra.NoArgs,
@@ -34,11 +32,7 @@ what it means. Copy it, change what you need and pass it with --config.`,
 	}, &cobra.Command{
 		Use:   "show",
 		Short: "Print the configuration in effect: built-in defaults, the --config file, TIMEAWARE_* variables",
-		Long: `show prints every key with the value a command run here would use, as
-YAML: the built-in default, overridden by the --config file, overridden by
-TIMEAWARE_* environment variables (a command's own flags override these
-again). A value other than the default names its source in a comment.
-Secrets (timers.secret, serve.token) are never printed.`,
+		Long:  longHelp("config show"),
 		Example: `  TIMEAWARE_PAIRS_TIME_FORMAT=iso_delta timeaware config show
   timeaware --config examples/timeaware.yaml config show`,
 		Args: cobra.NoArgs,
@@ -65,23 +59,7 @@ func (a *app) effectiveConfig() ([]byte, error) {
 	for k, v := range defaults {
 		defaultsOnly.SetDefault(k, v)
 	}
-	root := &yaml.Node{Kind: yaml.MappingNode}
-	sections := map[string]*yaml.Node{"": root}
-	var section func(path string) *yaml.Node
-	section = func(path string) *yaml.Node {
-		if n, ok := sections[path]; ok {
-			return n
-		}
-		parent, name := "", path
-		if i := strings.LastIndexByte(path, '.'); i >= 0 {
-			parent, name = path[:i], path[i+1:]
-		}
-		n := &yaml.Node{Kind: yaml.MappingNode}
-		p := section(parent)
-		p.Content = append(p.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, n)
-		sections[path] = n
-		return n
-	}
+	tree := newYAMLTree()
 	for _, key := range slices.Sorted(maps.Keys(defaults)) {
 		val, err := configValue(a.v, key)
 		if err != nil {
@@ -108,21 +86,56 @@ func (a *app) effectiveConfig() ([]byte, error) {
 		case where != key:
 			v.LineComment = "from " + where
 		}
-		parent, name := "", key
-		if i := strings.LastIndexByte(key, '.'); i >= 0 {
-			parent, name = key[:i], key[i+1:]
-		}
-		s := section(parent)
-		s.Content = append(s.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, &v)
+		tree.add(key, &v)
 	}
 	var b strings.Builder
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	if err := enc.Encode(root); err != nil {
+	if err := enc.Encode(tree.root); err != nil {
 		return nil, fmt.Errorf("config show: %w", err)
 	}
 	if err := enc.Close(); err != nil {
 		return nil, fmt.Errorf("config show: %w", err)
 	}
 	return []byte(b.String()), nil
+}
+
+// yamlTree nests dotted keys into YAML mappings, in the order they are
+// added: pairs.time_format goes under pairs.
+type yamlTree struct {
+	root     *yaml.Node
+	sections map[string]*yaml.Node
+}
+
+func newYAMLTree() *yamlTree {
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	return &yamlTree{root: root, sections: map[string]*yaml.Node{"": root}}
+}
+
+// section is the mapping of a dotted path, made with its parents if new.
+func (t *yamlTree) section(path string) *yaml.Node {
+	if n, ok := t.sections[path]; ok {
+		return n
+	}
+	parent, name := splitKey(path)
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	p := t.section(parent)
+	p.Content = append(p.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, n)
+	t.sections[path] = n
+	return n
+}
+
+// add puts v under key's last part in its section.
+func (t *yamlTree) add(key string, v *yaml.Node) {
+	parent, name := splitKey(key)
+	s := t.section(parent)
+	s.Content = append(s.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: name}, v)
+}
+
+// splitKey splits a dotted key at its last dot: "a.b.c" is "a.b" and "c".
+func splitKey(key string) (parent, name string) {
+	if i := strings.LastIndexByte(key, '.'); i >= 0 {
+		return key[:i], key[i+1:]
+	}
+	return "", key
 }

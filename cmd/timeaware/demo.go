@@ -21,14 +21,9 @@ import (
 func (a *app) demoCmd() *cobra.Command {
 	var dir, format string
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Run the toolkit end to end on a built-in sample: pairs, a rollout scored by the verifier, budgeted prompts",
-		Long: `Demo writes the built-in sample (trajectories, human votes and direct
-replies) to --out DIR/input, runs "pairs build" on it with the built-in
-defaults, and prints the summary and one pair. Then it starts the verifier
-service on a loopback port and scores a timed rollout through it over HTTP,
-and builds a small time-budgeted prompt set for VeRL from built-in tasks.
-It needs no network beyond loopback and no files of your own.`,
+		Use:     "demo",
+		Short:   "Run the toolkit end to end on a built-in sample: pairs, a rollout scored by the verifier, budgeted prompts",
+		Long:    longHelp("demo"),
 		Example: `  timeaware demo --out out/demo`,
 		Args:    cobra.NoArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), dir, format) },

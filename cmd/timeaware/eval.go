@@ -26,29 +26,7 @@ func (a *app) evalNARCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "nar --input FILE.jsonl [--by FIELD,...] [--json]",
 		Short: "Normalised alignment rate and attempt rates of tool-call decisions",
-		Long: `nar reads TicToc decision items, one JSON object per line, in the format
-"timeaware score" reads:
-
-  {"data_source": "tictoc/decision", "solution_str": "<model response>",
-   "ground_truth": {"preferred": "tool"|"direct", "margin": 1.0},
-   "extra_info": {"sensitivity": "high", "elapse": 2}}
-
-It detects whether each response calls a tool (Qwen <tool_call>, OpenAI
-tool_calls, Llama JSON calls, plus rewards.tictoc.tool_call_patterns and
---tool-call-pattern) and reports, as in the TicToc paper, §4:
-
-  NAR       ½(TP/(TP+FN) + TN/(TN+FP)); 50% is chance
-  TPR, TNR  the two halves: calls on prefer-tool, direct answers on prefer-direct
-  attempt   the share of samples with a tool call: overall, on prefer-tool
-            and on prefer-direct samples
-
---by adds a breakdown by each named extra_info field (string, number or
-boolean values; items without the field form a "(missing)" group). When a
-group has samples of one class only, its NAR is that class's rate alone and
-is marked with *; the other class's rates are shown as "-" (null in --json).
-
-A malformed line stops the run with exit 1, naming the file, the line and
-the field.`,
+		Long:  longHelp("eval nar"),
 		Example: `  timeaware eval nar --input examples/eval/decisions.jsonl
   timeaware eval nar --input examples/eval/decisions.jsonl --by sensitivity,elapse --json > out/nar.json`,
 		Args: cobra.NoArgs,

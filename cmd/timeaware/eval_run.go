@@ -28,28 +28,7 @@ func (a *app) evalRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --endpoint URL --model NAME --data FILE [--data FILE...] --out RESULTS.jsonl",
 		Short: "Evaluate a model behind an OpenAI-compatible endpoint on pairs and synth datasets",
-		Long: `run puts every row of the --data files to a model served behind an
-OpenAI-compatible chat-completions endpoint (vLLM, SGLang, OpenAI), scores
-each reply with its data source's reward, and reports every metric with a
-95% bootstrap interval.
-
-  pairs files (pairs build)   TicToc decisions: the conversation is sent with
-                              its tools; a reply that calls a tool is an
-                              attempt. NAR, TPR, TNR, attempt rates, by
-                              sensitivity and elapse level.
-  synth rows                  scored by their data_source's reward: Time
-                              Puzzles em/f1/jaccard, TRAVELER crisp and soft
-                              accuracy; negotiation rows play whole episodes
-                              against the scripted opponent (--opponent-beta).
-  timely/general rows         run live: the model's get_duration calls are
-                              answered from a timer with the row's speed
-                              factor; the reward reads the timer (acc,
-                              on_time, utilization, score).
-
-Replies are cached under --cache (default RESULTS.jsonl.cache): a rerun,
-after a crash or Ctrl-C, sends no request already answered. RESULTS.jsonl
-holds one line per row and sample, in input order. Ctrl-C writes the
-results that finished and exits 1.`,
+		Long:  longHelp("eval run"),
 		Example: `  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
     --data out/pairs-test.parquet --data out/puzzles.parquet --out out/before.jsonl
   timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model --samples 4 --temperature 0.7 --seed 1 \
@@ -133,11 +112,7 @@ func (a *app) evalCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare A.jsonl B.jsonl",
 		Short: "Paired differences B − A of two eval runs on the same rows",
-		Long: `compare reads the RESULTS.jsonl files of two eval run invocations (before and
-after training, two models, two prompts), pairs their rows by data source and
-request id, and reports for every metric A, B and B − A with a paired
-bootstrap interval (each resample draws rows and takes both runs' results of
-those rows). Rows only one run scored are counted and left out.`,
+		Long:  longHelp("eval compare"),
 		Example: `  timeaware eval compare out/before.jsonl out/after.jsonl
   timeaware eval compare out/before.jsonl out/after.jsonl --json > out/compare.json`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -11,7 +9,6 @@ import (
 
 	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/internal/chat"
-	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )
@@ -97,24 +94,6 @@ func (m *modelFlags) client(name, out string) (*chat.Client, error) {
 	return c, nil
 }
 
-// start checks the rows against their rewards, builds the chat client
-// (name prefixes its errors) and creates --out, before any request is sent;
-// the caller aborts the file unless it commits it.
-func (m *modelFlags) start(name, out string, rows []eval.Row, cfg rewards.Config) (*chat.Client, *output.File, error) {
-	if err := eval.CheckRows(rows, cfg); err != nil {
-		return nil, nil, err
-	}
-	client, err := m.client(name, out)
-	if err != nil {
-		return nil, nil, err
-	}
-	af, err := output.Create(out)
-	if err != nil {
-		return nil, nil, pathError("out", out, err)
-	}
-	return client, af, nil
-}
-
 // modelRun is what run did: the results (nil where unfinished), whether it
 // stopped on --max-errors, and the error of an interrupted run.
 type modelRun struct {
@@ -124,38 +103,21 @@ type modelRun struct {
 }
 
 // run puts the rows to the model with progress on a TTY, stopping at once
-// when more than --max-errors results fail: an endpoint that is down or
-// refuses every request is not asked for hours.
+// when more than --max-errors results fail (eval.RunLimited).
 func (m *modelFlags) run(cmd *cobra.Command, a *app, rows []eval.Row, client *chat.Client, cfg rewards.Config, stopAtLimit bool, opponentBeta float64, opponent negotiation.Opponent) (*modelRun, error) {
 	prog := newProgress(a.stderr, "results").of(len(rows) * m.samples)
-	ctx, stop := context.WithCancel(cmd.Context())
-	defer stop()
-	var mu sync.Mutex
-	failures := 0
-	out := &modelRun{}
-	results, err := eval.Run(ctx, rows, eval.Options{
+	results, how, err := eval.RunLimited(cmd.Context(), rows, eval.Options{
 		Client: client, Rewards: cfg, Samples: m.samples, Temperature: m.temperature,
 		MaxTokens: m.maxTokens, Seed: m.seed, MaxTurns: m.maxTurns, Workers: m.concurrency,
 		ToolChoice: m.toolChoice, StopAtLimit: stopAtLimit, OpponentBeta: opponentBeta, Opponent: opponent,
-		Done: func(r *eval.Result) {
-			mu.Lock()
-			defer mu.Unlock()
-			prog.add(1)
-			if r.Error != "" {
-				if failures++; failures > m.maxErrors && !out.gaveUp {
-					out.gaveUp = true
-					stop()
-				}
-			}
-		},
-	})
+	}, m.maxErrors, func(int) { prog.add(1) })
 	prog.done()
-	if err != nil && ctx.Err() == nil {
+	if err != nil {
 		return nil, err
 	}
-	if cmd.Context().Err() != nil {
+	out := &modelRun{results: results, gaveUp: how.GaveUp}
+	if how.Interrupted {
 		out.err = cmd.Context().Err()
 	}
-	out.results = results
 	return out, nil
 }

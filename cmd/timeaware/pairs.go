@@ -46,13 +46,6 @@ func readSideFile[T any](a *app, path, role string, read func(io.Reader, string)
 	return v, mf, nil
 }
 
-// closeInputs closes the inputs a command opened.
-func closeInputs(readers []*output.Input) {
-	for _, r := range readers {
-		r.Close()
-	}
-}
-
 // mapList renders a map as "a 1, b 2" in key order, "-" when empty.
 func mapList[V any](m map[string]V, value func(V) string) string {
 	if len(m) == 0 {

@@ -28,21 +28,7 @@ func (a *app) pairsBuildCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "build --input PATH [--input PATH ...] --out FILE",
 		Short: "Build DPO preference pairs with margins",
-		Long: `Build turns TicToc trajectories into DPO preference pairs in TRL's
-conversational preference layout (prompt, chosen, rejected, margin, ...).
-
-Each sample (trajectory, elapse level) gets its preference from, in order:
-the --annotations votes (mean score S), the record's pref_score, or its class
-(the v1 file name prefer(Tool|NoTool)_elapse_<k>.json, or the record's
-preference field). S > 1.5 prefers calling the tool, S < 1.5 a direct reply;
-ties (S = 1.5) are dropped; margin = |S - 1.5|, or --label-only-margin when S
-is unknown.
-
-The direct reply comes from the record's direct_answer, the --direct-answers
-file, or an OpenAI-compatible endpoint (--generate-direct). Samples with none
-of these fail the build, naming them; nothing is written.
-
-Output is written atomically with a manifest beside it (<out>.manifest.json).`,
+		Long:  longHelp("pairs build"),
 		Example: `  timeaware pairs build --input examples/pairs/trajectories.jsonl --annotations examples/pairs/votes.jsonl \
     --direct-answers examples/pairs/direct.jsonl --out out/pairs.parquet
   timeaware pairs build --input examples/pairs/trajectories.jsonl --annotations examples/pairs/votes.jsonl \

@@ -93,14 +93,9 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 
 func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:   "timeaware",
-		Short: "Training data and rewards for LLM agents that must be aware of time",
-		Long: `timeaware builds what surrounds a trainer for time-aware LLM agents:
-DPO preference pairs from human-labelled tool-use trajectories, scenario-level
-splits, synthetic temporal tasks, and rewards.
-
-Configuration comes from flags, then TIMEAWARE_* environment variables, then
-the --config YAML file, then built-in defaults (see examples/timeaware.yaml).`,
+		Use:           "timeaware",
+		Short:         "Training data and rewards for LLM agents that must be aware of time",
+		Long:          longHelp(""),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       buildVersion(),

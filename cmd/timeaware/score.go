@@ -19,18 +19,7 @@ func (a *app) scoreCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "score --data-source NAME --input FILE.jsonl [--out FILE]",
 		Short: "Score JSONL items offline with the service's reward functions",
-		Long: `score reads items {data_source, solution_str, ground_truth, extra_info}, one
-JSON object per line, scores each with the reward registered for --data-source
-(the same code the verifier service runs), and writes one JSON result per input
-line, in order: {"score": x, <detail keys>...}, plus "error" for an item that
-could not be scored (it then gets rewards.fallback_score).
-
-An item's own data_source, when present, must name the same reward. Items
-whose extra_info names a timer need timers.secret (TIMEAWARE_TIMERS_SECRET),
-the secret of the service that issued the timer.
-
-More than --max-errors failed items fail the run (exit 1); with --out, no file
-is written then.`,
+		Long:  longHelp("score"),
 		Example: `  timeaware score --data-source timepuzzles --input examples/score/puzzles.jsonl
   timeaware score --data-source timely/general --input examples/score/rollouts.jsonl --out out/scores.jsonl`,
 		Args: cobra.NoArgs,

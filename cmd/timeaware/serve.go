@@ -19,26 +19,7 @@ func (a *app) serveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the verifier service: rewards, timers and get_duration over HTTP",
-		Long: `serve runs the HTTP verifier service that GRPO trainers call for rewards.
-
-It starts on built-in defaults with no config file, on 127.0.0.1:8080:
-  POST /v1/score, /v1/score/batch     score items {data_source, solution_str, ground_truth, extra_info}
-  POST /v1/openrlhf                   OpenRLHF's remote reward protocol (--remote_rm_url)
-  POST /v1/timers, GET|DELETE /v1/timers/{id}, POST /v1/timers/{id}/spans
-  POST /v1/tools/get_duration         the timer tool's text for a rollout
-  GET  /v1/rewards, /healthz, /metrics, /openapi.json
-
-Set timers.secret (TIMEAWARE_TIMERS_SECRET) to the same value on every replica
-so that timers survive restarts and work behind a load balancer, and
-serve.token (TIMEAWARE_SERVE_TOKEN) to require a bearer token. SIGINT or
-SIGTERM fails /readyz and stops keep-alives, keeps serving for
-serve.shutdown_grace, then stops accepting connections and drains requests
-in flight. Listening beyond loopback needs serve.token, or --allow-no-token.
-
---addr 127.0.0.1:0 listens on a port the kernel picks; the log's "serving"
-line names the address, and --addr-file PATH writes it (host:port) to PATH,
-atomically, once the listener is bound, so that whoever started the service
-waits for the file rather than guessing a free port.`,
+		Long:  longHelp("serve"),
 		Example: `  timeaware serve
   timeaware serve --addr 127.0.0.1:0 --addr-file out/serve.addr`,
 		Args: cobra.NoArgs,

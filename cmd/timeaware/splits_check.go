@@ -28,38 +28,7 @@ func (a *app) splitsCheckCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [FILE|DIR|MANIFEST ...] [--train PATH ...] [--test PATH ...]",
 		Short: "Check train/test splits of any dataset for leakage (for CI)",
-		Long: `Check reads the two sides of a split (Parquet, Arrow IPC or JSONL files, directories
-of them as sharded datasets, or the manifest of a timeaware build) and runs the leakage
-gate:
-
-  split_label           a row's split column agrees with its file's side
-  group_disjoint        no group (scenario, task, event, ...) has rows on both sides
-  duplicate_ids         no id appears twice, on one side or across sides
-  duplicate_texts       no text appears twice on one side under different ids
-  exact_duplicates      no test text appears in train after normalising case,
-                        whitespace and time stamps
-  near_duplicates       no train/test pair reaches the Jaccard threshold over word
-                        shingles (MinHash with LSH banding, not all pairs)
-  contamination         with --against, no train row duplicates or nearly duplicates a
-                        row of an outside evaluation set
-  test_fraction         the test side's share of rows is within tolerance of the target
-  sensitivity_coverage  every required sensitivity level has rows on both sides
-  label_balance         the share of each label per side (reported, never fails)
-
-Files decide the side: a file (or a directory, or a directory on the way down to a
-file) whose name is train or ends in -train/_train or starts with train-/train_ is
-train, likewise test (or validation, eval, dev); --train and --test say it outright.
-Only a file whose name says neither lets each row's split column decide.
-
-The columns come from a preset for timeaware's own outputs (pairs, budget, puzzles,
-traveler, negotiation: chosen from the manifest or the file's columns), or from
---text, --group, --id and the *-column flags, which also override a preset's ("none"
-drops one). A column is a path: a.b.c into structs, a list goes on in each element, a
-list of messages gives their contents, prompt:user only the user's. A check whose
-column the dataset lacks is skipped, with the reason.
-
-The exit code is 1 when a check fails, 2 on bad usage. With GITHUB_ACTIONS=true every
-finding is also printed as an ::error annotation.`,
+		Long:  longHelp("splits check"),
 		Example: `  timeaware splits check out/rl.parquet.manifest.json
   timeaware splits check out/rl-train.parquet out/rl-test.parquet --json > out/gate.json
   # examples/splits has two leaks planted, so this check fails (exit 1):

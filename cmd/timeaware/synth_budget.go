@@ -31,32 +31,7 @@ func (a *app) synthBudgetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "budget --input FILE --family general|game|ml --seed N --out FILE",
 		Short: "Time-budgeted RL prompts for VeRL, and distillation requests for a teacher",
-		Long: `Budget turns a JSONL file of tasks {id, question, answer, baseline_seconds?}
-into time-budgeted prompts: VeRL rows for the tool agent loop with the
-get_duration timer (data_source timely/<family>, a system and a user turn whose
-last sentence states the budget, the timer settings in
-extra_info.tools_kwargs.get_duration.create_kwargs), and, with
---teacher-requests, OpenAI batch-API request lines for a teacher model.
-
-A task's budget is multiplier × baseline, rounded to 0.01 s. The baseline is
-the task's baseline_seconds; without one, a log-normal draw (general), steps ×
-per-step latency (game: the task's steps and step_latency_s, else config) or
-rounds × per-round latency (ml). A configured fraction of rows has no limit.
-The speed factor comes from a configured set or range. Draws depend only on
---seed and the task id: the same seed gives byte-identical output, and a task
-gets the same rows whatever its position or shard.
-
-Each task gives one row with a multiplier drawn from the set, or one row per
-multiplier with --every-multiplier. Outputs are written atomically, with a
-manifest beside --out.
-
---test-fraction X writes <out>-train and <out>-test instead: the round(X·n)
-tasks of lowest hash with --seed (at least one on each side) go, with all
-their rows, to the test side, so no task straddles the split and "timeaware
-splits check" passes the two files.
-A task's own split field is then replaced by its side, and teacher requests
-are written for the train side only (distilling on test tasks would leak
-them).`,
+		Long:  longHelp("synth budget"),
 		Example: `  timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --out out/rl.parquet
   timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --test-fraction 0.34 \
     --teacher-requests out/teacher.jsonl --teacher-model Qwen/Qwen3-8B --out out/rl.parquet`,
@@ -266,21 +241,9 @@ type synthSFTFlags struct{ traces, out string }
 func (a *app) synthSFTCmd() *cobra.Command {
 	var f synthSFTFlags
 	cmd := &cobra.Command{
-		Use:   "sft --traces FILE --out FILE",
-		Short: "VeRL multi-turn SFT rows from teacher traces that the rewards verify",
-		Long: `SFT reads teacher traces, one JSON object per line:
-
-  {"custom_id": "t1#0", "messages": [...], "ground_truth": "42",
-   "time_limit_s": 12.35, "elapsed_s": 8.1}
-
-(messages: the whole conversation, prompt included, OpenAI-style with tool
-calls and tool results; time_limit_s null for no limit; elapsed_s the measured
-duration, never the teacher's claim). Each trace is scored with the
-timely/general reward under the rewards.* config; only traces that end in an
-answer, call no tool but get_duration, pass the format check, finish on time and
-answer correctly become rows {messages, tools} of VeRL's multi-turn SFT dataset.
-The summary counts the dropped traces by reason. Output is written atomically,
-with a manifest beside it.`,
+		Use:     "sft --traces FILE --out FILE",
+		Short:   "VeRL multi-turn SFT rows from teacher traces that the rewards verify",
+		Long:    longHelp("synth sft"),
 		Example: `  timeaware synth sft --traces examples/budget/traces.jsonl --out out/sft.parquet`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

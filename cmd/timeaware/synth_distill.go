@@ -24,24 +24,7 @@ func (a *app) synthDistillCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "distill --input ROWS --endpoint URL --model NAME --out TRACES.jsonl",
 		Short: "Teacher traces for synth sft: live conversations with a model, get_duration answered from a timer",
-		Long: `distill plays every timely/general row of a synth budget output (Parquet,
-Arrow or JSONL, or a directory of them) as a live conversation with a teacher
-behind an OpenAI-compatible endpoint. The teacher is offered get_duration;
-each call is answered from a real timer created with the row's settings
-(extra_info.tools_kwargs.get_duration.create_kwargs: speed factor, jitter,
-time limit), whose clock advances by the time each teacher call took, scaled
-by the speed factor. The conversation ends when the teacher answers without
-calling a tool, when its timer has passed the row's limit, or after
---max-turns replies.
-
-Every conversation is written to TRACES.jsonl, in input order, in the format
-synth sft reads: {custom_id, messages, ground_truth, time_limit_s, elapsed_s},
-elapsed_s read from the timer, never the teacher's claim; synth sft then keeps
-the right, on-time ones. custom_id is the row's request_id (with /sample-K
-appended when --samples is above 1). Replies are cached under --cache: a rerun
-sends no request already answered. The summary counts the traces answered on
-time, answered late or stopped out of time, unfinished at the turn limit, and
-failed.`,
+		Long:  longHelp("synth distill"),
 		Example: `  timeaware synth distill --input out/rl-train.parquet --endpoint http://127.0.0.1:8000/v1 \
     --model teacher --samples 2 --out out/traces.jsonl
   timeaware synth sft --traces out/traces.jsonl --out out/sft.parquet`,

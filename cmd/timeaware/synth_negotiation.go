@@ -19,30 +19,7 @@ func (a *app) synthNegotiationCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "negotiation --count N --seed S --out FILE",
 		Short: "Deadline negotiations for VeRL: role prompts under four time conditions, scored from the transcript",
-		Long: `Negotiation writes RL prompts for bilateral multi-issue negotiations under a
-deadline (data_source negotiation): each row puts the model in one role of a
-scenario, with the role's brief, its private payoff table and BATNA, the JSON
-reply format and the budget rules in the system turn, and the first turn it
-receives (the other role's scripted opening, or the start line) in the user
-turn. The ground truth carries the payoffs, the role, the condition and the
-budget, which the negotiation reward scores a transcript against.
-
-Conditions (--condition, cycled by row index): control (the deadline is stated
-once), time_aware (every turn begins with the seconds left), urgency (every
-turn begins with an urgency reminder), turn_limit (a number of messages instead
-of a clock). Under the clock conditions every message costs its words at
-synth.negotiation.wpm words per minute (150) of the deadline.
-
-The default scenario is New Recruit; --scenario reads others from a YAML or
-JSON file (format in docs/negotiation.md). Each row draws its scenario, role, first
-speaker and budget from --seed and its index: the same seed gives
-byte-identical output. Output is written atomically, with a manifest beside it.
-
---test-fraction X writes <out>-train and <out>-test instead, splitting the
-scenarios whole: the round(X·n) scenarios of lowest hash with --seed (at least
-one on each side) are the test side's, so no scenario's payoffs straddle the
-split and "timeaware splits check" passes the two files. It needs two
-scenarios or more (--scenario).`,
+		Long:  longHelp("synth negotiation"),
 		Example: `  timeaware synth negotiation --count 8 --seed 1 --out out/negotiation.parquet
   timeaware synth negotiation --count 8 --seed 2 --condition turn_limit \
     --scenario examples/negotiation/scenarios.yaml --out out/turn-limit.jsonl`,

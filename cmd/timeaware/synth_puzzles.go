@@ -30,42 +30,7 @@ func (a *app) synthPuzzlesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "puzzles --count N --seed S --out FILE",
 		Short: "Time Puzzles for VeRL: date-inference puzzles with verifiable answer sets",
-		Long: `Puzzles writes Time Puzzles (data_source timepuzzles): each puzzle is a few
-facts about a hidden date — a knowledge-base event (same day, month or year,
-an anniversary, during a period), and calendar facts at year level (year,
-decade, leap year, Chinese zodiac, a year an event such as the Olympic Games
-was held), month level (month, season, Chinese lunar month) and day level
-(weekday, n-th or n-th to last weekday of the month, day of the month, a
-range of days, a set of weekdays) — and its answer is every date from the
-first to the last day of --years that satisfies them all.
-
-A puzzle starts from an event and a seed date it allows, then adds facts at
-balanced levels, each narrowing the answer set, until exactly --solutions
-dates remain (a range A-B gives puzzle i the count A + i mod (B-A+1); 0 makes
-puzzles with no answer). Each row carries the constraints in implicit and
-explicit wording, constraints_meta (each fact structured), the solutions and
-VeRL's fields; the prompt asks for a last line "MY ANSWER: YYYY-MM-DD, ..." or
-"MY ANSWER: None", which the timepuzzles reward reads. Lunar facts follow the
-Chinese calendar in UTC+8 (embedded table, lunar years 1800-2050); with
---disputed avoid (the default) the months and years whose dates are disputed
-never decide an answer.
-
-Puzzle i depends only on --seed and i: the same seed gives byte-identical
-output, and --start and --shard split a set without changing its puzzles.
---kb reads events from a CSV with columns event,start,end and --year-sets
-year sets from a CSV with columns set,event,first,every,through,cancelled,moved
-(see docs/puzzles.md).
-Output is written atomically, with a manifest beside it.
-
---test-fraction X writes <out>-train and <out>-test instead, split by the
-knowledge-base event each puzzle is anchored on (extra_info.group): the
-round(X × events) events of lowest hash with --seed go to the test side, so
-puzzles about one event, whose answers overlap and whose texts nearly match,
-never straddle the split, and "timeaware splits check" passes the two files.
-
-"synth puzzles solve FILE" audits a set and "synth puzzles import-published
-FILE" converts the published one; --solve and --import-published, which did
-the same, still work and are deprecated.`,
+		Long:  longHelp("synth puzzles"),
 		Example: `  timeaware synth puzzles --count 20 --seed 1 --out out/puzzles.parquet
   timeaware synth puzzles --count 20 --seed 2 --solutions 3 --years 1950-2000 --kb examples/puzzles/kb.csv \
     --out out/puzzles-kb.jsonl
@@ -135,13 +100,9 @@ func puzzleSourceFlags(fs *pflag.FlagSet, labels *bool, more ...string) {
 func (a *app) synthPuzzlesSolveCmd() *cobra.Command {
 	f := synthPuzzlesFlags{verb: true}
 	cmd := &cobra.Command{
-		Use:   "solve FILE",
-		Short: "solve every puzzle of a file again and report those whose stored answer differs",
-		Long: `Solve solves every puzzle of FILE (a synth puzzles output, in any format)
-again from its constraints_meta, puzzles without a solution included, prints
-each whose stored answer (solutions or ground_truth) differs, and exits 1 if
-any does; a puzzle whose answer depends on a disputed or unknown lunar day is
-reported undecidable, not wrong.`,
+		Use:     "solve FILE",
+		Short:   "solve every puzzle of a file again and report those whose stored answer differs",
+		Long:    longHelp("synth puzzles solve"),
 		Example: `  timeaware synth puzzles solve out/puzzles-kb.jsonl`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -157,14 +118,9 @@ reported undecidable, not wrong.`,
 func (a *app) synthPuzzlesImportCmd() *cobra.Command {
 	f := synthPuzzlesFlags{verb: true}
 	cmd := &cobra.Command{
-		Use:   "import-published FILE --out FILE",
-		Short: "convert the published Time Puzzles set to this schema, solve it again and report wrong answers",
-		Long: `Import-published reads the published Time Puzzles set (JSON records with
-constraints_meta), converts every constraint it can, solves each puzzle again
-and writes the converted, decidable ones to --out in this schema, with the
-solved answers; it prints each record whose published answer is wrong (with
-its cause), undecidable or not converted, and a summary. Output is written
-atomically, with a manifest beside it.`,
+		Use:     "import-published FILE --out FILE",
+		Short:   "convert the published Time Puzzles set to this schema, solve it again and report wrong answers",
+		Long:    longHelp("synth puzzles import-published"),
 		Example: `  timeaware synth puzzles import-published examples/puzzles/published_sample.json --out out/published.jsonl`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -23,28 +23,7 @@ func (a *app) synthTimestampsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "timestamps --input PATH --seed N --out FILE",
 		Short: "Stamp TicToc trajectories with realistic message times",
-		Long: `Timestamps gives every message of TicToc trajectories the time at which it
-was completed, with the interaction-time model of the TicToc paper
-(§3.4, App. A.4), and the final user message three times, one per elapse level.
-
-Per trajectory it draws a reading speed r ~ TN(238, 60, [50, ∞)) words/min, a
-writing speed w ~ TLN(3.61, 0.40, [5, ∞)) words/min and a generation speed
-g ~ TN(40, 16, [10, ∞)) words/s. The conversation opens at the start time; then
-a user message takes words/w (plus words/r to read the assistant message just
-before it), an assistant message words/g, a tool message 1 s, each with
-Gaussian jitter that never makes time go backwards. The final question comes
-after a gap per elapse level, TN(μ, μ/3, [μ/3, 2μ]) with μ from the paper's
-table for the trajectory's sensitivity (low: 3 min, 3 d, 90 d; medium: 3 min,
-3 h, 3 d; high: 3 s, 3 min, 3 h).
-
-The start is the record's first message time, else --start. The sensitivity
-is the record's, else the scenario catalog's, else --sensitivity. With
---mode fill the times a record has are kept and only missing ones drawn.
-
-A trajectory's times depend only on --seed and its id: the same seed gives
-byte-identical output, whatever the order or sharding of the input. Every
-field other than the times is kept as it is. Output is a JSON array (.json) or
-JSONL (.jsonl), one record per line, written atomically.`,
+		Long:  longHelp("synth timestamps"),
 		Example: `  timeaware synth timestamps --input examples/pairs/trajectories.jsonl --seed 1 --out out/stamped.jsonl
   timeaware synth timestamps --input examples/pairs/trajectories.jsonl --seed 7 --start 2025-03-01T09:00:00Z \
     --sensitivity medium --mode fill --shard 0/4 --out out/part-0.json`,

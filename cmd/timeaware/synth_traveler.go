@@ -24,29 +24,7 @@ func (a *app) synthTravelerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "traveler --count N --seed S --out FILE",
 		Short: "TRAVELER event-set questions (explicit, implicit, vague) as VeRL rows",
-		Long: `Traveler writes questions about synthetic household event sets (the TRAVELER paper):
-who did what, where and when, over 5 to 100 events of Mary, Tom and Robot.
-Templates Who / Did / How often / When last; categories explicit (on
-2023-09-29, in 2023-09, in the year 2023), implicit relative to the speech time
-(today, yesterday, this month, last month, this year) and vague (just,
-recently, some time ago, a long time ago).
-
-Explicit and implicit questions have a crisp answer. A vague question's ground
-truth is, for each matching event, the probability that the adverbial applies
-at its age: the human survey means of vague time adverbials,
-interpolated linearly in log(minutes). The "traveler" reward scores the last
-"ANSWER:" line with crisp or soft accuracy.
-
-Rows are VeRL RL rows (data_source "traveler"). Row i has category i mod the
-number of categories; everything else is drawn from --seed and i alone, so the
-same seed gives byte-identical output and the first rows of a longer run are
-the rows of a shorter one. Output is written atomically, with a manifest
-beside --out.
-
---test-fraction X writes <out>-train and <out>-test instead: each question's
-event set (its speech time and events, extra_info.group) goes to the test
-side when a hash of it and --seed falls below X, so no event set straddles the
-split and "timeaware splits check" passes the two files.`,
+		Long:  longHelp("synth traveler"),
 		Example: `  timeaware synth traveler --count 20 --seed 1 --out out/traveler.parquet
   timeaware synth traveler --count 10 --seed 2 --events 50-50 --categories vague --format jsonl --out out/vague.jsonl`,
 		Args: cobra.NoArgs,
