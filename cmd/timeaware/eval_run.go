@@ -11,6 +11,7 @@ import (
 
 	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -81,10 +82,10 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	r.Samples, r.Temperature, r.MaxTokens, r.Seed, r.MaxTurns = f.samples, f.temperature, f.maxTokens, f.seed, f.maxTurns
 	r.Workers, r.ToolChoice, o.MaxErrors = f.concurrency, f.toolChoice, f.maxErrors
 	a.named("data", o.Data...)
-	prog := newProgress(a.stderr, "results")
-	o.Progress = func(n int) { prog.of(n).add(1) }
+	prog := progress.New(a.stderr, "results")
+	o.Progress = func(n int) { prog.Of(n).Add(1) }
 	rep, err := eval.RunFiles(cmd.Context(), *o)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return a.evalError(err, map[string]string{"Data": "data", "Out": "out", "Endpoint": "endpoint", "OpponentEndpoint": "opponent-endpoint"})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/timeaware/timeaware/eval"
 	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )
@@ -105,13 +106,13 @@ type modelRun struct {
 // run puts the rows to the model with progress on a TTY, stopping at once
 // when more than --max-errors results fail (eval.RunLimited).
 func (m *modelFlags) run(cmd *cobra.Command, a *app, rows []eval.Row, client *chat.Client, cfg rewards.Config, stopAtLimit bool, opponentBeta float64, opponent negotiation.Opponent) (*modelRun, error) {
-	prog := newProgress(a.stderr, "results").of(len(rows) * m.samples)
+	prog := progress.New(a.stderr, "results").Of(len(rows) * m.samples)
 	results, how, err := eval.RunLimited(cmd.Context(), rows, eval.Options{
 		Client: client, Rewards: cfg, Samples: m.samples, Temperature: m.temperature,
 		MaxTokens: m.maxTokens, Seed: m.seed, MaxTurns: m.maxTurns, Workers: m.concurrency,
 		ToolChoice: m.toolChoice, StopAtLimit: stopAtLimit, OpponentBeta: opponentBeta, Opponent: opponent,
-	}, m.maxErrors, func(int) { prog.add(1) })
-	prog.done()
+	}, m.maxErrors, func(int) { prog.Add(1) })
+	prog.Done()
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 )
@@ -187,16 +188,16 @@ func (a *app) pairsGenerator() (*prefpairs.GeneratorOptions, error) {
 // execute builds and writes the pairs, with progress on stderr when it is
 // a terminal. A file an option names is reported with its flag.
 func (p *pairsPlan) execute(ctx context.Context, stderr io.Writer) (*prefpairs.Dataset, error) {
-	prog, opt := &progress{}, p.opt
-	opt.OnInputs = func(in []*output.Input) { prog = newProgress(stderr, "pairs").reading(in) }
+	prog, opt := &progress.Meter{}, p.opt
+	opt.OnInputs = func(in []*output.Input) { prog = progress.New(stderr, "pairs").Reading(in) }
 	opt.OnPair = func(pair *prefpairs.Pair) {
 		if p.onPair != nil {
 			p.onPair(pair)
 		}
-		prog.add(1)
+		prog.Add(1)
 	}
 	d, err := prefpairs.BuildDataset(ctx, opt)
-	prog.done()
+	prog.Done()
 	var oe *prefpairs.OptionError
 	if errors.As(err, &oe) && oe.Path == "" {
 		return nil, usageError{oe.Err}

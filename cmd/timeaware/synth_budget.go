@@ -14,6 +14,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/budget"
@@ -201,9 +202,9 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 	if err != nil {
 		return err
 	}
-	prog.reading([]*output.Input{files.Tasks})
+	prog.Reading([]*output.Input{files.Tasks})
 	w, err := budget.Write(ctx, opt, files, o)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return a.budgetError(err, budgetKeys(family))
 	}
@@ -282,10 +283,10 @@ func (a *app) runSynthSFT(ctx context.Context, f *synthSFTFlags) error {
 	opt := budget.SFTOptions{Scorer: scorer, ToolDescription: a.v.GetString("synth.budget.tool_description")}
 	config := typedConfig(a.v, "rewards.")
 	config["synth.budget.tool_description"] = opt.ToolDescription
-	prog := newProgress(a.stderr, "traces")
+	prog := progress.New(a.stderr, "traces")
 	w, err := budget.WriteSFT(ctx, opt, output.OpenInput(f.traces), synth.Output{Path: f.out, Format: format,
-		Manifest: manifest("synth sft", config), Progress: func() { prog.add(1) }})
-	prog.done()
+		Manifest: manifest("synth sft", config), Progress: func() { prog.Add(1) }})
+	prog.Done()
 	if err != nil {
 		return a.budgetError(err, nil)
 	}

@@ -95,9 +95,9 @@ func (a *app) runSynthNegotiation(cmd *cobra.Command, f *synthNegotiationFlags) 
 	if f.testFraction > 0 && len(opt.Scenarios) < 2 {
 		return usagef("--test-fraction: scenarios go whole to one side, and there is only one (%s); give more with --scenario FILE", opt.Scenarios[0].ID)
 	}
-	prog.of(int(opt.Shard.Rows(0, int64(opt.Count))))
+	prog.Of(int(opt.Shard.Rows(0, int64(opt.Count))))
 	w, err := negotiation.Write(cmd.Context(), opt, o)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return a.writeError(err, f.out, negotiationKeys)
 	}

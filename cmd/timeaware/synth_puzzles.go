@@ -199,9 +199,9 @@ func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 		return err
 	}
 	opt.Seed, o.Manifest.Inputs = f.seed, inputs
-	prog.of(int(r.Shard.Rows(r.Start, r.Count))).what = "puzzles"
+	prog.Of(int(r.Shard.Rows(r.Start, r.Count))).Counting("puzzles")
 	w, err := puzzles.Write(ctx, opt, r, a.v.GetInt("synth.puzzles.workers"), o)
-	prog.done()
+	prog.Done()
 	var oe *synth.OptionError
 	switch {
 	case errors.As(err, &oe) && oe.Key == "test_fraction":

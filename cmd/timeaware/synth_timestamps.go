@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth/timestamps"
 )
@@ -75,10 +76,10 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 		return err
 	}
 	tuneGCForStreaming()
-	prog := newProgress(a.stderr, "records")
+	prog := progress.New(a.stderr, "records")
 	w, err := timestamps.Write(ctx, files, opt, timestamps.Output{Path: f.out, Manifest: m,
-		Progress: func() { prog.add(1) }, Reading: func(in []*output.Input) { prog.reading(in) }})
-	prog.done()
+		Progress: func() { prog.Add(1) }, Reading: func(in []*output.Input) { prog.Reading(in) }})
+	prog.Done()
 	if we := (*timestamps.WriteError)(nil); errors.As(err, &we) {
 		return pathError("out", f.out, we.Err)
 	} else if err != nil {

@@ -111,7 +111,7 @@ func (a *app) runSynthTraveler(ctx context.Context, f *synthTravelerFlags) error
 		return err
 	}
 	w, err := traveler.Write(ctx, opt, f.count, o)
-	prog.done()
+	prog.Done()
 	if err != nil {
 		return a.writeError(err, f.out, travelerKeys)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -55,7 +56,7 @@ func manifest(command string, config map[string]any) output.Manifest {
 // command's manifest config is recorded in it. Progress goes to stderr
 // when it is a terminal.
 func (a *app) synthOutput(d *dataFlags, formatKey string, labels bool, testFraction float64, command string,
-	config map[string]any, rows int) (synth.Output, *progress, error) {
+	config map[string]any, rows int) (synth.Output, *progress.Meter, error) {
 	if d.out == "" {
 		return synth.Output{}, nil, usagef("--out is required")
 	}
@@ -67,9 +68,9 @@ func (a *app) synthOutput(d *dataFlags, formatKey string, labels bool, testFract
 		return synth.Output{}, nil, err
 	}
 	tuneGCForStreaming()
-	prog := newProgress(a.stderr, "rows").of(rows)
+	prog := progress.New(a.stderr, "rows").Of(rows)
 	return synth.Output{Path: d.out, Format: format, Labels: labels, TestFraction: testFraction,
-		Manifest: manifest(command, d.record(config)), Progress: func() { prog.add(1) }}, prog, nil
+		Manifest: manifest(command, d.record(config)), Progress: func() { prog.Add(1) }}, prog, nil
 }
 
 // writeError is the error of a failed write of --out: an interruption

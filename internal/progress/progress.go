@@ -1,4 +1,8 @@
-package main
+// Package progress draws a command's running count on a terminal: rows
+// made or input read, the share done and the time left, rewritten in place
+// a few times a second, and nothing at all when the output is not a
+// terminal (pipelines, CI logs).
+package progress
 
 import (
 	"fmt"
@@ -9,11 +13,10 @@ import (
 	"github.com/timeaware/timeaware/internal/output"
 )
 
-// progress prints a running count on stderr when it is a terminal, at most a
-// few times a second, with the share done and the time left when the total
-// is known (a number of rows, or the bytes of the inputs); it is silent in
-// pipelines and CI logs.
-type progress struct {
+// Meter prints a running count on a terminal, at most a few times a
+// second, with the share done and the time left when the total is known (a
+// number of rows, or the bytes of the inputs). Its zero value is silent.
+type Meter struct {
 	w     io.Writer
 	what  string
 	n     int
@@ -28,33 +31,33 @@ type progress struct {
 	shown bool
 }
 
-// newProgress is a progress line on w, or a silent one when w is not a
+// New is a meter of what ("rows") on w, or a silent one when w is not a
 // terminal.
-func newProgress(w io.Writer, what string) *progress {
+func New(w io.Writer, what string) *Meter {
 	f, ok := w.(*os.File)
 	if !ok {
-		return &progress{}
+		return &Meter{}
 	}
 	st, err := f.Stat()
 	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
-		return &progress{}
+		return &Meter{}
 	}
-	return newProgressTo(w, what, time.Now)
+	return NewTo(w, what, time.Now)
 }
 
-// newProgressTo writes to w whatever it is, on the clock now.
-func newProgressTo(w io.Writer, what string, now func() time.Time) *progress {
-	return &progress{w: w, what: what, now: now, start: now()}
+// NewTo is a meter that writes to w whatever it is, on the clock now.
+func NewTo(w io.Writer, what string, now func() time.Time) *Meter {
+	return &Meter{w: w, what: what, now: now, start: now()}
 }
 
-// of sets the number of rows the run makes.
-func (p *progress) of(total int) *progress {
+// Of sets the number of rows the run makes.
+func (p *Meter) Of(total int) *Meter {
 	p.total = total
 	return p
 }
 
-// reading measures the share done by the bytes read of the inputs.
-func (p *progress) reading(inputs []*output.Input) *progress {
+// Reading measures the share done by the bytes read of the inputs.
+func (p *Meter) Reading(inputs []*output.Input) *Meter {
 	if p.w == nil {
 		return p // silent: no sizes to read
 	}
@@ -75,7 +78,14 @@ func (p *progress) reading(inputs []*output.Input) *progress {
 	return p
 }
 
-func (p *progress) add(n int) {
+// Counting renames what is counted ("puzzles").
+func (p *Meter) Counting(what string) *Meter {
+	p.what = what
+	return p
+}
+
+// Add counts n more.
+func (p *Meter) Add(n int) {
 	if p.w == nil {
 		return
 	}
@@ -88,7 +98,7 @@ func (p *progress) add(n int) {
 }
 
 // line is the progress text at now: "120/600 puzzles, 20%, 0:12 left".
-func (p *progress) line(now time.Time) string {
+func (p *Meter) line(now time.Time) string {
 	share := -1.0
 	text := fmt.Sprintf("%d %s", p.n, p.what)
 	switch {
@@ -120,7 +130,8 @@ func clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
-func (p *progress) done() {
+// Done ends the line, leaving the last count on the terminal.
+func (p *Meter) Done() {
 	if p.shown {
 		fmt.Fprintf(p.w, "\r%s\x1b[K\n", p.line(p.now()))
 	}

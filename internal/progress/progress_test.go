@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"bytes"
@@ -28,11 +28,11 @@ func (c *fakeClock) now() time.Time {
 func TestProgressShowsTheShareAndTheTimeLeft(t *testing.T) {
 	var w bytes.Buffer
 	clock := &fakeClock{t: time.Unix(0, 0), step: 500 * time.Millisecond}
-	p := newProgressTo(&w, "puzzles", clock.now).of(600)
+	p := NewTo(&w, "puzzles", clock.now).Of(600)
 	for range 150 {
-		p.add(1)
+		p.Add(1)
 	}
-	p.done()
+	p.Done()
 	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\r")
 	require.Greater(t, len(lines), 2)
 	// One row every half second: at row 1, half a second in, no guess yet.
@@ -52,18 +52,18 @@ func TestProgressReadsTheInputsSize(t *testing.T) {
 	defer in.Close()
 	var w bytes.Buffer
 	clock := &fakeClock{t: time.Unix(0, 0), step: 2 * time.Second}
-	p := newProgressTo(&w, "pairs", clock.now).reading([]*output.Input{in})
+	p := NewTo(&w, "pairs", clock.now).Reading([]*output.Input{in})
 	buf := make([]byte, 250)
 	_, err := in.Read(buf)
 	require.NoError(t, err)
-	p.add(7)
+	p.Add(7)
 	assert.Equal(t, "\r7 pairs, input 25%, 0:06 left\x1b[K", w.String(), "a quarter read in 2 s leaves 6 s")
 }
 
 func TestProgressIsSilentOffATerminal(t *testing.T) {
 	var w bytes.Buffer
-	p := newProgress(&w, "rows").of(10)
-	p.add(10)
-	p.done()
+	p := New(&w, "rows").Of(10)
+	p.Add(10)
+	p.Done()
 	assert.Empty(t, w.String())
 }
