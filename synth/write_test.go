@@ -65,3 +65,8 @@ func keys(m map[string]any) []string {
 	}
 	return out
 }
+
+func TestCountList(t *testing.T) {
+	assert.Equal(t, "-", CountList(nil))
+	assert.Equal(t, "a 2, b 1, c 0", CountList(map[string]int{"b": 1, "c": 0, "a": 2}))
+}

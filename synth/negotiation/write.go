@@ -5,10 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -111,21 +109,8 @@ func (c Config) Options() (Options, error) {
 // Lines are the summary as a command shows it under its first line: the
 // rows by condition, scenario, role, opening side and budget.
 func (s *Summary) Lines() []string {
-	return []string{"conditions:  " + countList(s.ByCondition), "scenarios:   " + countList(s.ByScenario),
-		"roles:       " + countList(s.ByRole), "opens:       " + countList(s.ByFirstSpeaker), "budgets:     " + countList(s.ByBudget)}
-}
-
-// countList writes a count map as "a 2, b 1", keys in order; "-" when
-// empty.
-func countList(m map[string]int) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+" "+strconv.Itoa(m[k]))
-	}
-	return strings.Join(parts, ", ")
+	return []string{"conditions:  " + synth.CountList(s.ByCondition), "scenarios:   " + synth.CountList(s.ByScenario),
+		"roles:       " + synth.CountList(s.ByRole), "opens:       " + synth.CountList(s.ByFirstSpeaker), "budgets:     " + synth.CountList(s.ByBudget)}
 }
 
 // parseDeadlines reads a comma-separated list of deadlines in seconds

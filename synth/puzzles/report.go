@@ -3,10 +3,9 @@ package puzzles
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/timeaware/timeaware/synth"
 )
 
 // Report is the line an audit shows for the verdict, "" when there is
@@ -91,10 +90,10 @@ func (s *Summary) Lines() []string {
 	if !s.LunarFacts {
 		lunar = "off (years that miss the lunar table, or not enabled)"
 	}
-	lines = append(lines, "years:       "+s.Years+"; lunar facts "+lunar, "solutions:   "+countList(s.BySolutions),
-		"levels:      "+countList(s.ByLevel), "kinds:       "+countList(s.ByKind))
+	lines = append(lines, "years:       "+s.Years+"; lunar facts "+lunar, "solutions:   "+synth.CountList(s.BySolutions),
+		"levels:      "+synth.CountList(s.ByLevel), "kinds:       "+synth.CountList(s.ByKind))
 	if len(s.ByRelation) > 0 {
-		lines = append(lines, "events:      "+countList(s.ByRelation))
+		lines = append(lines, "events:      "+synth.CountList(s.ByRelation))
 	}
 	if n := float64(s.Puzzles); n > 0 {
 		lines = append(lines, fmt.Sprintf("per puzzle:  %.2f facts, %.2f attempts", float64(s.Facts)/n, float64(s.Attempts)/n))
@@ -146,18 +145,5 @@ func byCause(m map[string]int) string {
 	if len(m) == 0 {
 		return ""
 	}
-	return " (" + countList(m) + ")"
-}
-
-// countList writes a count map as "a 2, b 1", keys in order; "-" when
-// empty.
-func countList(m map[string]int) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+" "+strconv.Itoa(m[k]))
-	}
-	return strings.Join(parts, ", ")
+	return " (" + synth.CountList(m) + ")"
 }
