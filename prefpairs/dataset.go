@@ -8,7 +8,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
-	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // DatasetOptions configure BuildDataset: the files to read, Build's
@@ -33,9 +33,9 @@ type DatasetOptions struct {
 	// replies that neither a record nor DirectAnswers has.
 	Generate *GeneratorOptions
 	// Catalog names every trajectory's scenario and sensitivity; nil is
-	// the built-in catalog (splits.DefaultCatalog). CatalogFile, when set,
+	// the built-in catalog (scenario.Default). CatalogFile, when set,
 	// is the catalog's file, listed among the manifest's inputs.
-	Catalog     *splits.Catalog
+	Catalog     *scenario.Catalog
 	CatalogFile *output.Entry
 	// Split, with a Strategy, writes the pairs of each scenario to a train
 	// or a test file.
@@ -146,7 +146,7 @@ func BuildDataset(ctx context.Context, opt DatasetOptions) (*Dataset, error) {
 	}
 	catalog := opt.Catalog
 	if catalog == nil {
-		c, err := splits.DefaultCatalog()
+		c, err := scenario.Default()
 		if err != nil {
 			return nil, err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // The demo sample (examples/pairs): six trajectories of six scenarios, 90
@@ -180,7 +181,7 @@ func TestBuildDatasetWritesOneFileAndItsManifest(t *testing.T) {
 }
 
 func TestBuildDatasetSplitsByScenario(t *testing.T) {
-	catalog, err := splits.DefaultCatalog()
+	catalog, err := scenario.Default()
 	require.NoError(t, err)
 	paperSide := map[string]string{}
 	for _, sc := range sampleScenarios {
@@ -322,7 +323,7 @@ func TestBuildDatasetOwnCatalog(t *testing.T) {
 		y.WriteString("  - name: " + sc + "\n    sensitivity: low\n    io: read_only\n    paper_split: " + split +
 			"\n    aliases: [" + strings.ToLower(strings.NewReplacer(" ", "_", "&", "and", "/", "or").Replace(sc)) + "]\n")
 	}
-	catalog, err := splits.LoadCatalog(strings.NewReader(y.String()), "own.yaml")
+	catalog, err := scenario.Load(strings.NewReader(y.String()), "own.yaml")
 	require.NoError(t, err)
 	dir := t.TempDir()
 	opt := datasetOptions(dir)
@@ -432,7 +433,7 @@ func TestBuildDatasetErrors(t *testing.T) {
 			o.Out, o.Split.Strategy = filepath.Join(noDir, "p.jsonl"), splits.StrategyPaper
 		}, option: "out", path: func(o *DatasetOptions) string { return output.SidePath(o.Out, splits.Train) }, text: "is not a directory"},
 		{name: "unknown scenario", edit: func(o *DatasetOptions) {
-			c, err := splits.LoadCatalog(strings.NewReader("scenarios:\n  - name: Other\n    sensitivity: low\n    io: read_only\n    paper_split: test\n    aliases: [other]\n"), "c.yaml")
+			c, err := scenario.Load(strings.NewReader("scenarios:\n  - name: Other\n    sensitivity: low\n    io: read_only\n    paper_split: test\n    aliases: [other]\n"), "c.yaml")
 			require.NoError(t, err)
 			o.Catalog = c
 		}, text: "not in the scenario catalog"},

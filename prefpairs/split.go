@@ -8,6 +8,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // SplitOptions say how BuildDataset splits pairs into a train and a test
@@ -51,7 +52,7 @@ func (s SplitOptions) sides() []string {
 // which a count-only pass over the inputs gives (opt.CountOnly: no
 // rendering, no direct replies). The pass reads every shard's records, so
 // that all shards of a build draw the same split.
-func assign(ctx context.Context, paths []string, opt Options, catalog *splits.Catalog, s SplitOptions) (*splits.Assignment, error) {
+func assign(ctx context.Context, paths []string, opt Options, catalog *scenario.Catalog, s SplitOptions) (*splits.Assignment, error) {
 	if s.Strategy == "" {
 		return nil, nil
 	}

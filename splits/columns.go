@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // Columns says which columns of a dataset make the gate's rows. A column
@@ -188,7 +190,7 @@ var (
 		Commands: []string{"pairs build"},
 		Requires: []string{"id", "scenario", "elapse", "prompt", "chosen", "rejected"},
 		Columns: Columns{Preset: "pairs", Text: []string{"prompt"}, Group: "scenario", GroupName: "scenario",
-			ID: []string{"id", "elapse"}, Source: "id", Split: "split", Sensitivity: "sensitivity", Label: "label", GroupFromID: AliasOf},
+			ID: []string{"id", "elapse"}, Source: "id", Split: "split", Sensitivity: "sensitivity", Label: "label", GroupFromID: scenario.AliasOf},
 	}
 	// BudgetPreset: time-budgeted rows of synth budget; a task's variants
 	// (its budgets) stay together.

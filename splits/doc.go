@@ -1,14 +1,11 @@
 // Package splits divides data into train and test sets by the unit that
 // would leak, and checks any split for leakage.
 //
-// It holds four parts:
+// It holds three parts, beside the TicToc scenario catalog of its
+// subpackage [github.com/timeaware/timeaware/splits/scenario]:
 //
-//   - the scenario catalog: every scenario of the TicToc benchmark with its
-//     time sensitivity, read-only or read+write I/O, the paper's train/test
-//     assignment and the trajectory id prefixes (aliases) that belong to it
-//     (see [LoadCatalog], [DefaultCatalog], [Catalog.Resolve] and
-//     [Catalog.ScenarioOf]);
-//   - the split strategies: the paper's fixed scenario split and a seeded,
+//   - the split strategies: the paper's fixed scenario split
+//     ([PaperAssignment], from the catalog's paper_split fields) and a seeded,
 //     sensitivity-stratified group split aiming at a target test fraction,
 //     both of which keep every scenario, and every trajectory's elapse
 //     levels, on one side only; and [UnitSplit] for synthetic data, which

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // Names of the leakage gate's checks, in report order.
@@ -152,7 +154,7 @@ func DefaultGateOptions() GateOptions {
 		Permutations:           DefaultPermutations,
 		Bands:                  DefaultBands(DefaultPermutations, DefaultNearDuplicateThreshold),
 		Tolerance:              DefaultTolerance,
-		Sensitivities:          slices.Clone(Sensitivities),
+		Sensitivities:          slices.Clone(scenario.Sensitivities),
 		MaxFindings:            DefaultMaxFindings,
 		Seed:                   DefaultMinHashSeed,
 		GroupName:              DefaultGroupName,
@@ -290,7 +292,7 @@ func resolveGateOptions(opt GateOptions) (GateOptions, error) {
 		opt.Tolerance = DefaultTolerance
 	}
 	if opt.Sensitivities == nil {
-		opt.Sensitivities = slices.Clone(Sensitivities)
+		opt.Sensitivities = slices.Clone(scenario.Sensitivities)
 	} else {
 		levels := make([]string, 0, len(opt.Sensitivities))
 		for _, s := range opt.Sensitivities {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // gtRows is an in-memory RowSource.
@@ -168,7 +170,7 @@ const (
 func gtClean(seed uint64, wordsPerText int) gtRows {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	vocab := gtVocab(rng, 5000)
-	levels := []string{SensitivityLow, SensitivityMedium, SensitivityHigh}
+	levels := []string{scenario.SensitivityLow, scenario.SensitivityMedium, scenario.SensitivityHigh}
 	var rows gtRows
 	index := map[string]int{}
 	add := func(split string, sc int) {
@@ -247,7 +249,7 @@ func gtOptions() GateOptions {
 	opt := DefaultGateOptions()
 	opt.TestFraction = 0.3
 	opt.GroupName = "scenario"
-	opt.GroupFromID = AliasOf
+	opt.GroupFromID = scenario.AliasOf
 	return opt
 }
 
@@ -422,8 +424,8 @@ func TestCheckPlantedLeaks(t *testing.T) {
 			name: "missing sensitivity level",
 			plant: func(t *testing.T, rows gtRows) gtRows {
 				for i := range rows {
-					if rows[i].Side == Test && rows[i].Sensitivity == SensitivityHigh {
-						rows[i].Sensitivity = SensitivityMedium
+					if rows[i].Side == Test && rows[i].Sensitivity == scenario.SensitivityHigh {
+						rows[i].Sensitivity = scenario.SensitivityMedium
 					}
 				}
 				return rows
@@ -595,7 +597,7 @@ func TestCheckSummaries(t *testing.T) {
 	gtFind(t, rows, "train_sc1_1").Group = "test scenario 1"
 	gtFind(t, rows, "train_sc1_2").Group = "test scenario 2"
 	for i := range rows {
-		if rows[i].Side == Train && rows[i].Sensitivity == SensitivityLow {
+		if rows[i].Side == Train && rows[i].Sensitivity == scenario.SensitivityLow {
 			rows[i].Sensitivity = ""
 		}
 	}
@@ -632,7 +634,7 @@ func TestCheckDisabledChecks(t *testing.T) {
 	gtFind(t, rows, "train_sc0_0").Text = gtChangeWords(rand.New(rand.NewPCG(1, 1)), te.Text, 1, 5)
 	for i := range rows {
 		if rows[i].Side == Test {
-			rows[i].Sensitivity = SensitivityLow
+			rows[i].Sensitivity = scenario.SensitivityLow
 		}
 	}
 	opt := DefaultGateOptions()
@@ -652,7 +654,7 @@ func TestCheckDisabledChecks(t *testing.T) {
 	assert.Equal(t, StatusFail, gtCheck(rep, CheckNearDuplicates).Status)
 	assert.Equal(t, StatusFail, gtCheck(rep, CheckSensitivityCoverage).Status)
 	assert.Equal(t, 2, gtCheck(rep, CheckSensitivityCoverage).Count)
-	assert.Equal(t, Sensitivities, rep.Options.Sensitivities)
+	assert.Equal(t, scenario.Sensitivities, rep.Options.Sensitivities)
 }
 
 func TestCheckEmptyTexts(t *testing.T) {
@@ -907,7 +909,7 @@ func TestCheckLSHRecall(t *testing.T) {
 func gtBenchRows(train, test int) gtRows {
 	rng := rand.New(rand.NewPCG(42, 42))
 	vocab := gtVocab(rng, 50000)
-	levels := []string{SensitivityLow, SensitivityMedium, SensitivityHigh}
+	levels := []string{scenario.SensitivityLow, scenario.SensitivityMedium, scenario.SensitivityHigh}
 	rows := make(gtRows, 0, train+test)
 	for i := range train + test {
 		split, file, index := Train, gtTrainFile, i+1

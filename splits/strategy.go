@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // Split sides: the names output uses for a split's files.
@@ -83,7 +84,7 @@ func newAssignment(strategy string, side map[string]string) *Assignment {
 }
 
 // PaperAssignment is the fixed split of the catalog's paper_split fields.
-func PaperAssignment(c *Catalog) *Assignment {
+func PaperAssignment(c *scenario.Catalog) *Assignment {
 	side := map[string]string{}
 	for _, s := range c.Scenarios() {
 		side[s.Name] = Train

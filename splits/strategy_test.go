@@ -12,10 +12,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 func TestPaperAssignment(t *testing.T) {
-	cat, err := DefaultCatalog()
+	cat, err := scenario.Default()
 	require.NoError(t, err)
 	a := PaperAssignment(cat)
 	assert.Equal(t, StrategyPaper, a.Strategy)
@@ -106,7 +108,7 @@ func TestGroupAssignmentErrors(t *testing.T) {
 }
 
 func TestMeasure(t *testing.T) {
-	cat, err := DefaultCatalog()
+	cat, err := scenario.Default()
 	require.NoError(t, err)
 	a := PaperAssignment(cat)
 	fr, err := a.Measure([]ScenarioSamples{

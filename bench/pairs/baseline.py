@@ -98,10 +98,10 @@ def arguments_text(arguments) -> str:
 
 
 def load_catalog() -> dict:
-    """alias -> (canonical scenario, sensitivity), from configs/scenarios.yaml."""
+    """alias -> (canonical scenario, sensitivity), from splits/scenario/scenarios.yaml."""
     import yaml
 
-    path = Path(__file__).resolve().parents[2] / "configs" / "scenarios.yaml"
+    path = Path(__file__).resolve().parents[2] / "splits" / "scenario" / "scenarios.yaml"
     with open(path, encoding="utf-8") as f:
         doc = yaml.safe_load(f)
     out = {}

@@ -238,8 +238,8 @@ func slicesClone(s []string) []string { return append([]string(nil), s...) }
 // packages: a new package's prefix must not reach users.
 func TestInternalPackagesAreTheLibraries(t *testing.T) {
 	// Packages whose errors never reach a command's output: the embedded
-	// files, and the docs' example runner (a test tool).
-	notLibraries := map[string]bool{"main": true, "configs": true, "examples": true, "docexamples": true}
+	// examples, and the docs' example runner (a test tool).
+	notLibraries := map[string]bool{"main": true, "examples": true, "docexamples": true}
 	decl := regexp.MustCompile(`(?m)^package (\w+)`)
 	found := map[string]bool{}
 	require.NoError(t, filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {

@@ -97,7 +97,7 @@ func TestHelpExamplesRun(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	work := t.TempDir()
-	for _, dir := range []string{"examples", "configs"} {
+	for _, dir := range []string{"examples"} {
 		require.NoError(t, os.Symlink(filepath.Join(repo, dir), filepath.Join(work, dir)))
 	}
 	t.Chdir(work)
@@ -135,7 +135,7 @@ func TestHelpExamplesRun(t *testing.T) {
 		switch {
 		case rel == ".":
 			return nil
-		case rel == "out" || rel == "examples" || rel == "configs":
+		case rel == "out" || rel == "examples":
 			return filepath.SkipDir
 		}
 		stray = append(stray, rel)

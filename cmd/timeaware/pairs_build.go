@@ -16,6 +16,7 @@ import (
 	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 type pairsBuildFlags struct {
@@ -64,7 +65,7 @@ func (a *app) pairsBuildCmd() *cobra.Command {
 	fs.String("split", "", "split whole scenarios into train and test: paper or group; writes <out>-train and <out>-test")
 	fs.Uint64("seed", 0, "seed of the group split")
 	fs.Float64("test-fraction", splits.DefaultTestFraction, "group split: target share of samples on the test side")
-	fs.String("catalog", "", "scenario catalog YAML (default: the built-in configs/scenarios.yaml)")
+	fs.String("catalog", "", "scenario catalog YAML (default: the built-in "+scenario.DefaultSource+")")
 	fs.StringVar(&f.shard, "shard", "", "build only shard i/n of the trajectories (by id hash), e.g. 0/4")
 	for _, fk := range [][2]string{{"generate-direct", "generate.url"}, {"model", "generate.model"}, {"time-format", "time_format"},
 		{"min-margin", "min_margin"}, {"confident-only", "confident_only"}, {"label-only-margin", "label_only_margin"}, {"workers", "workers"},
@@ -141,7 +142,7 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 func (a *app) pairsSplit(o *prefpairs.DatasetOptions) error {
 	v := a.v
 	if path := v.GetString("pairs.catalog"); path != "" {
-		cat, mf, err := readSideFile(a, path, "catalog", splits.LoadCatalog)
+		cat, mf, err := readSideFile(a, path, "catalog", scenario.Load)
 		if err != nil {
 			return err
 		}

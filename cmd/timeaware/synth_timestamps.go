@@ -10,7 +10,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/internal/progress"
-	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 	"github.com/timeaware/timeaware/synth/timestamps"
 )
 
@@ -43,7 +43,7 @@ func (a *app) synthTimestampsCmd() *cobra.Command {
 	fs.String("start", "", "start time (RFC 3339) for records whose first messages have none")
 	fs.String("sensitivity", "", "low, medium or high, for records that have none and whose scenario the catalog does not know")
 	fs.String("mode", string(timestamps.ModeReplace), "replace: draw every time; fill: keep the times a record has")
-	fs.String("catalog", "", "scenario catalog YAML (default: the built-in configs/scenarios.yaml)")
+	fs.String("catalog", "", "scenario catalog YAML (default: the built-in "+scenario.DefaultSource+")")
 	fs.Int("workers", 0, "decoding and stamping goroutines (0: one per CPU)")
 	for _, flag := range []string{"start", "sensitivity", "mode", "catalog", "workers"} {
 		bindKey(fs, flag, "synth.timestamps."+flag)
@@ -112,7 +112,7 @@ func (a *app) timestampsOptions(f *synthTimestampsFlags) (opt timestamps.Options
 		Read: dist("read"), Write: dist("write"), Generate: dist("generate"), ToolSeconds: v.GetFloat64(k + "tool_seconds"),
 		Jitter: timestamps.Jitter{User: v.GetFloat64(k + "jitter.user"), Assistant: v.GetFloat64(k + "jitter.assistant"),
 			Tool: v.GetFloat64(k + "jitter.tool")}, Gaps: map[string]string{}, Resolution: v.GetString(k + "resolution"), Workers: v.GetInt(k + "workers")}
-	for _, s := range splits.Sensitivities {
+	for _, s := range scenario.Sensitivities {
 		c.Gaps[s] = v.GetString(k + "gaps." + s)
 	}
 	if opt, err = c.Options(); err != nil {
@@ -129,10 +129,10 @@ func (a *app) timestampsOptions(f *synthTimestampsFlags) (opt timestamps.Options
 	m = manifest("synth timestamps", f.record(typedConfig(v, k)))
 	if path := v.GetString(k + "catalog"); path != "" {
 		m.Inputs = make([]output.Entry, 1)
-		if opt.Catalog, m.Inputs[0], err = readSideFile(a, path, "catalog", splits.LoadCatalog); err != nil {
+		if opt.Catalog, m.Inputs[0], err = readSideFile(a, path, "catalog", scenario.Load); err != nil {
 			return opt, m, err
 		}
-	} else if opt.Catalog, err = splits.DefaultCatalog(); err != nil {
+	} else if opt.Catalog, err = scenario.Default(); err != nil {
 		return opt, m, err
 	}
 	if _, err := timestamps.NewStamper(opt); err != nil {

@@ -29,7 +29,7 @@ var (
 var root = filepath.Join("..", "..")
 
 // inputs are the checkout entries the examples may read.
-var inputs = []string{"examples", "configs", "python", "synth"}
+var inputs = []string{"examples", "python", "synth"}
 
 // docs lists every Markdown file whose examples are run.
 func docs(t *testing.T) []string {
@@ -73,10 +73,10 @@ func TestDocsParse(t *testing.T) {
 	assert.Greater(t, n, 40, "the docs' runnable examples")
 }
 
-var examplePath = regexp.MustCompile(`(?:^|[\s="'])((?:examples|configs|python)/[A-Za-z0-9_./-]+|\.\./shared/[A-Za-z0-9_./-]+)`)
+var examplePath = regexp.MustCompile(`(?:^|[\s="'])((?:examples|python)/[A-Za-z0-9_./-]+|\.\./shared/[A-Za-z0-9_./-]+)`)
 
 // TestDocsNameFilesThatExist checks that every path an example names under
-// examples/, configs/, python/ or ../shared exists, and that every input in
+// examples/, python/ or ../shared exists, and that every input in
 // examples/ is used by some doc, so the two cannot drift apart.
 func TestDocsNameFilesThatExist(t *testing.T) {
 	used := map[string]bool{}

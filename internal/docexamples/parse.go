@@ -6,7 +6,7 @@
 //
 //   - A fenced block tagged sh or python is an example. The blocks of one
 //     file run in order in one scratch directory laid out like a checkout
-//     (examples/, configs/, ... and ../shared beside it), so a later block
+//     (examples/, python/, ... and ../shared beside it), so a later block
 //     may read what an earlier one wrote. sh blocks run under bash with
 //     errexit and pipefail; python blocks with the configured interpreter.
 //   - A block tagged text that follows an example with only blank lines

@@ -24,7 +24,7 @@ var ErrMismatch = errors.New("output differs from the doc's")
 // a checkout.
 type Runner struct {
 	// Root is the checkout; Inputs are the entries of it the examples may
-	// read (examples, configs, ...), linked into every scratch checkout.
+	// read (examples, python, ...), linked into every scratch checkout.
 	Root   string
 	Inputs []string
 	// Shared is the reference data directory, linked as ../shared.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -65,7 +65,7 @@ func (c Config) Options() (Options, error) {
 	opt.Write = TruncatedLogNormal{Mu: w.Mu, Sigma: w.Sigma, Min: w.Min, Max: w.Max}
 	opt.ToolSeconds, opt.Jitter = c.ToolSeconds, c.Jitter
 	means := map[string][conversation.NumElapse]time.Duration{}
-	for _, s := range splits.Sensitivities {
+	for _, s := range scenario.Sensitivities {
 		if means[s], err = ParseGapMeans(c.Gaps[s]); err != nil {
 			return bad("gaps."+s, err)
 		}

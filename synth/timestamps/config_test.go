@@ -12,7 +12,7 @@ import (
 	"github.com/timeaware/timeaware/synth"
 )
 
-// paperConfig is the paper's model as configs/timeaware.yaml writes it.
+// paperConfig is the paper's model as examples/timeaware.yaml writes it.
 func paperConfig() Config {
 	return Config{Mode: "replace",
 		Read: TruncatedNormal{Mu: 238, Sigma: 60, Min: 50}, Write: TruncatedNormal{Mu: 3.61, Sigma: 0.40, Min: 5},

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // Input is one stream of TicToc records: a JSON array of records or JSONL.
@@ -35,7 +35,7 @@ type Summary struct {
 
 func newSummary() *Summary {
 	s := &Summary{BySensitivity: map[string]int{}, SensitivityFrom: map[string]int{}, StartFrom: map[string]int{}}
-	for _, l := range splits.Sensitivities {
+	for _, l := range scenario.Sensitivities {
 		s.BySensitivity[l] = 0
 	}
 	return s

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 // Mode says what Stamp does with the times a record already has.
@@ -71,9 +71,9 @@ const (
 // large, by sensitivity.
 func PaperGapMeans() map[string][conversation.NumElapse]time.Duration {
 	return map[string][conversation.NumElapse]time.Duration{
-		splits.SensitivityLow:    {3 * time.Minute, 3 * Day, 3 * Month},
-		splits.SensitivityMedium: {3 * time.Minute, 3 * time.Hour, 3 * Day},
-		splits.SensitivityHigh:   {3 * time.Second, 3 * time.Minute, 3 * time.Hour},
+		scenario.SensitivityLow:    {3 * time.Minute, 3 * Day, 3 * Month},
+		scenario.SensitivityMedium: {3 * time.Minute, 3 * time.Hour, 3 * Day},
+		scenario.SensitivityHigh:   {3 * time.Second, 3 * time.Minute, 3 * time.Hour},
 	}
 }
 
@@ -104,7 +104,7 @@ type Options struct {
 	Sensitivity string
 	// Catalog, when set, gives the sensitivity of records without one,
 	// from the record's scenario field or else its id's alias.
-	Catalog *splits.Catalog
+	Catalog *scenario.Catalog
 
 	// Read is the user's reading speed r in words per minute; Write the
 	// writing speed w in words per minute (log-normal, log-space μ and σ);
@@ -229,7 +229,7 @@ func NewStamper(opt Options) (*Stamper, error) {
 			return nil, fmt.Errorf("timestamps: %s %g is not a finite number >= 0", v.name, v.val)
 		}
 	}
-	for _, s := range splits.Sensitivities {
+	for _, s := range scenario.Sensitivities {
 		g, ok := opt.Gaps[s]
 		if !ok {
 			return nil, fmt.Errorf("timestamps: no final gaps for sensitivity %s", s)
@@ -499,7 +499,7 @@ func (s *Stamper) sensitivity(t *conversation.Trajectory) (string, string, error
 		if sc != nil {
 			return sc.Sensitivity, FromCatalog, nil
 		}
-		known = fmt.Sprintf(", the scenario catalog does not know %q", splits.AliasOf(key))
+		known = fmt.Sprintf(", the scenario catalog does not know %q", scenario.AliasOf(key))
 	}
 	if s.opt.Sensitivity != "" {
 		return s.opt.Sensitivity, FromOption, nil

@@ -22,7 +22,7 @@ import (
 
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/jsonscan"
-	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 const v1Dir = "../../../shared/data/tictoc-v1"
@@ -75,9 +75,9 @@ func jsonl(records [][]byte) []Input {
 	return []Input{{Name: "records.jsonl", Reader: bytes.NewReader(append(bytes.Join(records, []byte("\n")), '\n'))}}
 }
 
-func catalog(t testing.TB) *splits.Catalog {
+func catalog(t testing.TB) *scenario.Catalog {
 	t.Helper()
-	c, err := splits.DefaultCatalog()
+	c, err := scenario.Default()
 	require.NoError(t, err)
 	return c
 }
@@ -129,7 +129,7 @@ func TestV1(t *testing.T) {
 	assert.Equal(t, map[string]int{FromCatalog: 1379}, sum.SensitivityFrom)
 	assert.Equal(t, map[string]int{FromRecord: 1379}, sum.StartFrom)
 	assert.Equal(t, 1379, sum.BySensitivity["low"]+sum.BySensitivity["medium"]+sum.BySensitivity["high"])
-	for _, l := range splits.Sensitivities {
+	for _, l := range scenario.Sensitivities {
 		assert.Positive(t, sum.BySensitivity[l], l)
 	}
 	gaps := DefaultOptions().Gaps

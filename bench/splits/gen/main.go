@@ -19,6 +19,7 @@ import (
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
+	"github.com/timeaware/timeaware/splits/scenario"
 )
 
 func main() {
@@ -39,12 +40,12 @@ func run(nTrain, nTest, nWords, nNear int, dir string, seed uint64) error {
 	if nNear > min(nTrain, nTest) {
 		return fmt.Errorf("-near %d exceeds the smaller side", nNear)
 	}
-	cat, err := splits.DefaultCatalog()
+	cat, err := scenario.Default()
 	if err != nil {
 		return err
 	}
 	a := splits.PaperAssignment(cat)
-	sides := map[string][]*splits.Scenario{}
+	sides := map[string][]*scenario.Scenario{}
 	for _, s := range cat.Scenarios() {
 		side, _ := a.Side(s.Name)
 		sides[side] = append(sides[side], s)
@@ -97,7 +98,7 @@ func run(nTrain, nTest, nWords, nNear int, dir string, seed uint64) error {
 	return nil
 }
 
-func write(path, side string, n int, scen []*splits.Scenario, prompt func(i int) []string) error {
+func write(path, side string, n int, scen []*scenario.Scenario, prompt func(i int) []string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

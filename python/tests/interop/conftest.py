@@ -126,7 +126,7 @@ def run_timeaware(timeaware_bin):
 def catalog() -> dict:
     """alias or canonical name -> (canonical name, sensitivity, paper_split),
     read from the repository's scenario catalog."""
-    with open(REPO_ROOT / "configs" / "scenarios.yaml", encoding="utf-8") as f:
+    with open(REPO_ROOT / "splits" / "scenario" / "scenarios.yaml", encoding="utf-8") as f:
         doc = yaml.safe_load(f)
     out = {}
     for s in doc["scenarios"]:

@@ -1,15 +1,14 @@
-package splits
+package scenario
 
 import (
 	"bytes"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/timeaware/timeaware/configs"
 
 	"github.com/timeaware/timeaware/conversation"
 )
@@ -36,12 +35,19 @@ const (
 // Sensitivities lists the sensitivity levels from least to most time-sensitive.
 var Sensitivities = []string{SensitivityLow, SensitivityMedium, SensitivityHigh}
 
-// DefaultCatalogSource is the source name used in errors about the embedded catalog.
-const DefaultCatalogSource = "configs/scenarios.yaml"
+// DefaultSource is the source name used in errors about the embedded
+// catalog: the file's path in the repository.
+const DefaultSource = "splits/scenario/scenarios.yaml"
 
-// ErrUnknownScenario is wrapped by the error Catalog.Resolve returns for an id
+// defaultYAML is the built-in catalog, embedded so the binary works without
+// the repository.
+//
+//go:embed scenarios.yaml
+var defaultYAML []byte
+
+// ErrUnknown is wrapped by the error Catalog.Resolve returns for an id
 // whose prefix is not in the catalog.
-var ErrUnknownScenario = errors.New("unknown scenario")
+var ErrUnknown = errors.New("unknown scenario")
 
 // Scenario is one TicToc scenario.
 type Scenario struct {
@@ -68,8 +74,8 @@ var scenarioKeys = map[string]bool{
 	"paper_split": true, "description": true, "aliases": true,
 }
 
-// LoadCatalog reads and validates a catalog in the layout of
-// configs/scenarios.yaml. source names the input in error messages.
+// Load reads and validates a catalog in the layout of the built-in
+// scenarios.yaml (DefaultSource). source names the input in error messages.
 //
 // The YAML is strict: unknown or repeated keys are errors, as is more than one
 // document. Every scenario needs a unique name, a sensitivity of low, medium or
@@ -78,7 +84,7 @@ var scenarioKeys = map[string]bool{
 // scenario's own name but not another's, and must not end in _<digits> (Resolve
 // strips such a suffix, so the alias could never match). Errors name the source,
 // the line, the scenario (1-based index and name) and the field.
-func LoadCatalog(r io.Reader, source string) (*Catalog, error) {
+func Load(r io.Reader, source string) (*Catalog, error) {
 	if source == "" {
 		source = "catalog"
 	}
@@ -270,10 +276,10 @@ func yamlErrText(err error) string {
 	return err.Error()
 }
 
-// DefaultCatalog loads the catalog embedded from configs/scenarios.yaml. Each
+// Default loads the built-in catalog, embedded from scenarios.yaml. Each
 // call returns a fresh Catalog.
-func DefaultCatalog() (*Catalog, error) {
-	return LoadCatalog(bytes.NewReader(configs.Scenarios), DefaultCatalogSource)
+func Default() (*Catalog, error) {
+	return Load(bytes.NewReader(defaultYAML), DefaultSource)
 }
 
 // Scenarios returns the scenarios in file order. The slice is a copy; the
@@ -290,7 +296,7 @@ func (c *Catalog) ByName(name string) (*Scenario, bool) {
 
 // Resolve returns the scenario a trajectory id belongs to. The id's prefix
 // (AliasOf) is looked up among the aliases and, failing that, the canonical
-// names. An unknown prefix gives an error wrapping ErrUnknownScenario that
+// names. An unknown prefix gives an error wrapping ErrUnknown that
 // names the prefix and the id.
 func (c *Catalog) Resolve(id string) (*Scenario, error) {
 	prefix := AliasOf(id)
@@ -300,7 +306,7 @@ func (c *Catalog) Resolve(id string) (*Scenario, error) {
 	if s, ok := c.byName[prefix]; ok {
 		return s, nil
 	}
-	return nil, fmt.Errorf("splits: id %q: %w alias %q (add it to the catalog's aliases)", id, ErrUnknownScenario, prefix)
+	return nil, fmt.Errorf("scenario: id %q: %w alias %q (add it to the catalog's aliases)", id, ErrUnknown, prefix)
 }
 
 // ScenarioOf names a trajectory's scenario and sensitivity from the

@@ -1,4 +1,4 @@
-package splits
+package scenario
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ import (
 )
 
 // v1Dir holds the TicToc v1 release files, relative to this package.
-const v1Dir = "../../shared/data/tictoc-v1"
+const v1Dir = "../../../shared/data/tictoc-v1"
 
 var v1Files = []string{
 	"preferNoTool_elapse_0.json",
@@ -110,12 +110,12 @@ func variants(base string) []string {
 
 func defaultCatalog(t *testing.T) *Catalog {
 	t.Helper()
-	c, err := DefaultCatalog()
+	c, err := Default()
 	require.NoError(t, err)
 	return c
 }
 
-func TestDefaultCatalogCounts(t *testing.T) {
+func TestDefaultCounts(t *testing.T) {
 	c := defaultCatalog(t)
 	assert.Len(t, c.Scenarios(), 76)
 	assert.Equal(t, map[string]int{"low": 29, "medium": 25, "high": 22}, c.Counts())
@@ -163,7 +163,7 @@ func TestDefaultCatalogCounts(t *testing.T) {
 	}
 }
 
-func TestDefaultCatalogOrderAndLookup(t *testing.T) {
+func TestDefaultOrderAndLookup(t *testing.T) {
 	c := defaultCatalog(t)
 	all := c.Scenarios()
 	assert.Equal(t, "Regulatory Information Service", all[0].Name)
@@ -298,17 +298,17 @@ func TestResolveUnknown(t *testing.T) {
 	c := defaultCatalog(t)
 	_, err := c.Resolve("foo_bar_3")
 	require.Error(t, err)
-	assert.True(t, errors.Is(err, ErrUnknownScenario))
-	assert.EqualError(t, err, `splits: id "foo_bar_3": unknown scenario alias "foo_bar" (add it to the catalog's aliases)`)
+	assert.True(t, errors.Is(err, ErrUnknown))
+	assert.EqualError(t, err, `scenario: id "foo_bar_3": unknown scenario alias "foo_bar" (add it to the catalog's aliases)`)
 
 	_, err = c.Resolve("nosuffix")
-	assert.ErrorIs(t, err, ErrUnknownScenario)
-	assert.EqualError(t, err, `splits: id "nosuffix": unknown scenario alias "nosuffix" (add it to the catalog's aliases)`)
+	assert.ErrorIs(t, err, ErrUnknown)
+	assert.EqualError(t, err, `scenario: id "nosuffix": unknown scenario alias "nosuffix" (add it to the catalog's aliases)`)
 
 	// Prefix matching is exact: no case folding, no partial aliases.
 	for _, id := range []string{"DELIVERY_TRACKING_5", "delivery_5", "hotel_0", "", "cloud_server_load_balancer_7"} {
 		_, err := c.Resolve(id)
-		assert.ErrorIs(t, err, ErrUnknownScenario, "%q", id)
+		assert.ErrorIs(t, err, ErrUnknown, "%q", id)
 	}
 }
 
@@ -360,11 +360,11 @@ func entry(name string, override map[string]string) string {
 	return b.String()
 }
 
-func TestLoadCatalogValid(t *testing.T) {
+func TestLoadValid(t *testing.T) {
 	doc := "scenarios:\n" + entry("Alpha", nil) +
 		entry("Beta", map[string]string{"sensitivity": "high", "io": "read_write", "paper_split": "test",
 			"aliases": "[Beta, beta_x, beta_y]", "description": "-"})
-	c, err := LoadCatalog(strings.NewReader(doc), "t.yaml")
+	c, err := Load(strings.NewReader(doc), "t.yaml")
 	require.NoError(t, err)
 	require.Len(t, c.Scenarios(), 2)
 	assert.Equal(t, map[string]int{"low": 1, "medium": 0, "high": 1}, c.Counts())
@@ -377,7 +377,7 @@ func TestLoadCatalogValid(t *testing.T) {
 	assert.Same(t, b, s)
 }
 
-func TestLoadCatalogErrors(t *testing.T) {
+func TestLoadErrors(t *testing.T) {
 	ok := entry("Alpha", nil)
 	for _, tc := range []struct {
 		name string
@@ -428,7 +428,7 @@ func TestLoadCatalogErrors(t *testing.T) {
 			[]string{"t.yaml:2: ", "scenario 1 (Alpha)", `aliases entry "alpha_2" ends in _<digits>`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := LoadCatalog(strings.NewReader(tc.doc), "t.yaml")
+			c, err := Load(strings.NewReader(tc.doc), "t.yaml")
 			require.Error(t, err, "document:\n%s", tc.doc)
 			assert.Nil(t, c)
 			for _, w := range tc.want {
@@ -439,8 +439,8 @@ func TestLoadCatalogErrors(t *testing.T) {
 	}
 }
 
-func TestLoadCatalogReadError(t *testing.T) {
-	_, err := LoadCatalog(failingReader{}, "")
+func TestLoadReadError(t *testing.T) {
+	_, err := Load(failingReader{}, "")
 	assert.EqualError(t, err, "catalog: disk on fire")
 }
 
@@ -449,7 +449,7 @@ type failingReader struct{}
 func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
 
 func ExampleCatalog_Resolve() {
-	c, err := DefaultCatalog()
+	c, err := Default()
 	if err != nil {
 		panic(err)
 	}
@@ -460,18 +460,18 @@ func ExampleCatalog_Resolve() {
 	fmt.Println(s.Name, s.Sensitivity, s.IO, s.PaperSplit)
 
 	_, err = c.Resolve("foo_bar_3")
-	fmt.Println(errors.Is(err, ErrUnknownScenario))
+	fmt.Println(errors.Is(err, ErrUnknown))
 	fmt.Println(err)
 	// Output:
 	// Cloud Server Load Balancer high read_write test
 	// true
-	// splits: id "foo_bar_3": unknown scenario alias "foo_bar" (add it to the catalog's aliases)
+	// scenario: id "foo_bar_3": unknown scenario alias "foo_bar" (add it to the catalog's aliases)
 }
 
 func TestCatalogScenarioOf(t *testing.T) {
 	doc := "scenarios:\n" + entry("Tide Tracker", map[string]string{"sensitivity": "medium", "aliases": "[tide, tides]"}) +
 		entry("Flight Status", map[string]string{"sensitivity": "high", "aliases": "[flight_status]"})
-	c, err := LoadCatalog(strings.NewReader(doc), "t.yaml")
+	c, err := Load(strings.NewReader(doc), "t.yaml")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name, id, scenario, sensitivity string
@@ -487,7 +487,7 @@ func TestCatalogScenarioOf(t *testing.T) {
 		{name: "a field contradicting the id", id: "flight_status_2", scenario: "Tide Tracker",
 			err: `scenario "Tide Tracker" contradicts the id, whose alias belongs to "Flight Status"`},
 		{name: "an unknown id", id: "weather_1",
-			err: `splits: id "weather_1": unknown scenario alias "weather" (add it to the catalog's aliases)`},
+			err: `scenario: id "weather_1": unknown scenario alias "weather" (add it to the catalog's aliases)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name, sens, err := c.ScenarioOf(&conversation.Trajectory{ID: tc.id, Scenario: tc.scenario, Sensitivity: tc.sensitivity})
