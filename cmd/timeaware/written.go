@@ -5,47 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/spf13/pflag"
+	"strconv"
+	"strings"
 
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/internal/progress"
+	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
 )
 
-// What the commands that write a dataset share: the --out, --seed and
-// --shard flags, the synth.Output they map to, the manifest's common
-// fields, the error of a failed write and the summary they print.
-
-// dataFlags are the flags of a command that writes a seeded dataset in
-// shards: --out, --seed and --shard.
-type dataFlags struct {
-	out, shard string
-	seed       uint64
-}
-
-// define adds the flags: out says what the file holds ("output rows"),
-// seed what the seed decides ("the puzzles"), shard which part a shard
-// writes ("the rows whose index is i mod n"). An empty seed or shard
-// leaves that flag out.
-func (d *dataFlags) define(fs *pflag.FlagSet, out, seed, shard string) {
-	fs.StringVar(&d.out, "out", "", out)
-	if seed != "" {
-		fs.Uint64Var(&d.seed, "seed", 0, "seed of "+seed+" (required)")
-	}
-	if shard != "" {
-		fs.StringVar(&d.shard, "shard", "", "write only "+shard+", e.g. 0/4")
-	}
-}
-
-// record adds the seed and, when given, the shard to a manifest's config.
-func (d *dataFlags) record(config map[string]any) map[string]any {
-	config["seed"] = d.seed
-	if d.shard != "" {
-		config["shard"] = d.shard
-	}
-	return config
-}
+// What the commands that write a dataset share besides their flags: the
+// synth.Output the flags map to, the manifest's common fields, the error of
+// a failed write and the summary they print.
 
 // manifest is a command's manifest before its outputs are known.
 func manifest(command string, config map[string]any) output.Manifest {
@@ -96,4 +67,45 @@ func printWritten(w io.Writer, command, noun string, outs []output.Entry, split 
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	fmt.Fprintf(w, "  manifest:    %s\n", mp)
+}
+
+// printSplit prints the split line of a synth summary.
+func printSplit(w io.Writer, s *output.SplitSummary, outs []output.Entry) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(w, "  split:       %s split by %s, test fraction %.3f (target %.3f): train %s, %s in %s; test %s, %s in %s\n",
+		s.Strategy, s.Unit, s.TestFraction, s.Target, counted(s.Rows[splits.Train], "row"), counted(s.Units[splits.Train], s.Unit), outs[0].Path,
+		counted(s.Rows[splits.Test], "row"), counted(s.Units[splits.Test], s.Unit), outs[1].Path)
+}
+
+// counted renders "1 task", "3 tasks".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// writtenTo describes outputs for a summary's first line: "120 rows written
+// to a-train.parquet and a-test.parquet (parquet, 1.2 MB)"; noun names one
+// row ("row", "puzzle").
+func writtenTo(outs []output.Entry, noun string) string {
+	rows, size := 0, int64(0)
+	var paths []string
+	for _, o := range outs {
+		rows, size = rows+*o.Rows, size+o.Bytes
+		paths = append(paths, o.Path)
+	}
+	return fmt.Sprintf("%s written to %s (%s, %s)", counted(rows, noun), strings.Join(paths, " and "), outs[0].Format, humanBytes(size))
+}
+
+// streamError is the error of a streaming build: an interruption says that
+// nothing was written (outputs are atomic), any other error is returned as
+// it is.
+func streamError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted; no output written")
+	}
+	return err
 }
