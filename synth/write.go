@@ -33,6 +33,15 @@ type Output struct {
 	Progress func()
 }
 
+// SinkOptions are the options of o's sinks: with Labels, OpenRLHF's label
+// column is added to every row (WithLabels).
+func (o Output) SinkOptions() output.SinkOptions {
+	if !o.Labels {
+		return output.SinkOptions{}
+	}
+	return output.SinkOptions{Schema: LabelSchema, Transform: WithLabels}
+}
+
 // RowsOf is how a family's rows R are written: their schema, their role in
 // the manifest, their split unit and their record builder.
 type RowsOf[R any] struct {
@@ -61,12 +70,8 @@ type Written[S any] struct {
 // "split".
 func Write[R, S any](ctx context.Context, o Output, rows RowsOf[R], split output.Splitter,
 	build func(emit func(R) error) (S, error)) (*Written[S], error) {
-	sinkOpt := output.SinkOptions{}
-	if o.Labels {
-		sinkOpt = output.SinkOptions{Schema: LabelSchema, Transform: WithLabels}
-	}
 	sinks, err := output.NewSplitSinks(output.SplitSinksOptions[R]{Out: o.Path, Format: o.Format, Schema: rows.Schema,
-		Sink: sinkOpt, Role: rows.Role, Split: split, Unit: rows.Unit, NewBuilder: rows.NewBuilder})
+		Sink: o.SinkOptions(), Role: rows.Role, Split: split, Unit: rows.Unit, NewBuilder: rows.NewBuilder})
 	if err != nil {
 		return nil, err
 	}

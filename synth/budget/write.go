@@ -96,7 +96,7 @@ func Write(ctx context.Context, opt Options, f Files, o synth.Output) (*Written,
 		split = s
 	}
 	sinks, err := output.NewSplitSinks(output.SplitSinksOptions[*Row]{Out: o.Path, Format: o.Format, Schema: Schema,
-		Sink: sinkOptions(o.Labels), Role: RoleRows, Split: split,
+		Sink: o.SinkOptions(), Role: RoleRows, Split: split,
 		Unit:       output.Unit[*Row]{Name: "task", Of: func(r *Row) string { return r.TaskID }, SetSplit: func(r *Row, s string) { r.Split = s }},
 		NewBuilder: func() output.RowBuilder[*Row] { return NewRecordBuilder(nil) }})
 	if err != nil {
@@ -148,15 +148,6 @@ func Write(ctx context.Context, opt Options, f Files, o synth.Output) (*Written,
 		return nil, &FileError{Role: RoleRows, Path: o.Path, Err: err}
 	}
 	return w, nil
-}
-
-// sinkOptions are the rows' sink options: with labels, OpenRLHF's label
-// column is added.
-func sinkOptions(labels bool) output.SinkOptions {
-	if !labels {
-		return output.SinkOptions{}
-	}
-	return output.SinkOptions{Schema: synth.LabelSchema, Transform: synth.WithLabels}
 }
 
 // taskSplit reads the task ids of the whole file at path and splits them
