@@ -60,13 +60,16 @@ def token_counts(
         ``{"response_tokens": n}``, the number of ids; with a tokenizer also
         ``think_tokens`` and ``answer_tokens``:
 
-        * the text has the closing tag: ``think_tokens`` is the number of
-          tokens before the first token that holds part of the tag,
-          ``answer_tokens`` the number after the last token that does. A
-          tag that is one token of its own and a tag spread over several
-          BPE pieces (or merged into a piece with its neighbours' text)
-          count the same way; the pieces that hold the tag count in
-          neither part.
+        * the text has the closing tag (the first one splits it):
+          ``think_tokens`` is the number of tokens that hold any text
+          before the tag, ``answer_tokens`` the number of tokens that hold
+          any text after it. A tag that is one token of its own and a tag
+          spread over several BPE pieces count the same way; a piece that
+          holds a part of the tag and text of one side (``.</``, ``k>\n``)
+          counts in that side, so a part with text has at least one token,
+          as the service checks; the rest of the tag's pieces count in
+          neither part. (A token holding the whole tag and text on both
+          sides counts as thinking.)
         * no closing tag, but the opening one: the think block never
           closed (the response was cut off while thinking), so every
           token is thinking: ``think_tokens = n``, ``answer_tokens = 0``.
@@ -94,8 +97,14 @@ def token_counts(
     if think_close in text:
         end = _tag_end(ids, decode, think_close)
         start = _tag_start(ids, decode, think_close, end)
-        counts["think_tokens"] = start
-        counts["answer_tokens"] = n - end
+        # ids[start] holds the tag's first character, ids[end - 1] its last;
+        # either may hold text of the part beside it too.
+        window = decode(ids[start:end])
+        at = window.find(think_close)
+        before = at > 0
+        after = at + len(think_close) < len(window) and not (before and start == end - 1)
+        counts["think_tokens"] = start + before
+        counts["answer_tokens"] = n - end + after
     elif think_open and think_open in text:
         counts["think_tokens"] = n
         counts["answer_tokens"] = 0

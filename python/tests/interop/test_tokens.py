@@ -4,8 +4,8 @@ toy tokenizer whose tokens are pieces of text.
 Each response is cut into pieces at random places, so the think tag falls
 inside one piece, across several, or merged with its neighbours' text. The
 oracle reads the answer off the pieces' character offsets, with no search:
-think = the pieces that end before the tag starts, answer = the pieces that
-start after it ends. The trainers tier (python/tests/trainers/test_tokens.py)
+think = the pieces that start before the tag starts, answer = the other
+pieces that end after it ends. The trainers tier (python/tests/trainers/test_tokens.py)
 does the same with tokenizers trained there.
 """
 
@@ -71,7 +71,9 @@ def oracle(parts: list[str], n: int) -> tuple[int, int]:
         for p in parts:
             offsets.append((pos, pos + len(p)))
             pos += len(p)
-        return sum(e <= start for _, e in offsets), sum(s >= end for s, _ in offsets)
+        # A piece with text before the tag is thinking; one with text after
+        # it (and none before) is answer.
+        return sum(s < start for s, _ in offsets), sum(e > end and s >= start for s, e in offsets)
     if THINK_OPEN in text:
         return n, 0
     return 0, n
@@ -123,8 +125,12 @@ def test_fuzz_against_piece_offsets():
         # The tag as one token of its own, and in three pieces.
         (["<think>", "a", "b", "</think>", "c"], 3, 1),
         (["<think>", "a", "b", "</", "thi", "nk>", "c"], 3, 1),
-        # Merged with the text on both sides: those pieces are the tag's.
-        (["<think>", "a", "b</", "think>c", "d"], 2, 1),
+        # Merged with the text on either side: those pieces count in that side.
+        (["<think>", "a", "b</", "think>c", "d"], 3, 2),
+        (["<think>", "a", "b", " </", "think>", "d"], 4, 1),
+        (["x</think>y"], 1, 0),
+        (["</think>y"], 0, 1),
+        (["x</think>"], 1, 0),
         # At the very start and at the very end.
         (["</think>", "x"], 0, 1),
         (["x", "</think>"], 1, 0),

@@ -7,8 +7,8 @@ tag and spells ``</think>`` in several pieces; the same with ``<think>`` and
 and one trained on text full of think tags, whose merges join the tag's
 pieces with the punctuation around them. The oracle reads the counts off the
 character offsets the tokenizer reports for each token, with no decoding:
-think = the tokens that end before the tag starts, answer = the tokens that
-start after it ends.
+think = the tokens that start before the tag starts, answer = the other
+tokens that end after it ends.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def oracle(tok, text: str, eos: bool) -> dict:
     if THINK_CLOSE in text:
         start = text.index(THINK_CLOSE)
         end = start + len(THINK_CLOSE)
-        think = sum(e <= start for _, e in offsets)
-        answer = sum(s >= end for s, _ in offsets) + eos  # the end of sequence comes after the tag
+        think = sum(s < start for s, _ in offsets)
+        answer = sum(e > end and s >= start for s, e in offsets) + eos  # the end of sequence comes after the tag
         want = {"response_tokens": n, "think_tokens": think, "answer_tokens": answer}
         straddles = any(a < start < b or a < end < b for a, b in offsets)
     elif THINK_OPEN in text:
