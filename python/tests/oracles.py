@@ -44,3 +44,24 @@ def opening_payoff(g: dict) -> float:
     for issue in g["scenario"]["issues"]:
         points += issue["points"][g["role"]][issue["options"].index(offer[issue["id"]])]
     return normalised(g, points)
+
+
+# The token-budget rewards with their papers' default parameters.
+LCPO_ALPHA = 0.0003
+LCPO_DELTA = 0.5
+
+
+def lcpo_exact(correct: float, n_y: int, n_gold: int, alpha: float = LCPO_ALPHA) -> float:
+    """L1's LCPO-Exact (Eq. 1): r = c − α·|n_gold − n_y|."""
+    return correct - alpha * abs(n_gold - n_y)
+
+
+def lcpo_max(correct: float, n_y: int, n_gold: int, alpha: float = LCPO_ALPHA, delta: float = LCPO_DELTA) -> float:
+    """L1's LCPO-Max (Eq. 2): r = c · clip(α·(n_gold − n_y) + δ, 0, 1)."""
+    return correct * min(max(alpha * (n_gold - n_y) + delta, 0.0), 1.0)
+
+
+def elastic(correct: float, think: int, answer: int, think_budget: int, answer_budget: int) -> float:
+    """Elastic Reasoning: the answer's correctness when the thinking and the
+    answer are each within their budgets, else 0."""
+    return correct if think <= think_budget and answer <= answer_budget else 0.0

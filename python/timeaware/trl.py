@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 import torch
 from trl import DPOTrainer
 
-from timeaware import scoring, verl
+from timeaware import scoring, tokens, verl
 from timeaware.client import Client, ServerUnavailable, TimeawareError
 from timeaware.episodes import NegotiationEpisode
 from timeaware.tools import TIMER_OPTIONS, GetDurationTool, timer_options
@@ -221,25 +221,84 @@ class GRPOReward:
     down raises `timeaware.scoring.VerifierUnreachable` at first use, as in
     VeRL, unless ``on_unreachable="fallback"``.
 
+    The token-budget rewards (data sources ``length/...``) read the
+    response's length in tokens from ``extra_info``, and the service never
+    tokenizes: for those rows the reward puts the count of the completion's
+    ids that TRL passes (``completion_ids``, padding excluded) into the
+    item's ``extra_info.response_tokens``, and, given ``tokenizer`` (the
+    trainer's ``processing_class``), the split at the closing think tag,
+    ``think_tokens`` and ``answer_tokens`` (`timeaware.tokens.token_counts`).
+    The trainer's ids are what was generated, so these counts replace any
+    the row carries; without a tokenizer the row's ``think_tokens`` and
+    ``answer_tokens`` are dropped (they would describe another text). Rows
+    of other data sources are sent as they were: their rewards read no
+    counts.
+
     Args:
         name: the name TRL logs the reward under (``rewards/<name>/mean``).
         unscored: ``"none"`` (default) or ``"fallback"``.
+        tokenizer: the trainer's tokenizer (``processing_class``), for the
+            think and answer counts of ``length/...`` rows; without it only
+            ``response_tokens`` is sent.
+        think_open, think_close: the think tags, as the service's
+            ``rewards.length.think_open`` and ``think_close`` are set.
         **settings: per-reward settings (`timeaware.scoring.Settings`:
             ``url``, ``token``, ``fallback_score``, ...); the rest come from
             `timeaware.verl.configure` and the environment.
     """
 
-    def __init__(self, name: str = "timeaware", *, unscored: str = "none", **settings: Any) -> None:
+    def __init__(self, name: str = "timeaware", *, unscored: str = "none", tokenizer: Any = None,
+                 think_open: str = tokens.THINK_OPEN, think_close: str = tokens.THINK_CLOSE,
+                 **settings: Any) -> None:
         if unscored not in ("none", "fallback"):
             raise ValueError(f"GRPOReward: unscored must be 'none' or 'fallback', got {unscored!r}")
         unknown = sorted(set(settings) - {f for f in scoring.Settings.__dataclass_fields__})
         if unknown:
             raise ValueError(f"GRPOReward: unknown setting(s) {', '.join(unknown)}")
+        if not think_close:
+            raise ValueError("GRPOReward: think_close must not be empty")
         self.__name__ = name
         self.unscored = unscored
+        self.tokenizer = tokenizer
+        self.think_open = think_open
+        self.think_close = think_close
         self.settings = dict(settings)
         self._lock = threading.Lock()
         self._stats = {"completions": 0, "scored": 0, "unscored": 0}
+
+    async def _add_token_counts(self, items: list[Any], completion_ids: Any) -> None:
+        """Put the token counts of completion i into item i's extra_info,
+        for the items of ``length/...`` data sources, when TRL passed the
+        ids; an item whose ids cannot be counted becomes a `_Skip`. With a
+        tokenizer the counting decodes, off the event loop."""
+        ids = list(completion_ids) if isinstance(completion_ids, (list, tuple)) else []
+        todo = [i for i, it in enumerate(items)
+                if isinstance(it, tuple) and tokens.is_length_source(it[0]) and i < len(ids)]
+        if not todo:
+            return
+
+        def count() -> list[dict[str, int] | str]:
+            out: list[dict[str, int] | str] = []
+            for i in todo:
+                try:
+                    out.append(tokens.token_counts(ids[i], self.tokenizer, think_open=self.think_open,
+                                                   think_close=self.think_close))
+                except Exception as exc:  # noqa: BLE001 - odd ids fail alone
+                    out.append(f"cannot count the completion's tokens ({exc!r})")
+            return out
+
+        counted = count() if self.tokenizer is None else await asyncio.get_running_loop().run_in_executor(None, count)
+        for i, counts in zip(todo, counted):
+            if isinstance(counts, str):
+                items[i] = _Skip(items[i][0], counts)
+                continue
+            source, solution, ground_truth, extra = items[i]
+            if not isinstance(extra, dict):  # an extra_info that is not an object is sent as {}
+                extra = {}
+                items[i] = (source, solution, ground_truth, extra)
+            for stale in ("think_tokens", "answer_tokens"):
+                extra.pop(stale, None)
+            extra.update(counts)
 
     def stats(self) -> dict[str, int]:
         """Completions this reward was asked for, those scored, and those
@@ -277,6 +336,7 @@ class GRPOReward:
             except Exception as exc:  # noqa: BLE001 - an odd row fails alone
                 row = f"cannot read the row ({exc!r})"
             items.append(_Skip("?", row) if isinstance(row, str) else row)
+        await self._add_token_counts(items, completion_ids)
         sent = [it for it in items if isinstance(it, tuple)]
         results = iter(
             await verl.compute_score_batch_async(

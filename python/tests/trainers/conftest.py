@@ -19,6 +19,10 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -100,6 +104,76 @@ def server(timeaware_bin, work):
     s.stop()
 
 
+class Recorder:
+    """A proxy on loopback in front of the session's server that forwards
+    every request as it is and keeps each ``POST /v1/score/batch`` item with
+    the result the server returned for it: what an adapter sent the
+    service, and what the service made of it."""
+
+    def __init__(self, upstream: str) -> None:
+        self.scored: list[tuple[dict, dict]] = []
+        self._lock = threading.Lock()
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
+                req = urllib.request.Request(upstream + self.path, data=body or None, method=self.command, headers=headers)
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as r:
+                        status, out, out_headers = r.status, r.read(), r.headers
+                except urllib.error.HTTPError as e:
+                    status, out, out_headers = e.code, e.read(), e.headers
+                if self.command == "POST" and self.path.startswith("/v1/score/batch") and status == 200:
+                    items = json.loads(body)["items"]
+                    results = json.loads(out)["results"]
+                    with recorder._lock:
+                        recorder.scored.extend(zip(items, results))
+                self.send_response(status)
+                for k, v in out_headers.items():
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding", "date", "server"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            do_GET = do_POST = do_DELETE = do_PUT = _forward
+
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def take(self) -> list[tuple[dict, dict]]:
+        """The (item, result) pairs recorded since the last call."""
+        with self._lock:
+            out, self.scored = self.scored, []
+        return out
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def recorder(server):
+    """A `Recorder` in front of the session's server."""
+    r = Recorder(server.url)
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def recorded(recorder, adapter):
+    """The adapter pointed at the recording proxy."""
+    adapter.configure(url=recorder.url)
+    os.environ["TIMEAWARE_URL"] = recorder.url
+    return recorder
+
+
 @pytest.fixture
 def adapter(server):
     """The timeaware adapter pointed at the session's server, fresh state."""
@@ -138,6 +212,36 @@ def scripted_rollout(tokenizer, ds, text, script: list, *, variant=lambda k: k, 
                 "logprobs": [[0.0] * len(c) for c in completion_ids] if logprobs else None}
 
     return rollout
+
+
+SHORT_THINK = "Six sevens."
+LONG_THINK = ("Six times seven: seven and seven are fourteen, and seven more twenty-one, then twenty-eight, "
+              "thirty-five and forty-two, so the product is forty-two.")
+
+
+def length_text(i: int, long: bool, right: bool) -> str:
+    """A scripted completion of length row i: a short or a long thought, then a right or a wrong answer."""
+    think = f"Question {i}. " + (LONG_THINK if long else SHORT_THINK)
+    return f"<think>{think}</think>\n<answer>{42 if right else 41}</answer>"
+
+
+def scripted_ids(tokenizer, text: str) -> list[int]:
+    """The ids a scripted rollout returns for text: its tokens and an end of sequence."""
+    return tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+
+
+def expected_counts(tokenizer, text: str, think_close: str = "</think>") -> dict:
+    """The token counts of `scripted_ids` (text, then an end of sequence),
+    read off the tokenizer's character offsets, without decoding: think =
+    the tokens that start before the closing tag starts, answer = the other
+    tokens that end after it ends, and the end of sequence. For texts with
+    a closing tag."""
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    start = text.index(think_close)
+    end = start + len(think_close)
+    offsets = enc["offset_mapping"]
+    return {"response_tokens": len(offsets) + 1, "think_tokens": sum(s < start for s, _ in offsets),
+            "answer_tokens": sum(e > end and s >= start for s, e in offsets) + 1}
 
 
 def recipe_lines(name: str, values: dict) -> list[str]:

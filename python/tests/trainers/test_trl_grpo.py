@@ -16,8 +16,9 @@ import logging
 import math
 
 import pytest
-from conftest import right_answer, scripted_rollout
+from conftest import expected_counts, length_text, right_answer, scripted_ids, scripted_rollout
 from datasets import load_dataset
+from oracles import elastic, lcpo_max
 from timeaware import scoring
 from timeaware.trl import GRPOReward
 from trl import GRPOConfig, GRPOTrainer
@@ -189,8 +190,8 @@ def test_verifier_down(synth_outputs, pairs_split, adapter, caplog):
 class Recorder(GRPOReward):
     """GRPOReward that keeps what it returned, call by call."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
         self.calls: list[list] = []
 
     async def __call__(self, *args, **kwargs):
@@ -225,3 +226,101 @@ def test_grpo_trainer_two_steps(name, synth_outputs, pairs_split, tiny_model_dir
         assert mean == pytest.approx(sum(want) / len(want), abs=1e-6)
     assert len(logged) == 2
     assert reward.stats()["unscored"] == 0
+
+
+# Token-budget rewards: the counts come from the completion ids TRL passes.
+
+def length_rows(tokenizer):
+    """Four rows, two of length/lcpo_max and two of length/elastic, with
+    budgets that put the long thoughts over and the short ones under; row 1
+    carries counts of its own, which the trainer's must replace. Every row
+    has the same extra_info fields (datasets fills a missing one with None)."""
+    from datasets import Dataset
+
+    think = lambda long: max(expected_counts(tokenizer, length_text(i, long, True))["think_tokens"] for i in range(4))  # noqa: E731
+    short, long = think(False), think(True)
+    assert short < long
+    budget = (short + long) // 2
+    rows = []
+    for i, source in enumerate(["length/lcpo_max", "length/lcpo_max", "length/elastic", "length/elastic"]):
+        extra = {"task": "", "token_budget": [60, 20, budget, budget][i], "think_budget": budget, "answer_budget": 24,
+                 "response_tokens": 999 if i == 1 else None, "think_tokens": 3 if i == 1 else None}
+        rows.append({"prompt": [{"role": "user", "content": f"Question {i}: what is six times seven? "
+                                 "Think first, then give the number in <answer></answer>."}],
+                     "data_source": source, "reward_model": {"ground_truth": "42"}, "extra_info": extra})
+    return Dataset.from_list(rows)
+
+
+def length_right(i: int, long: bool) -> bool:
+    return not (i == 1 and not long)  # row 1's short completion is wrong, every other right
+
+
+def length_expected(row, counts: dict, right: bool) -> float:
+    """The reward from the contract's formulas, on the counts and the correctness."""
+    ei, c = row["extra_info"], 1.0 if right else 0.0
+    if row["data_source"] == "length/lcpo_max":
+        return lcpo_max(c, counts["response_tokens"], ei["token_budget"])
+    return elastic(c, counts["think_tokens"], counts["answer_tokens"], ei["think_budget"], ei["answer_budget"])
+
+
+def test_length_rows_get_the_completion_ids_counts(tokenizer, synth_outputs, pairs_split, recorded):
+    ds = length_rows(tokenizer)
+    texts = [length_text(i, long, length_right(i, long)) for i in range(4) for long in (False, True)]
+    ids = [scripted_ids(tokenizer, t) for t in texts]
+    kw = trl_kwargs(ds, [[{"role": "assistant", "content": t}] for t in texts], {})
+    kw["completion_ids"] = ids
+    # Without a tokenizer: the length only, and the row's own think count is dropped.
+    asyncio.run(GRPOReward()(**kw))
+    sent = [item["extra_info"] for item, _ in recorded.take()]
+    assert [e["response_tokens"] for e in sent] == [len(x) for x in ids]
+    assert all("think_tokens" not in e and "answer_tokens" not in e for e in sent), sent
+    # With the trainer's tokenizer: the split at </think> too.
+    got = asyncio.run(GRPOReward(tokenizer=tokenizer)(**kw))
+    scored = recorded.take()
+    for k, ((item, result), text) in enumerate(zip(scored, texts)):
+        counts = expected_counts(tokenizer, text)
+        assert {f: item["extra_info"][f] for f in counts} == counts, (k, text)
+        row = ds[k // 2]
+        assert got[k] == pytest.approx(length_expected(row, counts, length_right(k // 2, k % 2 == 1)), abs=1e-9), k
+        assert {f: result["details"][f] for f in counts} == {f: float(v) for f, v in counts.items()}, k
+    # Rows of other data sources are sent as before: no counts.
+    puzzles = rows("puzzles", synth_outputs, pairs_split, n=1)
+    kw = trl_kwargs(puzzles, [completion(puzzles[0], True)], {})
+    assert asyncio.run(GRPOReward(tokenizer=tokenizer)(**kw)) == [1.0]
+    ((item, _),) = recorded.take()
+    assert not {"response_tokens", "think_tokens", "answer_tokens"} & set(item["extra_info"])
+
+
+def test_grpo_trainer_sends_token_counts(tiny_model_dir, tokenizer, recorded, tmp_path):
+    ds = length_rows(tokenizer)
+    script: list[list[tuple[int, bool]]] = []
+    # Each row's first completion short, its second long.
+    rollout = scripted_rollout(tokenizer, ds, lambda i, long: length_text(i, long, length_right(i, long)), script,
+                               variant=lambda k: k % 2 == 1)
+    reward = Recorder(tokenizer=tokenizer)
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
+        max_completion_length=256, learning_rate=1e-3, logging_steps=1, report_to=[], save_strategy="no",
+        use_cpu=True, dataloader_num_workers=0, seed=0,
+    )
+    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tokenizer, rollout_func=rollout)
+    trainer.train()
+    assert len(script) == 2 and len(reward.calls) == 2
+    assert sorted(i for call in script for i, _ in call) == [0, 0, 1, 1, 2, 2, 3, 3], script
+    scored = recorded.take()
+    assert len(scored) == 8
+    by_text = {item["solution_str"]: (item, result) for item, result in scored}
+    for call, got in zip(script, reward.calls):
+        want = []
+        for i, long in call:
+            text = length_text(i, long, length_right(i, long))
+            item, result = by_text[text]
+            counts = expected_counts(tokenizer, text)
+            # What reached the service: the length of the ids the trainer generated, and their split.
+            assert counts["response_tokens"] == len(scripted_ids(tokenizer, text))
+            assert {f: item["extra_info"][f] for f in counts} == counts, (i, long)
+            want.append(length_expected(ds[i], counts, length_right(i, long)))
+        assert got == pytest.approx(want, abs=1e-9), call
+    # The budgets tell the completions apart: long thoughts over the elastic budget, lcpo rewards by length.
+    assert len({round(r, 9) for call in reward.calls for r in call}) >= 4, reward.calls

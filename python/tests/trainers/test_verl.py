@@ -23,7 +23,8 @@ from types import SimpleNamespace
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import right_answer
+from conftest import expected_counts, length_text, right_answer, scripted_ids
+from oracles import elastic, lcpo_exact
 
 SOURCES = ["budget", "puzzles", "traveler", "negotiation"]
 GENERATION_S = 0.15  # the scripted server's time per generation turn
@@ -332,3 +333,131 @@ def test_negotiation_agent_loop_plays_episodes_against_the_environment(config, t
         transcript = json.loads(out.non_tensor_batch["timeaware_transcript"][i])
         assert transcript[-1]["role"] == other and transcript[-1]["action"] == {"action": "accept"}
         assert transcript[0]["think_s"] > 0, "the policy's generation time is on the clock"
+
+
+# Token-budget rewards: VeRL's compute_score gets no token ids, so the counts
+# come from timeaware.verl_tokens.TokenCountRewardManager, selected with VeRL's
+# importlib hook.
+
+LENGTH_MANAGER = {"reward": {"reward_manager": {
+    "source": "importlib", "name": "TokenCountRewardManager", "module": {"path": "pkg://timeaware.verl_tokens"}}}}
+LENGTH_SOURCES = ["length/lcpo_exact"] * 3 + ["length/elastic"] * 3
+
+
+def length_long(i: int) -> bool:
+    return i % 2 == 1
+
+
+def length_right(i: int) -> bool:
+    return i != 1
+
+
+class LengthServer(ScriptedServer):
+    """Answers length row i with `length_text`: a long thought for odd rows,
+    a short one for even rows, right but for row 1."""
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.calls += 1
+        i = self.row_of(self.tokenizer.decode(prompt_ids, skip_special_tokens=False))
+        ids = scripted_ids(self.tokenizer, length_text(i, length_long(i), length_right(i)))
+        return TokenOutput(token_ids=ids, stop_reason="completed", num_preempted=0)
+
+
+def length_table(tokenizer, path):
+    """Six rows, three of length/lcpo_exact and three of length/elastic,
+    written as VeRL reads them; row 3 carries counts of its own, which the
+    manager's must replace."""
+    import pyarrow as pa
+
+    think = lambda long: max(expected_counts(tokenizer, length_text(i, long, True))["think_tokens"] for i in range(6))  # noqa: E731
+    short, long = think(False), think(True)
+    assert short < long
+    rows = []
+    for i, source in enumerate(LENGTH_SOURCES):
+        rows.append({
+            "prompt": [{"role": "user", "content": f"Question {i}: what is six times seven? "
+                        "Think first, then give the number in <answer></answer>."}],
+            "data_source": source,
+            "reward_model": {"ground_truth": "42", "style": "rule"},
+            "extra_info": {"task": "", "token_budget": 30, "think_budget": (short + long) // 2, "answer_budget": 24,
+                           "index": i, "think_tokens": 2 if i == 3 else None, "response_tokens": 5 if i == 3 else None},
+        })
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return rows
+
+
+def test_reward_loop_with_the_token_count_manager(config, tokenizer, recorded, work):
+    from omegaconf import OmegaConf
+    from verl import DataProto
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+    from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+    from verl.trainer.ppo.reward import resolve_reward_manager_cls
+    from verl.utils.dataset.rl_dataset import collate_fn
+
+    from timeaware.verl_tokens import TokenCountRewardManager
+
+    path = work / "length.parquet"
+    rows = length_table(tokenizer, path)
+    cfg = OmegaConf.merge(config, LENGTH_MANAGER)
+    assert resolve_reward_manager_cls(cfg) is TokenCountRewardManager
+    ds = dataset(cfg, tokenizer, path)
+    batch = DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
+    gen_batch = RayPPOTrainer._get_gen_batch(None, batch)
+    llm = LengthServer(tokenizer, rows)
+
+    async def run():
+        rewards = RewardLoopWorker(cfg)
+        assert isinstance(rewards.reward_manager, TokenCountRewardManager)
+        worker = AgentLoopWorker(cfg, llm_client=llm, reward_loop_worker_handles=[InProcessActor(rewards)])
+        return await worker.generate_sequences(gen_batch)
+
+    out = asyncio.run(run())
+    assert llm.calls == len(rows)
+    sent = {item["solution_str"]: item for item, _ in recorded.take()}
+    assert len(sent) == len(rows)
+    prompt_len = out.batch["prompts"].shape[1]
+    got_rewards = []
+    for i, row in enumerate(rows):
+        text = length_text(i, length_long(i), length_right(i))
+        counts = expected_counts(tokenizer, text)
+        valid = int(out.batch["attention_mask"][i, prompt_len:].sum())
+        assert valid == counts["response_tokens"] == len(scripted_ids(tokenizer, text)), f"row {i}"
+        # What reached the service: the counts of the ids the rollout generated, in place of the row's.
+        item = sent[text]
+        assert {k: item["extra_info"][k] for k in counts} == counts, f"row {i}"
+        # The row's own extra_info, which VeRL hands every rollout of the prompt, is left as it was.
+        mine = gen_batch.non_tensor_batch["extra_info"][i]
+        assert (mine["think_tokens"], mine["response_tokens"]) == ((2, 5) if i == 3 else (None, None)), f"row {i}"
+        assert "answer_tokens" not in mine, f"row {i}"
+        # The service read them: its details echo them.
+        for k, v in counts.items():
+            assert float(out.non_tensor_batch[k][i]) == v, f"row {i}: {k}"
+        ei, c = row["extra_info"], 1.0 if length_right(i) else 0.0
+        if row["data_source"] == "length/lcpo_exact":
+            want = lcpo_exact(c, counts["response_tokens"], ei["token_budget"])
+        else:
+            want = elastic(c, counts["think_tokens"], counts["answer_tokens"], ei["think_budget"], ei["answer_budget"])
+        reward = float(out.batch["rm_scores"][i, valid - 1])
+        assert reward == pytest.approx(want, abs=1e-6), f"row {i}: {counts}"
+        got_rewards.append(reward)
+    # The budgets tell the completions apart: a wrong answer costs its length,
+    # a long thought fails the elastic budget where a short one passes.
+    assert got_rewards[1] < 0 < got_rewards[2] < got_rewards[0] < 1
+    assert got_rewards[3] == got_rewards[5] == 0.0 and got_rewards[4] == 1.0
+
+
+def test_token_count_manager_leaves_other_sources_alone(config, tokenizer, synth_outputs, recorded):
+    """Rows of other data sources go through the manager as through naive: no counts are added."""
+    from omegaconf import OmegaConf
+
+    rows = pq.read_table(synth_outputs["puzzles"]).to_pylist()
+    cfg = OmegaConf.merge(config, LENGTH_MANAGER)
+    out, _ = rollout(cfg, tokenizer, rows, synth_outputs["puzzles"])
+    sent = recorded.take()
+    assert len(sent) == len(rows)
+    assert all(not {"response_tokens", "think_tokens", "answer_tokens"} & set(item["extra_info"]) for item, _ in sent)
+    for i, row in enumerate(rows):
+        assert float(out.non_tensor_batch["score"][i]) == expected_reward(row, answers_right(first_row(rows, i)), {})
