@@ -113,3 +113,27 @@ def test_counts_match_the_tokenizers_offsets(kind, tokenizers):
         assert straddled > len(tag_tokens) // 3, (straddled, len(tag_tokens))  # tokens holding text and a piece of the tag
     else:
         assert straddled == 0
+
+
+@pytest.mark.parametrize("kind", ["pieces", "added", "glued"])
+def test_the_service_accepts_the_counts(kind, tokenizers, server):
+    """The service checks the counts against the text it is sent (a part
+    with text has tokens, no thinking without think tags, no answer after
+    thinking that never closed): it takes every count token_counts gives,
+    on the text a trainer decodes from the same ids (special tokens
+    skipped)."""
+    from timeaware.client import Client
+
+    tok = tokenizers[kind]
+    rng = random.Random(29)
+    items = []
+    for case in range(400):
+        ids = oracle(tok, response(rng), eos=case % 2 == 0)["ids"]
+        counts = token_counts(ids, tok)
+        items.append({"data_source": "length/thinkprune", "solution_str": tok.decode(ids, skip_special_tokens=True),
+                      "ground_truth": "42", "extra_info": dict(counts)})
+    results = Client(server.url).score_batch(items)
+    errors = [(it["solution_str"], it["extra_info"], r["error"]) for it, r in zip(items, results) if "error" in r]
+    assert not errors, errors[:3]
+    for it, r in zip(items, results):
+        assert {k: r[k] for k in ("response_tokens", "think_tokens", "answer_tokens")} == it["extra_info"]

@@ -243,7 +243,7 @@ def length_rows(tokenizer):
     budget = (short + long) // 2
     rows = []
     for i, source in enumerate(["length/lcpo_max", "length/lcpo_max", "length/elastic", "length/elastic"]):
-        extra = {"task": "", "token_budget": [60, 20, budget, budget][i], "think_budget": budget, "answer_budget": 24,
+        extra = {"answer_check": "", "token_budget": [60, 20, budget, budget][i], "think_budget": budget, "answer_budget": 24,
                  "response_tokens": 999 if i == 1 else None, "think_tokens": 3 if i == 1 else None}
         rows.append({"prompt": [{"role": "user", "content": f"Question {i}: what is six times seven? "
                                  "Think first, then give the number in <answer></answer>."}],
@@ -282,7 +282,7 @@ def test_length_rows_get_the_completion_ids_counts(tokenizer, synth_outputs, pai
         assert {f: item["extra_info"][f] for f in counts} == counts, (k, text)
         row = ds[k // 2]
         assert got[k] == pytest.approx(length_expected(row, counts, length_right(k // 2, k % 2 == 1)), abs=1e-9), k
-        assert {f: result["details"][f] for f in counts} == {f: float(v) for f, v in counts.items()}, k
+        assert {f: result[f] for f in counts} == {f: float(v) for f, v in counts.items()}, k
     # Rows of other data sources are sent as before: no counts.
     puzzles = rows("puzzles", synth_outputs, pairs_split, n=1)
     kw = trl_kwargs(puzzles, [completion(puzzles[0], True)], {})

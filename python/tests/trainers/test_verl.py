@@ -381,7 +381,7 @@ def length_table(tokenizer, path):
                         "Think first, then give the number in <answer></answer>."}],
             "data_source": source,
             "reward_model": {"ground_truth": "42", "style": "rule"},
-            "extra_info": {"task": "", "token_budget": 30, "think_budget": (short + long) // 2, "answer_budget": 24,
+            "extra_info": {"answer_check": "", "token_budget": 60 if i == 2 else 30, "think_budget": (short + long) // 2, "answer_budget": 24,
                            "index": i, "think_tokens": 2 if i == 3 else None, "response_tokens": 5 if i == 3 else None},
         })
     pq.write_table(pa.Table.from_pylist(rows), path)
@@ -443,8 +443,9 @@ def test_reward_loop_with_the_token_count_manager(config, tokenizer, recorded, w
         reward = float(out.batch["rm_scores"][i, valid - 1])
         assert reward == pytest.approx(want, abs=1e-6), f"row {i}: {counts}"
         got_rewards.append(reward)
-    # The budgets tell the completions apart: a wrong answer costs its length,
-    # a long thought fails the elastic budget where a short one passes.
+    # The budgets tell the completions apart: a wrong answer costs its
+    # distance from the target, a right one too (row 2's target is further
+    # away), and a long thought fails the elastic budget where a short one passes.
     assert got_rewards[1] < 0 < got_rewards[2] < got_rewards[0] < 1
     assert got_rewards[3] == got_rewards[5] == 0.0 and got_rewards[4] == 1.0
 
