@@ -23,10 +23,13 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["LENGTH_PREFIX", "THINK_CLOSE", "THINK_OPEN", "is_length_source", "token_counts"]
+__all__ = ["ANYTIME_SOURCE", "LENGTH_PREFIX", "THINK_CLOSE", "THINK_OPEN", "counts_for", "is_length_source",
+           "token_counts"]
 
 #: The data sources whose rewards read token counts start with this.
 LENGTH_PREFIX = "length/"
+#: The reward whose response is a thinking cut at several budgets.
+ANYTIME_SOURCE = "length/anytime"
 #: The tag that opens a think block (the service's ``rewards.length.think_open``).
 THINK_OPEN = "<think>"
 #: The tag that closes it (the service's ``rewards.length.think_close``).
@@ -38,12 +41,32 @@ def is_length_source(data_source: Any) -> bool:
     return isinstance(data_source, str) and data_source.startswith(LENGTH_PREFIX)
 
 
+def counts_for(
+    data_source: Any,
+    token_ids: Any,
+    tokenizer: Any = None,
+    *,
+    think_open: str = THINK_OPEN,
+    think_close: str = THINK_CLOSE,
+) -> dict[str, int] | None:
+    """The counts an item of ``data_source`` carries, or None when its
+    reward reads none (not ``length/...``): `token_counts`, where the
+    response of ``length/anytime`` is the thinking, tags or not (that
+    reward reads ``think_tokens`` as its length, unchecked against tags:
+    the chat template may have opened the block in the prompt)."""
+    if not is_length_source(data_source):
+        return None
+    return token_counts(token_ids, tokenizer, think_open=think_open, think_close=think_close,
+                        untagged_thinking=data_source == ANYTIME_SOURCE)
+
+
 def token_counts(
     token_ids: Any,
     tokenizer: Any = None,
     *,
     think_open: str = THINK_OPEN,
     think_close: str = THINK_CLOSE,
+    untagged_thinking: bool = False,
 ) -> dict[str, int]:
     """The counts a ``length/*`` item carries in ``extra_info``.
 
@@ -55,6 +78,10 @@ def token_counts(
             function from a list of ids to text.
         think_open, think_close: the think tags, as the service is
             configured (``rewards.length.think_open`` and ``think_close``).
+        untagged_thinking: a response without think tags is all thinking
+            (``think_tokens = n``) rather than all answer. For
+            ``length/anytime``, whose response is the thinking z that the
+            chat template may have opened in the prompt (`counts_for`).
 
     Returns:
         ``{"response_tokens": n}``, the number of ids; with a tokenizer also
@@ -74,7 +101,8 @@ def token_counts(
           closed (the response was cut off while thinking), so every
           token is thinking: ``think_tokens = n``, ``answer_tokens = 0``.
         * neither tag: no thinking, ``think_tokens = 0``,
-          ``answer_tokens = n``.
+          ``answer_tokens = n`` (with ``untagged_thinking``, the other way
+          round).
 
         The tag is found by binary search over the decoded text of
         prefixes and suffixes of the ids: O(log n) decodes, none of more
@@ -105,7 +133,7 @@ def token_counts(
         after = at + len(think_close) < len(window) and not (before and start == end - 1)
         counts["think_tokens"] = start + before
         counts["answer_tokens"] = n - end + after
-    elif think_open and think_open in text:
+    elif (think_open and think_open in text) or untagged_thinking:
         counts["think_tokens"] = n
         counts["answer_tokens"] = 0
     else:

@@ -281,8 +281,9 @@ class GRPOReward:
             out: list[dict[str, int] | str] = []
             for i in todo:
                 try:
-                    out.append(tokens.token_counts(ids[i], self.tokenizer, think_open=self.think_open,
-                                                   think_close=self.think_close))
+                    counts = tokens.counts_for(items[i][0], ids[i], self.tokenizer, think_open=self.think_open,
+                                               think_close=self.think_close)
+                    out.append(counts or {})
                 except Exception as exc:  # noqa: BLE001 - odd ids fail alone
                     out.append(f"cannot count the completion's tokens ({exc!r})")
             return out

@@ -72,7 +72,8 @@ class TokenCountRewardManager(NaiveRewardManager):
         token counts in ``extra_info`` when its data source is ``length/...``."""
         data = data[-1:]
         item = data[0]
-        if not tokens.is_length_source(item.non_tensor_batch.get("data_source")):
+        source = item.non_tensor_batch.get("data_source")
+        if not tokens.is_length_source(source):
             return dict(await super().run_single(data))
         response_ids = item.batch["responses"]
         response_length = response_ids.shape[-1]
@@ -80,7 +81,8 @@ class TokenCountRewardManager(NaiveRewardManager):
         ids = response_ids[:valid].tolist()
         counts = await self.loop.run_in_executor(
             None,
-            lambda: tokens.token_counts(ids, self.tokenizer, think_open=self.think_open, think_close=self.think_close),
+            lambda: tokens.counts_for(source, ids, self.tokenizer, think_open=self.think_open,
+                                      think_close=self.think_close) or {},
         )
         extra = item.non_tensor_batch.get("extra_info")
         extra = dict(extra) if isinstance(extra, Mapping) else {}

@@ -17,7 +17,7 @@ import random
 import pytest
 
 import timeaware
-from timeaware.tokens import THINK_CLOSE, THINK_OPEN, is_length_source, token_counts
+from timeaware.tokens import THINK_CLOSE, THINK_OPEN, counts_for, is_length_source, token_counts
 
 WORDS = ["time", "is", "short", "<", ">", "/", "think", "the", "answer", "42", "\n", " ", "é", "tokens", "</", "k>"]
 
@@ -184,3 +184,18 @@ def test_length_sources_and_the_package_export():
     assert is_length_source("length/lcpo_max") and is_length_source("length/elastic")
     assert not is_length_source("timely/general") and not is_length_source(None) and not is_length_source("lengthy")
     assert timeaware.token_counts is token_counts
+
+
+def test_untagged_thinking_and_counts_per_data_source():
+    tok = Pieces()
+    plain = tok.encode(["a", "b", "c"])
+    closed = tok.encode(["a", "</think>", "c"])
+    assert token_counts(plain, tok, untagged_thinking=True) == {"response_tokens": 3, "think_tokens": 3, "answer_tokens": 0}
+    assert token_counts(closed, tok, untagged_thinking=True) == token_counts(closed, tok)
+    # The anytime reward's response is the thinking, tagged or not; the others' untagged response is the answer.
+    assert counts_for("length/anytime", plain, tok)["think_tokens"] == 3
+    assert counts_for("length/lcpo_max", plain, tok)["think_tokens"] == 0
+    assert counts_for("length/elastic", closed, tok, think_close="c") == {
+        "response_tokens": 3, "think_tokens": 2, "answer_tokens": 0}
+    assert counts_for("timely/general", plain, tok) is None
+    assert counts_for("length/thinkprune", plain) == {"response_tokens": 3}

@@ -16,7 +16,7 @@ import logging
 import math
 
 import pytest
-from conftest import expected_counts, length_text, right_answer, scripted_ids, scripted_rollout
+from conftest import LONG_THINK, expected_counts, length_text, right_answer, scripted_ids, scripted_rollout
 from datasets import load_dataset
 from oracles import elastic, lcpo_max
 from timeaware import scoring
@@ -283,6 +283,24 @@ def test_length_rows_get_the_completion_ids_counts(tokenizer, synth_outputs, pai
         row = ds[k // 2]
         assert got[k] == pytest.approx(length_expected(row, counts, length_right(k // 2, k % 2 == 1)), abs=1e-9), k
         assert {f: result[f] for f in counts} == {f: float(v) for f, v in counts.items()}, k
+    # The anytime reward's response is the thinking, which a chat template
+    # may have opened in the prompt: untagged, it is all thinking.
+    from datasets import Dataset
+
+    anytime = Dataset.from_list([{
+        "prompt": [{"role": "user", "content": "What is six times seven?"}], "data_source": "length/anytime",
+        "reward_model": {"ground_truth": "42"},
+        "extra_info": {"answer_check": "", "anytime": [{"budget": 4, "summary": "<answer>41</answer>"},
+                                                       {"budget": 8, "summary": "<answer>42</answer>"}]}}])
+    thought = LONG_THINK
+    kw = trl_kwargs(anytime, [thought], {})
+    kw["completion_ids"] = [scripted_ids(tokenizer, thought)]
+    assert asyncio.run(GRPOReward(tokenizer=tokenizer)(**kw)) == [pytest.approx(0.5)]  # uniform prior: (0 + 1) / 2
+    ((item, result),) = recorded.take()
+    n = len(kw["completion_ids"][0])
+    assert {k: item["extra_info"][k] for k in ("response_tokens", "think_tokens", "answer_tokens")} == {
+        "response_tokens": n, "think_tokens": n, "answer_tokens": 0}
+    assert result["think_tokens"] == n
     # Rows of other data sources are sent as before: no counts.
     puzzles = rows("puzzles", synth_outputs, pairs_split, n=1)
     kw = trl_kwargs(puzzles, [completion(puzzles[0], True)], {})
