@@ -294,19 +294,15 @@ func splitThink(s, open, close string) (think, answer string, tagged, closed boo
 // tokens, a thinking count for a response without think tags, an answer
 // count for thinking that never closed, or no tokens for a part that has
 // text.
-func (s *Scorer) readLength(it *Item, needResponse bool) (*lengthItem, error) {
+func (s *Scorer) readLength(it *Item) (*lengthItem, error) {
 	ei := &it.ExtraInfo
 	li := &lengthItem{}
 	var err error
 	if li.check, err = lookupCheck(ei.AnswerCheck); err != nil {
 		return nil, err
 	}
-	var hasResponse bool
-	if li.response, hasResponse, err = tokenField("response_tokens", ei.ResponseTokens, 0); err != nil {
+	if li.response, err = requireToken("response_tokens", "the response's length in tokens, which the trainer counts from the ids it generated (the service does not tokenize)", ei.ResponseTokens, 0); err != nil {
 		return nil, err
-	}
-	if needResponse && !hasResponse {
-		return nil, fieldErrorf("extra_info.response_tokens", "missing: the response's length in tokens, which the trainer counts from the ids it generated (the service does not tokenize)")
 	}
 	if li.think, li.hasThink, err = tokenField("think_tokens", ei.ThinkTokens, 0); err != nil {
 		return nil, err
@@ -316,17 +312,15 @@ func (s *Scorer) readLength(it *Item, needResponse bool) (*lengthItem, error) {
 	}
 	c := &s.cfg.Length
 	li.thinkText, li.answerText, li.tagged, li.closed = splitThink(it.SolutionStr, c.ThinkOpen, c.ThinkClose)
-	if hasResponse {
-		switch {
-		case li.response == 0 && strings.TrimSpace(it.SolutionStr) != "":
-			return nil, fieldErrorf("extra_info.response_tokens", "0, but solution_str has text")
-		case li.think > li.response:
-			return nil, fieldErrorf("extra_info.think_tokens", "%v is more than response_tokens (%v)", li.think, li.response)
-		case li.answer > li.response:
-			return nil, fieldErrorf("extra_info.answer_tokens", "%v is more than response_tokens (%v)", li.answer, li.response)
-		case li.think+li.answer > li.response:
-			return nil, fieldErrorf("extra_info.answer_tokens", "think_tokens + answer_tokens (%v) is more than response_tokens (%v)", li.think+li.answer, li.response)
-		}
+	switch {
+	case li.response == 0 && strings.TrimSpace(it.SolutionStr) != "":
+		return nil, fieldErrorf("extra_info.response_tokens", "0, but solution_str has text")
+	case li.think > li.response:
+		return nil, fieldErrorf("extra_info.think_tokens", "%v is more than response_tokens (%v)", li.think, li.response)
+	case li.answer > li.response:
+		return nil, fieldErrorf("extra_info.answer_tokens", "%v is more than response_tokens (%v)", li.answer, li.response)
+	case li.think+li.answer > li.response:
+		return nil, fieldErrorf("extra_info.answer_tokens", "think_tokens + answer_tokens (%v) is more than response_tokens (%v)", li.think+li.answer, li.response)
 	}
 	return li, li.agree(c)
 }
@@ -355,13 +349,13 @@ func (li *lengthItem) agree(c *LengthConfig) error {
 // correctness scores the answer part with the item's answer checker; a
 // thinking that never closed leaves no answer. The ground truth is checked
 // either way, so a bad row is an error whatever the response.
-func (s *Scorer) correctness(ctx context.Context, li *lengthItem, it *Item, answer string) (float64, error) {
-	c, err := li.check.check(ctx, s, answer, it.GroundTruth)
+func (s *Scorer) correctness(ctx context.Context, check *AnswerCheck, it *Item, answer string) (float64, error) {
+	c, err := check.check(ctx, s, answer, it.GroundTruth)
 	if err != nil {
 		return 0, err
 	}
 	if !finite(c) || c < 0 || c > 1 {
-		return 0, fmt.Errorf("rewards: answer check %q gave %v, not in [0, 1]", li.check.Name, c)
+		return 0, fmt.Errorf("rewards: answer check %q gave %v, not in [0, 1]", check.Name, c)
 	}
 	return c, nil
 }
@@ -369,11 +363,11 @@ func (s *Scorer) correctness(ctx context.Context, li *lengthItem, it *Item, answ
 // scoreLength reads and checks an item, then fills the shared details for
 // one budget and returns c and whether n_y is within the budget.
 func (s *Scorer) scoreLength(ctx context.Context, it *Item, budget float64, d []float64) (c float64, within bool, err error) {
-	li, err := s.readLength(it, true)
+	li, err := s.readLength(it)
 	if err != nil {
 		return 0, false, err
 	}
-	if c, err = s.correctness(ctx, li, it, li.answerText); err != nil {
+	if c, err = s.correctness(ctx, li.check, it, li.answerText); err != nil {
 		return 0, false, err
 	}
 	within = li.response <= budget
@@ -453,7 +447,7 @@ func scoreElastic(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 	if !given {
 		sb = float64(s.cfg.Length.ElasticAnswerBudget)
 	}
-	li, err := s.readLength(it, true)
+	li, err := s.readLength(it)
 	if err != nil {
 		return 0, err
 	}
@@ -465,7 +459,7 @@ func scoreElastic(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 	case li.tagged && !li.closed:
 		return 0, fieldErrorf("solution_str", "opens %s and never closes it: a budget-constrained rollout closes the thinking when its budget runs out", s.cfg.Length.ThinkOpen)
 	}
-	c, err := s.correctness(ctx, li, it, li.answerText)
+	c, err := s.correctness(ctx, li.check, it, li.answerText)
 	if err != nil {
 		return 0, err
 	}
@@ -556,7 +550,14 @@ func AnytimeWeights(prior string, b []float64) []float64 {
 }
 
 func scoreAnytime(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
-	li, err := s.readLength(it, false)
+	check, err := lookupCheck(it.ExtraInfo.AnswerCheck)
+	if err != nil {
+		return 0, err
+	}
+	// solution_str is the thinking z, which the chat template may have
+	// opened in the prompt and the cut left open: its count is |z| and is
+	// not checked against tags.
+	think, _, err := tokenField("think_tokens", it.ExtraInfo.ThinkTokens, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -571,13 +572,13 @@ func scoreAnytime(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 	w := AnytimeWeights(s.cfg.Length.AnytimePrior, budgets)
 	var r float64
 	for j, a := range answers {
-		c, err := s.correctness(ctx, li, it, a.Summary)
+		c, err := s.correctness(ctx, check, it, a.Summary)
 		if err != nil {
 			return 0, err
 		}
 		d[3+j] = c
 		r += w[j] * c
 	}
-	d[0], d[1], d[2] = d[2+len(answers)], float64(len(answers)), li.think
+	d[0], d[1], d[2] = d[2+len(answers)], float64(len(answers)), think
 	return r, nil
 }

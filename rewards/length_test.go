@@ -205,6 +205,13 @@ func TestAnytimeByHand(t *testing.T) {
 	res := s.Score(context.Background(), &it)
 	require.NoError(t, res.Err)
 	assert.Equal(t, 7.0, detailMap(Anytime, res)["think_tokens"])
+
+	// the thinking of a template that opens <think> in the prompt, cut
+	// before it closed, has no tags at all
+	it.SolutionStr, it.ExtraInfo.ThinkTokens, it.ExtraInfo.ResponseTokens = "Twelve apples, a third eaten", tokens(6200), nil
+	res = s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 6200.0, detailMap(Anytime, res)["think_tokens"])
 }
 
 // TestLengthAnswerChecks: correctness comes from the checker
