@@ -108,3 +108,43 @@ def test_openrlhf_recipe_arguments_parse_and_score(synth_outputs, tokenizer, ser
     out = asyncio.run(executor.execute(prompt, label, SimpleNamespace(max_tokens=len(ids), logprobs=None),
                                        args.data.max_len, tokenizer, Engine()))
     assert out["reward"] == [1.0], out["extra_logs"]
+
+
+def test_readme_token_count_manager_lines_select_it(synth_outputs, tiny_model_dir, server, tmp_path, adapter):
+    """python/README's VeRL lines for the token-budget rewards, added to the
+    recipe's, compose into VeRL's config, and VeRL's own loader builds our
+    manager from them, with the think tags of reward_kwargs."""
+    import re
+
+    import verl
+    from hydra import compose, initialize_config_dir
+    from verl.trainer.ppo.reward import load_reward_manager, resolve_reward_manager_cls
+
+    from conftest import REPO_ROOT
+    from timeaware.verl_tokens import TokenCountRewardManager
+
+    readme = (REPO_ROOT / "python" / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```text\n(.*?)```", readme, re.S) if "pkg://timeaware.verl_tokens" in b]
+    lines = block.split()
+    assert "reward.reward_manager.source=importlib" in lines
+    values = {"MODEL": str(tiny_model_dir), "DATA": str(tmp_path), "TOOLS": "unused.yaml", "TIMEAWARE_URL": server.url,
+              "GPUS": "1"}
+    # The README's quoting: Hydra reads an unquoted </...> as a syntax error.
+    tags = ["+reward.custom_reward_function.reward_kwargs.think_open='<reason>'",
+            "+reward.custom_reward_function.reward_kwargs.think_close='</reason>'"]
+    config_dir = Path(verl.__file__).parent / "trainer" / "config"
+    with initialize_config_dir(config_dir=str(config_dir), version_base=None):
+        cfg = compose(config_name="ppo_trainer", overrides=recipe_lines("verl-grpo", values) + lines + tags)
+    assert resolve_reward_manager_cls(cfg) is TokenCountRewardManager
+
+    async def build():
+        from transformers import AutoTokenizer
+
+        return load_reward_manager(cfg, AutoTokenizer.from_pretrained(tiny_model_dir))
+
+    manager = asyncio.run(build())
+    assert isinstance(manager, TokenCountRewardManager)
+    assert (manager.think_open, manager.think_close) == ("<reason>", "</reason>")
+    import timeaware.verl
+
+    assert manager.compute_score.args[0] is timeaware.verl.compute_score
