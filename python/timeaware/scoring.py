@@ -111,6 +111,8 @@ _TIMELY_KEYS = (
     "utilization",
     "reported_s",
 )
+_LENGTH_KEYS = ("correct", "response_tokens", "think_tokens", "answer_tokens", "token_budget", "within_budget",
+                "overshoot_tokens")
 BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "timely/general": _TIMELY_KEYS,
     "timely/game": _TIMELY_KEYS,
@@ -132,6 +134,11 @@ BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
         "parsed",
     ),
     "traveler": ("parsed", "optimal", "best_score", "vague"),
+    "length/lcpo_exact": _LENGTH_KEYS,
+    "length/lcpo_max": _LENGTH_KEYS,
+    "length/thinkprune": _LENGTH_KEYS,
+    "length/elastic": _LENGTH_KEYS,
+    "length/anytime": ("correct", "budgets", "think_tokens", *(f"r_{j}" for j in range(1, 9))),
 }
 
 
