@@ -237,9 +237,10 @@ def length_rows(tokenizer):
     has the same extra_info fields (datasets fills a missing one with None)."""
     from datasets import Dataset
 
-    think = lambda long: max(expected_counts(tokenizer, length_text(i, long, True))["think_tokens"] for i in range(4))  # noqa: E731
-    short, long = think(False), think(True)
-    assert short < long
+    thinks = {long: [expected_counts(tokenizer, length_text(i, long, True))["think_tokens"] for i in range(4)]
+              for long in (False, True)}
+    short, long = max(thinks[False]), min(thinks[True])
+    assert short + 1 < long
     budget = (short + long) // 2
     rows = []
     for i, source in enumerate(["length/lcpo_max", "length/lcpo_max", "length/elastic", "length/elastic"]):

@@ -371,9 +371,10 @@ def length_table(tokenizer, path):
     manager's must replace."""
     import pyarrow as pa
 
-    think = lambda long: max(expected_counts(tokenizer, length_text(i, long, True))["think_tokens"] for i in range(6))  # noqa: E731
-    short, long = think(False), think(True)
-    assert short < long
+    thinks = {long: [expected_counts(tokenizer, length_text(i, long, True))["think_tokens"] for i in range(6)]
+              for long in (False, True)}
+    short, long = max(thinks[False]), min(thinks[True])
+    assert short + 1 < long
     rows = []
     for i, source in enumerate(LENGTH_SOURCES):
         rows.append({
