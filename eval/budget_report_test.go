@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotutil"
+
+	"github.com/timeaware/timeaware/internal/chat"
 )
 
 // TestQuantileMetricPoolsTheResults: the p90 of a detail key is taken over
@@ -105,4 +107,48 @@ func TestWritePlotIsAPNG(t *testing.T) {
 
 	err = (&Report{DataSources: map[string]*SourceReport{"c": {}}}).WritePlot(&buf)
 	assert.ErrorIs(t, err, errNoCurve)
+}
+
+func ip(n int) *int { return &n }
+
+// TestTokenCounts: the reward's text and counts come from the server's
+// usage and reasoning, never from counting; what is missing is named.
+func TestTokenCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		reply  chat.Reply
+		need   int
+		text   string
+		fields string
+		err    string
+	}{
+		{"counted, no reasoning", chat.Reply{Content: "<answer>4</answer>", CompletionTokens: ip(7)}, tokensCounted,
+			"<answer>4</answer>", `{"response_tokens":7,"think_tokens":null,"answer_tokens":null}`, ""},
+		{"reasoning with its count", chat.Reply{Content: "<answer>4</answer>", Reasoning: "two and two", CompletionTokens: ip(12), ReasoningTokens: ip(9)}, tokensSplit,
+			"<t>two and two</t><answer>4</answer>", `{"response_tokens":12,"think_tokens":9,"answer_tokens":3}`, ""},
+		{"reasoning without its count", chat.Reply{Content: "x", Reasoning: "r", CompletionTokens: ip(5)}, tokensCounted,
+			"<t>r</t>x", `{"response_tokens":5,"think_tokens":null,"answer_tokens":null}`, ""},
+		{"a count without reasoning text is not a split", chat.Reply{Content: "x", CompletionTokens: ip(5), ReasoningTokens: ip(0)}, tokensCounted,
+			"x", `{"response_tokens":5,"think_tokens":null,"answer_tokens":null}`, ""},
+		{"all reasoning", chat.Reply{Reasoning: "r", CompletionTokens: ip(5), ReasoningTokens: ip(5)}, tokensSplit,
+			"<t>r</t>", `{"response_tokens":5,"think_tokens":5,"answer_tokens":0}`, ""},
+		{"no usage", chat.Reply{Content: "x"}, tokensCounted, "", "", "no usage.completion_tokens"},
+		{"reasoning over the total", chat.Reply{Content: "x", Reasoning: "r", CompletionTokens: ip(5), ReasoningTokens: ip(6)}, tokensCounted,
+			"", "", "usage.completion_tokens_details.reasoning_tokens 6 exceeds its usage.completion_tokens 5"},
+		{"split needed, no reasoning", chat.Reply{Content: "x", CompletionTokens: ip(5)}, tokensSplit,
+			"", "", "has no reasoning apart from its content (reasoning_content or reasoning"},
+		{"split needed, no reasoning count", chat.Reply{Content: "x", Reasoning: "r", CompletionTokens: ip(5)}, tokensSplit,
+			"", "", "has no usage.completion_tokens_details.reasoning_tokens"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text, fields, err := tokenCounts(tc.reply, tc.reply.Content, tc.need, "<t>", "</t>")
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.text, text)
+			assert.JSONEq(t, tc.fields, string(fields))
+		})
+	}
 }
