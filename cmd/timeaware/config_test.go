@@ -111,10 +111,12 @@ func TestConfigDefaultsAreTyped(t *testing.T) {
 		"rewards.stop_strings":              rewards.DefaultStopStrings,
 		"rewards.tictoc.tool_call_patterns": []string{},
 		"timers.max_rollouts":               1048576,
+		"rewards.length.lcpo_alpha":         0.0003,
+		"rewards.length.thinkprune_limit":   4000,
 	} {
 		assert.Equal(t, want, defaults[key], key)
 	}
-	assert.Len(t, defaults, 175, "keys in examples/timeaware.yaml")
+	assert.Len(t, defaults, 184, "keys in examples/timeaware.yaml")
 }
 
 func TestFlattenConfig(t *testing.T) {
