@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"encoding/json"
 	"image/color"
 	"image/png"
 	"math/rand/v2"
@@ -148,7 +149,25 @@ func TestTokenCounts(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.text, text)
-			assert.JSONEq(t, tc.fields, string(fields))
+			raw, err := json.Marshal(fields)
+			require.NoError(t, err)
+			assert.JSONEq(t, tc.fields, string(raw))
 		})
 	}
+}
+
+// TestCurveText: the curve's table, as the text report shows it.
+func TestCurveText(t *testing.T) {
+	rep := &Report{DataSources: map[string]*SourceReport{"length/thinkprune": {
+		N: 7, Rows: 7,
+		Curve: []CurvePoint{
+			{Budget: 100, N: 4, Accuracy: Interval{Mean: 0.75, CI95: [2]float64{0.25, 1}}, WithinBudget: Interval{Mean: 0.5}},
+			{Budget: 2048, N: 3, Accuracy: Interval{Mean: 2.0 / 3, CI95: [2]float64{0, 1}}, WithinBudget: Interval{Mean: 1.0 / 3}},
+		},
+	}}}
+	assert.Equal(t, "length/thinkprune: 7 results of 7 rows\n"+
+		"  accuracy against token budget\n"+
+		"      budget      n  accuracy  95% interval          within\n"+
+		"         100      4    0.7500  [0.2500, 1.0000]      0.5000\n"+
+		"        2048      3    0.6667  [0.0000, 1.0000]      0.3333\n", rep.Text())
 }

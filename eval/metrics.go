@@ -90,6 +90,11 @@ var sources = map[string]source{
 		by:   []string{"condition"},
 		note: "negotiation: whole episodes against the scripted concession opponent, each reply charged its generation time on the clock",
 	},
+	rewards.LCPOExact.DataSource:  tokenBudget,
+	rewards.LCPOMax.DataSource:    tokenBudget,
+	rewards.ThinkPrune.DataSource: tokenBudget,
+	rewards.Elastic.DataSource:    withTokens(tokenBudget, tokensSplit),
+	rewards.Anytime.DataSource:    {run: runSkip, skip: "length/anytime rows need the answers drawn after cutting one thinking at each budget, which a served model's reply does not give"},
 }
 
 // sourceFor returns how a data source is run and reported.

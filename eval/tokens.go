@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/rewards"
 )
 
 // tokenFields are the extra_info fields a length reward reads of a
@@ -29,16 +30,16 @@ type tokenFields struct {
 // gave usage.completion_tokens_details.reasoning_tokens, the thinking is
 // that many tokens and the answer the rest. Otherwise the thinking and the
 // answer are not counted apart, which need (tokensSplit) refuses.
-func tokenCounts(reply chat.Reply, text string, need int, open, close string) (string, json.RawMessage, error) {
+func tokenCounts(reply chat.Reply, text string, need int, open, close string) (string, tokenFields, error) {
 	if reply.CompletionTokens == nil {
-		return "", nil, errors.New("the reply has no usage.completion_tokens: the server reported no token count, and eval does not count tokens itself")
+		return "", tokenFields{}, errors.New("the reply has no usage.completion_tokens: the server reported no token count, and eval does not count tokens itself")
 	}
 	f := tokenFields{ResponseTokens: *reply.CompletionTokens}
 	if reply.Reasoning != "" {
 		text = open + reply.Reasoning + close + text
 		if rt := reply.ReasoningTokens; rt != nil {
 			if *rt > f.ResponseTokens {
-				return "", nil, fmt.Errorf("the reply's usage.completion_tokens_details.reasoning_tokens %d exceeds its usage.completion_tokens %d", *rt, f.ResponseTokens)
+				return "", tokenFields{}, fmt.Errorf("the reply's usage.completion_tokens_details.reasoning_tokens %d exceeds its usage.completion_tokens %d", *rt, f.ResponseTokens)
 			}
 			answer := f.ResponseTokens - *rt
 			f.ThinkTokens, f.AnswerTokens = rt, &answer
@@ -49,10 +50,22 @@ func tokenCounts(reply chat.Reply, text string, need int, open, close string) (s
 		if reply.Reasoning == "" {
 			missing = "reasoning apart from its content (reasoning_content or reasoning, as a server with a reasoning parser returns it)"
 		}
-		return "", nil, fmt.Errorf("the thinking and the answer must be counted apart, and the reply has no %s", missing)
+		return "", tokenFields{}, fmt.Errorf("the thinking and the answer must be counted apart, and the reply has no %s", missing)
 	}
+	return text, f, nil
+}
+
+// apply sets the counts in ei, by their JSON names: the fields the
+// rewards read, whatever Go types they have there.
+func (f tokenFields) apply(ei *rewards.ExtraInfo) error {
 	raw, err := json.Marshal(f)
-	return text, raw, err
+	if err == nil {
+		err = json.Unmarshal(raw, ei)
+	}
+	if err != nil {
+		return fmt.Errorf("extra_info: token counts: %w", err)
+	}
+	return nil
 }
 
 // formatBudget renders a budget as a label: 4000, not 4e+03.
