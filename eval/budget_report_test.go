@@ -20,7 +20,7 @@ import (
 // takes all of a row's results. Ten values 0 × 8, 10, 50 sorted: position
 // 0.9 × 9 = 8.1, so p90 = 10 + 0.1 × (50 − 10) = 14.
 func TestQuantileMetricPoolsTheResults(t *testing.T) {
-	q := quantile("overshoot_tokens_p90", "overshoot_tokens", 0.9)
+	q := quantile("overshoot_p90", "overshoot_tokens", 0.9)
 	var res []*Result
 	for i, v := range []float64{0, 50, 0, 0, 10, 0, 0, 0, 0, 0} {
 		// Two samples a row: rows 0–4.

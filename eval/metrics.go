@@ -56,7 +56,7 @@ var tokenBudget = source{
 	by:      []string{budgetLabel},
 	curve:   budgetLabel,
 	tokens:  tokensCounted,
-	metrics: []metric{quantile("overshoot_tokens_p90", "overshoot_tokens", 0.9)},
+	metrics: []metric{quantile("overshoot_p90", "overshoot_tokens", 0.9)},
 	groupMetrics: []metric{
 		mean("correct"), mean("within_budget"), mean("overshoot_tokens"),
 	},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -19,6 +20,19 @@ const (
 	plotHeight = 10 * vg.Centimeter
 )
 
+// accuracyTicks marks accuracy from 0 to 1 by tenths, labelled by fifths.
+var accuracyTicks = plot.ConstantTicks(func() []plot.Tick {
+	var ts []plot.Tick
+	for i := 0; i <= 10; i++ {
+		t := plot.Tick{Value: float64(i) / 10}
+		if i%2 == 0 {
+			t.Label = strconv.FormatFloat(t.Value, 'f', 1, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}())
+
 // errNoCurve is WritePlot's error for a report without a curve.
 var errNoCurve = errors.New("no token budget has scored results to plot")
 
@@ -31,9 +45,7 @@ func (r *Report) WritePlot(w io.Writer) error {
 	p.Title.Text = "Accuracy against token budget"
 	p.X.Label.Text = "token budget (tokens)"
 	p.Y.Label.Text = "accuracy (95% interval)"
-	p.Y.Min, p.Y.Max = 0, 1
-	// Accuracy rises with the budget: the upper left is where the lines
-	// least often are.
+	p.Y.Tick.Marker = accuracyTicks
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	drawn, most := 0, 0.0
@@ -72,8 +84,10 @@ func (r *Report) WritePlot(w io.Writer) error {
 	if drawn == 0 {
 		return errNoCurve
 	}
-	// From no budget, with room for the last error bar's caps.
+	// From no budget, with room for the last error bar's caps; accuracy
+	// from 0 to 1, with room above it for the legend, a line a source.
 	p.X.Min, p.X.Max = 0, most*1.05
+	p.Y.Min, p.Y.Max = 0, 1+0.07*float64(drawn+1)
 	c := vgimg.PngCanvas{Canvas: vgimg.New(plotWidth, plotHeight)}
 	p.Draw(draw.New(c))
 	_, err := c.WriteTo(w)

@@ -91,7 +91,7 @@ func TestTokenBudgetMetricsOfAScriptedModel(t *testing.T) {
 	assert.Equal(t, 8, sr.N)
 	assert.InDelta(t, 0.5, sr.Metrics["within_budget"].Mean, 1e-12)
 	assert.InDelta(t, 25.125, sr.Metrics["overshoot_tokens"].Mean, 1e-12)
-	assert.InDelta(t, 65, sr.Metrics["overshoot_tokens_p90"].Mean, 1e-12)
+	assert.InDelta(t, 65, sr.Metrics["overshoot_p90"].Mean, 1e-12)
 	assert.InDelta(t, 6.0/8, sr.Metrics["correct"].Mean, 1e-12)
 
 	for _, tc := range []struct {
@@ -108,9 +108,9 @@ func TestTokenBudgetMetricsOfAScriptedModel(t *testing.T) {
 		assert.Equal(t, tc.n, g.N, tc.group)
 		assert.InDelta(t, tc.within, g.Metrics["within_budget"].Mean, 1e-12, tc.group)
 		assert.InDelta(t, tc.mean, g.Metrics["overshoot_tokens"].Mean, 1e-12, tc.group)
-		assert.InDelta(t, tc.p90, g.Metrics["overshoot_tokens_p90"].Mean, 1e-12, tc.group)
+		assert.InDelta(t, tc.p90, g.Metrics["overshoot_p90"].Mean, 1e-12, tc.group)
 		assert.InDelta(t, tc.acc, g.Metrics["correct"].Mean, 1e-12, tc.group)
-		for _, m := range []string{"correct", "within_budget", "overshoot_tokens", "overshoot_tokens_p90"} {
+		for _, m := range []string{"correct", "within_budget", "overshoot_tokens", "overshoot_p90"} {
 			iv := g.Metrics[m]
 			assert.LessOrEqual(t, iv.CI95[0], iv.Mean, "%s %s", tc.group, m)
 			assert.GreaterOrEqual(t, iv.CI95[1], iv.Mean, "%s %s", tc.group, m)

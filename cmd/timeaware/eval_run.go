@@ -34,7 +34,9 @@ func (a *app) evalRunCmd() *cobra.Command {
     --data out/pairs-test.parquet --data out/puzzles.parquet --out out/before.jsonl
   timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model --samples 4 --temperature 0.7 --seed 1 \
     --data out/pairs-test.parquet --data out/puzzles.parquet --out out/after.jsonl --json > out/report.json
-  timeaware eval compare out/before.jsonl out/after.jsonl`,
+  timeaware eval compare out/before.jsonl out/after.jsonl
+  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
+    --data examples/eval/length.jsonl --out out/length.jsonl --plot out/length.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runEvalRun(cmd, f) },
 	}
