@@ -134,6 +134,13 @@ func TestTokenBudgetMetricsOfAScriptedModel(t *testing.T) {
 		assert.True(t, again[i].Cached)
 		assert.Equal(t, res[i].Details, again[i].Details, "row %d", i)
 	}
+	// Compared with itself, the p90 pairs row by row: no difference.
+	cmp, err := Compare(res, again, ReportOptions{Seed: 3})
+	require.NoError(t, err)
+	d := cmp.DataSources[rewards.ThinkPrune.DataSource].Metrics["overshoot_p90"]
+	assert.InDelta(t, 65, d.A, 1e-9)
+	assert.Equal(t, d.A, d.B)
+	assert.Equal(t, Difference{A: d.A, B: d.B}, d, "no difference, a point interval")
 }
 
 // TestTokenCountsOfReasoningReplies: a reply whose reasoning the server
