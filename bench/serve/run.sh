@@ -519,8 +519,9 @@ def length_run():
         ratio = f"{r['items_per_s'] / ref['items_per_s']:.2f}x" if ref else "-"
         over = (f"{r['over_budget']:,} of {r['corpus_items']:,} over budget; " if reward.startswith("length/") and reward != "length/anytime"
                 else "")
+        cores = f"server used {r['server_cpu_s'] / r['seconds']:.2f} cores; " if r.get("server_cpu_s") is not None else ""
         print(f"    {reward:<20} {r['items_per_s']:>10,.0f} {(f'{cpu:.1f}' if cpu else '-'):>19} {ratio:>7}  "
-              f"{over}{r['corpus_bytes'] / r['corpus_items']:,.0f} B/item; p50/p99 {r['p50_ms']:.1f}/{r['p99_ms']:.1f} ms; "
+              f"{cores}{over}{r['corpus_bytes'] / r['corpus_items']:,.0f} B/item; p50/p99 {r['p50_ms']:.1f}/{r['p99_ms']:.1f} ms; "
               f"failed items {r['failed_items']}, errors {r['errors']}, mismatches {r['mismatches']}")
         if r["failed_items"] or r["errors"] or r["mismatches"]:
             failures.append(f"run (j) {reward}: {r['failed_items']} failed items, {r['errors']} errors, {r['mismatches']} mismatches")
