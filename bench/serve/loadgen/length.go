@@ -112,7 +112,7 @@ type lengthDraws struct {
 	summaryOf [anytimeBudgets]int
 }
 
-// drawLength draws item i's budgets. Responses run 250 to 770 derived
+// drawLength draws item i's budgets. Responses run 270 to 791 derived
 // tokens: token_budget (256 to 768) and think_budget (256 to 768) leave
 // about half of them over; answer_budget (32 to 1,024) leaves the short
 // answers after a thinking within it and some of the responses without
