@@ -218,7 +218,7 @@ func (o *TokenOptions) Validate() error {
 			return bad("token_budget_range", "[%d, %d] is not a range of tokens with 1 <= min <= max <= %d", lo, hi, MaxTokenBudget)
 		}
 		if o.EveryBudget {
-			return bad("every_token_budget", "needs a set of budgets (token_budgets), not a range")
+			return bad("every_token_budget", "needs a set of budgets (token_budgets), not a range (token_budget_range)")
 		}
 	} else {
 		if len(o.Budgets) == 0 {
