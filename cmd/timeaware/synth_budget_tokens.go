@@ -100,6 +100,13 @@ func (a *app) tokenOptions(family budget.Family) (budget.TokenOptions, error) {
 	if err != nil {
 		return budget.TokenOptions{}, a.badKey("synth.budget.token_reward", err)
 	}
+	if reward == budget.RewardElastic {
+		for _, name := range []string{"token-budgets", "token-budget-range", "every-token-budget"} {
+			if a.cmd != nil && a.cmd.Flags().Changed(name) {
+				return budget.TokenOptions{}, usagef("--%s is not used by %s, whose rows take synth.budget.elastic_think_budget and elastic_answer_budget", name, reward)
+			}
+		}
+	}
 	o := budget.DefaultTokenOptions(reward)
 	o.Family = family
 	o.Prompts = budget.DefaultTokenPrompts(reward, v.GetString(answerTagKey))
@@ -187,7 +194,8 @@ func tokenBudgetLines(w *synth.Written[*budget.TokenSummary]) []string {
 	}
 	lines := []string{tasks + fmt.Sprintf("; family %s, data source %s", s.Family, s.DataSource)}
 	if s.ThinkBudget > 0 {
-		lines = append(lines, fmt.Sprintf("elastic:     thinking %d tokens, answer %d tokens", s.ThinkBudget, s.AnswerBudget))
+		return append(lines, fmt.Sprintf("budgets:     thinking %d tokens, answer %d tokens (token_budget %d) in every row",
+			s.ThinkBudget, s.AnswerBudget, s.ThinkBudget+s.AnswerBudget))
 	}
 	if len(s.ByBudget) <= 8 {
 		byBudget := map[int]int{}

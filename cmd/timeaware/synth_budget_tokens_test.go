@@ -111,8 +111,11 @@ func TestSynthBudgetTokensPerReward(t *testing.T) {
 	for _, reward := range []string{"length/lcpo_exact", "length/lcpo_max", "length/thinkprune", "length/elastic"} {
 		t.Run(reward, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "tokens.jsonl")
-			code, stdout, stderr := runCLI(t, "synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "3",
-				"--unit", "tokens", "--reward", reward, "--token-budgets", "700,1500", "--out", out)
+			args := []string{"synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "3", "--unit", "tokens", "--reward", reward, "--out", out}
+			if reward != "length/elastic" {
+				args = append(args, "--token-budgets", "700,1500")
+			}
+			code, stdout, stderr := runCLI(t, args...)
 			require.Equal(t, exitOK, code, "stderr: %s", stderr)
 			assert.Contains(t, stdout, "data source "+reward)
 			for _, row := range rawJSONLines(t, out) {
@@ -243,6 +246,8 @@ func TestSynthBudgetTokensUsageErrors(t *testing.T) {
 		{"range of zero", with(tokens, "--token-budget-range", "0,0"), nil, "--token-budget-range 0,0: [0, 0] is not a range of tokens"},
 		{"range of three", with(tokens, "--token-budget-range", "1,2,3"), nil, `--token-budget-range 1,2,3: want "min,max" or empty, got 3 numbers`},
 		{"every budget of a range", with(tokens, "--token-budget-range", "1,9", "--every-token-budget"), nil, "--every-token-budget true: needs a set of budgets"},
+		{"budgets with elastic", with(tokens, "--reward", "length/elastic", "--token-budgets", "512"), nil,
+			"--token-budgets is not used by length/elastic, whose rows take synth.budget.elastic_think_budget and elastic_answer_budget"},
 		{"game tasks", []string{"synth", "budget", "--input", demoTasks, "--family", "game", "--seed", "1", "--unit", "tokens", "--out", out}, nil,
 			"--family game: token budgets need tasks with a reference answer (general)"},
 		{"elastic budget of zero", with(tokens, "--reward", "length/elastic"), map[string]string{"TIMEAWARE_SYNTH_BUDGET_ELASTIC_ANSWER_BUDGET": "0"},
