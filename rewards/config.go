@@ -21,6 +21,7 @@ type Config struct {
 	Timely      TimelyConfig
 	TicToc      TicTocConfig
 	TimePuzzles TimePuzzlesConfig
+	Length      LengthConfig
 }
 
 // Utilization variants of the Timely-RL reward (U(t) in eq. 10–12).
@@ -85,6 +86,37 @@ type TimePuzzlesConfig struct {
 	Metric string
 }
 
+// Priors of the anytime reward over its budgets (AnytimeReasoner, §3.1).
+const (
+	AnytimeUniform = "uniform"
+	AnytimeLinear  = "linear"
+	AnytimeBase    = "base"
+)
+
+// LengthConfig holds the parameters of the length-control rewards
+// (length/lcpo_exact, lcpo_max, thinkprune, elastic, anytime).
+type LengthConfig struct {
+	// AnswerTag is the tag the plain answer check (answer_check "") reads
+	// the answer from; "" accepts \boxed{} or an "Answer:" line.
+	AnswerTag string
+	// ThinkOpen and ThinkClose delimit the thinking part of a response.
+	ThinkOpen, ThinkClose string
+	// LCPOAlpha is α of LCPO-Exact and LCPO-Max, the reward lost per token
+	// of distance from the budget.
+	LCPOAlpha float64
+	// LCPODelta is δ of LCPO-Max, the reward a correct answer keeps at
+	// exactly its budget.
+	LCPODelta float64
+	// ThinkPruneLimit is ThinkPrune's token limit L for items without
+	// extra_info.token_budget.
+	ThinkPruneLimit int
+	// ElasticThinkBudget and ElasticAnswerBudget are Elastic Reasoning's t
+	// and s for items without extra_info.think_budget or answer_budget.
+	ElasticThinkBudget, ElasticAnswerBudget int
+	// AnytimePrior is the prior over budgets: uniform, linear or base.
+	AnytimePrior string
+}
+
 // DefaultStopStrings are the end-of-turn, end-of-text and padding tokens of
 // the Qwen, Llama, Mistral, GPT, Gemma and DeepSeek chat families.
 var DefaultStopStrings = []string{
@@ -114,6 +146,17 @@ func DefaultConfig() Config {
 			AnswerTag:     "answer",
 		},
 		TimePuzzles: TimePuzzlesConfig{Metric: MetricEM},
+		Length: LengthConfig{
+			AnswerTag:           "answer",
+			ThinkOpen:           "<think>",
+			ThinkClose:          "</think>",
+			LCPOAlpha:           0.0003,
+			LCPODelta:           0.5,
+			ThinkPruneLimit:     4000,
+			ElasticThinkBudget:  1024,
+			ElasticAnswerBudget: 1024,
+			AnytimePrior:        AnytimeUniform,
+		},
 	}
 }
 
@@ -143,6 +186,8 @@ func (c Config) Validate() error {
 		"timely.ml_weight":         c.Timely.MLWeight,
 		"timely.game_exponent":     c.Timely.GameExponent,
 		"timely.honesty_tolerance": c.Timely.HonestyTolerance,
+		"length.lcpo_alpha":        c.Length.LCPOAlpha,
+		"length.lcpo_delta":        c.Length.LCPODelta,
 	} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return bad(key, "not a finite number")
@@ -185,6 +230,40 @@ func (c Config) Validate() error {
 	case MetricEM, MetricF1, MetricJaccard:
 	default:
 		return bad("timepuzzles.metric", "%q is not em, f1 or jaccard", c.TimePuzzles.Metric)
+	}
+	return c.Length.validate()
+}
+
+func (c LengthConfig) validate() error {
+	bad := func(key string, format string, args ...any) error {
+		return &ConfigError{Key: "length." + key, Err: fmt.Errorf(format, args...)}
+	}
+	if !validTag(c.AnswerTag) {
+		return bad("answer_tag", "%q is not a tag name (letters, digits, _ and -)", c.AnswerTag)
+	}
+	switch {
+	case strings.TrimSpace(c.ThinkOpen) == "":
+		return bad("think_open", "empty: the thinking needs an opening tag")
+	case strings.TrimSpace(c.ThinkClose) == "":
+		return bad("think_close", "empty: the thinking needs a closing tag")
+	case c.ThinkOpen == c.ThinkClose:
+		return bad("think_close", "%q is the opening tag too", c.ThinkClose)
+	case c.LCPOAlpha < 0:
+		return bad("lcpo_alpha", "%v must not be negative", c.LCPOAlpha)
+	}
+	for key, v := range map[string]int{
+		"thinkprune_limit":      c.ThinkPruneLimit,
+		"elastic_think_budget":  c.ElasticThinkBudget,
+		"elastic_answer_budget": c.ElasticAnswerBudget,
+	} {
+		if v < 1 {
+			return bad(key, "%d: a budget must be at least 1 token", v)
+		}
+	}
+	switch c.AnytimePrior {
+	case AnytimeUniform, AnytimeLinear, AnytimeBase:
+	default:
+		return bad("anytime_prior", "%q is not uniform, linear or base", c.AnytimePrior)
 	}
 	return nil
 }

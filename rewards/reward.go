@@ -49,6 +49,25 @@ type ExtraInfo struct {
 	MaxScore *float64 `json:"max_score"`
 	// Accuracy is an ML task's test-set accuracy in [0, 1].
 	Accuracy *float64 `json:"accuracy"`
+	// ResponseTokens, ThinkTokens and AnswerTokens are the lengths in
+	// tokens of the response, of its thinking (before the closing think
+	// tag) and of its answer (after it), counted by the trainer from the
+	// ids it generated. Whole numbers; the length rewards check them.
+	ResponseTokens *float64 `json:"response_tokens"`
+	ThinkTokens    *float64 `json:"think_tokens"`
+	AnswerTokens   *float64 `json:"answer_tokens"`
+	// TokenBudget is the length rewards' budget: n_gold of LCPO, L of
+	// ThinkPrune. ThinkBudget and AnswerBudget are Elastic Reasoning's t
+	// and s.
+	TokenBudget  *float64 `json:"token_budget"`
+	ThinkBudget  *float64 `json:"think_budget"`
+	AnswerBudget *float64 `json:"answer_budget"`
+	// AnswerCheck names the answer checker a length reward takes its
+	// correctness from (AnswerChecks); "" is the plain ground-truth check.
+	AnswerCheck string `json:"answer_check"`
+	// Anytime is the anytime reward's answers at each budget, a JSON list
+	// of {"budget", "summary"} objects, read by that reward.
+	Anytime json.RawMessage `json:"anytime"`
 }
 
 // TimerToken is extra_info.timer: a timer token (a JSON string). A JSON
@@ -110,6 +129,11 @@ var All = []*Reward{
 	TimePuzzles,
 	Traveler,
 	Negotiation,
+	LCPOExact,
+	LCPOMax,
+	ThinkPrune,
+	Elastic,
+	Anytime,
 }
 
 // Lookup returns the reward registered for a data source.

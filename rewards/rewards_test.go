@@ -229,6 +229,12 @@ func hostileItems(ds string) []Item {
 		{Score: f64(-5), MaxScore: f64(1e-300), Accuracy: f64(1)},
 		{Score: f64(math.MaxFloat64), MaxScore: f64(math.SmallestNonzeroFloat64), ElapsedS: f64(0), TimeLimitS: f64(math.MaxFloat64)},
 		{Timer: "garbage"},
+		{ResponseTokens: f64(-1), TokenBudget: f64(0.5), ThinkTokens: f64(math.NaN()), AnswerCheck: "negotiation"},
+		{ResponseTokens: f64(1e300), TokenBudget: f64(1), ThinkTokens: f64(1e300), AnswerTokens: f64(1e300)},
+		{ResponseTokens: f64(3), TokenBudget: f64(math.Inf(1)), ThinkBudget: f64(math.Copysign(0, -1)), AnswerBudget: f64(1e-300)},
+		{ResponseTokens: f64(3), TokenBudget: f64(2), Anytime: json.RawMessage(`[{"budget": 1e300, "summary": "<answer>1</answer>"}]`)},
+		{Anytime: json.RawMessage(`[{"budget": 1, "summary": null}, {}, 3]`)},
+		{Anytime: json.RawMessage(`{"budget": 1}`)},
 	} {
 		out = append(out, Item{DataSource: ds, SolutionStr: "<answer>1</answer>", GroundTruth: json.RawMessage(`"1"`), ExtraInfo: ei})
 	}
@@ -298,7 +304,9 @@ func FuzzEveryReward(f *testing.F) {
 	f.Fuzz(func(t *testing.T, sol, gt string, a, b, c float64) {
 		for _, r := range All {
 			it := Item{DataSource: r.DataSource, SolutionStr: sol, GroundTruth: json.RawMessage(gt),
-				ExtraInfo: ExtraInfo{ElapsedS: &a, TimeLimitS: &b, Score: &c, MaxScore: &b, Accuracy: &c}}
+				ExtraInfo: ExtraInfo{ElapsedS: &a, TimeLimitS: &b, Score: &c, MaxScore: &b, Accuracy: &c,
+					ResponseTokens: &b, ThinkTokens: &a, AnswerTokens: &c, TokenBudget: &a, ThinkBudget: &c, AnswerBudget: &b,
+					Anytime: json.RawMessage(gt)}}
 			res := s.Score(context.Background(), &it)
 			if len(res.Details) != len(r.Keys) || !finite(res.Score) {
 				t.Fatalf("%s: %d details for %d keys, score %v", r.DataSource, len(res.Details), len(r.Keys), res.Score)

@@ -34,6 +34,19 @@ var rightAnswers = map[string]struct {
 		  "issues": [{"id": "price", "options": ["low", "high"], "points": {"seller": [0, 8], "buyer": [6, 0]}},
 		             {"id": "delivery", "options": ["slow", "fast"], "points": {"seller": [2, 1], "buyer": [0, 5]}}]},
 		  "role": "seller", "condition": "time_aware", "deadline_s": 10, "first_speaker": "seller"}`)}, 8.0 / 9},
+	// 1 − 0.0003·|500 − 400|
+	"length/lcpo_exact": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), ThinkTokens: f64(300), AnswerTokens: f64(90), TokenBudget: f64(500)}}, 0.97},
+	// 1 · clip(0.0003·(500 − 400) + 0.5, 0, 1)
+	"length/lcpo_max": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), TokenBudget: f64(500)}}, 0.53},
+	"length/thinkprune": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), TokenBudget: f64(400)}}, 1},
+	"length/elastic": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), ThinkTokens: f64(300), AnswerTokens: f64(90)}}, 1},
+	// uniform over two budgets, right at the second only
+	"length/anytime": {Item{SolutionStr: "<think>Three sevens", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{Anytime: json.RawMessage(`[{"budget": 100, "summary": "<answer>7</answer>"}, {"budget": 200, "summary": "<answer>21</answer>"}]`)}}, 0.5},
 }
 
 // endings are the texts trainers leave after a response: each family's

@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -206,6 +207,20 @@ func (d *fastDecoder) optString(dst *string) bool {
 	return ok
 }
 
+// raw copies the next value, at nesting depth, into the arena as it is
+// written (a json.RawMessage decodes to the same bytes); nil when it is
+// not well formed.
+func (d *fastDecoder) raw(depth int) json.RawMessage {
+	d.s.Peek()
+	start := d.s.Pos()
+	if !d.skip(depth) {
+		return nil
+	}
+	mark := len(d.arena)
+	d.arena = append(d.arena, d.s.Bytes(start, d.s.Pos())...)
+	return d.arena[mark:len(d.arena):len(d.arena)]
+}
+
 func (d *fastDecoder) item(it *rewards.Item) bool {
 	return d.members(itemKeys, func(idx int) bool {
 		switch itemKeys[idx] {
@@ -214,15 +229,8 @@ func (d *fastDecoder) item(it *rewards.Item) bool {
 		case "solution_str":
 			return d.optString(&it.SolutionStr)
 		case "ground_truth":
-			d.s.Peek()
-			start := d.s.Pos()
-			if !d.skip(3) { // body, items, item
-				return false
-			}
-			mark := len(d.arena)
-			d.arena = append(d.arena, d.s.Bytes(start, d.s.Pos())...)
-			it.GroundTruth = d.arena[mark:len(d.arena):len(d.arena)]
-			return true
+			it.GroundTruth = d.raw(3) // body, items, item
+			return it.GroundTruth != nil
 		}
 		return d.extraInfo(&it.ExtraInfo)
 	})
@@ -275,7 +283,8 @@ func (d *fastDecoder) members(known jsonscan.Keys, member func(idx int) bool) bo
 var (
 	batchKeys     = jsonscan.Keys{"items"}
 	itemKeys      = jsonscan.Keys{"data_source", "solution_str", "ground_truth", "extra_info"}
-	extraInfoKeys = jsonscan.Keys{"time_limit_s", "elapsed_s", "score", "max_score", "accuracy", "timer"}
+	extraInfoKeys = jsonscan.Keys{"time_limit_s", "elapsed_s", "score", "max_score", "accuracy", "timer",
+		"response_tokens", "think_tokens", "answer_tokens", "token_budget", "think_budget", "answer_budget", "answer_check", "anytime"}
 )
 
 func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
@@ -294,6 +303,23 @@ func (d *fastDecoder) extraInfo(ei *rewards.ExtraInfo) bool {
 			return d.optNumber(&ei.MaxScore)
 		case "accuracy":
 			return d.optNumber(&ei.Accuracy)
+		case "response_tokens":
+			return d.optNumber(&ei.ResponseTokens)
+		case "think_tokens":
+			return d.optNumber(&ei.ThinkTokens)
+		case "answer_tokens":
+			return d.optNumber(&ei.AnswerTokens)
+		case "token_budget":
+			return d.optNumber(&ei.TokenBudget)
+		case "think_budget":
+			return d.optNumber(&ei.ThinkBudget)
+		case "answer_budget":
+			return d.optNumber(&ei.AnswerBudget)
+		case "answer_check":
+			return d.optString(&ei.AnswerCheck)
+		case "anytime":
+			ei.Anytime = d.raw(4) // body, items, item, extra_info
+			return ei.Anytime != nil
 		}
 		// timer
 		if d.s.Peek() == '{' {

@@ -33,6 +33,10 @@ var decodeSeeds = []string{
 	`{"items":[{"data_source":"timely/general","extra_info":{"timer":{"speed_factor":2,"jitter":0.05},"elapsed_s":3}}]}`,
 	`{"items":[{"extra_info":{"timer":"tok.en","timer":{"speed_factor":1}}}]}`,
 	`{"items":[{"extra_info":{"timer":7}}]}`,
+	`{"items":[{"data_source":"length/elastic","solution_str":"<think>a</think>b","ground_truth":"b","extra_info":{"response_tokens":12,"think_tokens":4.0,"answer_tokens":6,"token_budget":null,"think_budget":8,"answer_budget":1e1,"answer_check":"timely/general"}}]}`,
+	`{"items":[{"data_source":"length/anytime","extra_info":{"anytime":[ {"budget":1,"summary":"x"} , {"budget":2,"summary":"\u0079"}],"think_tokens":3}}]}`,
+	`{"items":[{"extra_info":{"anytime":null,"answer_check":null}}]}`,
+	`{"items":[{"extra_info":{"response_tokens":"12","anytime":[}}]}`,
 }
 
 // dupSeeds name a member twice, where the fast path reads and where it

@@ -39,6 +39,16 @@ func (a *app) rewardsConfig() (rewards.Config, error) {
 	c.TicToc.MarginWeighted = v.GetBool("rewards.tictoc.margin_weighted")
 	c.TicToc.ToolCallPatterns = v.GetStringSlice("rewards.tictoc.tool_call_patterns")
 	c.TimePuzzles.Metric = v.GetString("rewards.timepuzzles.metric")
+	l := &c.Length
+	l.AnswerTag = v.GetString("rewards.length.answer_tag")
+	l.ThinkOpen = v.GetString("rewards.length.think_open")
+	l.ThinkClose = v.GetString("rewards.length.think_close")
+	l.LCPOAlpha = v.GetFloat64("rewards.length.lcpo_alpha")
+	l.LCPODelta = v.GetFloat64("rewards.length.lcpo_delta")
+	l.ThinkPruneLimit = v.GetInt("rewards.length.thinkprune_limit")
+	l.ElasticThinkBudget = v.GetInt("rewards.length.elastic_think_budget")
+	l.ElasticAnswerBudget = v.GetInt("rewards.length.elastic_answer_budget")
+	l.AnytimePrior = v.GetString("rewards.length.anytime_prior")
 	if err := c.Validate(); err != nil {
 		return c, a.rewardsError(err)
 	}

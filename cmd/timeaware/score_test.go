@@ -49,6 +49,31 @@ func TestScoreWritesOneResultPerLineInOrder(t *testing.T) {
 	}
 }
 
+// TestScoreLengthRewardsReadTheirKeys: the rewards.length keys reach the
+// length rewards (α and δ of LCPO-Max, ThinkPrune's limit).
+func TestScoreLengthRewardsReadTheirKeys(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_LCPO_ALPHA", "0.001")
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_LCPO_DELTA", "0.25")
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT", "899")
+	score := func(ds, extra string) map[string]any {
+		in := writeFile(t, filepath.Join(dir, "items.jsonl"), `{"solution_str":"<answer>7</answer>","ground_truth":"7","extra_info":`+extra+`}`+"\n")
+		out := filepath.Join(dir, "scores.jsonl")
+		code, _, stderr := runCLI(t, "score", "--data-source", ds, "--input", in, "--out", out)
+		require.Equal(t, exitOK, code, stderr)
+		raw, err := os.ReadFile(out)
+		require.NoError(t, err)
+		res := readResults(t, string(raw))
+		require.Len(t, res, 1)
+		return res[0]
+	}
+	got := score("length/lcpo_max", `{"response_tokens":900,"token_budget":1000}`)
+	assert.InDelta(t, 0.001*100+0.25, got["score"], 1e-12) // 1·clip(α·(1000 − 900) + δ)
+	got = score("length/thinkprune", `{"response_tokens":900}`)
+	assert.Equal(t, 0.0, got["score"], "900 tokens is over a limit of 899")
+	assert.Equal(t, 1.0, got["overshoot_tokens"])
+}
+
 func TestScoreErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"data_source":"timely/ml","extra_info":{"accuracy":0.8}}`

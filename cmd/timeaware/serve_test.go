@@ -347,7 +347,8 @@ func TestServeStartsOnDefaults(t *testing.T) {
 	for _, r := range reg["rewards"].([]any) {
 		names = append(names, r.(map[string]any)["data_source"].(string))
 	}
-	assert.Equal(t, []string{"timely/general", "timely/game", "timely/ml", "tictoc/decision", "timepuzzles", "traveler", "negotiation"}, names)
+	assert.Equal(t, []string{"timely/general", "timely/game", "timely/ml", "tictoc/decision", "timepuzzles", "traveler", "negotiation",
+		"length/lcpo_exact", "length/lcpo_max", "length/thinkprune", "length/elastic", "length/anytime"}, names)
 	assert.Contains(t, p.stderr.String(), "timers.secret is not set")
 }
 
@@ -364,6 +365,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"bad step table", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_STEP_TABLE": "0.1,x"}, "TIMEAWARE_REWARDS_TIMELY_STEP_TABLE=0.1,x: entry 2"},
 		{"bad openrlhf source", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_OPENRLHF_DATA_SOURCE": "gsm8k"}, "gsm8k"},
 		{"bad pattern", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS": "("}, "TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS=(: entry 1: error parsing regexp"},
+		{"bad anytime prior", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR": "flat"}, "TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR=flat: \"flat\" is not uniform, linear or base"},
+		{"zero thinkprune limit", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT": "0"}, "TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT=0: 0: a budget must be at least 1 token"},
 		{"bad addr", []string{"serve", "--addr", "256.0.0.1:99999"}, nil, "--addr"},
 		{"stray argument", []string{"serve", "now"}, nil, "unknown command"},
 	}

@@ -1,0 +1,369 @@
+package rewards
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lengthCase is one item of a length reward with its expected score,
+// worked by hand from the paper's equation with the default parameters
+// (α = 0.0003, δ = 0.5, L = 4000, t = s = 1024).
+type lengthCase struct {
+	name   string
+	sol    string
+	gt     string
+	ei     ExtraInfo
+	score  float64
+	within float64
+	over   float64
+}
+
+const (
+	right = "<think>I add them.</think>The sum is <answer>42</answer>"
+	wrong = "<think>I add them.</think>The sum is <answer>41</answer>"
+	// cut is a response stopped inside its thinking: no answer.
+	cut = "<think>I add them and then I"
+)
+
+func tokens(n float64) *float64 { return f64(n) }
+
+var (
+	inf = math.Inf(1)
+	nan = math.NaN()
+)
+
+func TestLCPOExactByHand(t *testing.T) {
+	cases := []lengthCase{
+		// 1 − 0.0003·|1000 − 1000| = 1
+		{name: "right at the budget", sol: right, ei: ExtraInfo{ResponseTokens: tokens(1000), TokenBudget: tokens(1000)}, score: 1, within: 1},
+		// 1 − 0.0003·|1000 − 1001| = 0.9997
+		{name: "right one token over", sol: right, ei: ExtraInfo{ResponseTokens: tokens(1001), TokenBudget: tokens(1000)}, score: 0.9997, over: 1},
+		// 1 − 0.0003·|1000 − 600| = 0.88: under the target costs as much as over it
+		{name: "right 400 under", sol: right, ei: ExtraInfo{ResponseTokens: tokens(600), TokenBudget: tokens(1000)}, score: 0.88, within: 1},
+		// 0 − 0.0003·|1000 − 0| = −0.3
+		{name: "zero length", sol: "", ei: ExtraInfo{ResponseTokens: tokens(0), TokenBudget: tokens(1000)}, score: -0.3, within: 1},
+		// 0 − 0.0003·|100 − 2100| = −0.6
+		{name: "wrong and 2000 over", sol: wrong, ei: ExtraInfo{ResponseTokens: tokens(2100), TokenBudget: tokens(100)}, score: -0.6, over: 2000},
+		// missing answer: 0 − 0.0003·|512 − 512| = 0
+		{name: "missing answer at the budget", sol: cut, ei: ExtraInfo{ResponseTokens: tokens(512), TokenBudget: tokens(512)}, score: 0, within: 1},
+	}
+	runLengthCases(t, LCPOExact, nil, cases)
+}
+
+func TestLCPOMaxByHand(t *testing.T) {
+	cases := []lengthCase{
+		// 1·clip(0.0003·0 + 0.5) = 0.5
+		{name: "right at the budget", sol: right, ei: ExtraInfo{ResponseTokens: tokens(1000), TokenBudget: tokens(1000)}, score: 0.5, within: 1},
+		// 1·clip(0.0003·(−1) + 0.5) = 0.4997
+		{name: "right one token over", sol: right, ei: ExtraInfo{ResponseTokens: tokens(1001), TokenBudget: tokens(1000)}, score: 0.4997, over: 1},
+		// 1·clip(0.0003·1000 + 0.5) = 0.8
+		{name: "right 1000 under", sol: right, ei: ExtraInfo{ResponseTokens: tokens(3000), TokenBudget: tokens(4000)}, score: 0.8, within: 1},
+		// 1·clip(0.0003·4000 + 0.5) = clip(1.7) = 1
+		{name: "right at zero length", sol: right, ei: ExtraInfo{ResponseTokens: tokens(1), TokenBudget: tokens(4001)}, score: 1, within: 1},
+		// 1·clip(0.0003·(−2000) + 0.5) = clip(−0.1) = 0
+		{name: "right far over", sol: right, ei: ExtraInfo{ResponseTokens: tokens(3000), TokenBudget: tokens(1000)}, score: 0, over: 2000},
+		// 0·clip(…) = 0
+		{name: "wrong under", sol: wrong, ei: ExtraInfo{ResponseTokens: tokens(10), TokenBudget: tokens(1000)}, score: 0, within: 1},
+		{name: "zero length", sol: "", ei: ExtraInfo{ResponseTokens: tokens(0), TokenBudget: tokens(1000)}, score: 0, within: 1},
+		{name: "missing answer", sol: cut, ei: ExtraInfo{ResponseTokens: tokens(4096), TokenBudget: tokens(4096)}, score: 0, within: 1},
+	}
+	runLengthCases(t, LCPOMax, nil, cases)
+	// α = 0.001, δ = 0.2: 1·clip(0.001·300 + 0.2) = 0.5
+	runLengthCases(t, LCPOMax, func(c *Config) { c.Length.LCPOAlpha, c.Length.LCPODelta = 0.001, 0.2 }, []lengthCase{
+		{name: "configured alpha and delta", sol: right, ei: ExtraInfo{ResponseTokens: tokens(700), TokenBudget: tokens(1000)}, score: 0.5, within: 1},
+	})
+}
+
+func TestThinkPruneByHand(t *testing.T) {
+	cases := []lengthCase{
+		{name: "right at the limit", sol: right, ei: ExtraInfo{ResponseTokens: tokens(2000), TokenBudget: tokens(2000)}, score: 1, within: 1},
+		{name: "right one token over", sol: right, ei: ExtraInfo{ResponseTokens: tokens(2001), TokenBudget: tokens(2000)}, score: 0, over: 1},
+		{name: "wrong within", sol: wrong, ei: ExtraInfo{ResponseTokens: tokens(100), TokenBudget: tokens(2000)}, score: 0, within: 1},
+		{name: "zero length", sol: "", ei: ExtraInfo{ResponseTokens: tokens(0), TokenBudget: tokens(2000)}, score: 0, within: 1},
+		{name: "cut at the limit: no answer", sol: cut, ei: ExtraInfo{ResponseTokens: tokens(2000), TokenBudget: tokens(2000)}, score: 0, within: 1},
+		// no token_budget: the configured limit, 4000
+		{name: "default limit, at it", sol: right, ei: ExtraInfo{ResponseTokens: tokens(4000)}, score: 1, within: 1},
+		{name: "default limit, one over", sol: right, ei: ExtraInfo{ResponseTokens: tokens(4001)}, score: 0, over: 1},
+	}
+	runLengthCases(t, ThinkPrune, nil, cases)
+	runLengthCases(t, ThinkPrune, func(c *Config) { c.Length.ThinkPruneLimit = 3000 }, []lengthCase{
+		{name: "a tighter round's limit", sol: right, ei: ExtraInfo{ResponseTokens: tokens(3001)}, score: 0, over: 1},
+	})
+}
+
+func TestElasticByHand(t *testing.T) {
+	split := func(think, answer float64) ExtraInfo {
+		return ExtraInfo{ResponseTokens: tokens(think + answer + 1), ThinkTokens: tokens(think), AnswerTokens: tokens(answer)}
+	}
+	withBudgets := func(ei ExtraInfo, t, s float64) ExtraInfo {
+		ei.ThinkBudget, ei.AnswerBudget = tokens(t), tokens(s)
+		return ei
+	}
+	cases := []lengthCase{
+		{name: "both parts at their budgets", sol: right, ei: split(1024, 1024), score: 1, within: 1},
+		{name: "thinking one token over", sol: right, ei: split(1025, 10), score: 0, over: 1},
+		{name: "answer one token over", sol: right, ei: split(10, 1025), score: 0, over: 1},
+		{name: "both over", sol: right, ei: split(1030, 1040), score: 0, over: 6 + 16},
+		{name: "wrong answer within", sol: wrong, ei: split(10, 10), score: 0, within: 1},
+		// the right number inside the thinking does not count: the answer part is read
+		{name: "answer only in the thinking", sol: "<think><answer>42</answer></think>So it is 41.", ei: split(10, 5), score: 0, within: 1},
+		{name: "zero-length parts", sol: "<think></think>", ei: split(0, 0), score: 0, within: 1},
+		{name: "row budgets", sol: right, ei: withBudgets(split(200, 50), 200, 50), score: 1, within: 1},
+		{name: "row budgets, answer over", sol: right, ei: withBudgets(split(200, 51), 200, 50), score: 0, over: 1},
+		// a response with no think tags is all answer
+		{name: "no thinking", sol: "The sum is <answer>42</answer>", ei: ExtraInfo{ResponseTokens: tokens(8), ThinkTokens: tokens(0), AnswerTokens: tokens(8)}, score: 1, within: 1},
+	}
+	for i := range cases {
+		cases[i].gt = `"42"`
+	}
+	runLengthCases(t, Elastic, nil, cases)
+}
+
+// TestElasticDetails: the budget reported is t + s and the parts' counts
+// are those given.
+func TestElasticDetails(t *testing.T) {
+	s := newTestScorer(t, nil)
+	it := Item{DataSource: Elastic.DataSource, SolutionStr: right, GroundTruth: json.RawMessage(`"42"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(400), ThinkTokens: tokens(300), AnswerTokens: tokens(97), ThinkBudget: tokens(256), AnswerBudget: tokens(128)}}
+	res := s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, []float64{1, 400, 300, 97, 384, 0, 44}, res.Details)
+	assert.Equal(t, 0.0, res.Score)
+}
+
+func runLengthCases(t *testing.T, r *Reward, cfg func(*Config), cases []lengthCase) {
+	t.Helper()
+	s := newTestScorer(t, cfg)
+	for _, tc := range cases {
+		t.Run(r.DataSource+"/"+tc.name, func(t *testing.T) {
+			gt := tc.gt
+			if gt == "" {
+				gt = `"42"`
+			}
+			it := Item{DataSource: r.DataSource, SolutionStr: tc.sol, GroundTruth: json.RawMessage(gt), ExtraInfo: tc.ei}
+			res := s.Score(context.Background(), &it)
+			require.NoError(t, res.Err)
+			assert.InDelta(t, tc.score, res.Score, 1e-12)
+			d := detailMap(r, res)
+			assert.Equal(t, tc.within, d["within_budget"], "within_budget")
+			assert.Equal(t, tc.over, d["overshoot_tokens"], "overshoot_tokens")
+			assert.Equal(t, *tc.ei.ResponseTokens, d["response_tokens"])
+		})
+	}
+}
+
+func detailMap(r *Reward, res Result) map[string]float64 {
+	m := map[string]float64{}
+	for i, k := range r.Keys {
+		m[k] = res.Details[i]
+	}
+	return m
+}
+
+func TestAnytimeByHand(t *testing.T) {
+	four := `[{"budget": 2000, "summary": "<answer>41</answer>"}, {"budget": 4000, "summary": "<answer>42</answer>"},
+	          {"budget": 6000, "summary": "no answer"}, {"budget": 8000, "summary": "<answer>42</answer>"}]`
+	cases := []struct {
+		name, prior, anytime string
+		score                float64
+		details              []float64
+	}{
+		// (0 + 1 + 0 + 1)/4
+		{"uniform", AnytimeUniform, four, 0.5, []float64{1, 4, 0, 0, 1, 0, 1, 0, 0, 0, 0}},
+		// (4000 + 8000)/(2000 + 4000 + 6000 + 8000) = 0.6
+		{"linear", AnytimeLinear, four, 0.6, []float64{1, 4, 0, 0, 1, 0, 1, 0, 0, 0, 0}},
+		// the largest budget only
+		{"base", AnytimeBase, four, 1, []float64{1, 4, 0, 0, 1, 0, 1, 0, 0, 0, 0}},
+		{"one budget, wrong", AnytimeUniform, `[{"budget": 1, "summary": "<answer>0</answer>"}]`, 0, []float64{0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+		{"empty answers", AnytimeLinear, `[{"budget": 1, "summary": ""}, {"budget": 3, "summary": "<answer>42</answer>"}]`, 0.75,
+			[]float64{1, 2, 0, 0, 1, 0, 0, 0, 0, 0, 0}},
+		{"eight budgets, right from the sixth", AnytimeUniform, `[{"budget": 1, "summary": ""}, {"budget": 2, "summary": ""}, {"budget": 3, "summary": ""},
+			{"budget": 4, "summary": ""}, {"budget": 5, "summary": ""}, {"budget": 6, "summary": "<answer>42</answer>"},
+			{"budget": 7, "summary": "<answer>42</answer>"}, {"budget": 8, "summary": "<answer>42</answer>"}]`, 3.0 / 8,
+			[]float64{1, 8, 0, 0, 0, 0, 0, 0, 1, 1, 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestScorer(t, func(c *Config) { c.Length.AnytimePrior = tc.prior })
+			it := Item{DataSource: Anytime.DataSource, SolutionStr: "<think>long thinking", GroundTruth: json.RawMessage(`"42"`),
+				ExtraInfo: ExtraInfo{Anytime: json.RawMessage(tc.anytime)}}
+			res := s.Score(context.Background(), &it)
+			require.NoError(t, res.Err)
+			assert.InDelta(t, tc.score, res.Score, 1e-12)
+			assert.Equal(t, tc.details, res.Details)
+		})
+	}
+	s := newTestScorer(t, nil)
+	it := Item{DataSource: Anytime.DataSource, SolutionStr: "<think>x</think>", GroundTruth: json.RawMessage(`"42"`),
+		ExtraInfo: ExtraInfo{ThinkTokens: tokens(7), ResponseTokens: tokens(9), Anytime: json.RawMessage(`[{"budget": 5, "summary": "<answer>42</answer>"}]`)}}
+	res := s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 7.0, detailMap(Anytime, res)["think_tokens"])
+
+	// the thinking of a template that opens <think> in the prompt, cut
+	// before it closed, has no tags at all
+	it.SolutionStr, it.ExtraInfo.ThinkTokens, it.ExtraInfo.ResponseTokens = "Twelve apples, a third eaten", tokens(6200), nil
+	res = s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 6200.0, detailMap(Anytime, res)["think_tokens"])
+}
+
+// TestLengthAnswerChecks: correctness comes from the checker
+// extra_info.answer_check names, on the answer part.
+func TestLengthAnswerChecks(t *testing.T) {
+	cases := []struct {
+		name, check, sol, gt string
+		correct              float64
+	}{
+		{"plain", "", "<answer>21</answer>", `"21"`, 1},
+		{"plain, number ground truth", "", "<answer>21.0</answer>", `21`, 1},
+		{"plain, wrong", "", "<answer>22</answer>", `"21"`, 0},
+		{"plain needs the tag", "", "Answer: 21", `"21"`, 0},
+		{"timely/general", "timely/general", "<answer>21</answer>", `"21"`, 1},
+		{"timepuzzles", "timepuzzles", "MY ANSWER: 2023-08-15", `"2023-08-15"`, 1},
+		{"timepuzzles, wrong date", "timepuzzles", "MY ANSWER: 2023-08-16", `"2023-08-15"`, 0},
+		{"traveler", "traveler", "ANSWER: 2", `{"category": "explicit", "template": "how_often", "answer": 2}`, 1},
+		{"traveler, wrong", "traveler", "ANSWER: 3", `{"category": "explicit", "template": "how_often", "answer": 2}`, 0},
+		// the date inside the thinking is not the answer
+		{"timepuzzles reads the answer part", "timepuzzles", "<think>MY ANSWER: 2023-08-15</think>MY ANSWER: 2023-08-16", `"2023-08-15"`, 0},
+	}
+	s := newTestScorer(t, func(c *Config) { c.Length.AnswerTag = "answer" })
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			it := Item{DataSource: LCPOMax.DataSource, SolutionStr: tc.sol, GroundTruth: json.RawMessage(tc.gt),
+				ExtraInfo: ExtraInfo{ResponseTokens: tokens(100), TokenBudget: tokens(100), AnswerCheck: tc.check}}
+			res := s.Score(context.Background(), &it)
+			require.NoError(t, res.Err)
+			assert.Equal(t, tc.correct, detailMap(LCPOMax, res)["correct"])
+			// c·clip(0 + 0.5)
+			assert.InDelta(t, tc.correct*0.5, res.Score, 1e-12)
+		})
+	}
+	// a configured tag for the plain check; "" accepts \boxed{}
+	boxed := newTestScorer(t, func(c *Config) { c.Length.AnswerTag = "" })
+	it := Item{DataSource: LCPOExact.DataSource, SolutionStr: `so \boxed{21}`, GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(10), TokenBudget: tokens(10)}}
+	res := boxed.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 1.0, res.Score)
+}
+
+// TestLengthBadInput: every malformed count, budget, split or list is an
+// item error naming the field, never a score.
+func TestLengthBadInput(t *testing.T) {
+	ok := ExtraInfo{ResponseTokens: tokens(100), ThinkTokens: tokens(60), AnswerTokens: tokens(30), TokenBudget: tokens(200)}
+	with := func(f func(*ExtraInfo)) ExtraInfo { ei := ok; f(&ei); return ei }
+	cases := []struct {
+		name   string
+		reward *Reward
+		sol    string
+		gt     string
+		ei     ExtraInfo
+		field  string
+		msg    string
+	}{
+		{"negative count", LCPOMax, right, "", with(func(e *ExtraInfo) { e.ResponseTokens = tokens(-1) }), "extra_info.response_tokens", "negative"},
+		{"fractional count", LCPOExact, right, "", with(func(e *ExtraInfo) { e.ResponseTokens = tokens(12.5) }), "extra_info.response_tokens", "whole number"},
+		{"fractional thinking", Elastic, right, "", with(func(e *ExtraInfo) { e.ThinkTokens = tokens(0.25) }), "extra_info.think_tokens", "whole number"},
+		{"infinite count", ThinkPrune, right, "", with(func(e *ExtraInfo) { e.ResponseTokens = tokens(inf) }), "extra_info.response_tokens", "finite"},
+		{"huge count", ThinkPrune, right, "", with(func(e *ExtraInfo) { e.ResponseTokens = tokens(1 << 41) }), "extra_info.response_tokens", "largest"},
+		{"missing count", LCPOMax, right, "", with(func(e *ExtraInfo) { e.ResponseTokens = nil }), "extra_info.response_tokens", "missing"},
+		{"missing budget", LCPOExact, right, "", with(func(e *ExtraInfo) { e.TokenBudget = nil }), "extra_info.token_budget", "missing"},
+		{"zero budget", LCPOMax, right, "", with(func(e *ExtraInfo) { e.TokenBudget = tokens(0) }), "extra_info.token_budget", "at least 1"},
+		{"zero limit", ThinkPrune, right, "", with(func(e *ExtraInfo) { e.TokenBudget = tokens(0) }), "extra_info.token_budget", "at least 1"},
+		{"zero think budget", Elastic, right, "", with(func(e *ExtraInfo) { e.ThinkBudget = tokens(0) }), "extra_info.think_budget", "at least 1"},
+		{"fractional answer budget", Elastic, right, "", with(func(e *ExtraInfo) { e.AnswerBudget = tokens(9.5) }), "extra_info.answer_budget", "whole number"},
+		{"more thinking than response", LCPOMax, right, "", with(func(e *ExtraInfo) { e.ThinkTokens = tokens(101); e.AnswerTokens = nil }), "extra_info.think_tokens", "more than response_tokens"},
+		{"more answer than response", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = tokens(101); e.ThinkTokens = nil }), "extra_info.answer_tokens", "more than response_tokens"},
+		{"parts past the response", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = tokens(41) }), "extra_info.answer_tokens", "think_tokens + answer_tokens"},
+		{"thinking count without tags", LCPOMax, "just <answer>42</answer>", "", with(func(e *ExtraInfo) {}), "extra_info.think_tokens", "no <think>"},
+		{"no thinking tokens for thinking text", LCPOMax, right, "", with(func(e *ExtraInfo) { e.ThinkTokens = tokens(0) }), "extra_info.think_tokens", "has text"},
+		{"no answer tokens for answer text", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = tokens(0) }), "extra_info.answer_tokens", "has text"},
+		{"no tokens for a response with text", LCPOMax, right, "", ExtraInfo{ResponseTokens: tokens(0), TokenBudget: tokens(5)}, "extra_info.response_tokens", "has text"},
+		{"answer tokens for unclosed thinking", LCPOMax, cut, "", with(func(e *ExtraInfo) {}), "extra_info.answer_tokens", "never closes"},
+		{"elastic: unclosed thinking", Elastic, cut, "", with(func(e *ExtraInfo) { e.AnswerTokens = nil; e.AnswerTokens = tokens(0) }), "solution_str", "never closes"},
+		{"elastic: no thinking count", Elastic, right, "", with(func(e *ExtraInfo) { e.ThinkTokens = nil }), "extra_info.think_tokens", "missing"},
+		{"elastic: no answer count", Elastic, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = nil }), "extra_info.answer_tokens", "missing"},
+		{"unknown answer check", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerCheck = "negotiation" }), "extra_info.answer_check", "not an answer checker"},
+		{"missing ground truth", LCPOMax, right, "null", ok, "ground_truth", "missing"},
+		{"bad traveler ground truth", LCPOMax, right, `{"category": "nope"}`, with(func(e *ExtraInfo) { e.AnswerCheck = "traveler" }), "ground_truth.template", ""},
+		{"anytime: missing list", Anytime, right, "", ok, "extra_info.anytime", "missing"},
+		{"anytime: not a list", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`{"budget": 1}`)}, "extra_info.anytime", "want a list"},
+		{"anytime: empty", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[]`)}, "extra_info.anytime", "0 entries"},
+		{"anytime: nine budgets", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget":1,"summary":""},{"budget":2,"summary":""},{"budget":3,"summary":""},{"budget":4,"summary":""},{"budget":5,"summary":""},{"budget":6,"summary":""},{"budget":7,"summary":""},{"budget":8,"summary":""},{"budget":9,"summary":""}]`)}, "extra_info.anytime", "9 entries"},
+		{"anytime: budgets not increasing", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget": 4, "summary": ""}, {"budget": 4, "summary": ""}]`)}, "extra_info.anytime[1].budget", "not above"},
+		{"anytime: zero budget", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget": 0, "summary": ""}]`)}, "extra_info.anytime[0].budget", "at least 1"},
+		{"anytime: fractional budget", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget": 1.5, "summary": ""}]`)}, "extra_info.anytime[0].budget", "whole number"},
+		{"anytime: missing budget", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"summary": ""}]`)}, "extra_info.anytime[0].budget", "missing"},
+		{"anytime: missing summary", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget": 3}]`)}, "extra_info.anytime[0].summary", "missing"},
+		{"anytime: misspelt member", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget": 3, "sumary": "x"}]`)}, "extra_info.anytime[0]", "sumary"},
+		{"anytime: bad count", Anytime, right, "", ExtraInfo{ThinkTokens: tokens(-2), Anytime: json.RawMessage(`[{"budget": 3, "summary": ""}]`)}, "extra_info.think_tokens", "negative"},
+	}
+	s := newTestScorer(t, nil)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			gt := tc.gt
+			if gt == "" {
+				gt = `"42"`
+			}
+			it := Item{DataSource: tc.reward.DataSource, SolutionStr: tc.sol, GroundTruth: json.RawMessage(gt), ExtraInfo: tc.ei}
+			res := s.Score(context.Background(), &it)
+			require.Error(t, res.Err)
+			assert.ErrorIs(t, res.Err, ErrInvalidItem)
+			var fe *FieldError
+			require.True(t, errors.As(res.Err, &fe), "%v", res.Err)
+			assert.Equal(t, tc.field, fe.Field, "%v", res.Err)
+			assert.Contains(t, res.Err.Error(), tc.msg)
+			assert.Zero(t, res.Score)
+		})
+	}
+}
+
+func TestLengthConfigValidate(t *testing.T) {
+	cases := []struct {
+		key string
+		set func(*LengthConfig)
+	}{
+		{"length.answer_tag", func(c *LengthConfig) { c.AnswerTag = "a b" }},
+		{"length.think_open", func(c *LengthConfig) { c.ThinkOpen = " " }},
+		{"length.think_close", func(c *LengthConfig) { c.ThinkClose = "" }},
+		{"length.think_close", func(c *LengthConfig) { c.ThinkClose = c.ThinkOpen }},
+		{"length.lcpo_alpha", func(c *LengthConfig) { c.LCPOAlpha = -0.1 }},
+		{"length.lcpo_alpha", func(c *LengthConfig) { c.LCPOAlpha = nan }},
+		{"length.lcpo_delta", func(c *LengthConfig) { c.LCPODelta = inf }},
+		{"length.thinkprune_limit", func(c *LengthConfig) { c.ThinkPruneLimit = 0 }},
+		{"length.elastic_think_budget", func(c *LengthConfig) { c.ElasticThinkBudget = -1 }},
+		{"length.elastic_answer_budget", func(c *LengthConfig) { c.ElasticAnswerBudget = 0 }},
+		{"length.anytime_prior", func(c *LengthConfig) { c.AnytimePrior = "exponential" }},
+	}
+	for _, tc := range cases {
+		c := DefaultConfig()
+		tc.set(&c.Length)
+		var ce *ConfigError
+		err := c.Validate()
+		require.True(t, errors.As(err, &ce), "%s: %v", tc.key, err)
+		assert.Equal(t, tc.key, ce.Key)
+	}
+	c := DefaultConfig()
+	c.Length.LCPOAlpha, c.Length.ThinkPruneLimit, c.Length.ElasticThinkBudget, c.Length.ElasticAnswerBudget = 0, 1, 1, 1
+	require.NoError(t, c.Validate(), "α = 0 and budgets of one token are valid")
+}
+
+// TestLengthCustomTags: configured think tags split the response.
+func TestLengthCustomTags(t *testing.T) {
+	s := newTestScorer(t, func(c *Config) { c.Length.ThinkOpen, c.Length.ThinkClose = "<reasoning>", "</reasoning>" })
+	it := Item{DataSource: Elastic.DataSource, SolutionStr: "<reasoning><answer>41</answer></reasoning><answer>42</answer>", GroundTruth: json.RawMessage(`"42"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(20), ThinkTokens: tokens(8), AnswerTokens: tokens(8)}}
+	res := s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 1.0, res.Score)
+	it.SolutionStr = "<think>x</think><answer>42</answer>"
+	res = s.Score(context.Background(), &it)
+	require.Error(t, res.Err, "<think> is plain text under other tags, so the thinking count has no thinking to describe")
+}
