@@ -20,8 +20,8 @@ import (
 func defineTokenFlags(fs *pflag.FlagSet) {
 	fs.String("unit", "", "budget unit: seconds (the get_duration timer, data sources timely/*; the default) or tokens (the length rewards, length/*)")
 	fs.String("reward", "", "--unit tokens: the rows' length reward, "+tokenRewardList()+" (default length/lcpo_max)")
-	fs.String("token-budgets", "", "--unit tokens: comma-separated token budgets to draw from (default 512,1024,2048,4096)")
-	fs.String("token-budget-range", "", "--unit tokens: MIN,MAX: draw each budget uniformly from the whole numbers MIN to MAX instead")
+	fs.String("token-budget-range", "", "--unit tokens: MIN,MAX: draw each budget uniformly from the whole numbers MIN to MAX (default 100,4000)")
+	fs.String("token-budgets", "", "--unit tokens: comma-separated token budgets to draw from instead of the range")
 	fs.Bool("every-token-budget", false, "--unit tokens: one row per budget of --token-budgets for every task")
 	bindKey(fs, "unit", "synth.budget.unit")
 	bindKey(fs, "reward", "synth.budget.token_reward")
@@ -100,6 +100,9 @@ func (a *app) tokenOptions(family budget.Family) (budget.TokenOptions, error) {
 	if err != nil {
 		return budget.TokenOptions{}, a.badKey("synth.budget.token_reward", err)
 	}
+	if a.cmd != nil && a.cmd.Flags().Changed("token-budgets") && a.cmd.Flags().Changed("token-budget-range") {
+		return budget.TokenOptions{}, usagef("--token-budgets and --token-budget-range both give the budgets; give one")
+	}
 	if reward == budget.RewardElastic {
 		for _, name := range []string{"token-budgets", "token-budget-range", "every-token-budget"} {
 			if a.cmd != nil && a.cmd.Flags().Changed(name) {
@@ -120,9 +123,6 @@ func (a *app) tokenOptions(family budget.Family) (budget.TokenOptions, error) {
 	switch len(rng) {
 	case 0:
 	case 2:
-		if rng[0] == 0 && rng[1] == 0 { // the library's "no range"
-			return o, a.badKeyf("synth.budget.token_budget_range", "[0, 0] is not a range of tokens; leave it empty to draw from token_budgets")
-		}
 		o.BudgetRange = [2]int{rng[0], rng[1]}
 	default:
 		return o, a.badKeyf("synth.budget.token_budget_range", "want \"min,max\" or empty, got %d numbers", len(rng))

@@ -69,12 +69,12 @@ func TestSynthBudgetTokens(t *testing.T) {
 		assert.Equal(t, "length/lcpo_max", row["data_source"])
 		assert.Equal(t, fmt.Sprint(tasks[i]["answer"]), get(row, "reward_model", "ground_truth"))
 		ei := row["extra_info"].(map[string]any)
-		assert.Equal(t, []string{"index", "request_id", "split", "task", "task_id", "token_budget", "variant"}, sortedKeys(ei))
-		assert.Equal(t, "", ei["task"], "the plain ground-truth check")
+		assert.Equal(t, []string{"answer_check", "index", "request_id", "split", "task_id", "token_budget", "variant"}, sortedKeys(ei))
+		assert.Equal(t, "", ei["answer_check"], "the plain ground-truth check")
 		assert.Equal(t, tasks[i]["id"], ei["task_id"])
 		assert.Equal(t, float64(i), ei["index"])
 		n := int(ei["token_budget"].(float64))
-		assert.Contains(t, []int{512, 1024, 2048, 4096}, n)
+		assert.True(t, n >= 100 && n <= 4000, "L1's range by default: %d", n)
 		counts[n]++
 		prompt := row["prompt"].([]any)
 		require.Len(t, prompt, 2)
@@ -174,12 +174,25 @@ func TestSynthBudgetTokensConfig(t *testing.T) {
 		}
 	}
 
-	t.Setenv("TIMEAWARE_SYNTH_BUDGET_TOKEN_BUDGET_RANGE", "100,4000")
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_ANSWER_TAG", "final")
+	rows, out := budgetRowsByTask(t, demoTasks, "--seed", "1", "--unit", "tokens")
+	for _, rs := range rows {
+		assert.Equal(t, "Work the problem through, then give your final answer inside <final></final>, for example <final>42</final>.",
+			get(rs[0]["prompt"].([]any)[0], "content"), "the tag the length rewards read")
+	}
+	assert.Equal(t, "final", readManifest(t, out).Config["rewards.length.answer_tag"])
+
+	t.Setenv("TIMEAWARE_SYNTH_BUDGET_TOKEN_BUDGET_RANGE", "10,12")
 	t.Setenv("TIMEAWARE_SYNTH_BUDGET_ELASTIC_THINK_BUDGET", "300")
-	rows, _ = budgetRowsByTask(t, demoTasks, "--config", config, "--seed", "1")
+	rows, _ = budgetRowsByTask(t, demoTasks, "--seed", "1", "--unit", "tokens")
 	for _, rs := range rows {
 		n := rs[0]["extra_info"].(map[string]any)["token_budget"].(float64)
-		assert.True(t, n >= 100 && n <= 4000 && n == float64(int(n)), n)
+		assert.Contains(t, []float64{10, 11, 12}, n)
+	}
+	rows, _ = budgetRowsByTask(t, demoTasks, "--config", config, "--seed", "1")
+	for _, rs := range rows {
+		assert.Len(t, rs, 1, "the set of the config file wins over the range")
+		assert.Contains(t, []float64{4000, 3000, 2000}, rs[0]["extra_info"].(map[string]any)["token_budget"])
 	}
 	rows, _ = budgetRowsByTask(t, demoTasks, "--config", config, "--seed", "1", "--reward", "length/elastic")
 	for _, rs := range rows {
@@ -243,7 +256,8 @@ func TestSynthBudgetTokensUsageErrors(t *testing.T) {
 		{"negative budget", with(tokens, "--token-budgets", "-4"), nil, "--token-budgets -4: entry 1 (-4)"},
 		{"fractional budget", with(tokens, "--token-budgets", "512.5"), nil, `--token-budgets 512.5: entry 1 "512.5" is not a whole number`},
 		{"range min > max", with(tokens, "--token-budget-range", "4000,100"), nil, "--token-budget-range 4000,100: [4000, 100] is not a range of tokens with 1 <= min <= max"},
-		{"range of zero", with(tokens, "--token-budget-range", "0,0"), nil, "--token-budget-range 0,0: [0, 0] is not a range of tokens"},
+		{"range of zero", with(tokens, "--token-budget-range", "0,0"), nil, "--token-budget-range 0,0: no range, and no token_budgets either"},
+		{"set and range", with(tokens, "--token-budgets", "512", "--token-budget-range", "1,9"), nil, "--token-budgets and --token-budget-range both give the budgets; give one"},
 		{"range of three", with(tokens, "--token-budget-range", "1,2,3"), nil, `--token-budget-range 1,2,3: want "min,max" or empty, got 3 numbers`},
 		{"every budget of a range", with(tokens, "--token-budget-range", "1,9", "--every-token-budget"), nil, "--every-token-budget true: needs a set of budgets"},
 		{"budgets with elastic", with(tokens, "--reward", "length/elastic", "--token-budgets", "512"), nil,

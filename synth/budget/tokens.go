@@ -116,18 +116,18 @@ type TokenPrompts struct {
 const DefaultAnswerTag = "answer"
 
 // DefaultTokenPrompts returns the built-in texts for a reward. The system
-// message asks for the answer inside <tag></tag> (tag "" is
-// DefaultAnswerTag), the form in which the length rewards check it against
-// the ground truth. The sentence states the budget as the reward's paper
+// message asks for the answer where the length rewards' plain check reads
+// it (rewards.length.answer_tag): inside <tag></tag>, or, for tag "", in
+// \boxed{}. The sentence states the budget as the reward's paper
 // states its target: a length to reason for (LCPO-Exact), a most to reason
 // for (LCPO-Max), a limit on the whole reply (ThinkPrune), or a limit on the
 // thinking and one on the answer after it (Elastic Reasoning).
 func DefaultTokenPrompts(r TokenReward, tag string) TokenPrompts {
-	if tag == "" {
-		tag = DefaultAnswerTag
+	p := TokenPrompts{System: `Work the problem through, then give your final answer as \boxed{}, for example \boxed{42}.`}
+	if tag != "" {
+		p.System = "Work the problem through, then give your final answer inside <" + tag + "></" + tag + ">, for example <" +
+			tag + ">42</" + tag + ">."
 	}
-	p := TokenPrompts{System: "Work the problem through, then give your final answer inside <" + tag + "></" + tag + ">, for example <" +
-		tag + ">42</" + tag + ">."}
 	switch r {
 	case RewardLCPOExact:
 		p.Sentence = "Spend {budget} tokens on your reasoning, as close to that count as you can, before you answer."
@@ -158,14 +158,14 @@ type TokenOptions struct {
 	// Seed, with each task's id, seeds the task's budget draw, so a task
 	// gets the same rows whatever its position in the input or its shard.
 	Seed uint64
-	// Budgets is the set a row's token budget is drawn from, uniformly.
-	// BudgetRange, when its upper end is positive, is used instead: the
-	// budget is drawn uniformly from the integers min to max, both
-	// included.
-	Budgets     []int
+	// BudgetRange is the range a row's token budget is drawn from:
+	// uniformly from the whole numbers min to max, both included. Budgets,
+	// when it is not empty, is used instead: the budget is drawn from the
+	// set, uniformly.
 	BudgetRange [2]int
+	Budgets     []int
 	// EveryBudget gives each task one row per budget of Budgets instead of
-	// one row with a drawn budget; it needs a set, not a range.
+	// one row with a drawn budget; it needs a set.
 	EveryBudget bool
 	// ThinkBudget and AnswerBudget are the elastic reward's t and s: every
 	// elastic row has these two budgets (and token_budget t + s), and
@@ -179,17 +179,18 @@ type TokenOptions struct {
 }
 
 // DefaultTokenOptions returns the defaults for a reward: general tasks,
-// budgets {512, 1024, 2048, 4096}, elastic budgets of 1024 tokens each,
-// split "train", the built-in prompts.
+// budgets drawn from 100 to 4000 tokens (the L1 paper's range of n_gold),
+// elastic budgets of 1024 tokens each, split "train", the built-in
+// prompts.
 func DefaultTokenOptions(r TokenReward) TokenOptions {
 	return TokenOptions{
 		Reward:       r,
 		Family:       FamilyGeneral,
-		Budgets:      []int{512, 1024, 2048, 4096},
+		BudgetRange:  [2]int{100, 4000},
 		ThinkBudget:  1024,
 		AnswerBudget: 1024,
 		Split:        "train",
-		Prompts:      DefaultTokenPrompts(r, ""),
+		Prompts:      DefaultTokenPrompts(r, DefaultAnswerTag),
 	}
 }
 
@@ -213,21 +214,22 @@ func (o *TokenOptions) Validate() error {
 		if !inRange(o.AnswerBudget) {
 			return bad("elastic_answer_budget", "%d is not a whole number of tokens from 1 to %d", o.AnswerBudget, MaxTokenBudget)
 		}
-	} else if lo, hi := o.BudgetRange[0], o.BudgetRange[1]; lo != 0 || hi != 0 {
+	} else if len(o.Budgets) > 0 {
+		for i, n := range o.Budgets {
+			if !inRange(n) {
+				return bad("token_budgets", "entry %d (%d) is not a whole number of tokens from 1 to %d", i+1, n, MaxTokenBudget)
+			}
+		}
+	} else {
+		lo, hi := o.BudgetRange[0], o.BudgetRange[1]
+		if lo == 0 && hi == 0 {
+			return bad("token_budget_range", "no range, and no token_budgets either: give one of them")
+		}
 		if !inRange(lo) || !inRange(hi) || lo > hi {
 			return bad("token_budget_range", "[%d, %d] is not a range of tokens with 1 <= min <= max <= %d", lo, hi, MaxTokenBudget)
 		}
 		if o.EveryBudget {
 			return bad("every_token_budget", "needs a set of budgets (token_budgets), not a range (token_budget_range)")
-		}
-	} else {
-		if len(o.Budgets) == 0 {
-			return bad("token_budgets", "empty, and no token_budget_range either")
-		}
-		for i, n := range o.Budgets {
-			if !inRange(n) {
-				return bad("token_budgets", "entry %d (%d) is not a whole number of tokens from 1 to %d", i+1, n, MaxTokenBudget)
-			}
 		}
 	}
 	if strings.TrimSpace(o.Split) == "" {
@@ -316,8 +318,8 @@ func tokenRand(seed uint64, id string) *rand.Rand {
 	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])))
 }
 
-// Rows appends the task's rows to dst: one with a budget drawn from the set
-// or the range (with EveryBudget, one per budget of the set in its order;
+// Rows appends the task's rows to dst: one with a budget drawn from the
+// range or the set (with EveryBudget, one per budget of the set in its order;
 // for the elastic reward, one with its two budgets). A task without a
 // reference answer is a *LineError.
 func (g *TokenGenerator) Rows(t *Task, dst []TokenRow) ([]TokenRow, error) {
@@ -356,7 +358,7 @@ func (g *TokenGenerator) Rows(t *Task, dst []TokenRow) ([]TokenRow, error) {
 		dst = append(dst, row)
 	}
 	switch lo, hi := o.BudgetRange[0], o.BudgetRange[1]; {
-	case hi > 0:
+	case len(o.Budgets) == 0:
 		emit(0, lo+tokenRand(o.Seed, t.ID).IntN(hi-lo+1))
 	case o.EveryBudget:
 		for i, n := range o.Budgets {

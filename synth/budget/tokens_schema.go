@@ -15,7 +15,7 @@ var tokenExtraInfoFields = []arrow.Field{
 	{Name: "task_id", Type: arrow.BinaryTypes.String},
 	{Name: "variant", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "request_id", Type: arrow.BinaryTypes.String},
-	{Name: "task", Type: arrow.BinaryTypes.String},
+	{Name: "answer_check", Type: arrow.BinaryTypes.String},
 	{Name: "token_budget", Type: arrow.PrimitiveTypes.Int64},
 }
 
@@ -29,8 +29,8 @@ var (
 	//	ability       the family, or the task's own ability
 	//	reward_model  {style: "rule", ground_truth}: the task's answer
 	//	extra_info    split, index, task_id, variant, request_id
-	//	              ("<task id>#<variant>", the row's id), task ("": the
-	//	              reward checks the answer in its tag against
+	//	              ("<task id>#<variant>", the row's id), answer_check
+	//	              ("": the reward checks the answer in its tag against
 	//	              ground_truth), token_budget (int64: n_gold of the LCPO
 	//	              rewards, the limit L of ThinkPrune)
 	//
@@ -60,9 +60,9 @@ func TokenSchemaOf(r TokenReward) *arrow.Schema {
 // one reward's schema (TokenSchemaOf).
 type TokenRecordBuilder struct {
 	synth.Rows
-	split, taskID, requestID, task *array.StringBuilder
-	index, variant, budget         *array.Int64Builder
-	think, answer                  *array.Int64Builder // nil but for elastic
+	split, taskID, requestID, check *array.StringBuilder
+	index, variant, budget          *array.Int64Builder
+	think, answer                   *array.Int64Builder // nil but for elastic
 }
 
 // NewTokenRecordBuilder returns an empty builder of r's rows; mem may be
@@ -75,7 +75,7 @@ func NewTokenRecordBuilder(mem memory.Allocator, r TokenReward) *TokenRecordBuil
 	b.taskID = ei.FieldBuilder(2).(*array.StringBuilder)
 	b.variant = ei.FieldBuilder(3).(*array.Int64Builder)
 	b.requestID = ei.FieldBuilder(4).(*array.StringBuilder)
-	b.task = ei.FieldBuilder(5).(*array.StringBuilder)
+	b.check = ei.FieldBuilder(5).(*array.StringBuilder)
 	b.budget = ei.FieldBuilder(6).(*array.Int64Builder)
 	if r == RewardElastic {
 		b.think = ei.FieldBuilder(7).(*array.Int64Builder)
@@ -95,7 +95,7 @@ func (b *TokenRecordBuilder) Append(row *TokenRow) {
 	b.taskID.Append(row.TaskID)
 	b.variant.Append(int64(row.Variant))
 	b.requestID.Append(row.RequestID())
-	b.task.Append("")
+	b.check.Append("")
 	b.budget.Append(int64(row.TokenBudget))
 	if b.think != nil {
 		b.think.Append(int64(row.ThinkBudget))

@@ -89,14 +89,15 @@ func TestTokenOptionsNameTheBadKey(t *testing.T) {
 		{"anytime", "length/anytime", nil, "token_reward", "extra_info.anytime"},
 		{"game tasks", RewardLCPOMax, func(o *TokenOptions) { o.Family = FamilyGame }, "family", "game tasks are scored by their environment"},
 		{"ml tasks", RewardThinkPrune, func(o *TokenOptions) { o.Family = FamilyML }, "family", "ml tasks"},
-		{"no budgets", RewardLCPOMax, func(o *TokenOptions) { o.Budgets = nil }, "token_budgets", "empty, and no token_budget_range"},
+		{"no budgets", RewardLCPOMax, func(o *TokenOptions) { o.BudgetRange = [2]int{} }, "token_budget_range", "no range, and no token_budgets either"},
 		{"zero budget", RewardLCPOMax, func(o *TokenOptions) { o.Budgets = []int{512, 0} }, "token_budgets", "entry 2 (0) is not a whole number of tokens from 1 to 10000000"},
 		{"negative budget", RewardLCPOExact, func(o *TokenOptions) { o.Budgets = []int{-5} }, "token_budgets", "entry 1 (-5)"},
 		{"huge budget", RewardLCPOExact, func(o *TokenOptions) { o.Budgets = []int{MaxTokenBudget + 1} }, "token_budgets", "entry 1 (10000001)"},
 		{"range min > max", RewardLCPOMax, func(o *TokenOptions) { o.BudgetRange = [2]int{4000, 100} }, "token_budget_range", "[4000, 100] is not a range"},
 		{"range from zero", RewardLCPOMax, func(o *TokenOptions) { o.BudgetRange = [2]int{0, 100} }, "token_budget_range", "[0, 100]"},
 		{"range without a top", RewardLCPOMax, func(o *TokenOptions) { o.BudgetRange = [2]int{100, 0} }, "token_budget_range", "[100, 0]"},
-		{"every budget of a range", RewardLCPOMax, func(o *TokenOptions) { o.BudgetRange, o.EveryBudget = [2]int{1, 2}, true }, "every_token_budget", "needs a set"},
+		{"every budget of a range", RewardLCPOMax, func(o *TokenOptions) { o.EveryBudget = true }, "every_token_budget", "needs a set"},
+		{"a bad range under a set", RewardLCPOMax, func(o *TokenOptions) { o.Budgets, o.BudgetRange = []int{0}, [2]int{1, 2} }, "token_budgets", "entry 1 (0)"},
 		{"elastic think budget", RewardElastic, func(o *TokenOptions) { o.ThinkBudget = 0 }, "elastic_think_budget", "0 is not a whole number of tokens"},
 		{"elastic answer budget", RewardElastic, func(o *TokenOptions) { o.AnswerBudget = -1 }, "elastic_answer_budget", "-1 is not"},
 		{"empty split", RewardLCPOMax, func(o *TokenOptions) { o.Split = " " }, "split", "empty"},
@@ -208,9 +209,9 @@ func TestTokenBudgetsFromTheRangeAreUniformIntegersBothEndsIncluded(t *testing.T
 func TestTokenBudgetsAreDeterministicPerSeedAndTaskID(t *testing.T) {
 	lines := taskLines(300)
 	input := strings.Join(lines, "\n")
-	for _, rng := range [][2]int{{}, {100, 4000}} {
+	for _, set := range [][]int{nil, {512, 1024, 2048, 4096}} {
 		opt := DefaultTokenOptions(RewardLCPOExact)
-		opt.Seed, opt.BudgetRange = 11, rng
+		opt.Seed, opt.Budgets = 11, set
 		first, _ := buildTokens(t, input, opt)
 		again, _ := buildTokens(t, input, opt)
 		assert.Equal(t, first, again, "same seed, same rows")
@@ -289,6 +290,8 @@ func TestTokenPromptsFromConfig(t *testing.T) {
 	p := DefaultTokenPrompts(RewardLCPOMax, "final")
 	assert.Equal(t, "Work the problem through, then give your final answer inside <final></final>, for example <final>42</final>.", p.System,
 		"the system message names the reward's answer tag")
+	assert.Equal(t, `Work the problem through, then give your final answer as \boxed{}, for example \boxed{42}.`,
+		DefaultTokenPrompts(RewardElastic, "").System, "without a tag the plain check reads \\boxed{}")
 }
 
 func TestTokenRowsOfGameOrMLTasksAreRefused(t *testing.T) {
@@ -341,7 +344,7 @@ func TestWriteTokensTypesTheBudgetsAsIntegers(t *testing.T) {
 			assert.Equal(t, []string{"data_source", "prompt", "ability", "reward_model", "extra_info"}, fieldNames(schema.Fields()),
 				"no agent_name: VeRL's default agent loop")
 			ei := schema.Field(4).Type.(*arrow.StructType)
-			want := []string{"split", "index", "task_id", "variant", "request_id", "task", "token_budget"}
+			want := []string{"split", "index", "task_id", "variant", "request_id", "answer_check", "token_budget"}
 			if r == RewardElastic {
 				want = append(want, "think_budget", "answer_budget")
 			}
@@ -373,7 +376,7 @@ func fieldNames(fs []arrow.Field) []string {
 func TestWriteTokensSplitsTasksWhole(t *testing.T) {
 	tasks := writeInput(t, t.TempDir(), "tasks.jsonl", taskLines(10))
 	opt := DefaultTokenOptions(RewardThinkPrune)
-	opt.EveryBudget = true
+	opt.EveryBudget, opt.Budgets = true, []int{512, 1024, 2048, 4096}
 	w, out := writeTokens(t, tasks, "rows.jsonl", dataset.JSONL, opt, 0.3)
 	require.Len(t, w.Outputs, 2)
 	side := map[string]string{}
@@ -420,8 +423,8 @@ func TestTokenRowsGolden(t *testing.T) {
 		reward TokenReward
 		mutate func(*TokenOptions)
 	}{
-		{"lcpo_max", RewardLCPOMax, nil},
-		{"lcpo_exact_range", RewardLCPOExact, func(o *TokenOptions) { o.BudgetRange = [2]int{100, 4000} }},
+		{"lcpo_max_set", RewardLCPOMax, func(o *TokenOptions) { o.Budgets = []int{512, 1024, 2048, 4096} }},
+		{"lcpo_exact_range", RewardLCPOExact, nil},
 		{"elastic", RewardElastic, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

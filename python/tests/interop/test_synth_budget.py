@@ -288,23 +288,24 @@ TOKEN_SENTENCES = {
     "length/elastic": re.compile(
         r"\n\nSpend at most (\d+) tokens on your thinking and at most (\d+) tokens on the answer that follows it\.$"),
 }
-TOKEN_FIELDS = ["split", "index", "task_id", "variant", "request_id", "task", "token_budget"]
+TOKEN_FIELDS = ["split", "index", "task_id", "variant", "request_id", "answer_check", "token_budget"]
 TOKEN_BUDGETS = (300, 1000, 2500)
 
 
 @pytest.fixture(scope="module")
 def token_rows(timeaware_bin, tmp_path_factory) -> dict:
     """Token-budgeted rows of every reward: a set of budgets for lcpo_exact,
-    lcpo_max and thinkprune, L1's range for a second lcpo_max file, the
-    configured budgets for elastic."""
+    lcpo_max and thinkprune, the default range (L1's) for a second lcpo_max
+    file, the configured budgets for elastic."""
     tmp = tmp_path_factory.mktemp("budget-tokens")
     tasks = tmp / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(task(i)) + "\n" for i in range(N_TASKS)), encoding="utf-8")
     config = tmp / "timeaware.yaml"
     config.write_text("synth:\n  budget:\n    elastic_think_budget: 700\n    elastic_answer_budget: 300\n", encoding="utf-8")
     runs = {reward: ["--reward", reward, "--token-budgets", ",".join(map(str, TOKEN_BUDGETS))]
-            for reward in TOKEN_SENTENCES}
-    runs["range"] = ["--reward", "length/lcpo_max", "--token-budget-range", "100,4000"]
+            for reward in TOKEN_SENTENCES if reward != "length/elastic"}
+    runs["length/elastic"] = ["--reward", "length/elastic"]
+    runs["range"] = ["--reward", "length/lcpo_max"]  # the default: L1's range, 100 to 4000
     out = {}
     for name, args in runs.items():
         path = tmp / (name.replace("/", "-") + ".parquet")
@@ -339,7 +340,7 @@ def test_token_rows_state_their_budget(token_rows, name):
         assert row["data_source"] == reward
         assert row["reward_model"] == {"style": "rule", "ground_truth": str(task(i)["answer"])}
         ei = row["extra_info"]
-        assert (ei["index"], ei["split"], ei["task_id"], ei["variant"], ei["task"]) == (i, "train", f"arith-{i}", 0, "")
+        assert (ei["index"], ei["split"], ei["task_id"], ei["variant"], ei["answer_check"]) == (i, "train", f"arith-{i}", 0, "")
         assert ei["request_id"] == f"arith-{i}#0"
         system, user = row["prompt"]
         assert system["role"] == "system" and "<answer></answer>" in system["content"]
@@ -376,3 +377,35 @@ def test_datasets_loads_the_token_rows(token_rows, name, tmp_path):
     for i, row in enumerate(ds):
         assert row == rows[i]
         assert isinstance(row["extra_info"]["token_budget"], int)
+
+
+def test_token_rows_score_on_the_service(token_rows, server, adapter):
+    """A row of each reward, as written, scored by the real service with the
+    counts a trainer adds; the expected rewards are the papers' formulas with
+    the documented defaults (alpha 0.0003, delta 0.5), computed here."""
+    alpha, delta = 0.0003, 0.5
+    for name in TOKEN_SENTENCES:
+        row = pq.read_table(token_rows[name]).to_pylist()[0]
+        gt, ei = row["reward_model"]["ground_truth"], row["extra_info"]
+        right, wrong = f"<answer>{gt}</answer>", "<answer>no idea</answer>"
+
+        def score(solution, **counts):
+            return tv.compute_score_sync(row["data_source"], solution, gt, dict(ei, **counts))["score"]
+
+        if name == "length/elastic":
+            think = f"<think>{'step ' * 5}</think>"
+            t, s = ei["think_budget"], ei["answer_budget"]
+            assert score(think + right, response_tokens=t + s + 2, think_tokens=t, answer_tokens=s) == pytest.approx(1.0)
+            assert score(think + right, response_tokens=t + s + 3, think_tokens=t + 1, answer_tokens=s) == 0.0
+            assert score(think + wrong, response_tokens=12, think_tokens=5, answer_tokens=6) == 0.0
+            continue
+        n = ei["token_budget"]
+        for n_y in (n - 200, n, n + 1, n + 1000):
+            for c, solution in ((1.0, right), (0.0, wrong)):
+                if name == "length/lcpo_exact":
+                    want = c - alpha * abs(n - n_y)
+                elif name == "length/lcpo_max":
+                    want = c * min(max(alpha * (n - n_y) + delta, 0.0), 1.0)
+                else:
+                    want = c if n_y <= n else 0.0
+                assert score(solution, response_tokens=n_y) == pytest.approx(want), (name, n_y, c)
