@@ -14,6 +14,14 @@
 // speed factor, jitter and budget, whose clock advances by the time each
 // model call took; the reward then reads the timer. timely/game and
 // timely/ml rows need their task's environment and are skipped, said so.
+// Rows of the token-budget rewards (length/lcpo_exact, lcpo_max,
+// thinkprune, elastic) send the prompt and give the reward the server's
+// token counts (usage.completion_tokens, and the thinking a reasoning
+// parser splits out): a reply without them is an error, never a guess. Their
+// report adds, per budget, the share within budget and the overshoot's
+// mean and 90th percentile, and the accuracy-against-budget curve, as a
+// table and, with Report.WritePlot, a PNG. length/anytime rows are
+// skipped: they need answers drawn at several cuts of one thinking.
 //
 // Every metric is reported with a 95% percentile bootstrap interval over
 // rows (the samples of one row stay together), seeded, and two runs on the

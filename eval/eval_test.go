@@ -51,11 +51,16 @@ type wireReq struct {
 	Seed       *int64           `json:"seed"`
 }
 
-// answer is what a script says: text, or one tool call (by name).
+// answer is what a script says: text, or one tool call (by name); tokens,
+// when set, is its usage.completion_tokens, and reasoning and
+// reasoningTokens the reasoning a reasoning parser splits out.
 type answer struct {
-	text  string
-	tool  string
-	delay time.Duration
+	text            string
+	tool            string
+	delay           time.Duration
+	tokens          *int
+	reasoning       string
+	reasoningTokens *int
 }
 
 func newScript(t *testing.T, reply func(req wireReq) answer) *script {
@@ -80,8 +85,19 @@ func newScript(t *testing.T, reply func(req wireReq) answer) *script {
 				"function": map[string]any{"name": a.tool, "arguments": "{}"}}}
 			finish = "tool_calls"
 		}
+		if a.reasoning != "" {
+			msg["reasoning_content"] = a.reasoning
+		}
+		body := map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}}
+		if a.tokens != nil {
+			usage := map[string]any{"prompt_tokens": 11, "completion_tokens": *a.tokens}
+			if a.reasoningTokens != nil {
+				usage["completion_tokens_details"] = map[string]any{"reasoning_tokens": *a.reasoningTokens}
+			}
+			body["usage"] = usage
+		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}})
+		json.NewEncoder(w).Encode(body)
 		s.mu.Lock()
 		s.spent = append(s.spent, time.Since(start))
 		s.mu.Unlock()

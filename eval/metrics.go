@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"slices"
+
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -22,8 +24,48 @@ type source struct {
 	by []string
 	// metrics are reported besides "score" and the detail means.
 	metrics []metric
+	// groupMetrics are reported for each group besides "score" and
+	// metrics (the source as a whole has them among its detail means).
+	groupMetrics []metric
 	// note is said in the report whenever the source has rows.
 	note string
+	// tokens says what a reply's token counts give the reward
+	// (tokensNone, tokensCounted, tokensSplit).
+	tokens int
+	// curve, when set, is the label (one of by) whose groups, by their
+	// numeric value, make the report's accuracy-against-budget curve.
+	curve string
+}
+
+// What a length reward's item is given of a reply's token counts.
+const (
+	tokensNone    = iota // nothing
+	tokensCounted        // response_tokens, and the think split when the server gives it
+	tokensSplit          // response_tokens and the think split, which the reward needs
+)
+
+// budgetLabel is the label, and extra_info field, that length rows are
+// broken down by: the token budget.
+const budgetLabel = "token_budget"
+
+// tokenBudget is how the length rewards' rows are run and reported: once,
+// with the server's token counts in extra_info, broken down by budget,
+// with the share within budget, the overshoot's mean and 90th percentile
+// and the accuracy-against-budget curve.
+var tokenBudget = source{
+	by:      []string{budgetLabel},
+	curve:   budgetLabel,
+	tokens:  tokensCounted,
+	metrics: []metric{quantile("overshoot_p90", "overshoot_tokens", 0.9)},
+	groupMetrics: []metric{
+		mean("correct"), mean("within_budget"), mean("overshoot_tokens"),
+	},
+}
+
+// withTokens is s with its tokens set.
+func withTokens(s source, tokens int) source {
+	s.tokens = tokens
+	return s
 }
 
 // sources is the explicit list of data sources with more than the shared
@@ -48,20 +90,31 @@ var sources = map[string]source{
 		by:   []string{"condition"},
 		note: "negotiation: whole episodes against the scripted concession opponent, each reply charged its generation time on the clock",
 	},
+	rewards.LCPOExact.DataSource:  tokenBudget,
+	rewards.LCPOMax.DataSource:    tokenBudget,
+	rewards.ThinkPrune.DataSource: tokenBudget,
+	rewards.Elastic.DataSource:    withTokens(tokenBudget, tokensSplit),
+	rewards.Anytime.DataSource:    {run: runSkip, skip: "length/anytime rows need the answers drawn after cutting one thinking at each budget, which a served model's reply does not give"},
 }
 
 // sourceFor returns how a data source is run and reported.
 func sourceFor(dataSource string) source { return sources[dataSource] }
 
 // metric is a statistic of a set of results, computed from sums of
-// per-result columns so that a bootstrap resample needs only additions.
+// per-result columns so that a bootstrap resample needs only additions,
+// or, for a quantile, from the pooled values of the results.
 type metric struct {
 	name string
 	// cols writes the result's columns into c (len(c) == width).
 	width int
 	cols  func(r *Result, c []float64)
-	// value computes the metric from the columns' sums; ok is false when
-	// it is undefined there (no results of the kind it needs).
+	// pool, when set, makes the metric one of the results' values rather
+	// than of column sums: a row holds the values of its results, a set of
+	// rows their concatenation (width and cols are unused).
+	pool func(r *Result) float64
+	// value computes the metric from the columns' sums (or the pooled
+	// values); ok is false when it is undefined there (no results of the
+	// kind it needs).
 	value func(s []float64) (v float64, ok bool)
 	// fallback, when set, stands in for the metric on rows where value is
 	// undefined, for the point estimate and every resample alike: a
@@ -88,6 +141,23 @@ func ratio(name string, f func(r *Result) (num, den float64)) metric {
 				return 0, false
 			}
 			return s[0] / s[1], true
+		},
+	}
+}
+
+// quantile is the q-quantile (Quantile: linear interpolation) of a detail
+// key over the results.
+func quantile(name, key string, q float64) metric {
+	return metric{
+		name: name,
+		pool: func(r *Result) float64 { return r.Details[key] },
+		value: func(vals []float64) (float64, bool) {
+			if len(vals) == 0 {
+				return 0, false
+			}
+			sorted := slices.Clone(vals)
+			slices.Sort(sorted)
+			return Quantile(sorted, q), true
 		},
 	}
 }
@@ -166,7 +236,10 @@ func metricsFor(dataSource string) []metric {
 }
 
 // groupMetricsFor lists the metrics of a group of a data source's results
-// (sensitivity=high, ...): score and the source's own metrics.
+// (sensitivity=high, ...): score, the source's group metrics and its own
+// metrics.
 func groupMetricsFor(dataSource string) []metric {
-	return append([]metric{mean("score")}, sourceFor(dataSource).metrics...)
+	src := sourceFor(dataSource)
+	ms := append([]metric{mean("score")}, src.groupMetrics...)
+	return append(ms, src.metrics...)
 }

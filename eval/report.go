@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,8 +50,22 @@ type SourceReport struct {
 	Skipped int                      `json:"skipped"`
 	Metrics map[string]Interval      `json:"metrics"`
 	Groups  map[string]*SourceReport `json:"groups,omitempty"`
+	// Curve is a token-budget source's accuracy against its budget: a
+	// point per budget with scored results, in increasing order of budget.
+	Curve []CurvePoint `json:"curve,omitempty"`
 	// Order lists the metric names in the order to show them.
 	Order []string `json:"-"`
+}
+
+// CurvePoint is one budget's point of a source's accuracy-against-budget
+// curve: the results whose token_budget label is Budget (the budget the
+// reward applied), how many were scored, their accuracy (the mean of the
+// reward's "correct") and their share within budget.
+type CurvePoint struct {
+	Budget       float64  `json:"budget"`
+	N            int      `json:"n"`
+	Accuracy     Interval `json:"accuracy"`
+	WithinBudget Interval `json:"within_budget"`
 }
 
 // Report is an evaluation's summary: per data source and metric the value
@@ -102,6 +117,7 @@ func Summarize(results []*Result, opt ReportOptions) *Report {
 				sr.Groups[key] = summarizeSource(name, key, grs, opt)
 			}
 		}
+		sr.Curve = curve(sr, sourceFor(name).curve)
 		if note := sourceFor(name).note; note != "" {
 			rep.Notes = append(rep.Notes, note)
 		}
@@ -111,6 +127,29 @@ func Summarize(results []*Result, opt ReportOptions) *Report {
 		rep.DataSources[name] = sr
 	}
 	return rep
+}
+
+// curve reads a source's accuracy-against-budget curve from its groups by
+// label: one point per group whose value is a positive number and that
+// has scored results. No label, no curve.
+func curve(sr *SourceReport, label string) []CurvePoint {
+	if label == "" {
+		return nil
+	}
+	var pts []CurvePoint
+	for key, g := range sr.Groups {
+		v, ok := strings.CutPrefix(key, label+"=")
+		if !ok || g.N == 0 {
+			continue
+		}
+		b, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(b > 0) || math.IsInf(b, 0) {
+			continue
+		}
+		pts = append(pts, CurvePoint{Budget: b, N: g.N, Accuracy: g.Metrics["correct"], WithinBudget: g.Metrics["within_budget"]})
+	}
+	slices.SortFunc(pts, func(a, b CurvePoint) int { return cmp.Compare(a.Budget, b.Budget) })
+	return pts
 }
 
 func (o ReportOptions) withDefaults() ReportOptions {
@@ -132,7 +171,7 @@ func summarizeSource(name, group string, rs []*Result, opt ReportOptions) *Sourc
 	sr.Rows = len(rows)
 	rng := rand.New(rand.NewPCG(opt.Seed, streamOf(name, group)))
 	for j, m := range ms {
-		full := sumOver(rows, nil, j, m.width)
+		full := m.over(rows, nil, j)
 		fell := m.on(full)
 		oneClass := fell.fallback == nil && m.fallback != nil
 		m = fell
@@ -141,7 +180,7 @@ func summarizeSource(name, group string, rs []*Result, opt ReportOptions) *Sourc
 			continue
 		}
 		lo, hi := bootstrap(len(rows), opt.Resamples, rng, func(idx []int) (float64, bool) {
-			return m.value(sumOver(rows, idx, j, m.width))
+			return m.value(m.over(rows, idx, j))
 		})
 		if math.IsNaN(lo) {
 			lo, hi = v, v // no resample defines it: the rows hold one case
@@ -176,12 +215,18 @@ func sumRows(rs []*Result, ms []metric, sr *SourceReport, key func(*Result) stri
 			at[k] = i
 			sums := make(rowSums, len(ms))
 			for j, m := range ms {
-				sums[j] = make([]float64, m.width)
+				if m.pool == nil {
+					sums[j] = make([]float64, m.width)
+				}
 			}
 			rows = append(rows, sums)
 			keys = append(keys, k)
 		}
 		for j, m := range ms {
+			if m.pool != nil {
+				rows[i][j] = append(rows[i][j], m.pool(r))
+				continue
+			}
 			c := make([]float64, m.width)
 			m.cols(r, c)
 			for k := range c {
@@ -198,6 +243,26 @@ func byRow(r *Result) string { return strconv.Itoa(r.Row) }
 // byRequest names a result's row by its request id, which two runs on the
 // same data share.
 func byRequest(r *Result) string { return r.RequestID }
+
+// over is what metric m (the j-th of its rows' metrics) is computed from
+// on the rows at idx (all rows when idx is nil): its columns' sums, or
+// the rows' pooled values.
+func (m metric) over(rows []rowSums, idx []int, j int) []float64 {
+	if m.pool == nil {
+		return sumOver(rows, idx, j, m.width)
+	}
+	var vals []float64
+	if idx == nil {
+		for _, r := range rows {
+			vals = append(vals, r[j]...)
+		}
+		return vals
+	}
+	for _, i := range idx {
+		vals = append(vals, rows[i][j]...)
+	}
+	return vals
+}
 
 // sumOver sums metric j's columns over the rows at idx (all rows when idx
 // is nil).
@@ -369,7 +434,7 @@ func Compare(a, b []*Result, opt ReportOptions) (*Comparison, error) {
 		}
 		rng := rand.New(rand.NewPCG(opt.Seed, streamOf(name, "compare")))
 		for j, m := range ms {
-			fa, fb := sumOver(pa, nil, j, m.width), sumOver(pb, nil, j, m.width)
+			fa, fb := m.over(pa, nil, j), m.over(pb, nil, j)
 			m = m.on(fa)
 			va, okA := m.value(fa)
 			vb, okB := m.value(fb)
@@ -377,8 +442,8 @@ func Compare(a, b []*Result, opt ReportOptions) (*Comparison, error) {
 				continue
 			}
 			lo, hi := bootstrap(len(pa), opt.Resamples, rng, func(idx []int) (float64, bool) {
-				x, ok1 := m.value(sumOver(pa, idx, j, m.width))
-				y, ok2 := m.value(sumOver(pb, idx, j, m.width))
+				x, ok1 := m.value(m.over(pa, idx, j))
+				y, ok2 := m.value(m.over(pb, idx, j))
 				return y - x, ok1 && ok2
 			})
 			if math.IsNaN(lo) {

@@ -331,7 +331,9 @@ func idText(raw json.RawMessage) string {
 // CheckRows scores every row that will be sent with an empty reply, and
 // returns the first error the reward finds in what the row gives it (its
 // ground_truth or extra_info), naming the file, the row and the field: a
-// row the reward cannot read fails before any request is spent on it.
+// row the reward cannot read fails before any request is spent on it. A
+// token-budget row is given the empty reply's counts (no tokens, none
+// thinking, none answering), as a run gives a reply's.
 func CheckRows(rows []Row, cfg rewards.Config) error {
 	scorer, err := rewards.NewScorer(cfg, nil)
 	if err != nil {
@@ -346,6 +348,13 @@ func CheckRows(rows []Row, cfg rewards.Config) error {
 		if len(r.ExtraInfo) > 0 && string(r.ExtraInfo) != "null" {
 			if err := json.Unmarshal(r.ExtraInfo, &it.ExtraInfo); err != nil {
 				return fmt.Errorf("eval: %s: row %d: extra_info: %w", r.File, r.Line, err)
+			}
+		}
+		if sourceFor(r.DataSource).tokens != tokensNone {
+			// The empty reply's counts, given as the run gives a reply's.
+			zero := 0
+			if err := (tokenFields{ThinkTokens: &zero, AnswerTokens: &zero}).apply(&it.ExtraInfo); err != nil {
+				return fmt.Errorf("eval: %s: row %d: %w", r.File, r.Line, err)
 			}
 		}
 		res := scorer.Score(context.Background(), &it)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -238,7 +239,22 @@ func (w *worker) run(ctx context.Context, rows []Row, i int) *Result {
 	for j, key := range rw.Keys {
 		r.Details[key] = res.Details[j]
 	}
+	if label := sourceFor(row.DataSource).curve; label != "" {
+		r.Labels = withLabel(row.Labels, label, formatBudget(r.Details[budgetLabel]))
+	}
 	return r
+}
+
+// withLabel is labels with key set to v, a copy: a row's labels are
+// shared by its samples' results. A scored length result is labelled by
+// the budget its reward applied (the detail token_budget: the row's
+// extra_info.token_budget, or the configured limit without one); one
+// without a score keeps the row's label.
+func withLabel(labels map[string]string, key, v string) map[string]string {
+	out := make(map[string]string, len(labels)+1)
+	maps.Copy(out, labels)
+	out[key] = v
+	return out
 }
 
 func (w *worker) request(msgs []conversation.Message, row *Row, seed int64) chat.Request {
@@ -261,6 +277,17 @@ func (w *worker) once(ctx context.Context, row *Row, seed int64, r *Result, item
 	r.Cached = reply.Cached
 	r.Reply = replyText(reply)
 	item.SolutionStr = r.Reply
+	if need := sourceFor(row.DataSource).tokens; need != tokensNone {
+		lc := w.opt.Rewards.Length
+		text, fields, err := tokenCounts(reply, r.Reply, need, lc.ThinkOpen, lc.ThinkClose)
+		if err != nil {
+			return err
+		}
+		if err := fields.apply(&item.ExtraInfo); err != nil {
+			return err
+		}
+		r.Reply, item.SolutionStr = text, text
+	}
 	return nil
 }
 

@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/timeaware/timeaware/internal/chat"
@@ -19,6 +23,11 @@ type FilesOptions struct {
 	// Out is the results file: a Result a line, one per row and sample, in
 	// input order, written atomically.
 	Out string
+	// Plot, when set, is a PNG file to draw the accuracy-against-budget
+	// curves of the token-budget rows in (Report.WritePlot), written
+	// atomically after Out. The rows must include some of a token-budget
+	// data source (length/lcpo_exact, ...).
+	Plot string
 	// Model is the endpoint and model to ask. Its CacheDir, like Out, is
 	// left out of Data's directories.
 	Model chat.Options
@@ -47,6 +56,7 @@ type FilesReport struct {
 	Endpoint    string     `json:"endpoint"`
 	Model       string     `json:"model"`
 	Results     string     `json:"results"`
+	Plot        string     `json:"plot,omitempty"`
 	Concurrency int        `json:"concurrency"`
 	Requests    chat.Stats `json:"requests"`
 	*Report
@@ -75,7 +85,8 @@ type FilesReport struct {
 // are written, the report saying so; rerun with the same cache, it asks
 // nothing already answered. Errors about an option's path or URL are
 // *OptionError values (Option "Data", "Out", "Endpoint" or
-// "OpponentEndpoint").
+// "OpponentEndpoint") or, about the plot (a path that does not end in
+// .png, no token-budget rows, no budget scored), of Option "Plot".
 func RunFiles(ctx context.Context, opt FilesOptions) (*FilesReport, error) {
 	if opt.OpponentURL != "" {
 		co := opt.Model
@@ -97,13 +108,20 @@ func RunFiles(ctx context.Context, opt FilesOptions) (*FilesReport, error) {
 	if err != nil {
 		return nil, &OptionError{Option: "Endpoint", Value: opt.Model.URL, Invalid: true, Err: err}
 	}
+	pf, err := createPlot(opt.Plot, rows)
+	if err != nil {
+		return nil, err
+	}
+	if pf != nil {
+		defer pf.Abort()
+	}
 	af, err := output.Create(opt.Out)
 	if err != nil {
 		return nil, &OptionError{Option: "Out", Value: opt.Out, Err: err}
 	}
 	defer af.Abort()
 	opt.Run.Client = client
-	rep := &FilesReport{Endpoint: client.Endpoint(), Model: opt.Model.Model, Results: opt.Out,
+	rep := &FilesReport{Endpoint: client.Endpoint(), Model: opt.Model.Model, Results: opt.Out, Plot: opt.Plot,
 		Concurrency: opt.Model.Concurrency, Rows: len(rows)}
 	results, err := runLimited(ctx, rows, opt, rep)
 	if err != nil {
@@ -136,7 +154,61 @@ func RunFiles(ctx context.Context, opt FilesOptions) (*FilesReport, error) {
 	rep.Total = len(results)
 	rep.Report = Summarize(results, opt.Report)
 	rep.Requests = client.Stats()
+	if pf != nil {
+		if err := writePlot(ctx, pf, rep); err != nil {
+			return nil, &OptionError{Option: "Plot", Value: opt.Plot, Err: err}
+		}
+	}
 	return rep, nil
+}
+
+// writePlot draws the report's curves into pf and commits it. When no
+// token-budget result was scored (every one failed) there is nothing to
+// draw: the file is not written, and the report says so in a note rather
+// than hiding the failures behind an error of the plot.
+func writePlot(ctx context.Context, pf *output.File, rep *FilesReport) error {
+	err := rep.WritePlot(pf)
+	if errors.Is(err, errNoCurve) {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s not written: %v", rep.Plot, err))
+		rep.Plot = ""
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return output.Commit(ctx, "", nil, pf)
+}
+
+// createPlot starts the plot file, before anything is asked, so that a
+// plot that cannot be drawn or written fails the run up front: nil for no
+// plot.
+func createPlot(path string, rows []Row) (*output.File, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if !strings.EqualFold(filepath.Ext(path), ".png") {
+		return nil, &OptionError{Option: "Plot", Value: path, Invalid: true, Err: errors.New("want a .png file")}
+	}
+	if !slices.ContainsFunc(rows, func(r Row) bool { return sourceFor(r.DataSource).curve != "" }) {
+		return nil, &OptionError{Option: "Plot", Value: path, Invalid: true, Err: errors.New("no rows of a token-budget data source (" + strings.Join(curveSources(), ", ") + ") to plot")}
+	}
+	pf, err := output.Create(path)
+	if err != nil {
+		return nil, &OptionError{Option: "Plot", Value: path, Err: err}
+	}
+	return pf, nil
+}
+
+// curveSources names the data sources whose reports have a curve.
+func curveSources() []string {
+	var names []string
+	for name, s := range sources {
+		if s.curve != "" {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // runLimited runs the rows with RunLimited, recording how it stopped in

@@ -1,7 +1,9 @@
 package eval
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,7 +28,7 @@ func (r *Report) Text() string {
 		}
 		b.WriteString("\n")
 		oneClass := writeMetrics(&b, "", sr)
-		for _, g := range sortedKeys(sr.Groups) {
+		for _, g := range groupOrder(sr.Groups) {
 			gr := sr.Groups[g]
 			fmt.Fprintf(&b, "  %s (%d results)\n", g, gr.N)
 			oneClass = writeMetrics(&b, "  ", gr) || oneClass
@@ -34,6 +36,7 @@ func (r *Report) Text() string {
 		if oneClass {
 			b.WriteString("  * one class only: NAR is that class's rate (TPR or TNR) alone\n")
 		}
+		writeCurve(&b, sr.Curve)
 	}
 	if r.Missing > 0 {
 		fmt.Fprintf(&b, "\n%d results did not finish.\n", r.Missing)
@@ -56,6 +59,45 @@ func writeMetrics(b *strings.Builder, indent string, sr *SourceReport) (oneClass
 		fmt.Fprintf(b, "%s  %-16s %8s%s [%s, %s]\n", indent, m, num(iv.Mean), mark, num(iv.CI95[0]), num(iv.CI95[1]))
 	}
 	return oneClass
+}
+
+// writeCurve writes the accuracy-against-budget table, if there is one.
+func writeCurve(b *strings.Builder, pts []CurvePoint) {
+	if len(pts) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  accuracy against token budget\n    %8s %6s %9s  %-18s %9s\n", "budget", "n", "accuracy", "95% interval", "within")
+	for _, p := range pts {
+		a := p.Accuracy
+		fmt.Fprintf(b, "    %8s %6d %9s  %-18s %9s\n", strconv.FormatFloat(p.Budget, 'f', -1, 64), p.N, num(a.Mean),
+			"["+num(a.CI95[0])+", "+num(a.CI95[1])+"]", num(p.WithinBudget.Mean))
+	}
+}
+
+// groupOrder is the groups' keys ("field=value") in order: by field, then
+// by value, numbers first and in numeric order (token_budget=500 before
+// token_budget=1000), then the other values in text order.
+func groupOrder[V any](m map[string]V) []string {
+	keys := sortedKeys(m)
+	slices.SortStableFunc(keys, func(a, b string) int {
+		fa, va, _ := strings.Cut(a, "=")
+		fb, vb, _ := strings.Cut(b, "=")
+		if c := strings.Compare(fa, fb); c != 0 {
+			return c
+		}
+		x, errA := strconv.ParseFloat(va, 64)
+		y, errB := strconv.ParseFloat(vb, 64)
+		switch {
+		case errA == nil && errB == nil:
+			return cmp.Compare(x, y)
+		case errA == nil:
+			return -1
+		case errB == nil:
+			return 1
+		}
+		return strings.Compare(va, vb)
+	})
+	return keys
 }
 
 // Text renders the comparison as a table: the two runs, named a and b,

@@ -488,42 +488,63 @@ func readAnytime(raw json.RawMessage) ([]AnytimeAnswer, error) {
 	if len(b) == 0 || string(b) == "null" {
 		return nil, fieldErrorf("extra_info.anytime", "missing: the answers drawn at each budget, [{\"budget\": b, \"summary\": text}, ...]")
 	}
-	var entries []json.RawMessage
-	if err := json.Unmarshal(b, &entries); err != nil {
-		return nil, fieldErrorf("extra_info.anytime", "want a list of {\"budget\", \"summary\"} objects: %v", err)
+	var entries []anytimeEntry
+	if err := decodeStrict(b, &entries); err != nil {
+		return nil, anytimeShapeError(b, err)
 	}
 	if len(entries) == 0 || len(entries) > AnytimeMaxBudgets {
 		return nil, fieldErrorf("extra_info.anytime", "%d entries; want 1 to %d budgets", len(entries), AnytimeMaxBudgets)
 	}
 	out := make([]AnytimeAnswer, len(entries))
 	for i, e := range entries {
-		field := fmt.Sprintf("extra_info.anytime[%d]", i)
-		var raw struct {
-			Budget  *float64 `json:"budget"`
-			Summary *string  `json:"summary"`
+		field := func(member string) string { return fmt.Sprintf("extra_info.anytime[%d]%s", i, member) }
+		if e.Summary == nil {
+			return nil, fieldErrorf(field(".summary"), "missing: the answer drawn at this budget")
 		}
-		dec := json.NewDecoder(bytes.NewReader(e))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fieldErrorf(field, "want {\"budget\": tokens, \"summary\": text}: %v", err)
-		}
-		if raw.Summary == nil {
-			return nil, fieldErrorf(field+".summary", "missing: the answer drawn at this budget")
-		}
-		n, err := requireToken("budget", "the thinking budget this answer was drawn at", raw.Budget, 1)
+		n, err := requireToken("budget", "the thinking budget this answer was drawn at", e.Budget, 1)
 		if err != nil {
 			var fe *FieldError
 			if errors.As(err, &fe) {
-				fe.Field = field + ".budget"
+				fe.Field = field(".budget")
 			}
 			return nil, err
 		}
 		if i > 0 && n <= out[i-1].Budget {
-			return nil, fieldErrorf(field+".budget", "%v is not above the previous budget (%v): list the budgets in increasing order, each once", n, out[i-1].Budget)
+			return nil, fieldErrorf(field(".budget"), "%v is not above the previous budget (%v): list the budgets in increasing order, each once", n, out[i-1].Budget)
 		}
-		out[i] = AnytimeAnswer{Budget: n, Summary: *raw.Summary}
+		out[i] = AnytimeAnswer{Budget: n, Summary: *e.Summary}
 	}
 	return out, nil
+}
+
+// anytimeEntry is an entry of extra_info.anytime as sent.
+type anytimeEntry struct {
+	Budget  *float64 `json:"budget"`
+	Summary *string  `json:"summary"`
+}
+
+// decodeStrict decodes b into v, refusing members v does not have.
+func decodeStrict(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// anytimeShapeError words why extra_info.anytime did not decode, naming
+// the entry at fault when the list itself is one (the list is decoded
+// whole on the way that succeeds, and entry by entry only here).
+func anytimeShapeError(b []byte, err error) error {
+	var entries []json.RawMessage
+	if json.Unmarshal(b, &entries) != nil {
+		return fieldErrorf("extra_info.anytime", "want a list of {\"budget\", \"summary\"} objects: %v", err)
+	}
+	for i, e := range entries {
+		var one anytimeEntry
+		if err := decodeStrict(e, &one); err != nil {
+			return fieldErrorf(fmt.Sprintf("extra_info.anytime[%d]", i), "want {\"budget\": tokens, \"summary\": text}: %v", err)
+		}
+	}
+	return fieldErrorf("extra_info.anytime", "want a list of {\"budget\", \"summary\"} objects: %v", err)
 }
 
 // AnytimeWeights returns the prior P over budgets b (increasing) for a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -366,4 +367,27 @@ func TestLengthCustomTags(t *testing.T) {
 	it.SolutionStr = "<think>x</think><answer>42</answer>"
 	res = s.Score(context.Background(), &it)
 	require.Error(t, res.Err, "<think> is plain text under other tags, so the thinking count has no thinking to describe")
+}
+
+// BenchmarkLength scores one item of each length reward: a 2 KB response
+// with its counts, as the trainer adapters send it.
+func BenchmarkLength(b *testing.B) {
+	sol := "<think>" + strings.Repeat("Let me reason about the problem step by step. ", 40) + "</think>So <answer>\\boxed{\\frac{3}{4}}</answer>"
+	counts := ExtraInfo{ResponseTokens: tokens(520), ThinkTokens: tokens(480), AnswerTokens: tokens(30), TokenBudget: tokens(512)}
+	withList := counts
+	withList.Anytime = json.RawMessage(`[{"budget": 128, "summary": "<answer>1/2</answer>"}, {"budget": 256, "summary": "<answer>0.75</answer>"},
+		{"budget": 384, "summary": "<answer>3/4</answer>"}, {"budget": 512, "summary": "<answer>\\frac{3}{4}</answer>"}]`)
+	s := newTestScorer(b, nil)
+	ctx := context.Background()
+	for _, r := range []*Reward{TimelyGeneral, LCPOExact, LCPOMax, ThinkPrune, Elastic, Anytime} {
+		it := Item{DataSource: r.DataSource, SolutionStr: sol, GroundTruth: json.RawMessage(`"0.75"`), ExtraInfo: withList}
+		b.Run(r.DataSource, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := s.Score(ctx, &it); res.Err != nil {
+					b.Fatal(res.Err)
+				}
+			}
+		})
+	}
 }

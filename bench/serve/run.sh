@@ -12,6 +12,19 @@
 #   (a) throughput and (c) latency: POST /v1/score/batch, 32 clients x 64
 #       items, 2 s warm-up + 15 s measured (after a pass that checks every
 #       score of the corpus against the in-process Go scorer);
+#   (j) the verifier's cost per item for the length rewards: the same
+#       corpus re-labelled for each of length/lcpo_exact, lcpo_max,
+#       thinkprune, elastic and anytime in turn (the same responses and
+#       ground truths; extra_info carries response_tokens, think_tokens and
+#       answer_tokens derived from the text, one token per 4 bytes, and
+#       budgets drawn from the corpus seed, some of which the responses run
+#       over), and timely/general again as the reference, each measured as
+#       (a) on the same server for a quarter of (a)'s seconds (at least 2)
+#       after 1 s of warm-up, every score checked in a verification pass
+#       first; items/s, server CPU per item and the ratio to timely/general's
+#       items/s; a run in which the server answers any item with an item
+#       error (a "failed" count above 0), or the reward refuses an item of
+#       the corpus in process, fails;
 #   (d) POST /v1/tools/get_duration over 256 timers, 64 clients, 2 s + 8 s;
 #   (e) run (a) again with hostile clients beside it (loadgen -mode attack:
 #       stalled bodies, announced-but-unsent bodies, ten-million-item
@@ -66,7 +79,9 @@
 #   TIMEAWARE_BENCH_HEADERS    connections of the header flood runs (g), (h), (i) (default 600)
 #   TIMEAWARE_BENCH_HEADER_RATE bytes per second the header flood sends, all connections together (default 134217728: 128 MiB/s)
 #   TIMEAWARE_BENCH_FLOOD_SECONDS measured seconds of each header flood run (default: the batch run's)
-#   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the header flood runs (g), (h), (i) (about 80 s)
+#   TIMEAWARE_BENCH_LENGTH_SECONDS measured seconds of each reward of run (j) (default: a quarter of the batch run's, at least 2)
+#   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the header flood runs (g), (h), (i) (about 80 s);
+#                              length: only (a) and the length rewards' run (j) (about 55 s)
 #   TIMEAWARE_BENCH_BIN        the server binary to run (default: bin/timeaware, built with make build)
 #   TIMEAWARE_BENCH_LOADGEN    a load generator built beforehand (go build -o FILE ./bench/serve/loadgen), for a machine without Go
 #   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
@@ -96,12 +111,20 @@ hog_seconds="${TIMEAWARE_BENCH_HOG_SECONDS:-$((seconds * 2))}"
 headers="${TIMEAWARE_BENCH_HEADERS:-600}"
 header_rate="${TIMEAWARE_BENCH_HEADER_RATE:-134217728}"
 flood_seconds="${TIMEAWARE_BENCH_FLOOD_SECONDS:-$seconds}"
+# Run (j) measures each reward for length_ms milliseconds.
+if [ -n "${TIMEAWARE_BENCH_LENGTH_SECONDS:-}" ]; then
+    length_ms=$((TIMEAWARE_BENCH_LENGTH_SECONDS * 1000))
+else
+    length_ms=$((seconds * 1000 / 4))
+    if [ "$length_ms" -lt 2000 ]; then length_ms=2000; fi
+fi
+length_rewards=(timely/general length/lcpo_exact length/lcpo_max length/thinkprune length/elastic length/anytime)
 only="${TIMEAWARE_BENCH_ONLY:-}"
 case "$only" in
 "") only=all ;;
-flood) ;;
+flood | length) ;;
 *)
-    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood, or leave it unset for every run" >&2
+    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood or length, or leave it unset for every run" >&2
     exit 2
     ;;
 esac
@@ -113,6 +136,7 @@ corpus_items=8192
 # limit.
 attackers=$((attack_stall + attack_announce + attack_flood + 1 + hogs))
 if [ "$only" = flood ] || [ "$headers" -gt "$attackers" ]; then attackers="$headers"; fi
+if [ "$only" = length ]; then attackers=0; fi
 need_files=$((attackers + clients + gd_clients + 128))
 soft_files="$(ulimit -Sn)"
 hard_files="$(ulimit -Hn)"
@@ -249,6 +273,25 @@ echo "== (a, c) POST /v1/score/batch: $clients clients x $batch items, ${seconds
 "$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
     -corpus "$corpus_items" -warmup 2s -duration "${seconds}s" -json >"$work/batch.json"
 
+# Run (j): each reward in turn on the same server, timely/general first as
+# the reference. A failed run is recorded (length-NAME.status and the
+# load generator's messages in length-NAME.log), not fatal: the table
+# reports it, and the run fails at the end.
+if [ "$only" = all ] || [ "$only" = length ]; then
+    echo "== (j) POST /v1/score/batch, the corpus re-labelled for each length reward: $clients clients x $batch items, ${length_ms} ms measured each" >&2
+    for reward in "${length_rewards[@]}"; do
+        name="${reward#length/}"
+        name="${name//\//-}"
+        echo "== (j) $reward" >&2
+        reward_status=0
+        "$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
+            -corpus "$corpus_items" -reward "$reward" -warmup 1s -duration "${length_ms}ms" -json \
+            >"$work/length-$name.json" 2>"$work/length-$name.log" || reward_status=$?
+        cat "$work/length-$name.log" >&2
+        echo "$reward_status" >"$work/length-$name.status"
+    done
+fi
+
 if [ "$only" = all ]; then
     echo "== (d) POST /v1/tools/get_duration: $gd_clients clients, ${gd_seconds}s measured" >&2
     "$loadgen" -mode get_duration -url "$url" -server-pid "$server_pid" -clients "$gd_clients" -timers 256 \
@@ -334,16 +377,18 @@ flood_run() {
     printf '{"batch_status": %d, "attack_status": %d, "server_ran_to_the_end": %s, "server_status": %d}\n' \
         "$batch_status" "$attack_status" "$ran" "$server_status" >"$work/run-$name.json"
 }
-flood_run g "$headers connections each sending ~1 MB of headers with the token" -headers "$headers"
-flood_run h "$headers connections each sending ~1 MB of headers without the token" -headers "$headers" -header-auth=false
-flood_run i "$headers connections trickling ~1 MB of headers that never end" -headers-endless "$headers"
+if [ "$only" = all ] || [ "$only" = flood ]; then
+    flood_run g "$headers connections each sending ~1 MB of headers with the token" -headers "$headers"
+    flood_run h "$headers connections each sending ~1 MB of headers without the token" -headers "$headers" -header-auth=false
+    flood_run i "$headers connections trickling ~1 MB of headers that never end" -headers-endless "$headers"
+fi
 
-"$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" "$only" "$bin_desc" "$soft_files" "$hard_files" <<'PY'
+"$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" "$only" "$bin_desc" "$soft_files" "$hard_files" "${length_rewards[*]}" <<'PY'
 import json
 import sys
 from pathlib import Path
 
-work, load, ncpu, only, bin_desc, soft_files, hard_files = sys.argv[1:8]
+work, load, ncpu, only, bin_desc, soft_files, hard_files, length_rewards = sys.argv[1:9]
 work = Path(work)
 
 
@@ -444,53 +489,97 @@ def outcomes(counts, means):
     return ", ".join(f"{v:,} x {k} ({means.get(k, 0):.1f} s)" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])) or "none"
 
 
-print()
-print("header flood: each run on a fresh server, GET /healthz polled every 50 ms on new connections "
-      "(failed: no 200 within 1 s); connections' ends with their mean seconds from dial")
-for name, what in (("g", "header flood, token"), ("h", "header flood, no token"), ("i", "endless headers")):
-    fb, fa, fr = load_json(f"batch-{name}.json"), load_json(f"attack-{name}.json"), load_json(f"run-{name}.json")
-    tag = f"({name}) {what}"
-    checks = []
-    if fb is None:
-        print(f"{tag + ': batch':{w}} {'-':>14}  the batch run failed before its summary (status {fr['batch_status']}; see above)")
-        checks.append(("the batch run completed", False))
-    else:
-        print(f"{tag + ': batch items/s':{w}} {fb['items_per_s']:>14,.0f}  {fb['items_per_s'] / b['items_per_s']:.2f}x of (a); "
-              f"latency p50 / p99 {fb['p50_ms']:.1f} / {fb['p99_ms']:.1f} ms (max {fb['max_ms']:.0f}); "
-              f"legitimate errors {fb['errors']}, mismatches {fb['mismatches']}")
-        checks.append((f"no legitimate request failed ({fb['errors']} errors, {fb['mismatches']} mismatches)",
-                       fb["errors"] == 0 and fb["mismatches"] == 0 and fr["batch_status"] == 0))
-        checks.append((f"batch p99 {fb['p99_ms']:.1f} ms within 2x (a)'s {b['p99_ms']:.1f} ms", fb["p99_ms"] <= 2 * b["p99_ms"]))
-    if fa is None:
-        print(f"{tag + ': flood':{w}} {'-':>14}  the attack failed before its summary (status {fr['attack_status']}; see above)")
-        checks.append(("the attack completed", False))
-    else:
-        conns = fa["header_connections"] or fa["endless_connections"]
-        ends = fa["header_outcomes"] if fa["header_connections"] else fa["endless_outcomes"]
-        means = fa["header_mean_s"] if fa["header_connections"] else fa["endless_mean_s"]
-        print(f"{'    flood':{w}} {conns:>14,}  connections, heads of {fa['header_bytes'] / 1e6:.1f} MB "
-              f"({fa['header_pad']} padding headers{', with the token' if fa['header_auth'] else ', no token'}); "
-              f"{fa['header_sent_mb']:,.0f} MB sent in {fa['seconds']:.0f} s on {fa['header_connections_opened']:,} connections "
-              f"(paced at {fa['header_rate_mb_s']:.0f} MB/s); the flood used {fa['loadgen_cpu_s'] / fa['seconds']:.2f} cores")
-        print(f"{'    flood connections ended':{w}} {'':>14}  {outcomes(ends, means)}")
-        h = fa["healthz"]
-        print(f"{'    GET /healthz p50 / p99 / max (ms)':{w}} {h['p50_ms']:>7.1f} / {h['p99_ms']:.1f} / {h['max_ms']:.0f}; "
-              f"{h['failures']} of {h['polls']} polls failed; longest without an answer {h['longest_gap_ms']:,.0f} ms")
-        for e in h.get("first_errors", [])[:3]:
-            print(f"{'':{w}} {'':>14}  {e}")
-        checks.append((f"/healthz answered every poll ({h['failures']} of {h['polls']} failed)", h["failures"] == 0))
-        rss = fa.get("server_peak_rss_mb")
-        if rss is not None:
-            print(f"{'    server peak RSS (MiB)':{w}} {rss:>14,.0f}  memory limit 512 MiB")
-            checks.append((f"peak RSS {rss:.0f} MiB within the 512 MiB limit", rss <= 512))
-    if fr["server_ran_to_the_end"]:
-        checks.append((f"the server ran to the end and stopped cleanly (status {fr['server_status']})", fr["server_status"] == 0))
-    else:
-        checks.append((f"the server ran to the end (it exited during the run, status {fr['server_status']})", False))
-    for text, ok in checks:
-        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(f"run ({name}): {text}")
+def length_run():
+    """Run (j): one row per reward, each measured as (a) on the same server."""
+    names = length_rewards.split()
+    runs = {}
+    for reward in names:
+        name = reward.removeprefix("length/").replace("/", "-")
+        status_file = work / f"length-{name}.status"
+        status = int(status_file.read_text()) if status_file.exists() else None
+        log = work / f"length-{name}.log"
+        why = [l for l in (log.read_text().splitlines() if log.exists() else []) if l.startswith("loadgen:")]
+        runs[reward] = (load_json(f"length-{name}.json"), status, why[-1][:400] if why else "")
+    ref = runs[names[0]][0]
+    first = next((r for r, _, _ in runs.values() if r), None)
+    print()
+    print("(j) the corpus re-labelled for each length reward on the server of (a): the same responses and ground truths, "
+          "answer_check timely/general;")
+    print("    token counts derived from the text (1 per 4 bytes, rounded), budgets drawn from the corpus seed; "
+          + (f"{first['clients']} clients x {first['batch']} items, {first['seconds']:.2f} s measured each after 1 s warm-up, "
+             f"every score checked first" if first else "no run completed"))
+    print(f"    {'reward':<20} {'items/s':>10} {'server CPU us/item':>19} {'ratio':>7}  notes")
+    for reward, (r, status, why) in runs.items():
+        if r is None or status != 0:
+            text = why or f"status {status}; see above"
+            print(f"    {reward:<20} {'-':>10} {'-':>19} {'-':>7}  FAIL: {text}")
+            failures.append(f"run (j) {reward}: {text}")
+            continue
+        cpu = r.get("server_cpu_us_per_item")
+        ratio = f"{r['items_per_s'] / ref['items_per_s']:.2f}x" if ref else "-"
+        over = (f"{r['over_budget']:,} of {r['corpus_items']:,} over budget; " if reward.startswith("length/") and reward != "length/anytime"
+                else "")
+        cores = f"server used {r['server_cpu_s'] / r['seconds']:.2f} cores; " if r.get("server_cpu_s") is not None else ""
+        print(f"    {reward:<20} {r['items_per_s']:>10,.0f} {(f'{cpu:.1f}' if cpu else '-'):>19} {ratio:>7}  "
+              f"{cores}{over}{r['corpus_bytes'] / r['corpus_items']:,.0f} B/item; p50/p99 {r['p50_ms']:.1f}/{r['p99_ms']:.1f} ms; "
+              f"failed items {r['failed_items']}, errors {r['errors']}, mismatches {r['mismatches']}")
+        if r["failed_items"] or r["errors"] or r["mismatches"]:
+            failures.append(f"run (j) {reward}: {r['failed_items']} failed items, {r['errors']} errors, {r['mismatches']} mismatches")
+    print(f"    (ratio: items/s over timely/general's in this run (j); (a) measured timely/general at {b['items_per_s']:,.0f} items/s"
+          + (f", {b['server_cpu_us_per_item']:.1f} us of server CPU per item)" if b.get("server_cpu_us_per_item") else ")"))
+
+
+if only in ("all", "length"):
+    length_run()
+
+if only in ("all", "flood"):
+    print()
+    print("header flood: each run on a fresh server, GET /healthz polled every 50 ms on new connections "
+          "(failed: no 200 within 1 s); connections' ends with their mean seconds from dial")
+    for name, what in (("g", "header flood, token"), ("h", "header flood, no token"), ("i", "endless headers")):
+        fb, fa, fr = load_json(f"batch-{name}.json"), load_json(f"attack-{name}.json"), load_json(f"run-{name}.json")
+        tag = f"({name}) {what}"
+        checks = []
+        if fb is None:
+            print(f"{tag + ': batch':{w}} {'-':>14}  the batch run failed before its summary (status {fr['batch_status']}; see above)")
+            checks.append(("the batch run completed", False))
+        else:
+            print(f"{tag + ': batch items/s':{w}} {fb['items_per_s']:>14,.0f}  {fb['items_per_s'] / b['items_per_s']:.2f}x of (a); "
+                  f"latency p50 / p99 {fb['p50_ms']:.1f} / {fb['p99_ms']:.1f} ms (max {fb['max_ms']:.0f}); "
+                  f"legitimate errors {fb['errors']}, mismatches {fb['mismatches']}")
+            checks.append((f"no legitimate request failed ({fb['errors']} errors, {fb['mismatches']} mismatches)",
+                           fb["errors"] == 0 and fb["mismatches"] == 0 and fr["batch_status"] == 0))
+            checks.append((f"batch p99 {fb['p99_ms']:.1f} ms within 2x (a)'s {b['p99_ms']:.1f} ms", fb["p99_ms"] <= 2 * b["p99_ms"]))
+        if fa is None:
+            print(f"{tag + ': flood':{w}} {'-':>14}  the attack failed before its summary (status {fr['attack_status']}; see above)")
+            checks.append(("the attack completed", False))
+        else:
+            conns = fa["header_connections"] or fa["endless_connections"]
+            ends = fa["header_outcomes"] if fa["header_connections"] else fa["endless_outcomes"]
+            means = fa["header_mean_s"] if fa["header_connections"] else fa["endless_mean_s"]
+            print(f"{'    flood':{w}} {conns:>14,}  connections, heads of {fa['header_bytes'] / 1e6:.1f} MB "
+                  f"({fa['header_pad']} padding headers{', with the token' if fa['header_auth'] else ', no token'}); "
+                  f"{fa['header_sent_mb']:,.0f} MB sent in {fa['seconds']:.0f} s on {fa['header_connections_opened']:,} connections "
+                  f"(paced at {fa['header_rate_mb_s']:.0f} MB/s); the flood used {fa['loadgen_cpu_s'] / fa['seconds']:.2f} cores")
+            print(f"{'    flood connections ended':{w}} {'':>14}  {outcomes(ends, means)}")
+            h = fa["healthz"]
+            print(f"{'    GET /healthz p50 / p99 / max (ms)':{w}} {h['p50_ms']:>7.1f} / {h['p99_ms']:.1f} / {h['max_ms']:.0f}; "
+                  f"{h['failures']} of {h['polls']} polls failed; longest without an answer {h['longest_gap_ms']:,.0f} ms")
+            for e in h.get("first_errors", [])[:3]:
+                print(f"{'':{w}} {'':>14}  {e}")
+            checks.append((f"/healthz answered every poll ({h['failures']} of {h['polls']} failed)", h["failures"] == 0))
+            rss = fa.get("server_peak_rss_mb")
+            if rss is not None:
+                print(f"{'    server peak RSS (MiB)':{w}} {rss:>14,.0f}  memory limit 512 MiB")
+                checks.append((f"peak RSS {rss:.0f} MiB within the 512 MiB limit", rss <= 512))
+        if fr["server_ran_to_the_end"]:
+            checks.append((f"the server ran to the end and stopped cleanly (status {fr['server_status']})", fr["server_status"] == 0))
+        else:
+            checks.append((f"the server ran to the end (it exited during the run, status {fr['server_status']})", False))
+        for text, ok in checks:
+            print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
+            if not ok:
+                failures.append(f"run ({name}): {text}")
 if failures:
     sys.exit("FAIL: " + "; ".join(failures))
 PY

@@ -34,7 +34,9 @@ func (a *app) evalRunCmd() *cobra.Command {
     --data out/pairs-test.parquet --data out/puzzles.parquet --out out/before.jsonl
   timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model --samples 4 --temperature 0.7 --seed 1 \
     --data out/pairs-test.parquet --data out/puzzles.parquet --out out/after.jsonl --json > out/report.json
-  timeaware eval compare out/before.jsonl out/after.jsonl`,
+  timeaware eval compare out/before.jsonl out/after.jsonl
+  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
+    --data examples/eval/length.jsonl --out out/length.jsonl --plot out/length.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runEvalRun(cmd, f) },
 	}
@@ -42,6 +44,7 @@ func (a *app) evalRunCmd() *cobra.Command {
 	f.add(fs, "seed of the requests (sample k: seed+k), the timers' jitter and, unless --bootstrap-seed, the bootstrap")
 	fs.StringArrayVar(&f.opt.Data, "data", nil, "a pairs or synth dataset (Parquet, Arrow, JSONL) or a directory of them (repeatable)")
 	fs.StringVar(&f.opt.Out, "out", "", "RESULTS.jsonl: one line per row and sample, in input order; written atomically")
+	fs.StringVar(&f.opt.Plot, "plot", "", "FILE.png: draw the token-budget rows' accuracy against budget, a line per data source; written atomically")
 	fs.Int64Var(&f.bootstrapSeed, "bootstrap-seed", 0, "seed of the bootstrap alone (default: --seed); changing it asks the model nothing new")
 	fs.IntVar(&f.opt.Report.Resamples, "bootstrap", eval.DefaultResamples, "bootstrap resamples of the intervals")
 	fs.Float64Var(&f.opt.Run.OpponentBeta, "opponent-beta", 1, "negotiation rows: the scripted opponent's concession curve (1 linear, above 1 concedes early, below 1 late)")
@@ -53,21 +56,8 @@ func (a *app) evalRunCmd() *cobra.Command {
 
 func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	o, r := &f.opt, &f.opt.Run
-	switch {
-	case len(o.Data) == 0:
-		return usagef("--data is required (a pairs or synth dataset; repeatable)")
-	case o.Out == "":
-		return usagef("--out is required (RESULTS.jsonl)")
-	case o.Report.Resamples <= 0:
-		return usagef("--bootstrap %d: want at least 1 resample", o.Report.Resamples)
-	case !(r.OpponentBeta > 0 && r.OpponentBeta <= 100):
-		return usagef("--opponent-beta %g: want a number above 0, up to 100", r.OpponentBeta)
-	}
-	if err := f.check(o.Out); err != nil {
+	if err := f.checkRun(); err != nil {
 		return err
-	}
-	if (o.OpponentURL == "") != (o.OpponentModel == "") {
-		return usagef("--opponent-endpoint and --opponent-model go together")
 	}
 	var err error
 	if r.Rewards, err = a.rewardsConfig(); err != nil {
@@ -87,13 +77,17 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 	rep, err := eval.RunFiles(cmd.Context(), *o)
 	prog.Done()
 	if err != nil {
-		return a.evalError(err, map[string]string{"Data": "data", "Out": "out", "Endpoint": "endpoint", "OpponentEndpoint": "opponent-endpoint"})
+		return a.evalError(err, map[string]string{"Data": "data", "Out": "out", "Plot": "plot", "Endpoint": "endpoint", "OpponentEndpoint": "opponent-endpoint"})
 	}
 	if err := a.report(f.asJSON, rep, rep.Text()); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stderr, "eval run: %d results of %d rows written to %s; %d requests, %d from the cache, %d retries, %d failed\n",
-		rep.Done, rep.Rows, o.Out, rep.Requests.Requests, rep.Requests.CacheHits, rep.Requests.Retries, rep.Failed)
+	plot := ""
+	if rep.Plot != "" {
+		plot = ", the plot to " + rep.Plot
+	}
+	fmt.Fprintf(a.stderr, "eval run: %d results of %d rows written to %s%s; %d requests, %d from the cache, %d retries, %d failed\n",
+		rep.Done, rep.Rows, o.Out, plot, rep.Requests.Requests, rep.Requests.CacheHits, rep.Requests.Retries, rep.Failed)
 	first := strings.Join(rep.FirstErrors, "; ")
 	switch {
 	case rep.GaveUp:
@@ -103,6 +97,31 @@ func (a *app) runEvalRun(cmd *cobra.Command, f evalRunFlags) error {
 		return fmt.Errorf("interrupted with %d of %d results done (written to %s); run the same command again to resume from the cache", rep.Done, rep.Total, o.Out)
 	case rep.Failed > f.maxErrors:
 		return fmt.Errorf("%d of %d results failed (--max-errors %d); first: %s", rep.Failed, rep.Done, f.maxErrors, first)
+	}
+	return nil
+}
+
+// checkRun validates eval run's flags before anything is read.
+func (f *evalRunFlags) checkRun() error {
+	o := &f.opt
+	switch {
+	case len(o.Data) == 0:
+		return usagef("--data is required (a pairs or synth dataset; repeatable)")
+	case o.Out == "":
+		return usagef("--out is required (RESULTS.jsonl)")
+	case o.Report.Resamples <= 0:
+		return usagef("--bootstrap %d: want at least 1 resample", o.Report.Resamples)
+	case !(o.Run.OpponentBeta > 0 && o.Run.OpponentBeta <= 100):
+		return usagef("--opponent-beta %g: want a number above 0, up to 100", o.Run.OpponentBeta)
+	}
+	if err := f.check(o.Out); err != nil {
+		return err
+	}
+	if st, err := os.Stat(o.Plot); o.Plot != "" && err == nil && st.IsDir() {
+		return usagef("--plot %s: is a directory; want the PNG file to write", o.Plot)
+	}
+	if (o.OpponentURL == "") != (o.OpponentModel == "") {
+		return usagef("--opponent-endpoint and --opponent-model go together")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -51,7 +52,7 @@ func (r scriptedRequest) lastUser() string {
 }
 
 // newScriptedModel answers with text(req), or with a call of tool when
-// text returns "".
+// text returns "", its usage.completion_tokens the reply's words.
 func newScriptedModel(t *testing.T, text func(scriptedRequest) string, tool string) *scriptedModel {
 	t.Helper()
 	m := &scriptedModel{answered: map[[32]byte]int{}}
@@ -76,8 +77,12 @@ func newScriptedModel(t *testing.T, text func(scriptedRequest) string, tool stri
 			msg["content"] = nil
 			msg["tool_calls"] = []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": tool, "arguments": "{}"}}}
 		}
+		// A word of the reply counts as a token.
+		content, _ := msg["content"].(string)
+		words := len(strings.Fields(content))
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": msg, "finish_reason": "stop"}}})
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": msg, "finish_reason": "stop"}},
+			"usage": map[string]any{"completion_tokens": words}})
 		m.mu.Lock()
 		m.answered[sha256.Sum256(raw)]++
 		m.mu.Unlock()
@@ -367,4 +372,86 @@ func TestEvalRunErrors(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 	}
 	assert.Contains(t, stderr, "from the cache")
+}
+
+// TestEvalRunTokenBudgets: thinkprune rows at budgets 4 and 8 tokens, a
+// model whose replies are 6 words (a word a token): over at 4 (overshoot
+// 2), within at 8. The text report has the curve's table, the JSON report
+// its points, and --plot a PNG of it.
+func TestEvalRunTokenBudgets(t *testing.T) {
+	dir := t.TempDir()
+	var rows strings.Builder
+	for i, budget := range []int{4, 4, 8, 8, 8} {
+		fmt.Fprintf(&rows, `{"data_source": "length/thinkprune", "prompt": [{"role": "user", "content": "q%d"}], "reward_model": {"ground_truth": "42"}, "extra_info": {"id": "r%d", "token_budget": %d}}`+"\n", i, i, budget)
+	}
+	data := writeFile(t, filepath.Join(dir, "length.jsonl"), rows.String())
+	model := newScriptedModel(t, func(scriptedRequest) string { return "It is six times seven: <answer>42</answer>" }, "")
+	plot := filepath.Join(dir, "plots", "curve.png")
+	args := []string{"eval", "run", "--endpoint", model.URL + "/v1", "--model", "m", "--data", data, "--out", filepath.Join(dir, "r.jsonl"), "--plot", plot, "--bootstrap", "200"}
+	code, stdout, stderr := runCLI(t, args...)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, ", the plot to "+plot+";")
+	assert.Contains(t, stdout, "  accuracy against token budget\n")
+	assert.Regexp(t, `\n\s+4\s+2\s+1\.0000\s+\[1\.0000, 1\.0000\]\s+0\.0000\n\s+8\s+3\s+1\.0000\s+\[1\.0000, 1\.0000\]\s+1\.0000\n`, stdout)
+
+	f, err := os.Open(plot)
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	assert.Greater(t, img.Bounds().Dx(), 400)
+	assert.Greater(t, img.Bounds().Dy(), 300)
+	st, err := f.Stat()
+	require.NoError(t, err)
+	assert.Greater(t, st.Size(), int64(5000))
+
+	code, stdout, stderr = runCLI(t, append(args, "--json")...)
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Plot        string `json:"plot"`
+		DataSources map[string]struct {
+			Metrics map[string]struct{ Mean float64 } `json:"metrics"`
+			Curve   []struct {
+				Budget       float64
+				N            int
+				WithinBudget struct{ Mean float64 } `json:"within_budget"`
+			} `json:"curve"`
+		} `json:"data_sources"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep), stdout)
+	assert.Equal(t, plot, rep.Plot)
+	sr := rep.DataSources["length/thinkprune"]
+	assert.InDelta(t, 3.0/5, sr.Metrics["within_budget"].Mean, 1e-12)
+	assert.InDelta(t, 4.0/5, sr.Metrics["overshoot_tokens"].Mean, 1e-12, "2 tokens over on two rows of five")
+	require.Len(t, sr.Curve, 2)
+	assert.Equal(t, 4.0, sr.Curve[0].Budget)
+	assert.Equal(t, 2, sr.Curve[0].N)
+	assert.Equal(t, 0.0, sr.Curve[0].WithinBudget.Mean)
+	assert.Equal(t, 1.0, sr.Curve[1].WithinBudget.Mean)
+
+	// Bad plots name --plot, before anything is asked.
+	requests, _, _ := model.counts()
+	puzzles, _ := puzzleRows(t, dir, 2)
+	notDir := writeFile(t, filepath.Join(dir, "file"), "x")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"not a png", []string{"--data", data, "--plot", filepath.Join(dir, "curve.svg")}, 2, "--plot " + filepath.Join(dir, "curve.svg") + ": want a .png file"},
+		{"a directory", []string{"--data", data, "--plot", dir}, 2, "--plot " + dir + ": is a directory"},
+		{"under a file", []string{"--data", data, "--plot", filepath.Join(notDir, "c.png")}, 3, "--plot " + filepath.Join(notDir, "c.png")},
+		{"no token-budget rows", []string{"--data", puzzles, "--plot", plot}, 2, "--plot " + plot + ": no rows of a token-budget data source (length/elastic, length/lcpo_exact, length/lcpo_max, length/thinkprune)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := append([]string{"eval", "run", "--endpoint", model.URL + "/v1", "--model", "m", "--no-cache", "--out", filepath.Join(dir, "bad.jsonl")}, tc.args...)
+			code, _, stderr := runCLI(t, a...)
+			assert.Equal(t, tc.code, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+	after, _, _ := model.counts()
+	assert.Equal(t, requests, after, "nothing was asked")
+	assert.NoFileExists(t, filepath.Join(dir, "bad.jsonl"))
 }

@@ -8,14 +8,42 @@ Rules, by what the request holds:
   - get_duration offered: call it once, then answer <answer>42</answer>;
   - other tools offered: call the first one (--habit tool, the default) or
     answer in words (--habit direct);
-  - no tools: answer Time Puzzles with "MY ANSWER: 2024-02-29" and anything
-    else with "ANSWER: none".
+  - no tools, a sum A + B and a budget of N tokens named in the last user
+    message: think for A words, returned apart as a reasoning parser does
+    (reasoning_content), then answer the sum in <answer></answer>: right
+    with a budget of 32 tokens or more, one off below it, in a rush;
+  - no tools otherwise: answer Time Puzzles with "MY ANSWER: 2024-02-29" and
+    anything else with "ANSWER: none".
+Every reply carries usage.completion_tokens, counting a word as a token, and
+completion_tokens_details.reasoning_tokens, the thinking's words.
 GET /v1/models answers 200, for readiness checks.
 """
 
 import argparse
 import json
+import re
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+def budgeted(messages):
+    """The reply to a question that names a token budget, or None."""
+    last = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    text = str(last.get("content") or "")
+    budget = re.search(r"(\d+) tokens", text)
+    terms = re.search(r"(\d+) \+ (\d+)", text)
+    if not budget or not terms:
+        return None
+    total = int(terms[1]) + int(terms[2])
+    if int(budget[1]) < 32:
+        total += 1
+    thinking = " ".join(["step"] * int(terms[1]))
+    return {"role": "assistant", "reasoning_content": thinking, "content": f"<answer>{total}</answer>"}
+
+
+def usage(msg):
+    """Token counts of a reply, a word counting as a token."""
+    think = len(str(msg.get("reasoning_content") or "").split())
+    words = think + len(str(msg.get("content") or "").split()) + len(msg.get("tool_calls") or [])
+    return {"completion_tokens": words, "completion_tokens_details": {"reasoning_tokens": think}}
 
 
 def reply(body, habit):
@@ -30,6 +58,8 @@ def reply(body, habit):
         return call(tools[0], len(messages)), "tool_calls"
     if tools:
         return {"role": "assistant", "content": "From what we have so far, it looks fine."}, "stop"
+    if (msg := budgeted(messages)) is not None:
+        return msg, "stop"
     text = " ".join(str(m.get("content") or "") for m in messages)
     if "MY ANSWER" in text:
         return {"role": "assistant", "content": "MY ANSWER: 2024-02-29"}, "stop"
@@ -82,6 +112,7 @@ def main():
             self.send(200, {
                 "id": "standin", "object": "chat.completion", "model": body.get("model", ""),
                 "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                "usage": usage(msg),
             })
 
     ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()

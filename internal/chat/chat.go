@@ -108,9 +108,23 @@ type Request struct {
 // Reply is the model's answer: the first choice's message.
 type Reply struct {
 	// Content is the message text with surrounding white space removed.
-	Content      string
+	Content string
+	// Reasoning is the reasoning text a server with a reasoning parser
+	// returns apart from the content (vLLM and SGLang put it in
+	// reasoning_content, newer vLLM in reasoning), with surrounding white
+	// space removed; "" when the server returned none.
+	Reasoning    string
 	ToolCalls    []conversation.ToolCall
 	FinishReason string
+	// CompletionTokens is the server's usage.completion_tokens: the tokens
+	// it generated for the reply, reasoning included. Nil when the server
+	// reported none, as for a reply cached before counts were kept: the
+	// count is unknown, not zero.
+	CompletionTokens *int
+	// ReasoningTokens is the server's
+	// usage.completion_tokens_details.reasoning_tokens, the part of
+	// CompletionTokens spent on reasoning; nil when not reported.
+	ReasoningTokens *int
 	// Latency is how long the successful attempt took on the wire (for a
 	// cached reply, how long it took when it was first answered): the time
 	// the model spent, without queueing for a slot or backing off.
@@ -327,11 +341,19 @@ func (c *Client) wire(req Request) wireRequest {
 type wireResponse struct {
 	Choices []struct {
 		Message struct {
-			Content   *string                 `json:"content"`
-			ToolCalls []conversation.ToolCall `json:"tool_calls"`
+			Content          *string                 `json:"content"`
+			ReasoningContent *string                 `json:"reasoning_content"`
+			Reasoning        *string                 `json:"reasoning"`
+			ToolCalls        []conversation.ToolCall `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
+	Usage *struct {
+		CompletionTokens        *int `json:"completion_tokens"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens *int `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
@@ -450,10 +472,40 @@ func (c *Client) attempt(ctx context.Context, body []byte) (Reply, *attemptError
 	if ch.Message.Content != nil {
 		r.Content = strings.TrimSpace(*ch.Message.Content)
 	}
+	for _, s := range []*string{ch.Message.ReasoningContent, ch.Message.Reasoning} {
+		if s != nil && r.Reasoning == "" {
+			r.Reasoning = strings.TrimSpace(*s)
+		}
+	}
+	if err := readUsage(&wr, &r); err != nil {
+		return Reply{}, &attemptError{err: fmt.Errorf("%w: %s", err, excerpt(data))}
+	}
 	if r.FinishReason == "" && len(r.ToolCalls) > 0 {
 		r.FinishReason = "tool_calls"
 	}
 	return r, nil
+}
+
+// readUsage copies the response's token counts into r; a negative count is
+// an error (a server that reports one is broken, and a guess would be
+// worse than none).
+func readUsage(wr *wireResponse, r *Reply) error {
+	if wr.Usage == nil {
+		return nil
+	}
+	r.CompletionTokens = wr.Usage.CompletionTokens
+	if d := wr.Usage.CompletionTokensDetails; d != nil {
+		r.ReasoningTokens = d.ReasoningTokens
+	}
+	for _, c := range []struct {
+		name string
+		n    *int
+	}{{"usage.completion_tokens", r.CompletionTokens}, {"usage.completion_tokens_details.reasoning_tokens", r.ReasoningTokens}} {
+		if c.n != nil && *c.n < 0 {
+			return fmt.Errorf("response's %s is %d: must not be negative", c.name, *c.n)
+		}
+	}
+	return nil
 }
 
 // describeTransportErr names per-attempt timeouts plainly.
@@ -503,12 +555,17 @@ func excerpt(b []byte) string {
 }
 
 // cacheEntry is a cached reply. Entries written before tool calls were kept
-// hold content only, and read back as replies without tool calls.
+// hold content only, and read back as replies without tool calls; entries
+// written before token counts were kept read back with the counts unknown
+// (nil).
 type cacheEntry struct {
-	Content      string                  `json:"content"`
-	ToolCalls    []conversation.ToolCall `json:"tool_calls,omitempty"`
-	FinishReason string                  `json:"finish_reason,omitempty"`
-	LatencyS     float64                 `json:"latency_s,omitempty"`
+	Content          string                  `json:"content"`
+	Reasoning        string                  `json:"reasoning,omitempty"`
+	ToolCalls        []conversation.ToolCall `json:"tool_calls,omitempty"`
+	FinishReason     string                  `json:"finish_reason,omitempty"`
+	LatencyS         float64                 `json:"latency_s,omitempty"`
+	CompletionTokens *int                    `json:"completion_tokens,omitempty"`
+	ReasoningTokens  *int                    `json:"reasoning_tokens,omitempty"`
 }
 
 // cachePath is CacheDir/<first 2 hex>/<sha256>.json, the hash covering the
@@ -533,11 +590,12 @@ func readCache(path string) (Reply, bool) {
 	if err := json.Unmarshal(data, &e); err != nil {
 		return Reply{}, false
 	}
-	if !(e.LatencyS >= 0) {
+	if !(e.LatencyS >= 0) || (e.CompletionTokens != nil && *e.CompletionTokens < 0) || (e.ReasoningTokens != nil && *e.ReasoningTokens < 0) {
 		return Reply{}, false
 	}
 	return Reply{
-		Content: strings.TrimSpace(e.Content), ToolCalls: e.ToolCalls, FinishReason: e.FinishReason,
+		Content: strings.TrimSpace(e.Content), Reasoning: strings.TrimSpace(e.Reasoning), ToolCalls: e.ToolCalls,
+		FinishReason: e.FinishReason, CompletionTokens: e.CompletionTokens, ReasoningTokens: e.ReasoningTokens,
 		Latency: time.Duration(math.Round(e.LatencyS*1e6)) * time.Microsecond, Cached: true,
 	}, true
 }
@@ -545,8 +603,8 @@ func readCache(path string) (Reply, bool) {
 // writeCache stores a reply atomically.
 func writeCache(path string, r Reply) error {
 	data, err := json.Marshal(cacheEntry{
-		Content: r.Content, ToolCalls: r.ToolCalls, FinishReason: r.FinishReason,
-		LatencyS: r.Latency.Seconds(),
+		Content: r.Content, Reasoning: r.Reasoning, ToolCalls: r.ToolCalls, FinishReason: r.FinishReason,
+		LatencyS: r.Latency.Seconds(), CompletionTokens: r.CompletionTokens, ReasoningTokens: r.ReasoningTokens,
 	})
 	if err != nil {
 		return err

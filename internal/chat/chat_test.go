@@ -260,3 +260,78 @@ func TestParseRetryAfter(t *testing.T) {
 	assert.InDelta(t, 30, d.Seconds(), 2, "an HTTP date")
 	assert.Equal(t, time.Duration(0), parseRetryAfter(time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)))
 }
+
+func intp(n int) *int { return &n }
+
+// TestUsageAndReasoningAreReadAndCached: the server's token counts and its
+// separate reasoning text come back with the reply, and a cached reply
+// has the same; a reply without usage has unknown counts, not zero.
+func TestUsageAndReasoningAreReadAndCached(t *testing.T) {
+	for _, tc := range []struct {
+		name, body        string
+		reasoning         string
+		completion, think *int
+	}{
+		{"vllm reasoning_content", `{"choices":[{"message":{"content":" 42 ","reasoning_content":"\nsix times seven\n"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":17,"total_tokens":26}}`,
+			"six times seven", intp(17), nil},
+		{"newer vllm reasoning", `{"choices":[{"message":{"content":"42","reasoning":"six times seven"}}],"usage":{"completion_tokens":17,"completion_tokens_details":{"reasoning_tokens":11}}}`,
+			"six times seven", intp(17), intp(11)},
+		{"empty reasoning_content, reasoning set", `{"choices":[{"message":{"content":"42","reasoning_content":"","reasoning":"r"}}],"usage":{"completion_tokens":3}}`,
+			"r", intp(3), nil},
+		{"openai zero reasoning", `{"choices":[{"message":{"content":"42"}}],"usage":{"completion_tokens":0,"completion_tokens_details":{"reasoning_tokens":0}}}`,
+			"", intp(0), intp(0)},
+		{"no usage", `{"choices":[{"message":{"content":"42"}}]}`, "", nil, nil},
+		{"null usage", `{"choices":[{"message":{"content":"42"}}],"usage":null}`, "", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, hits := server(t, func(w http.ResponseWriter, body map[string]any, n int) { io.WriteString(w, tc.body) })
+			c, err := New(Options{URL: srv.URL, Model: "m", CacheDir: t.TempDir()})
+			require.NoError(t, err)
+			req := Request{Messages: []conversation.Message{{Role: "user", Content: text("6 x 7?")}}}
+			first, err := c.Complete(context.Background(), req)
+			require.NoError(t, err)
+			again, err := c.Complete(context.Background(), req)
+			require.NoError(t, err)
+			assert.EqualValues(t, 1, hits.Load())
+			for _, r := range []Reply{first, again} {
+				assert.Equal(t, "42", r.Content)
+				assert.Equal(t, tc.reasoning, r.Reasoning)
+				assert.Equal(t, tc.completion, r.CompletionTokens)
+				assert.Equal(t, tc.think, r.ReasoningTokens)
+			}
+			assert.True(t, again.Cached)
+		})
+	}
+}
+
+// TestNegativeUsageIsAnError: a server that reports a negative count is
+// refused, not retried and not cached; a cache entry with one is a miss.
+func TestNegativeUsageIsAnError(t *testing.T) {
+	srv, hits := server(t, func(w http.ResponseWriter, body map[string]any, n int) {
+		io.WriteString(w, `{"choices":[{"message":{"content":"x"}}],"usage":{"completion_tokens":5,"completion_tokens_details":{"reasoning_tokens":-1}}}`)
+	})
+	dir := t.TempDir()
+	c, err := New(Options{URL: srv.URL, Model: "m", CacheDir: dir})
+	require.NoError(t, err)
+	req := Request{Messages: []conversation.Message{{Role: "user", Content: text("q")}}}
+	_, err = c.Complete(context.Background(), req)
+	assert.ErrorContains(t, err, "usage.completion_tokens_details.reasoning_tokens is -1: must not be negative")
+	assert.EqualValues(t, 1, hits.Load())
+
+	path := c.cachePath(mustJSON(t, c.wire(req)))
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(`{"content":"x","completion_tokens":-3}`), 0o644))
+	_, ok := readCache(path)
+	assert.False(t, ok)
+	require.NoError(t, os.WriteFile(path, []byte(`{"content":"x","completion_tokens":3,"reasoning":"r"}`), 0o644))
+	r, ok := readCache(path)
+	require.True(t, ok)
+	assert.Equal(t, Reply{Content: "x", Reasoning: "r", CompletionTokens: intp(3), Cached: true}, r)
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

@@ -33,6 +33,9 @@ type corpusItem struct {
 }
 
 type corpus struct {
+	// reward scores the items: timely/general, or a length reward for a
+	// re-labelled corpus (length.go).
+	reward      *rewards.Reward
 	items       []corpusItem
 	bytes       int
 	hash        uint64
@@ -40,6 +43,16 @@ type corpus struct {
 	correct     int
 	formatFails int
 	late        int
+	overBudget  int // length rewards: items whose within_budget is 0
+}
+
+// correctKey is the detail that says whether an item's answer is right:
+// timely/general's acc, the length rewards' correct.
+func (c *corpus) correctKey() string {
+	if c.reward == rewards.TimelyGeneral {
+		return "acc"
+	}
+	return "correct"
 }
 
 type extraInfo struct {
@@ -71,7 +84,7 @@ func buildCorpus(n int, seed uint64) (*corpus, error) {
 		return nil, err
 	}
 	accIdx, fmtIdx := keyIndex("acc"), keyIndex("format_ok")
-	c := &corpus{items: make([]corpusItem, n)}
+	c := &corpus{items: make([]corpusItem, n), reward: rewards.TimelyGeneral}
 	h := fnv.New64a()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

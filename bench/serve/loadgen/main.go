@@ -1,8 +1,8 @@
 // Command loadgen drives a running `timeaware serve` for the service
 // benchmark (bench/serve/run.sh).
 //
-//	loadgen -dump-corpus FILE [-corpus N] [-seed S]
-//	loadgen -mode batch -url URL [-clients 32] [-batch 64] [-duration 15s | -items N] [-retry-429 [-retry-max 1s]]
+//	loadgen -dump-corpus FILE [-corpus N] [-seed S] [-reward timely/general]
+//	loadgen -mode batch -url URL [-reward timely/general] [-clients 32] [-batch 64] [-duration 15s | -items N] [-retry-429 [-retry-max 1s]]
 //	loadgen -mode get_duration -url URL [-clients 64] [-timers 256] [-duration 8s]
 //	loadgen -mode attack -url URL [-stall 600] [-announce 64] [-flood 2] [-deep 1] [-hog 0 -hog-bytes 30MiB]
 //	        [-headers 0] [-headers-endless 0] [-header-bytes 1000000] [-header-auth] [-header-rate 128MiB] [-healthz 0] [-duration 15s]
@@ -19,6 +19,14 @@
 // load) is not an error: it is counted as shed, and the request is sent
 // again after the server's Retry-After (at most -retry-max), as the
 // project's Python client does; a request's latency includes its retries.
+// Every response's "failed" count is summed (failed_items): an item error
+// fails the run, since the run would then measure the error path.
+//
+// -reward names the reward the corpus is labelled for: timely/general (the
+// default), or a length reward (length/lcpo_exact, length/lcpo_max,
+// length/thinkprune, length/elastic, length/anytime), for which the same
+// responses and ground truths carry token counts derived from the text and
+// budgets drawn from the seed (length.go).
 //
 // get_duration creates M timers (POST /v1/timers) and then has N clients
 // call POST /v1/tools/get_duration {"timer": token} round-robin.
@@ -69,6 +77,7 @@ type config struct {
 	items      int
 	corpusN    int
 	seed       uint64
+	reward     string
 	timers     int
 	checkEvery int
 	timeout    time.Duration
@@ -109,6 +118,7 @@ func main() {
 	flag.IntVar(&c.items, "items", 0, "batch mode: send this many items in total instead of running for -duration (no warm-up)")
 	flag.IntVar(&c.corpusN, "corpus", 8192, "corpus items")
 	flag.Uint64Var(&c.seed, "seed", 20260101, "corpus seed")
+	flag.StringVar(&c.reward, "reward", "timely/general", "the reward the corpus is labelled for: timely/general, or a length reward (length/lcpo_exact, length/lcpo_max, length/thinkprune, length/elastic, length/anytime) with the same responses and ground truths")
 	flag.IntVar(&c.timers, "timers", 256, "get_duration mode: timers to create")
 	flag.IntVar(&c.checkEvery, "check-every", 16, "batch mode: parse and check the scores of one response in this many")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Second, "wait mode: give up after this long; other modes: per-request timeout")
@@ -191,6 +201,7 @@ func emit(c config, v any) {
 }
 
 type corpusStats struct {
+	Reward      string  `json:"reward"`
 	Items       int     `json:"corpus_items"`
 	Bytes       int     `json:"corpus_bytes"`
 	Hash        string  `json:"corpus_hash"`
@@ -198,20 +209,35 @@ type corpusStats struct {
 	Correct     int     `json:"expected_correct"`
 	FormatFails int     `json:"format_fails"`
 	Late        int     `json:"late"`
+	OverBudget  int     `json:"over_budget"`
 }
 
 func statsOf(c *corpus) corpusStats {
-	return corpusStats{Items: len(c.items), Bytes: c.bytes, Hash: strconv.FormatUint(c.hash, 16),
-		ScoreSum: c.scoreSum, Correct: c.correct, FormatFails: c.formatFails, Late: c.late}
+	return corpusStats{Reward: c.reward.DataSource, Items: len(c.items), Bytes: c.bytes, Hash: strconv.FormatUint(c.hash, 16),
+		ScoreSum: c.scoreSum, Correct: c.correct, FormatFails: c.formatFails, Late: c.late, OverBudget: c.overBudget}
 }
 
 func printCorpus(s corpusStats) {
-	fmt.Fprintf(os.Stderr, "corpus: %d items, %.1f MB (mean %.0f B/item), hash %s; %d right, %d bad format, %d late; Go score sum %.6f\n",
-		s.Items, float64(s.Bytes)/1e6, float64(s.Bytes)/float64(s.Items), s.Hash, s.Correct, s.FormatFails, s.Late, s.ScoreSum)
+	fmt.Fprintf(os.Stderr, "corpus: %d %s items, %.1f MB (mean %.0f B/item), hash %s; %d right, %d bad format, %d late, %d over budget; Go score sum %.6f\n",
+		s.Items, s.Reward, float64(s.Bytes)/1e6, float64(s.Bytes)/float64(s.Items), s.Hash, s.Correct, s.FormatFails, s.Late, s.OverBudget, s.ScoreSum)
+}
+
+// loadCorpus builds the corpus -corpus and -seed give, labelled for
+// -reward.
+func loadCorpus(c config) (*corpus, error) {
+	r, err := lookupBenchReward(c.reward)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := buildCorpus(c.corpusN, c.seed)
+	if err != nil || r == cp.reward {
+		return cp, err
+	}
+	return relabel(cp, r, c.seed)
 }
 
 func dumpCorpus(c config) error {
-	cp, err := buildCorpus(c.corpusN, c.seed)
+	cp, err := loadCorpus(c)
 	if err != nil {
 		return err
 	}
@@ -324,9 +350,10 @@ type batchBody struct {
 
 type batchResponse struct {
 	Results []struct {
-		Score float64 `json:"score"`
-		Acc   float64 `json:"acc"`
-		Error string  `json:"error"`
+		Score   float64 `json:"score"`
+		Acc     float64 `json:"acc"`
+		Correct float64 `json:"correct"`
+		Error   string  `json:"error"`
 	} `json:"results"`
 	Failed *int `json:"failed"`
 }
@@ -347,6 +374,10 @@ type batchSummary struct {
 	ServerCPUUsPerItem *float64 `json:"server_cpu_us_per_item,omitempty"`
 	Errors             int      `json:"errors"`
 	Mismatches         int      `json:"mismatches"`
+	// FailedItems sums the responses' "failed" counts: items the server
+	// answered with an item error, in the verification pass and the timed
+	// run (each must be 0).
+	FailedItems int64 `json:"failed_items"`
 	// With -retry-429: the 429s answered to requests first sent in the
 	// measured window, how many of those requests got one or more, the 429s
 	// of the verification pass, and the 429s in all (the verification pass
@@ -397,11 +428,45 @@ func doShed(c config, p doer, r *request, until time.Time) (status int, body []b
 
 var (
 	scoreMarker  = []byte(`{"score":`)
-	failedMarker = []byte(`],"failed":0}`)
+	failedMarker = []byte(`],"failed":`)
 )
 
+// failedCount reads n from the end of a batch response,
+// {"results":[...],"failed":n}.
+func failedCount(body []byte) (int, bool) {
+	b := bytes.TrimRight(body, "\r\n")
+	if !bytes.HasSuffix(b, []byte("}")) {
+		return 0, false
+	}
+	b = b[:len(b)-1]
+	i := len(b)
+	for i > 0 && b[i-1] >= '0' && b[i-1] <= '9' {
+		i--
+	}
+	if i == len(b) || !bytes.HasSuffix(b[:i], failedMarker) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(b[i:]))
+	return n, err == nil
+}
+
+// firstItemError is the first item error of a batch response, for a
+// report.
+func firstItemError(body []byte) string {
+	var br batchResponse
+	if err := json.Unmarshal(body, &br); err != nil {
+		return fmt.Sprintf("undecodable response: %v", err)
+	}
+	for j, res := range br.Results {
+		if res.Error != "" {
+			return fmt.Sprintf("item %d of the request: %s", j, res.Error)
+		}
+	}
+	return "no item carries an error"
+}
+
 func runBatch(c config) error {
-	cp, err := buildCorpus(c.corpusN, c.seed)
+	cp, err := loadCorpus(c)
 	if err != nil {
 		return err
 	}
@@ -432,8 +497,9 @@ func runBatch(c config) error {
 	}
 	meanBody := float64(reqBytes) / float64(nb)
 	std := newStdClient(c)
-	var errs, mism errorLog
-	var shedWin, shedReqs, shedAll, shedUnfinished atomic.Int64
+	var errs, mism, itemErrs errorLog
+	var shedWin, shedReqs, shedAll, shedUnfinished, failedItems atomic.Int64
+	accKey := cp.correctKey()
 
 	check := func(bb batchBody, body []byte, scores []float64, correct []bool) {
 		var br batchResponse
@@ -451,12 +517,16 @@ func runBatch(c config) error {
 		for j, res := range br.Results {
 			i := (bb.lo + j) % n
 			want := cp.items[i].expected
-			if res.Error != "" || math.Abs(res.Score-want) > 1e-12 || (res.Acc == 1) != cp.items[i].wantAcc {
-				mism.add("item %d: score %v acc %v error %q, want score %v acc %v", i, res.Score, res.Acc, res.Error, want, cp.items[i].wantAcc)
+			right := res.Acc
+			if accKey == "correct" {
+				right = res.Correct
+			}
+			if res.Error != "" || math.Abs(res.Score-want) > 1e-12 || (right == 1) != cp.items[i].wantAcc {
+				mism.add("item %d: score %v %s %v error %q, want score %v %s %v", i, res.Score, accKey, right, res.Error, want, accKey, cp.items[i].wantAcc)
 			}
 			if scores != nil {
 				scores[i] = res.Score
-				correct[i] = res.Acc == 1
+				correct[i] = right == 1
 			}
 		}
 	}
@@ -484,6 +554,10 @@ func runBatch(c config) error {
 					case status != http.StatusOK:
 						errs.add("verification batch %d: HTTP %d: %.200s", k, status, body)
 					default:
+						if f, ok := failedCount(body); ok && f > 0 {
+							failedItems.Add(int64(f))
+							itemErrs.add("verification batch %d: %d items failed; %s", k, f, firstItemError(body))
+						}
 						check(bodies[k], body, scores, correct)
 					}
 				}
@@ -502,6 +576,9 @@ func runBatch(c config) error {
 		}
 	}
 	if err := errs.err("request errors in the verification pass"); err != nil {
+		return err
+	}
+	if err := itemErrs.err("responses with item errors in the verification pass (the server refused items, so the run would measure the error path)"); err != nil {
 		return err
 	}
 	if err := mism.err("mismatches in the verification pass"); err != nil {
@@ -589,8 +666,11 @@ func runBatch(c config) error {
 				}
 				if got := bytes.Count(body, scoreMarker); got != B {
 					mism.add("batch %d: %d results for %d items", k, got, B)
-				} else if !bytes.HasSuffix(bytes.TrimRight(body, "\n"), failedMarker) {
-					mism.add("batch %d: response does not end in %s", k, failedMarker)
+				} else if f, ok := failedCount(body); !ok {
+					mism.add("batch %d: response does not end in %s<n>}", k, failedMarker)
+				} else if f > 0 {
+					failedItems.Add(int64(f))
+					itemErrs.add("batch %d: %d items failed; %s", k, f, firstItemError(body))
 				}
 				if !t0.Before(measureFrom) && !t1.After(deadline) {
 					mine = append(mine, t1.Sub(t0))
@@ -628,7 +708,7 @@ func runBatch(c config) error {
 		Requests: reqs, Items: reqs * int64(B),
 		ItemsPerS: float64(reqs*int64(B)) / secs, RequestsPerS: float64(reqs) / secs,
 		MBPerS:    float64(reqs) * meanBody / secs / 1e6,
-		latencies: summarize(lat), cpuUse: use, Errors: errs.count(), Mismatches: mism.count(),
+		latencies: summarize(lat), cpuUse: use, Errors: errs.count(), Mismatches: mism.count(), FailedItems: failedItems.Load(),
 		Retry429: c.retry429, Shed: shedWin.Load(), ShedRequests: shedReqs.Load(), ShedVerify: shedVerify, ShedAll: shedAll.Load(),
 		VerifySeconds: verifySecs, ShedUnfinished: shedUnfinished.Load(),
 		Checked: checked.Load() / int64(c.checkEvery), ServerScoreSum: serverSum, ServerCorrect: serverCorrect,
@@ -650,7 +730,7 @@ func runBatch(c config) error {
 	if s.ServerCPUUsPerItem != nil {
 		fmt.Fprintf(os.Stderr, "; server CPU %.1f µs per item", *s.ServerCPUUsPerItem)
 	}
-	fmt.Fprintf(os.Stderr, "\n  errors %d, mismatches %d, responses checked score by score %d\n", s.Errors, s.Mismatches, s.Checked)
+	fmt.Fprintf(os.Stderr, "\n  errors %d, mismatches %d, failed items %d, responses checked score by score %d\n", s.Errors, s.Mismatches, s.FailedItems, s.Checked)
 	if c.retry429 {
 		fmt.Fprintf(os.Stderr, "  shed (429, retried after Retry-After, at most %v): %d answers to %d requests first sent in the measured window (%d of them still shed at its end); %d in the verification pass; %d in all\n",
 			c.retryMax, s.Shed, s.ShedRequests, s.ShedUnfinished, s.ShedVerify, s.ShedAll)
@@ -658,6 +738,9 @@ func runBatch(c config) error {
 	}
 	emit(c, s)
 	if err := errs.err("request errors"); err != nil {
+		return err
+	}
+	if err := itemErrs.err("responses with item errors (the server refused items, so the run measured the error path)"); err != nil {
 		return err
 	}
 	if err := mism.err("mismatches"); err != nil {

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/timeaware/timeaware/rewards"
+)
+
+// The length rewards (length/lcpo_exact, lcpo_max, thinkprune, elastic,
+// anytime) are measured on the timely/general corpus re-labelled for each:
+// the same response texts and ground truths, with the token counts a
+// trainer would send in extra_info. The service never tokenizes, so the
+// counts are derived from the text, deterministically: one token per
+// bytesPerToken bytes, rounded, and at least one for a part with text, so
+// that they agree with the text as the rewards check it. The budgets are
+// drawn from the corpus seed, on a stream of their own (the base corpus is
+// unchanged), so that some responses run over them.
+
+// bytesPerToken is the text's bytes per token of the derived counts.
+const bytesPerToken = 4
+
+// Think tags of the corpus (and the rewards' default rewards.length keys).
+const (
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
+)
+
+// lengthStream is xored into the corpus seed for the budgets' stream.
+const lengthStream = 0x5851f42d4c957f2d
+
+// anytimeBudgets is the number of budgets of each length/anytime item.
+const anytimeBudgets = 4
+
+// lengthRewards lists the rewards -reward accepts besides timely/general.
+var lengthRewards = []*rewards.Reward{rewards.LCPOExact, rewards.LCPOMax, rewards.ThinkPrune, rewards.Elastic, rewards.Anytime}
+
+type anytimeEntry struct {
+	Budget  int    `json:"budget"`
+	Summary string `json:"summary"`
+}
+
+type lengthExtraInfo struct {
+	Index          int            `json:"index"`
+	Split          string         `json:"split"`
+	AnswerCheck    string         `json:"answer_check"`
+	ResponseTokens int            `json:"response_tokens"`
+	ThinkTokens    int            `json:"think_tokens"`
+	AnswerTokens   int            `json:"answer_tokens"`
+	TokenBudget    *int           `json:"token_budget,omitempty"`
+	ThinkBudget    *int           `json:"think_budget,omitempty"`
+	AnswerBudget   *int           `json:"answer_budget,omitempty"`
+	Anytime        []anytimeEntry `json:"anytime,omitempty"`
+}
+
+type lengthItemJSON struct {
+	DataSource  string          `json:"data_source"`
+	SolutionStr string          `json:"solution_str"`
+	GroundTruth json.RawMessage `json:"ground_truth"`
+	ExtraInfo   lengthExtraInfo `json:"extra_info"`
+}
+
+// tokensOf is the derived token count of a text: len/bytesPerToken,
+// rounded, and at least 1 when the text is not all white space.
+func tokensOf(s string) int {
+	n := (len(s) + bytesPerToken/2) / bytesPerToken
+	if n == 0 && strings.TrimSpace(s) != "" {
+		n = 1
+	}
+	return n
+}
+
+// splitCounts derives response_tokens, think_tokens and answer_tokens of a
+// response. The thinking is the text between the opening think tag and
+// the first closing one, the answer the text after it; a response without
+// think tags has no thinking and is all answer. A response whose thinking
+// never closes (the corpus has none) has no answer part.
+func splitCounts(s string) (response, think, answer int) {
+	response = tokensOf(s)
+	i := strings.Index(s, thinkClose)
+	if i < 0 {
+		if j := strings.Index(s, thinkOpen); j >= 0 {
+			return response, tokensOf(s[j+len(thinkOpen):]), 0
+		}
+		return response, 0, response
+	}
+	th := s[:i]
+	if j := strings.Index(th, thinkOpen); j >= 0 {
+		th = th[j+len(thinkOpen):]
+	}
+	return response, tokensOf(th), tokensOf(s[i+len(thinkClose):])
+}
+
+// answerTail is the last paragraph of a corpus response: its final
+// answer, in its tag when it has one ("<answer>3/4</answer>").
+func answerTail(s string) string {
+	return s[strings.LastIndex(s, "\n\n")+2:]
+}
+
+// lengthDraws are one item's budgets, drawn whatever the reward, so that
+// every reward of a run sees the same budgets for the same item.
+type lengthDraws struct {
+	token, think, answer int
+	anytime              [anytimeBudgets]int
+	// summaryOf[j] is the corpus item whose answer is the summary at the
+	// j-th anytime budget; the last is always the item itself.
+	summaryOf [anytimeBudgets]int
+}
+
+// drawLength draws item i's budgets. Responses run 270 to 791 derived
+// tokens: token_budget (256 to 768) and think_budget (256 to 768) leave
+// about half of them over; answer_budget (32 to 1,024) leaves the short
+// answers after a thinking within it and some of the responses without
+// thinking (all answer) over it.
+func drawLength(r *rand.Rand, i, n int) lengthDraws {
+	d := lengthDraws{token: 64 * (4 + r.IntN(9)), think: 64 * (4 + r.IntN(9)), answer: 32 << r.IntN(6)}
+	b := 0
+	for j := range anytimeBudgets {
+		b += 64 * (1 + r.IntN(4))
+		d.anytime[j] = b
+		d.summaryOf[j] = i
+		if other := r.IntN(2*n) - n; j < anytimeBudgets-1 && other >= 0 {
+			d.summaryOf[j] = other // half of the earlier answers come from another item
+		}
+	}
+	return d
+}
+
+// lookupBenchReward returns the reward -reward names.
+func lookupBenchReward(name string) (*rewards.Reward, error) {
+	if name == rewards.TimelyGeneral.DataSource {
+		return rewards.TimelyGeneral, nil
+	}
+	names := []string{rewards.TimelyGeneral.DataSource}
+	for _, r := range lengthRewards {
+		if r.DataSource == name {
+			return r, nil
+		}
+		names = append(names, r.DataSource)
+	}
+	return nil, fmt.Errorf("-reward %q: want one of %s", name, strings.Join(names, ", "))
+}
+
+// relabel builds the corpus of a length reward from the timely/general
+// corpus base (built with seed), every item scored by the in-process Go
+// scorer. It fails when the reward refuses an item, since the benchmark
+// would then measure the error path, and when an item's correctness (c,
+// the timely/general answer check of the answer part; the answer at the
+// largest budget for anytime) is not the base item's acc.
+func relabel(base *corpus, r *rewards.Reward, seed uint64) (*corpus, error) {
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), nil)
+	if err != nil {
+		return nil, err
+	}
+	correctIdx, withinIdx := rewardKey(r, "correct"), rewardKey(r, "within_budget")
+	n := len(base.items)
+	tails := make([]string, n)
+	type baseItem struct {
+		SolutionStr string          `json:"solution_str"`
+		GroundTruth json.RawMessage `json:"ground_truth"`
+		ExtraInfo   struct {
+			Index int    `json:"index"`
+			Split string `json:"split"`
+		} `json:"extra_info"`
+	}
+	bases := make([]baseItem, n)
+	for i, it := range base.items {
+		if err := json.Unmarshal(it.line, &bases[i]); err != nil {
+			return nil, fmt.Errorf("corpus item %d: %v", i, err)
+		}
+		tails[i] = answerTail(bases[i].SolutionStr)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^lengthStream))
+	c := &corpus{items: make([]corpusItem, n), reward: r, formatFails: base.formatFails}
+	h := fnv.New64a()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	ctx := context.Background()
+	for i, b := range bases {
+		d := drawLength(rng, i, n)
+		resp, think, answer := splitCounts(b.SolutionStr)
+		if think+answer > resp {
+			return nil, fmt.Errorf("corpus item %d: think_tokens %d + answer_tokens %d exceed response_tokens %d", i, think, answer, resp)
+		}
+		ei := lengthExtraInfo{Index: b.ExtraInfo.Index, Split: b.ExtraInfo.Split, AnswerCheck: rewards.TimelyGeneral.DataSource,
+			ResponseTokens: resp, ThinkTokens: think, AnswerTokens: answer}
+		switch r {
+		case rewards.LCPOExact, rewards.LCPOMax, rewards.ThinkPrune:
+			ei.TokenBudget = &d.token
+		case rewards.Elastic:
+			ei.ThinkBudget, ei.AnswerBudget = &d.think, &d.answer
+		case rewards.Anytime:
+			for j := range anytimeBudgets {
+				ei.Anytime = append(ei.Anytime, anytimeEntry{Budget: d.anytime[j], Summary: tails[d.summaryOf[j]]})
+			}
+		default:
+			return nil, fmt.Errorf("%s is not a length reward", r.DataSource)
+		}
+		buf.Reset()
+		if err := enc.Encode(lengthItemJSON{DataSource: r.DataSource, SolutionStr: b.SolutionStr, GroundTruth: b.GroundTruth, ExtraInfo: ei}); err != nil {
+			return nil, err
+		}
+		ci := corpusItem{line: bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n")), wantAcc: base.items[i].wantAcc, wantFmt: base.items[i].wantFmt}
+		var it rewards.Item
+		if err := json.Unmarshal(ci.line, &it); err != nil {
+			return nil, err
+		}
+		res := scorer.ScoreWith(ctx, r, &it)
+		if res.Err != nil {
+			return nil, fmt.Errorf("corpus item %d: %s refuses it: %v", i, r.DataSource, res.Err)
+		}
+		if got := res.Details[correctIdx] == 1; got != ci.wantAcc {
+			return nil, fmt.Errorf("corpus item %d: %s says correct=%v, the timely/general item acc=%v", i, r.DataSource, got, ci.wantAcc)
+		}
+		ci.expected = res.Score
+		if withinIdx >= 0 && res.Details[withinIdx] == 0 {
+			c.overBudget++
+		}
+		c.items[i] = ci
+		c.bytes += len(ci.line) + 1
+		h.Write(ci.line)
+		h.Write([]byte{'\n'})
+		c.scoreSum += res.Score
+		if ci.wantAcc {
+			c.correct++
+		}
+	}
+	c.hash = h.Sum64()
+	return c, nil
+}
+
+// rewardKey is the index of a detail key of r, or -1.
+func rewardKey(r *rewards.Reward, k string) int {
+	for i, key := range r.Keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
