@@ -113,10 +113,11 @@ func TestConfigDefaultsAreTyped(t *testing.T) {
 		"timers.max_rollouts":               1048576,
 		"rewards.length.lcpo_alpha":         0.0003,
 		"rewards.length.thinkprune_limit":   4000,
+		"synth.budget.elastic_think_budget": 1024,
 	} {
 		assert.Equal(t, want, defaults[key], key)
 	}
-	assert.Len(t, defaults, 184, "keys in examples/timeaware.yaml")
+	assert.Len(t, defaults, 196, "keys in examples/timeaware.yaml")
 }
 
 func TestFlattenConfig(t *testing.T) {

@@ -30,12 +30,14 @@ type synthBudgetFlags struct {
 func (a *app) synthBudgetCmd() *cobra.Command {
 	var f synthBudgetFlags
 	cmd := &cobra.Command{
-		Use:   "budget --input FILE --family general|game|ml --seed N --out FILE",
-		Short: "Time-budgeted RL prompts for VeRL, and distillation requests for a teacher",
+		Use:   "budget --input FILE --family general|game|ml --seed N [--unit seconds|tokens] --out FILE",
+		Short: "Time- or token-budgeted RL prompts for VeRL and TRL, and distillation requests for a teacher",
 		Long:  longHelp("synth budget"),
 		Example: `  timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --out out/rl.parquet
   timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --test-fraction 0.34 \
-    --teacher-requests out/teacher.jsonl --teacher-model Qwen/Qwen3-8B --out out/rl.parquet`,
+    --teacher-requests out/teacher.jsonl --teacher-model Qwen/Qwen3-8B --out out/rl.parquet
+  timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --unit tokens \
+    --reward length/thinkprune --token-budgets 1024,2048 --out out/tokens.parquet`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireSeed(cmd, "budgets"); err != nil {
@@ -57,6 +59,7 @@ func (a *app) synthBudgetCmd() *cobra.Command {
 	fs.Bool("every-multiplier", false, "one row per multiplier for every task, instead of one row with a drawn multiplier")
 	bindKey(fs, "teacher-model", "synth.budget.teacher.model")
 	bindKey(fs, "every-multiplier", "synth.budget.every_multiplier")
+	defineTokenFlags(fs)
 	return cmd
 }
 
@@ -180,14 +183,21 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 	if err != nil {
 		return a.flagValueError("family", err)
 	}
-	if err := a.checkJSONLFile("input", f.input); err != nil {
-		return err
-	}
-	opt, err := a.budgetOptions(family)
+	unit, err := a.budgetUnit()
 	if err != nil {
 		return err
 	}
+	if err := a.checkJSONLFile("input", f.input); err != nil {
+		return err
+	}
 	sh, err := parseShardFlag(f.shard)
+	if err != nil {
+		return err
+	}
+	if unit == budget.UnitTokens {
+		return a.runSynthBudgetTokens(ctx, f, family, sh.HasID)
+	}
+	opt, err := a.budgetOptions(family)
 	if err != nil {
 		return err
 	}
@@ -196,7 +206,7 @@ func (a *app) runSynthBudget(ctx context.Context, f *synthBudgetFlags) error {
 	if err != nil {
 		return err
 	}
-	config := typedConfig(a.v, "synth.budget.")
+	config := budgetConfig(a, budget.UnitSeconds)
 	config["family"], config["test_fraction"] = string(family), f.testFraction
 	o, prog, err := a.synthOutput(&f.dataFlags, "synth.budget.format", f.labels, f.testFraction, "synth budget", config, 0)
 	if err != nil {

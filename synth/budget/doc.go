@@ -4,7 +4,11 @@
 // get_duration timer (data sources timely/general, timely/game and
 // timely/ml), OpenAI batch requests that distil a teacher on them, and
 // multi-turn SFT rows from the teacher traces the rewards verify as correct
-// and on time.
+// and on time. Budgets may also be in tokens of the response ([UnitTokens]):
+// single-turn rows for the length rewards (data sources length/lcpo_exact,
+// length/lcpo_max, length/thinkprune and length/elastic) whose prompt states
+// a token budget drawn from a set or a range ([BuildTokens], [WriteTokens],
+// [TokenSchema]).
 //
 // A task's budget is a multiplier of its baseline duration; tasks are read
 // from JSONL ([TaskReader]); rows come from [Build] through a [Generator]

@@ -150,6 +150,47 @@ func Write(ctx context.Context, opt Options, f Files, o synth.Output) (*Written,
 	return w, nil
 }
 
+// WriteTokens builds the token-budgeted rows of the tasks in tasks
+// (BuildTokens) and writes them to o's files, then commits them with their
+// manifest: all or, after an error or a cancelled ctx, none, the previous
+// ones staying. The manifest's input is the task file, its summary the
+// build's with the split's record under "split". With o.TestFraction above
+// zero the tasks are split exactly as by Write, with all their rows.
+//
+// Bad options are a *synth.OptionError, checked before any file is read or
+// created; the failure of a file is a *FileError; a bad task line is a
+// *LineError.
+func WriteTokens(ctx context.Context, opt TokenOptions, tasks *output.Input, o synth.Output) (*synth.Written[*TokenSummary], error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	var split output.Splitter // nil, not a nil *UnitSplit, for one file
+	if o.TestFraction > 0 {
+		s, err := taskSplit(tasks.Path(), opt.Family, opt.Seed, o.TestFraction)
+		if err != nil {
+			return nil, err
+		}
+		split = s
+	}
+	// The input's entry is known once it is read; synth.Write puts the
+	// manifest together after the build, from this slice.
+	o.Manifest.Inputs = make([]output.Entry, 1)
+	inputs := o.Manifest.Inputs
+	rows := synth.RowsOf[*TokenRow]{Schema: TokenSchemaOf(opt.Reward), Role: RoleRows,
+		Unit:       output.Unit[*TokenRow]{Name: "task", Of: func(r *TokenRow) string { return r.TaskID }, SetSplit: func(r *TokenRow, s string) { r.Split = s }},
+		NewBuilder: func() output.RowBuilder[*TokenRow] { return NewTokenRecordBuilder(nil, opt.Reward) }}
+	var buildErr error
+	w, err := synth.Write(ctx, o, rows, split, func(emit func(*TokenRow) error) (*TokenSummary, error) {
+		sum, err := BuildTokens(ctx, tasks, tasks.Path(), opt, emit)
+		inputs[0], buildErr = tasks.Entry(RoleTasks), err
+		return sum, err
+	})
+	if err != nil && err != buildErr {
+		return nil, &FileError{Role: RoleRows, Path: o.Path, Err: err}
+	}
+	return w, err
+}
+
 // taskSplit reads the task ids of the whole file at path and splits them
 // exactly; tasks go whole to one side, so it needs two or more.
 func taskSplit(path string, family Family, seed uint64, fraction float64) (*splits.UnitSplit, error) {

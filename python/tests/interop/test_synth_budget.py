@@ -2,7 +2,9 @@
 pyarrow and Hugging Face datasets the way VeRL's RLHFDataset loads it, the
 teacher requests, and an end-to-end check that a row's timer settings are what
 the get_duration tool and the real `timeaware serve` accept and that its
-time_limit_s is the budget the Timely reward applies.
+time_limit_s is the budget the Timely reward applies; then the rows of
+``--unit tokens``: their budgets typed as integers by pyarrow and datasets,
+drawn from the set or the range, and stated in the prompt.
 
 These tests run the real CLI (see conftest.py for TIMEAWARE_BIN).
 """
@@ -273,3 +275,137 @@ def test_a_row_drives_the_tool_and_the_reward(budget, server, adapter):
         with_timer = dict(row["extra_info"], timer=token)
         r = tv.compute_score_sync(row["data_source"], solution, gt, with_timer)
         assert r["time_limit_s"] == limit and r["score"] > 0.6
+
+
+# ----------------------------------------------------------- token budgets
+
+TOKEN_SENTENCES = {
+    "length/lcpo_exact": re.compile(
+        r"\n\nSpend (\d+) tokens on your reasoning, as close to that count as you can, before you answer\.$"),
+    "length/lcpo_max": re.compile(r"\n\nSpend at most (\d+) tokens on your reasoning before you answer\.$"),
+    "length/thinkprune": re.compile(
+        r"\n\nKeep your whole reply within (\d+) tokens; a reply that runs longer earns nothing\.$"),
+    "length/elastic": re.compile(
+        r"\n\nSpend at most (\d+) tokens on your thinking and at most (\d+) tokens on the answer that follows it\.$"),
+}
+TOKEN_FIELDS = ["split", "index", "task_id", "variant", "request_id", "answer_check", "token_budget"]
+TOKEN_BUDGETS = (300, 1000, 2500)
+
+
+@pytest.fixture(scope="module")
+def token_rows(timeaware_bin, tmp_path_factory) -> dict:
+    """Token-budgeted rows of every reward: a set of budgets for lcpo_exact,
+    lcpo_max and thinkprune, the default range (L1's) for a second lcpo_max
+    file, the configured budgets for elastic."""
+    tmp = tmp_path_factory.mktemp("budget-tokens")
+    tasks = tmp / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(task(i)) + "\n" for i in range(N_TASKS)), encoding="utf-8")
+    config = tmp / "timeaware.yaml"
+    config.write_text("synth:\n  budget:\n    elastic_think_budget: 700\n    elastic_answer_budget: 300\n", encoding="utf-8")
+    runs = {reward: ["--reward", reward, "--token-budgets", ",".join(map(str, TOKEN_BUDGETS))]
+            for reward in TOKEN_SENTENCES if reward != "length/elastic"}
+    runs["length/elastic"] = ["--reward", "length/elastic"]
+    runs["range"] = ["--reward", "length/lcpo_max"]  # the default: L1's range, 100 to 4000
+    out = {}
+    for name, args in runs.items():
+        path = tmp / (name.replace("/", "-") + ".parquet")
+        proc = subprocess.run(
+            [str(timeaware_bin), "--config", str(config), "synth", "budget", "--input", str(tasks), "--family", "general",
+             "--seed", str(SEED), "--unit", "tokens", *args, "--out", str(path)],
+            capture_output=True, text=True, timeout=120, env=clean_env(), stdin=subprocess.DEVNULL, check=False,
+        )
+        assert proc.returncode == 0, proc.stderr
+        out[name] = path
+    return out
+
+
+@pytest.mark.parametrize("name", [*TOKEN_SENTENCES, "range"])
+def test_token_rows_type_their_budgets_as_integers(token_rows, name):
+    schema = pq.read_schema(token_rows[name])
+    assert schema.names == ["data_source", "prompt", "ability", "reward_model", "extra_info"], "single-turn: no agent_name"
+    ei = schema.field("extra_info").type
+    elastic = name == "length/elastic"
+    assert [ei.field(i).name for i in range(ei.num_fields)] == TOKEN_FIELDS + (["think_budget", "answer_budget"] if elastic else [])
+    for field in ("index", "variant", "token_budget", *(("think_budget", "answer_budget") if elastic else ())):
+        assert ei.field(field).type == pa.int64(), field
+
+
+@pytest.mark.parametrize("name", [*TOKEN_SENTENCES, "range"])
+def test_token_rows_state_their_budget(token_rows, name):
+    reward = "length/lcpo_max" if name == "range" else name
+    rows = pq.read_table(token_rows[name]).to_pylist()
+    assert len(rows) == N_TASKS
+    budgets = set()
+    for i, row in enumerate(rows):
+        assert row["data_source"] == reward
+        assert row["reward_model"] == {"style": "rule", "ground_truth": str(task(i)["answer"])}
+        ei = row["extra_info"]
+        assert (ei["index"], ei["split"], ei["task_id"], ei["variant"], ei["answer_check"]) == (i, "train", f"arith-{i}", 0, "")
+        assert ei["request_id"] == f"arith-{i}#0"
+        system, user = row["prompt"]
+        assert system["role"] == "system" and "<answer></answer>" in system["content"]
+        assert user["role"] == "user" and user["content"].startswith(task(i)["question"] + "\n\n")
+        m = TOKEN_SENTENCES[reward].search(user["content"])
+        assert m, user["content"]
+        if name == "length/elastic":
+            assert (ei["think_budget"], ei["answer_budget"], ei["token_budget"]) == (700, 300, 1000)
+            assert m.groups() == ("700", "300")
+            continue
+        assert m.group(1) == str(ei["token_budget"])
+        budgets.add(ei["token_budget"])
+        if name == "range":
+            assert 100 <= ei["token_budget"] <= 4000
+        else:
+            assert ei["token_budget"] in TOKEN_BUDGETS
+    if name == "range":
+        assert len(budgets) > N_TASKS // 2, "drawn from the whole range"
+    elif name != "length/elastic":
+        assert budgets == set(TOKEN_BUDGETS), "every budget of the set is drawn among 60 tasks"
+
+
+@pytest.mark.parametrize("name", ["length/lcpo_max", "length/elastic"])
+def test_datasets_loads_the_token_rows(token_rows, name, tmp_path):
+    import datasets
+
+    datasets.disable_progress_bars()
+    ds = datasets.load_dataset("parquet", data_files=str(token_rows[name]), split="train", cache_dir=str(tmp_path))
+    assert len(ds) == N_TASKS
+    ei = ds.features["extra_info"]
+    for field in ("index", "variant", "token_budget", *(("think_budget", "answer_budget") if name == "length/elastic" else ())):
+        assert ei[field].dtype == "int64", field
+    rows = pq.read_table(token_rows[name]).to_pylist()
+    for i, row in enumerate(ds):
+        assert row == rows[i]
+        assert isinstance(row["extra_info"]["token_budget"], int)
+
+
+def test_token_rows_score_on_the_service(token_rows, server, adapter):
+    """A row of each reward, as written, scored by the real service with the
+    counts a trainer adds; the expected rewards are the papers' formulas with
+    the documented defaults (alpha 0.0003, delta 0.5), computed here."""
+    alpha, delta = 0.0003, 0.5
+    for name in TOKEN_SENTENCES:
+        row = pq.read_table(token_rows[name]).to_pylist()[0]
+        gt, ei = row["reward_model"]["ground_truth"], row["extra_info"]
+        right, wrong = f"<answer>{gt}</answer>", "<answer>no idea</answer>"
+
+        def score(solution, **counts):
+            return tv.compute_score_sync(row["data_source"], solution, gt, dict(ei, **counts))["score"]
+
+        if name == "length/elastic":
+            think = f"<think>{'step ' * 5}</think>"
+            t, s = ei["think_budget"], ei["answer_budget"]
+            assert score(think + right, response_tokens=t + s + 2, think_tokens=t, answer_tokens=s) == pytest.approx(1.0)
+            assert score(think + right, response_tokens=t + s + 3, think_tokens=t + 1, answer_tokens=s) == 0.0
+            assert score(think + wrong, response_tokens=12, think_tokens=5, answer_tokens=6) == 0.0
+            continue
+        n = ei["token_budget"]
+        for n_y in (n - 200, n, n + 1, n + 1000):
+            for c, solution in ((1.0, right), (0.0, wrong)):
+                if name == "length/lcpo_exact":
+                    want = c - alpha * abs(n - n_y)
+                elif name == "length/lcpo_max":
+                    want = c * min(max(alpha * (n - n_y) + delta, 0.0), 1.0)
+                else:
+                    want = c if n_y <= n else 0.0
+                assert score(solution, response_tokens=n_y) == pytest.approx(want), (name, n_y, c)
