@@ -241,14 +241,16 @@ func (c LengthConfig) validate() error {
 	if !validTag(c.AnswerTag) {
 		return bad("answer_tag", "%q is not a tag name (letters, digits, _ and -)", c.AnswerTag)
 	}
-	switch {
-	case strings.TrimSpace(c.ThinkOpen) == "":
+	if strings.TrimSpace(c.ThinkOpen) == "" {
 		return bad("think_open", "empty: the thinking needs an opening tag")
-	case strings.TrimSpace(c.ThinkClose) == "":
+	}
+	if strings.TrimSpace(c.ThinkClose) == "" {
 		return bad("think_close", "empty: the thinking needs a closing tag")
-	case c.ThinkOpen == c.ThinkClose:
+	}
+	if c.ThinkOpen == c.ThinkClose {
 		return bad("think_close", "%q is the opening tag too", c.ThinkClose)
-	case c.LCPOAlpha < 0:
+	}
+	if c.LCPOAlpha < 0 {
 		return bad("lcpo_alpha", "%v must not be negative", c.LCPOAlpha)
 	}
 	for key, v := range map[string]int{

@@ -236,16 +236,19 @@ func tokenField(name string, v *float64, min float64) (n float64, given bool, er
 		return 0, false, nil
 	}
 	x := *v
-	switch {
-	case !finite(x):
+	if !finite(x) {
 		return 0, false, fieldErrorf("extra_info."+name, "not a finite number")
-	case x != math.Trunc(x):
+	}
+	if x != math.Trunc(x) {
 		return 0, false, fieldErrorf("extra_info."+name, "%v is not a whole number of tokens", x)
-	case x < min && min > 0:
+	}
+	if x < min && min > 0 {
 		return 0, false, fieldErrorf("extra_info."+name, "%v: a budget must be at least 1 token", x)
-	case x < min:
+	}
+	if x < min {
 		return 0, false, fieldErrorf("extra_info."+name, "%v is negative", x)
-	case x > maxTokenCount:
+	}
+	if x > maxTokenCount {
 		return 0, false, fieldErrorf("extra_info."+name, "%v is past the largest count accepted (%d)", x, int64(maxTokenCount))
 	}
 	return x, true, nil
@@ -312,14 +315,16 @@ func (s *Scorer) readLength(it *Item) (*lengthItem, error) {
 	}
 	c := &s.cfg.Length
 	li.thinkText, li.answerText, li.tagged, li.closed = splitThink(it.SolutionStr, c.ThinkOpen, c.ThinkClose)
-	switch {
-	case li.response == 0 && strings.TrimSpace(it.SolutionStr) != "":
+	if li.response == 0 && strings.TrimSpace(it.SolutionStr) != "" {
 		return nil, fieldErrorf("extra_info.response_tokens", "0, but solution_str has text")
-	case li.think > li.response:
+	}
+	if li.think > li.response {
 		return nil, fieldErrorf("extra_info.think_tokens", "%v is more than response_tokens (%v)", li.think, li.response)
-	case li.answer > li.response:
+	}
+	if li.answer > li.response {
 		return nil, fieldErrorf("extra_info.answer_tokens", "%v is more than response_tokens (%v)", li.answer, li.response)
-	case li.think+li.answer > li.response:
+	}
+	if li.think+li.answer > li.response {
 		return nil, fieldErrorf("extra_info.answer_tokens", "think_tokens + answer_tokens (%v) is more than response_tokens (%v)", li.think+li.answer, li.response)
 	}
 	return li, li.agree(c)
@@ -328,18 +333,18 @@ func (s *Scorer) readLength(it *Item) (*lengthItem, error) {
 // agree checks the thinking and answer counts against the split text.
 func (li *lengthItem) agree(c *LengthConfig) error {
 	if li.hasThink {
-		switch {
-		case !li.tagged && li.think > 0:
+		if !li.tagged && li.think > 0 {
 			return fieldErrorf("extra_info.think_tokens", "%v, but solution_str has no %s or %s", li.think, c.ThinkOpen, c.ThinkClose)
-		case li.think == 0 && strings.TrimSpace(li.thinkText) != "":
+		}
+		if li.think == 0 && strings.TrimSpace(li.thinkText) != "" {
 			return fieldErrorf("extra_info.think_tokens", "0, but the thinking before %s has text", c.ThinkClose)
 		}
 	}
 	if li.hasAnswer {
-		switch {
-		case li.tagged && !li.closed && li.answer > 0:
+		if li.tagged && !li.closed && li.answer > 0 {
 			return fieldErrorf("extra_info.answer_tokens", "%v, but solution_str opens %s and never closes it, so it has no answer part", li.answer, c.ThinkOpen)
-		case li.answer == 0 && strings.TrimSpace(li.answerText) != "":
+		}
+		if li.answer == 0 && strings.TrimSpace(li.answerText) != "" {
 			return fieldErrorf("extra_info.answer_tokens", "0, but the answer part has text")
 		}
 	}
@@ -451,12 +456,13 @@ func scoreElastic(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 	if err != nil {
 		return 0, err
 	}
-	switch {
-	case !li.hasThink:
+	if !li.hasThink {
 		return 0, fieldErrorf("extra_info.think_tokens", "missing: the thinking's length in tokens, which the elastic reward checks against its budget")
-	case !li.hasAnswer:
+	}
+	if !li.hasAnswer {
 		return 0, fieldErrorf("extra_info.answer_tokens", "missing: the answer's length in tokens, which the elastic reward checks against its budget")
-	case li.tagged && !li.closed:
+	}
+	if li.tagged && !li.closed {
 		return 0, fieldErrorf("solution_str", "opens %s and never closes it: a budget-constrained rollout closes the thinking when its budget runs out", s.cfg.Length.ThinkOpen)
 	}
 	c, err := s.correctness(ctx, li.check, it, li.answerText)

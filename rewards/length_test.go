@@ -246,6 +246,16 @@ func TestLengthAnswerChecks(t *testing.T) {
 			assert.InDelta(t, tc.correct*0.5, res.Score, 1e-12)
 		})
 	}
+	// a response that starts at the closing tag (the template opened the
+	// thinking in the prompt) has an empty thinking and the rest is the
+	// answer, whose "Answer:" line then starts a line
+	unboxed := newTestScorer(t, func(c *Config) { c.Length.AnswerTag = "" })
+	it0 := Item{DataSource: LCPOMax.DataSource, SolutionStr: "</think>Answer: 21", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(10), TokenBudget: tokens(10)}}
+	res0 := unboxed.Score(context.Background(), &it0)
+	require.NoError(t, res0.Err)
+	assert.Equal(t, 1.0, detailMap(LCPOMax, res0)["correct"])
+
 	// a configured tag for the plain check; "" accepts \boxed{}
 	boxed := newTestScorer(t, func(c *Config) { c.Length.AnswerTag = "" })
 	it := Item{DataSource: LCPOExact.DataSource, SolutionStr: `so \boxed{21}`, GroundTruth: json.RawMessage(`"21"`),
@@ -282,7 +292,7 @@ func TestLengthBadInput(t *testing.T) {
 		{"fractional answer budget", Elastic, right, "", with(func(e *ExtraInfo) { e.AnswerBudget = tokens(9.5) }), "extra_info.answer_budget", "whole number"},
 		{"more thinking than response", LCPOMax, right, "", with(func(e *ExtraInfo) { e.ThinkTokens = tokens(101); e.AnswerTokens = nil }), "extra_info.think_tokens", "more than response_tokens"},
 		{"more answer than response", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = tokens(101); e.ThinkTokens = nil }), "extra_info.answer_tokens", "more than response_tokens"},
-		{"parts past the response", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = tokens(41) }), "extra_info.answer_tokens", "think_tokens + answer_tokens"},
+		{"parts past the response", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = tokens(41) }), "extra_info.answer_tokens", "think_tokens + answer_tokens (101) is more than response_tokens (100)"},
 		{"thinking count without tags", LCPOMax, "just <answer>42</answer>", "", with(func(e *ExtraInfo) {}), "extra_info.think_tokens", "no <think>"},
 		{"no thinking tokens for thinking text", LCPOMax, right, "", with(func(e *ExtraInfo) { e.ThinkTokens = tokens(0) }), "extra_info.think_tokens", "has text"},
 		{"no answer tokens for answer text", LCPOMax, right, "", with(func(e *ExtraInfo) { e.AnswerTokens = tokens(0) }), "extra_info.answer_tokens", "has text"},
