@@ -53,6 +53,8 @@ func TestLCPOExactByHand(t *testing.T) {
 		{name: "wrong and 2000 over", sol: wrong, ei: ExtraInfo{ResponseTokens: tokens(2100), TokenBudget: tokens(100)}, score: -0.6, over: 2000},
 		// missing answer: 0 − 0.0003·|512 − 512| = 0
 		{name: "missing answer at the budget", sol: cut, ei: ExtraInfo{ResponseTokens: tokens(512), TokenBudget: tokens(512)}, score: 0, within: 1},
+		// the largest count and budget accepted, 2^40
+		{name: "the largest count", sol: right, ei: ExtraInfo{ResponseTokens: tokens(1 << 40), TokenBudget: tokens(1 << 40)}, score: 1, within: 1},
 	}
 	runLengthCases(t, LCPOExact, nil, cases)
 }
