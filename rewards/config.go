@@ -101,6 +101,11 @@ type LengthConfig struct {
 	AnswerTag string
 	// ThinkOpen and ThinkClose delimit the thinking part of a response.
 	ThinkOpen, ThinkClose string
+	// ThinkInPrompt says the chat template opens the thinking in the
+	// prompt (DeepSeek-R1 and its distillations), so a response holds only
+	// the closing tag: one without it was cut while thinking and is all
+	// thinking, with no answer, rather than all answer.
+	ThinkInPrompt bool
 	// LCPOAlpha is α of LCPO-Exact and LCPO-Max, the reward lost per token
 	// of distance from the budget.
 	LCPOAlpha float64

@@ -25,6 +25,10 @@ import (
 // the whole response when it has no think tags. A response whose thinking
 // never closes has no answer (c = 0): that is how a response cut at its
 // length limit looks, and it must earn the reward of a missing answer.
+// Under a chat template that opens the thinking in the prompt
+// (LengthConfig.ThinkInPrompt), a response without the closing tag is such
+// a response, so that a guess written early in a thinking that was then
+// cut earns nothing.
 
 // lengthKeys are the details of lcpo_exact, lcpo_max, thinkprune and
 // elastic:
@@ -251,7 +255,7 @@ func tokenField(name string, v *float64, min float64) (n float64, given bool, er
 	if x > maxTokenCount {
 		return 0, false, fieldErrorf("extra_info."+name, "%v is past the largest count accepted (%d)", x, int64(maxTokenCount))
 	}
-	return x, true, nil
+	return x + 0, true, nil // + 0 turns −0 into 0
 }
 
 // requireToken is tokenField for a field the reward cannot do without.
@@ -275,21 +279,28 @@ type lengthItem struct {
 }
 
 // splitThink splits a response at the first closing think tag: the
-// thinking before it (without the opening tag), the answer after it. A
-// response that opens a think block and never closes it is all thinking
-// (closed false); one with no tags is all answer.
-func splitThink(s, open, close string) (think, answer string, tagged, closed bool) {
+// thinking is everything before it (the opening tag removed), the answer
+// everything after it. Without a closing tag, a response that opens a
+// think block, or any response when the chat template opens the block in
+// the prompt (inPrompt), is all thinking that never closed (closed false):
+// it was cut off while thinking and has no answer. A response with neither
+// tag, under a template that leaves the tags to the model, is all answer.
+func splitThink(s, open, close string, inPrompt bool) (think, answer string, tagged, closed bool) {
 	if i := strings.Index(s, close); i >= 0 {
-		think = s[:i]
-		if j := strings.Index(think, open); j >= 0 {
-			think = think[j+len(open):]
-		}
-		return think, s[i+len(close):], true, true
+		return withoutFirst(s[:i], open), s[i+len(close):], true, true
 	}
-	if j := strings.Index(s, open); j >= 0 {
-		return s[j+len(open):], "", true, false
+	if inPrompt || strings.Contains(s, open) {
+		return withoutFirst(s, open), "", true, false
 	}
 	return "", s, false, false
+}
+
+// withoutFirst is s without the first occurrence of tag.
+func withoutFirst(s, tag string) string {
+	if j := strings.Index(s, tag); j >= 0 {
+		return s[:j] + s[j+len(tag):]
+	}
+	return s
 }
 
 // readLength reads the counts and the split, and refuses counts that
@@ -314,7 +325,7 @@ func (s *Scorer) readLength(it *Item) (*lengthItem, error) {
 		return nil, err
 	}
 	c := &s.cfg.Length
-	li.thinkText, li.answerText, li.tagged, li.closed = splitThink(it.SolutionStr, c.ThinkOpen, c.ThinkClose)
+	li.thinkText, li.answerText, li.tagged, li.closed = splitThink(it.SolutionStr, c.ThinkOpen, c.ThinkClose, c.ThinkInPrompt)
 	if li.response == 0 && strings.TrimSpace(it.SolutionStr) != "" {
 		return nil, fieldErrorf("extra_info.response_tokens", "0, but solution_str has text")
 	}
@@ -342,7 +353,7 @@ func (li *lengthItem) agree(c *LengthConfig) error {
 	}
 	if li.hasAnswer {
 		if li.tagged && !li.closed && li.answer > 0 {
-			return fieldErrorf("extra_info.answer_tokens", "%v, but solution_str opens %s and never closes it, so it has no answer part", li.answer, c.ThinkOpen)
+			return fieldErrorf("extra_info.answer_tokens", "%v, but solution_str's thinking never closes (it has no %s), so it has no answer part", li.answer, c.ThinkClose)
 		}
 		if li.answer == 0 && strings.TrimSpace(li.answerText) != "" {
 			return fieldErrorf("extra_info.answer_tokens", "0, but the answer part has text")
@@ -463,7 +474,7 @@ func scoreElastic(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 		return 0, fieldErrorf("extra_info.answer_tokens", "missing: the answer's length in tokens, which the elastic reward checks against its budget")
 	}
 	if li.tagged && !li.closed {
-		return 0, fieldErrorf("solution_str", "opens %s and never closes it: a budget-constrained rollout closes the thinking when its budget runs out", s.cfg.Length.ThinkOpen)
+		return 0, fieldErrorf("solution_str", "its thinking never closes (it has no %s): a budget-constrained rollout closes the thinking when its budget runs out", s.cfg.Length.ThinkClose)
 	}
 	c, err := s.correctness(ctx, li.check, it, li.answerText)
 	if err != nil {

@@ -403,3 +403,74 @@ func BenchmarkLength(b *testing.B) {
 		})
 	}
 }
+
+// TestLengthThinkInPrompt: under a chat template that opens the thinking
+// in the prompt, a response without the closing tag was cut while
+// thinking: a guess written early in it earns nothing, and counts that
+// call it an answer are refused.
+func TestLengthThinkInPrompt(t *testing.T) {
+	guess := "Maybe <answer>42</answer>. Let me check that again, and then once more, and"
+	s := newTestScorer(t, func(c *Config) { c.Length.ThinkInPrompt = true })
+	plain := newTestScorer(t, nil)
+	it := Item{DataSource: ThinkPrune.DataSource, SolutionStr: guess, GroundTruth: json.RawMessage(`"42"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(4000), TokenBudget: tokens(4000)}}
+	res := s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 0.0, res.Score, "the cut thinking has no answer")
+	res = plain.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 1.0, res.Score, "without the key an untagged response is all answer")
+
+	it.ExtraInfo.ThinkTokens, it.ExtraInfo.AnswerTokens = tokens(4000), tokens(0)
+	res = s.Score(context.Background(), &it)
+	require.NoError(t, res.Err, "the counts of a cut thinking")
+	assert.Equal(t, 0.0, res.Score)
+	it.ExtraInfo.ThinkTokens, it.ExtraInfo.AnswerTokens = tokens(0), tokens(1000)
+	res = s.Score(context.Background(), &it)
+	var fe *FieldError
+	require.True(t, errors.As(res.Err, &fe), "%v", res.Err)
+	assert.Equal(t, "extra_info.think_tokens", fe.Field)
+	assert.Contains(t, res.Err.Error(), "has text")
+	it.ExtraInfo.ThinkTokens = tokens(3000)
+	res = s.Score(context.Background(), &it)
+	require.True(t, errors.As(res.Err, &fe), "%v", res.Err)
+	assert.Equal(t, "extra_info.answer_tokens", fe.Field)
+	assert.Contains(t, res.Err.Error(), "never closes (it has no </think>)")
+
+	// the closing tag still splits the response
+	it = Item{DataSource: Elastic.DataSource, SolutionStr: "I add them.</think><answer>42</answer>", GroundTruth: json.RawMessage(`"42"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(20), ThinkTokens: tokens(5), AnswerTokens: tokens(10)}}
+	res = s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 1.0, res.Score)
+	it.SolutionStr = "I add them and <answer>42</answer>"
+	res = s.Score(context.Background(), &it)
+	require.True(t, errors.As(res.Err, &fe), "%v", res.Err)
+	assert.Equal(t, "extra_info.answer_tokens", fe.Field, "elastic: counts for an answer the response does not have")
+}
+
+// TestLengthTextBeforeTheOpeningTag: text before <think> is thinking, as
+// the adapters count it.
+func TestLengthTextBeforeTheOpeningTag(t *testing.T) {
+	s := newTestScorer(t, nil)
+	it := Item{DataSource: Elastic.DataSource, SolutionStr: "A long preamble <think></think><answer>42</answer>", GroundTruth: json.RawMessage(`"42"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(20), ThinkTokens: tokens(0), AnswerTokens: tokens(5)}}
+	res := s.Score(context.Background(), &it)
+	var fe *FieldError
+	require.True(t, errors.As(res.Err, &fe), "%v", res.Err)
+	assert.Equal(t, "extra_info.think_tokens", fe.Field)
+	it.ExtraInfo.ThinkTokens = tokens(4)
+	res = s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.Equal(t, 1.0, res.Score)
+}
+
+// TestLengthNegativeZero: a count of −0 is 0 in the details.
+func TestLengthNegativeZero(t *testing.T) {
+	s := newTestScorer(t, nil)
+	it := Item{DataSource: LCPOMax.DataSource, SolutionStr: "", GroundTruth: json.RawMessage(`"42"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: tokens(math.Copysign(0, -1)), TokenBudget: tokens(10)}}
+	res := s.Score(context.Background(), &it)
+	require.NoError(t, res.Err)
+	assert.False(t, math.Signbit(detailMap(LCPOMax, res)["response_tokens"]))
+}

@@ -43,6 +43,7 @@ func (a *app) rewardsConfig() (rewards.Config, error) {
 	l.AnswerTag = v.GetString("rewards.length.answer_tag")
 	l.ThinkOpen = v.GetString("rewards.length.think_open")
 	l.ThinkClose = v.GetString("rewards.length.think_close")
+	l.ThinkInPrompt = v.GetBool("rewards.length.think_in_prompt")
 	l.LCPOAlpha = v.GetFloat64("rewards.length.lcpo_alpha")
 	l.LCPODelta = v.GetFloat64("rewards.length.lcpo_delta")
 	l.ThinkPruneLimit = v.GetInt("rewards.length.thinkprune_limit")

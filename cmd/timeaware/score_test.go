@@ -72,6 +72,11 @@ func TestScoreLengthRewardsReadTheirKeys(t *testing.T) {
 	got = score("length/thinkprune", `{"response_tokens":900}`)
 	assert.Equal(t, 0.0, got["score"], "900 tokens is over a limit of 899")
 	assert.Equal(t, 1.0, got["overshoot_tokens"])
+	got = score("length/thinkprune", `{"response_tokens":800}`)
+	assert.Equal(t, 1.0, got["score"], "an untagged response is all answer")
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_THINK_IN_PROMPT", "true")
+	got = score("length/thinkprune", `{"response_tokens":800}`)
+	assert.Equal(t, 0.0, got["score"], "under think_in_prompt an untagged response is a thinking that never closed")
 }
 
 func TestScoreErrors(t *testing.T) {

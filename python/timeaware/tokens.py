@@ -48,16 +48,20 @@ def counts_for(
     *,
     think_open: str = THINK_OPEN,
     think_close: str = THINK_CLOSE,
+    think_in_prompt: bool = False,
 ) -> dict[str, int] | None:
     """The counts an item of ``data_source`` carries, or None when its
     reward reads none (not ``length/...``): `token_counts`, where the
     response of ``length/anytime`` is the thinking, tags or not (that
     reward reads ``think_tokens`` as its length, unchecked against tags:
-    the chat template may have opened the block in the prompt)."""
+    the chat template may have opened the block in the prompt), and so is
+    every response without the closing tag when ``think_in_prompt`` says
+    the template opens the thinking in the prompt (the service's
+    ``rewards.length.think_in_prompt``)."""
     if not is_length_source(data_source):
         return None
     return token_counts(token_ids, tokenizer, think_open=think_open, think_close=think_close,
-                        untagged_thinking=data_source == ANYTIME_SOURCE)
+                        untagged_thinking=think_in_prompt or data_source == ANYTIME_SOURCE)
 
 
 def token_counts(

@@ -242,6 +242,9 @@ class GRPOReward:
             ``response_tokens`` is sent.
         think_open, think_close: the think tags, as the service's
             ``rewards.length.think_open`` and ``think_close`` are set.
+        think_in_prompt: the chat template opens the thinking in the
+            prompt, as the service's ``rewards.length.think_in_prompt``
+            says: a completion without the closing tag is all thinking.
         **settings: per-reward settings (`timeaware.scoring.Settings`:
             ``url``, ``token``, ``fallback_score``, ...); the rest come from
             `timeaware.verl.configure` and the environment.
@@ -249,7 +252,7 @@ class GRPOReward:
 
     def __init__(self, name: str = "timeaware", *, unscored: str = "none", tokenizer: Any = None,
                  think_open: str = tokens.THINK_OPEN, think_close: str = tokens.THINK_CLOSE,
-                 **settings: Any) -> None:
+                 think_in_prompt: bool = False, **settings: Any) -> None:
         if unscored not in ("none", "fallback"):
             raise ValueError(f"GRPOReward: unscored must be 'none' or 'fallback', got {unscored!r}")
         unknown = sorted(set(settings) - {f for f in scoring.Settings.__dataclass_fields__})
@@ -262,6 +265,7 @@ class GRPOReward:
         self.tokenizer = tokenizer
         self.think_open = think_open
         self.think_close = think_close
+        self.think_in_prompt = bool(think_in_prompt)
         self.settings = dict(settings)
         self._lock = threading.Lock()
         self._stats = {"completions": 0, "scored": 0, "unscored": 0}
@@ -270,8 +274,14 @@ class GRPOReward:
         """Put the token counts of completion i into item i's extra_info,
         for the items of ``length/...`` data sources, when TRL passed the
         ids; an item whose ids cannot be counted becomes a `_Skip`. With a
-        tokenizer the counting decodes, off the event loop."""
+        tokenizer the counting decodes, off the event loop. Counts a row
+        carries are dropped first: without TRL's ids the service then names
+        the missing count instead of scoring the row's own."""
         ids = list(completion_ids) if isinstance(completion_ids, (list, tuple)) else []
+        for it in items:
+            if isinstance(it, tuple) and tokens.is_length_source(it[0]) and isinstance(it[3], dict):
+                for stale in ("response_tokens", "think_tokens", "answer_tokens"):
+                    it[3].pop(stale, None)
         todo = [i for i, it in enumerate(items)
                 if isinstance(it, tuple) and tokens.is_length_source(it[0]) and i < len(ids)]
         if not todo:
@@ -282,7 +292,7 @@ class GRPOReward:
             for i in todo:
                 try:
                     counts = tokens.counts_for(items[i][0], ids[i], self.tokenizer, think_open=self.think_open,
-                                               think_close=self.think_close)
+                                               think_close=self.think_close, think_in_prompt=self.think_in_prompt)
                     out.append(counts or {})
                 except Exception as exc:  # noqa: BLE001 - odd ids fail alone
                     out.append(f"cannot count the completion's tokens ({exc!r})")

@@ -18,7 +18,8 @@ beside ``reward.custom_reward_function.path=pkg://timeaware.verl`` and
 ``</think>``; ``+reward.custom_reward_function.reward_kwargs.think_open=...``
 and ``...think_close=...`` change them (set them as the service's
 ``rewards.length.think_open`` and ``think_close`` are; `compute_score`
-ignores both).
+ignores both), and ``...think_in_prompt=true`` matches the service's
+``rewards.length.think_in_prompt``.
 
 VeRL 0.9.1's trainer scores every rollout through the reward loop
 (``verl.experimental.reward_loop``); its older managers
@@ -64,6 +65,7 @@ class TokenCountRewardManager(NaiveRewardManager):
         kwargs = _reward_kwargs(config)
         self.think_open = str(kwargs.get("think_open", tokens.THINK_OPEN))
         self.think_close = str(kwargs.get("think_close", tokens.THINK_CLOSE))
+        self.think_in_prompt = kwargs.get("think_in_prompt", False) is True
         if not self.think_close:
             raise ValueError("TokenCountRewardManager: reward_kwargs.think_close must not be empty")
 
@@ -82,7 +84,7 @@ class TokenCountRewardManager(NaiveRewardManager):
         counts = await self.loop.run_in_executor(
             None,
             lambda: tokens.counts_for(source, ids, self.tokenizer, think_open=self.think_open,
-                                      think_close=self.think_close) or {},
+                                      think_close=self.think_close, think_in_prompt=self.think_in_prompt) or {},
         )
         extra = item.non_tensor_batch.get("extra_info")
         extra = dict(extra) if isinstance(extra, Mapping) else {}

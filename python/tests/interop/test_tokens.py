@@ -199,3 +199,8 @@ def test_untagged_thinking_and_counts_per_data_source():
         "response_tokens": 3, "think_tokens": 2, "answer_tokens": 0}
     assert counts_for("timely/general", plain, tok) is None
     assert counts_for("length/thinkprune", plain) == {"response_tokens": 3}
+    # A template that opens the thinking in the prompt: an untagged response
+    # was cut while thinking, as the service's rewards.length.think_in_prompt reads it.
+    assert counts_for("length/thinkprune", plain, tok, think_in_prompt=True) == {
+        "response_tokens": 3, "think_tokens": 3, "answer_tokens": 0}
+    assert counts_for("length/thinkprune", closed, tok, think_in_prompt=True) == counts_for("length/thinkprune", closed, tok)

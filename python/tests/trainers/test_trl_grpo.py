@@ -302,6 +302,23 @@ def test_length_rows_get_the_completion_ids_counts(tokenizer, synth_outputs, pai
     assert {k: item["extra_info"][k] for k in ("response_tokens", "think_tokens", "answer_tokens")} == {
         "response_tokens": n, "think_tokens": n, "answer_tokens": 0}
     assert result["think_tokens"] == n
+    # Under a template that opens the thinking in the prompt, an untagged
+    # completion is a thinking that never closed.
+    one = ds.select([0])
+    kw = trl_kwargs(one, [[{"role": "assistant", "content": "Six sevens are <answer>42</answer> I think, but"}]], {})
+    kw["completion_ids"] = [scripted_ids(tokenizer, "Six sevens are <answer>42</answer> I think, but")]
+    asyncio.run(GRPOReward(tokenizer=tokenizer, think_in_prompt=True)(**kw))
+    ((item, _),) = recorded.take()
+    n = len(kw["completion_ids"][0])
+    assert {k: item["extra_info"][k] for k in ("think_tokens", "answer_tokens")} == {"think_tokens": n, "answer_tokens": 0}
+    # Without TRL's ids, a row's own counts are not sent: the service names the missing count.
+    kw = trl_kwargs(one, [[{"role": "assistant", "content": texts[0]}]], {})
+    kw["completion_ids"] = None
+    kw["extra_info"] = [{**one[0]["extra_info"], "response_tokens": 1, "think_tokens": 0, "answer_tokens": 1}]
+    assert asyncio.run(GRPOReward()(**kw)) == [None]
+    ((item, result),) = recorded.take()
+    assert not {"response_tokens", "think_tokens", "answer_tokens"} & set(item["extra_info"])
+    assert "extra_info.response_tokens" in result.get("error", ""), result
     # Rows of other data sources are sent as before: no counts.
     puzzles = rows("puzzles", synth_outputs, pairs_split, n=1)
     kw = trl_kwargs(puzzles, [completion(puzzles[0], True)], {})
