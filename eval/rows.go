@@ -244,6 +244,13 @@ func decodeVeRL(raw *rawRow, r *Row) error {
 		_ = json.Unmarshal(raw.ExtraInfo, &all)
 		for _, field := range spec.by {
 			if v := idText(all[field]); v != "" {
+				if field == spec.curve {
+					// 1000.0 (a float column) is the budget 1000, as the
+					// reward reports it
+					if f, err := strconv.ParseFloat(v, 64); err == nil {
+						v = formatBudget(f)
+					}
+				}
 				if r.Labels == nil {
 					r.Labels = map[string]string{}
 				}

@@ -32,6 +32,9 @@ type tokenFields struct {
 // answer are not counted apart, which need (tokensSplit) refuses.
 func tokenCounts(reply chat.Reply, text string, need int, open, close string) (string, tokenFields, error) {
 	if reply.CompletionTokens == nil {
+		if reply.Cached {
+			return "", tokenFields{}, errors.New("the cached reply has no usage.completion_tokens: the cache entry predates token counts (or the server reported none); rerun with --no-cache, and eval does not count tokens itself")
+		}
 		return "", tokenFields{}, errors.New("the reply has no usage.completion_tokens: the server reported no token count, and eval does not count tokens itself")
 	}
 	f := tokenFields{ResponseTokens: *reply.CompletionTokens}

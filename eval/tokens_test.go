@@ -229,3 +229,15 @@ func TestCheckRowsOfLengthRows(t *testing.T) {
 	require.NoError(t, err)
 	assert.ErrorContains(t, CheckRows(rows, rewards.DefaultConfig()), "eval: "+bad+": row 1: extra_info.token_budget")
 }
+
+// TestBudgetLabelOfAFloatColumn: a row whose budget column is a float
+// (1000.0, as pandas writes it) is labelled by the budget the reward
+// reports, 1000, so its failed and scored results share one group.
+func TestBudgetLabelOfAFloatColumn(t *testing.T) {
+	for raw, want := range map[string]string{`1000.0`: "1000", `1000`: "1000", `1e3`: "1000", `"512"`: "512", `"many"`: "many"} {
+		line := `{"data_source": "length/lcpo_max", "prompt": [{"role": "user", "content": "Q"}], "reward_model": {"ground_truth": "4"}, "extra_info": {"token_budget": ` + raw + `}}`
+		r, err := decodeRow([]byte(line), "rows.jsonl", 1)
+		require.NoError(t, err, raw)
+		assert.Equal(t, want, r.Labels["token_budget"], raw)
+	}
+}

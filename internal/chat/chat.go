@@ -342,21 +342,53 @@ type wireResponse struct {
 	Choices []struct {
 		Message struct {
 			Content          *string                 `json:"content"`
-			ReasoningContent *string                 `json:"reasoning_content"`
-			Reasoning        *string                 `json:"reasoning"`
+			ReasoningContent optionalText            `json:"reasoning_content"`
+			Reasoning        optionalText            `json:"reasoning"`
 			ToolCalls        []conversation.ToolCall `json:"tool_calls"`
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		CompletionTokens        *int `json:"completion_tokens"`
+		CompletionTokens        optionalCount `json:"completion_tokens"`
 		CompletionTokensDetails *struct {
-			ReasoningTokens *int `json:"reasoning_tokens"`
+			ReasoningTokens optionalCount `json:"reasoning_tokens"`
 		} `json:"completion_tokens_details"`
 	} `json:"usage"`
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+}
+
+// optionalCount is a token count of the usage block, read leniently: a
+// whole number (12 or 12.0) is the count, and anything else (a fraction, a
+// string, an object) leaves it unknown, so that a server's odd usage never
+// fails a reply that no token count is needed for; the rows that need one
+// then say it is missing.
+type optionalCount struct{ n *int }
+
+// UnmarshalJSON reads a whole number into the count; anything else,
+// null included, leaves it unknown.
+func (c *optionalCount) UnmarshalJSON(b []byte) error {
+	var f float64
+	if len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9') &&
+		json.Unmarshal(b, &f) == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		n := int(f)
+		c.n = &n
+	}
+	return nil
+}
+
+// optionalText is a reasoning text, read leniently: a string is the text,
+// anything else none.
+type optionalText string
+
+// UnmarshalJSON reads a string; anything else leaves the text empty.
+func (t *optionalText) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*t = optionalText(s)
+	}
+	return nil
 }
 
 // attemptError is a failed attempt; retryable ones are tried again.
@@ -472,9 +504,9 @@ func (c *Client) attempt(ctx context.Context, body []byte) (Reply, *attemptError
 	if ch.Message.Content != nil {
 		r.Content = strings.TrimSpace(*ch.Message.Content)
 	}
-	for _, s := range []*string{ch.Message.ReasoningContent, ch.Message.Reasoning} {
-		if s != nil && r.Reasoning == "" {
-			r.Reasoning = strings.TrimSpace(*s)
+	for _, s := range []optionalText{ch.Message.ReasoningContent, ch.Message.Reasoning} {
+		if r.Reasoning == "" {
+			r.Reasoning = strings.TrimSpace(string(s))
 		}
 	}
 	if err := readUsage(&wr, &r); err != nil {
@@ -493,9 +525,9 @@ func readUsage(wr *wireResponse, r *Reply) error {
 	if wr.Usage == nil {
 		return nil
 	}
-	r.CompletionTokens = wr.Usage.CompletionTokens
+	r.CompletionTokens = wr.Usage.CompletionTokens.n
 	if d := wr.Usage.CompletionTokensDetails; d != nil {
-		r.ReasoningTokens = d.ReasoningTokens
+		r.ReasoningTokens = d.ReasoningTokens.n
 	}
 	for _, c := range []struct {
 		name string

@@ -282,6 +282,11 @@ func TestUsageAndReasoningAreReadAndCached(t *testing.T) {
 			"", intp(0), intp(0)},
 		{"no usage", `{"choices":[{"message":{"content":"42"}}]}`, "", nil, nil},
 		{"null usage", `{"choices":[{"message":{"content":"42"}}],"usage":null}`, "", nil, nil},
+		// odd usage never fails the reply: a whole float counts, anything else is unknown
+		{"float counts", `{"choices":[{"message":{"content":"42"}}],"usage":{"completion_tokens":12.0,"completion_tokens_details":{"reasoning_tokens":4.5}}}`,
+			"", intp(12), nil},
+		{"odd types", `{"choices":[{"message":{"content":"42","reasoning":7,"reasoning_content":{"a":1}}}],"usage":{"completion_tokens":"12","completion_tokens_details":{"reasoning_tokens":null}}}`,
+			"", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, hits := server(t, func(w http.ResponseWriter, body map[string]any, n int) { io.WriteString(w, tc.body) })

@@ -20,6 +20,7 @@ import (
 
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
+	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -446,5 +447,26 @@ func TestTokenRowsGolden(t *testing.T) {
 			require.NoError(t, err, "run go test ./synth/budget -run TestTokenRowsGolden -update to write it")
 			assert.Equal(t, string(want), string(got))
 		})
+	}
+}
+
+// TestTokenRewardsAreTheLengthRewards: every reward a token row can name
+// is registered in rewards.All, and every length reward there is either
+// one of them or anytime, which ParseTokenReward refuses with its reason.
+func TestTokenRewardsAreTheLengthRewards(t *testing.T) {
+	for _, r := range TokenRewards {
+		_, ok := rewards.Lookup(string(r))
+		assert.True(t, ok, "%s is not a registered reward", r)
+	}
+	for _, r := range rewards.All {
+		if !strings.HasPrefix(r.DataSource, "length/") {
+			continue
+		}
+		_, err := ParseTokenReward(r.DataSource)
+		if r.DataSource == rewards.Anytime.DataSource {
+			assert.ErrorContains(t, err, "extra_info.anytime")
+			continue
+		}
+		assert.NoError(t, err, r.DataSource)
 	}
 }
