@@ -275,7 +275,12 @@ func NewGenerator(opt Options) (*Generator, error) {
 // domain tag, the seed and the id. It depends on nothing else, so order,
 // sharding and the other tasks of the input do not change a task's draws.
 func taskRand(seed uint64, id string) *rand.Rand {
-	const tag = "timeaware/synth/budget\x00"
+	return domainRand("timeaware/synth/budget\x00", seed, id)
+}
+
+// domainRand is PCG seeded from SHA-256 of tag, seed and id: one stream per
+// task and use, each use with a tag of its own.
+func domainRand(tag string, seed uint64, id string) *rand.Rand {
 	buf := make([]byte, 0, len(tag)+8+len(id))
 	buf = append(buf, tag...)
 	buf = binary.LittleEndian.AppendUint64(buf, seed)
@@ -441,35 +446,63 @@ func Build(ctx context.Context, r io.Reader, name string, opt Options, emit func
 		return nil, err
 	}
 	sum := newSummary(opt.Family)
-	tr := NewTaskReader(r, name, opt.Family)
 	var rows []Row
-	for {
-		if sum.Tasks%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		t, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return sum, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		sum.Tasks++
-		if opt.Select != nil && !opt.Select(t.ID) {
-			sum.Skipped++
-			continue
-		}
+	err = eachTask(ctx, NewTaskReader(r, name, opt.Family), opt.Select, &sum.Tasks, &sum.Skipped, func(t *Task) error {
+		var err error
 		if rows, err = b.Rows(t, rows[:0]); err != nil {
-			return nil, tr.lines.annotate(err)
+			return err
 		}
 		sum.BaselineSource[rows[0].BaselineSource]++
 		for i := range rows {
 			sum.add(&rows[i])
 			if err := emit(&rows[i]); err != nil {
-				return nil, err
+				return emitError{err}
 			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// emitError marks an error of the emit function, which eachTask passes on
+// as it is rather than as an error of the task's line.
+type emitError struct{ err error }
+
+func (e emitError) Error() string { return e.err.Error() }
+
+// eachTask reads tasks from tr in input order, counting them in *tasks and
+// the ones sel leaves out in *skipped, and calls fn with every selected
+// one. It stops at the first bad line (a *LineError), at the first error
+// of fn, which the task's line annotates unless fn marked it an
+// emitError, or when ctx is done (checked every 1024 tasks).
+func eachTask(ctx context.Context, tr *TaskReader, sel func(string) bool, tasks, skipped *int, fn func(*Task) error) error {
+	for {
+		if *tasks%1024 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		t, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		*tasks++
+		if sel != nil && !sel(t.ID) {
+			*skipped++
+			continue
+		}
+		if err := fn(t); err != nil {
+			var ee emitError
+			if errors.As(err, &ee) {
+				return ee.err
+			}
+			return tr.lines.annotate(err)
 		}
 	}
 }

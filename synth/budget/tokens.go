@@ -2,8 +2,6 @@ package budget
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -309,13 +307,7 @@ func NewTokenGenerator(opt TokenOptions) (*TokenGenerator, error) {
 // from SHA-256 of a domain tag of its own (so that its draws are not those
 // of the task's time budget), the seed and the id.
 func tokenRand(seed uint64, id string) *rand.Rand {
-	const tag = "timeaware/synth/budget/tokens\x00"
-	buf := make([]byte, 0, len(tag)+8+len(id))
-	buf = append(buf, tag...)
-	buf = binary.LittleEndian.AppendUint64(buf, seed)
-	buf = append(buf, id...)
-	sum := sha256.Sum256(buf)
-	return rand.New(rand.NewPCG(binary.LittleEndian.Uint64(sum[:8]), binary.LittleEndian.Uint64(sum[8:16])))
+	return domainRand("timeaware/synth/budget/tokens\x00", seed, id)
 }
 
 // Rows appends the task's rows to dst: one with a budget drawn from the
@@ -416,34 +408,22 @@ func BuildTokens(ctx context.Context, r io.Reader, name string, opt TokenOptions
 	if opt.Reward == RewardElastic {
 		sum.ThinkBudget, sum.AnswerBudget = opt.ThinkBudget, opt.AnswerBudget
 	}
-	tr := NewTaskReader(r, name, opt.Family)
 	var rows []TokenRow
-	for {
-		if sum.Tasks%1024 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		t, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return sum, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		sum.Tasks++
-		if opt.Select != nil && !opt.Select(t.ID) {
-			sum.Skipped++
-			continue
-		}
+	err = eachTask(ctx, NewTaskReader(r, name, opt.Family), opt.Select, &sum.Tasks, &sum.Skipped, func(t *Task) error {
+		var err error
 		if rows, err = g.Rows(t, rows[:0]); err != nil {
-			return nil, tr.lines.annotate(err)
+			return err
 		}
 		for i := range rows {
 			sum.add(&rows[i])
 			if err := emit(&rows[i]); err != nil {
-				return nil, err
+				return emitError{err}
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return sum, nil
 }
