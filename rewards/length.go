@@ -66,7 +66,7 @@ var LCPOExact = &Reward{
 	Summary:     "L1 LCPO-Exact: correctness minus α·|n_gold − n_y|, for a response asked to think for n_gold tokens",
 	GroundTruth: lengthGroundTruth,
 	Keys:        lengthKeys,
-	score:       scoreLCPOExact,
+	score:       scoreLCPO(LCPOExactReward),
 }
 
 // LCPOMax is L1's LCPO-Max reward (Eq. 2 of the same paper):
@@ -82,7 +82,7 @@ var LCPOMax = &Reward{
 	Summary:     "L1 LCPO-Max: correctness times clip(α·(n_gold − n_y) + δ, 0, 1), for a response asked to think for at most n_gold tokens",
 	GroundTruth: lengthGroundTruth,
 	Keys:        lengthKeys,
-	score:       scoreLCPOMax,
+	score:       scoreLCPO(LCPOMaxReward),
 }
 
 // ThinkPrune is the ThinkPrune reward ("ThinkPrune: Pruning Long
@@ -396,34 +396,26 @@ func lcpoBudget(it *Item) (float64, error) {
 	return requireToken("token_budget", "n_gold, the length the prompt asked for", it.ExtraInfo.TokenBudget, 1)
 }
 
-func scoreLCPOExact(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
-	gold, err := lcpoBudget(it)
-	if err != nil {
-		return 0, err
+// scoreLCPO is the score function of an LCPO reward: formula on the
+// correctness, n_gold and n_y.
+func scoreLCPO(formula func(cfg LengthConfig, c, nGold, n float64) float64) func(context.Context, *Scorer, *Item, []float64) (float64, error) {
+	return func(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
+		gold, err := lcpoBudget(it)
+		if err != nil {
+			return 0, err
+		}
+		c, _, err := s.scoreLength(ctx, it, gold, d)
+		if err != nil {
+			return 0, err
+		}
+		return formula(s.cfg.Length, c, gold, d[lResponse]), nil
 	}
-	c, _, err := s.scoreLength(ctx, it, gold, d)
-	if err != nil {
-		return 0, err
-	}
-	return LCPOExactReward(s.cfg.Length, c, gold, d[lResponse]), nil
 }
 
 // LCPOExactReward is Eq. 1 of the L1 paper for correctness c, target
 // n_gold and length n: c − α·|n_gold − n|.
 func LCPOExactReward(cfg LengthConfig, c, nGold, n float64) float64 {
 	return c - cfg.LCPOAlpha*math.Abs(nGold-n)
-}
-
-func scoreLCPOMax(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
-	gold, err := lcpoBudget(it)
-	if err != nil {
-		return 0, err
-	}
-	c, _, err := s.scoreLength(ctx, it, gold, d)
-	if err != nil {
-		return 0, err
-	}
-	return LCPOMaxReward(s.cfg.Length, c, gold, d[lResponse]), nil
 }
 
 // LCPOMaxReward is Eq. 2 of the L1 paper for correctness c, maximum n_gold
