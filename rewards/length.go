@@ -86,9 +86,10 @@ var LCPOMax = &Reward{
 }
 
 // ThinkPrune is the ThinkPrune reward ("ThinkPrune: Pruning Long
-// Chain-of-Thought of LLMs via Reinforcement Learning", §3): a response
-// longer than the token limit L earns nothing, one within it earns its
-// correctness:
+// Chain-of-Thought of LLMs via Reinforcement Learning": RL with a token
+// limit beyond which unfinished thoughts and answers are discarded, with
+// zero reward): a response longer than the token limit L earns nothing,
+// one within it earns its correctness:
 //
 //	r = c if n_y ≤ L, else 0
 //
@@ -107,7 +108,9 @@ var ThinkPrune = &Reward{
 }
 
 // Elastic is the reward of Elastic Reasoning ("Scalable Chain of Thoughts
-// via Elastic Reasoning", §3): the response is split at the closing think
+// via Elastic Reasoning", its budget-constrained rollout in GRPO, whose
+// objective is the expected task reward of such rollouts): the response
+// is split at the closing think
 // tag into a thinking part of budget t and an answer part of budget s,
 // and scores the correctness of the answer part. The paper trains on
 // budget-constrained rollouts (the thinking cut at t tokens and closed,
