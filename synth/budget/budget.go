@@ -446,39 +446,29 @@ func Build(ctx context.Context, r io.Reader, name string, opt Options, emit func
 		return nil, err
 	}
 	sum := newSummary(opt.Family)
-	var rows []Row
-	err = eachTask(ctx, NewTaskReader(r, name, opt.Family), opt.Select, &sum.Tasks, &sum.Skipped, func(t *Task) error {
-		var err error
-		if rows, err = b.Rows(t, rows[:0]); err != nil {
-			return err
+	gen := func(t *Task, dst []Row) ([]Row, error) {
+		rows, err := b.Rows(t, dst)
+		if err == nil {
+			sum.BaselineSource[rows[0].BaselineSource]++
 		}
-		sum.BaselineSource[rows[0].BaselineSource]++
-		for i := range rows {
-			sum.add(&rows[i])
-			if err := emit(&rows[i]); err != nil {
-				return emitError{err}
-			}
-		}
-		return nil
-	})
+		return rows, err
+	}
+	err = eachRow(ctx, NewTaskReader(r, name, opt.Family), opt.Select, &sum.Tasks, &sum.Skipped, gen,
+		func(row *Row) error { sum.add(row); return emit(row) })
 	if err != nil {
 		return nil, err
 	}
 	return sum, nil
 }
 
-// emitError marks an error of the emit function, which eachTask passes on
-// as it is rather than as an error of the task's line.
-type emitError struct{ err error }
-
-func (e emitError) Error() string { return e.err.Error() }
-
-// eachTask reads tasks from tr in input order, counting them in *tasks and
-// the ones sel leaves out in *skipped, and calls fn with every selected
-// one. It stops at the first bad line (a *LineError), at the first error
-// of fn, which the task's line annotates unless fn marked it an
-// emitError, or when ctx is done (checked every 1024 tasks).
-func eachTask(ctx context.Context, tr *TaskReader, sel func(string) bool, tasks, skipped *int, fn func(*Task) error) error {
+// eachRow reads tasks from tr in input order, counting them in *tasks and
+// the ones sel leaves out in *skipped, makes every selected task's rows
+// with gen and hands them to emit one by one. It stops at the first bad
+// line (a *LineError, or gen's error, which the task's line annotates), at
+// the first error of emit, or when ctx is done (checked every 1024 tasks).
+func eachRow[R any](ctx context.Context, tr *TaskReader, sel func(string) bool, tasks, skipped *int,
+	gen func(t *Task, dst []R) ([]R, error), emit func(*R) error) error {
+	var rows []R
 	for {
 		if *tasks%1024 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -497,12 +487,13 @@ func eachTask(ctx context.Context, tr *TaskReader, sel func(string) bool, tasks,
 			*skipped++
 			continue
 		}
-		if err := fn(t); err != nil {
-			var ee emitError
-			if errors.As(err, &ee) {
-				return ee.err
-			}
+		if rows, err = gen(t, rows[:0]); err != nil {
 			return tr.lines.annotate(err)
+		}
+		for i := range rows {
+			if err := emit(&rows[i]); err != nil {
+				return err
+			}
 		}
 	}
 }

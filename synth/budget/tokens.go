@@ -408,20 +408,8 @@ func BuildTokens(ctx context.Context, r io.Reader, name string, opt TokenOptions
 	if opt.Reward == RewardElastic {
 		sum.ThinkBudget, sum.AnswerBudget = opt.ThinkBudget, opt.AnswerBudget
 	}
-	var rows []TokenRow
-	err = eachTask(ctx, NewTaskReader(r, name, opt.Family), opt.Select, &sum.Tasks, &sum.Skipped, func(t *Task) error {
-		var err error
-		if rows, err = g.Rows(t, rows[:0]); err != nil {
-			return err
-		}
-		for i := range rows {
-			sum.add(&rows[i])
-			if err := emit(&rows[i]); err != nil {
-				return emitError{err}
-			}
-		}
-		return nil
-	})
+	err = eachRow(ctx, NewTaskReader(r, name, opt.Family), opt.Select, &sum.Tasks, &sum.Skipped, g.Rows,
+		func(row *TokenRow) error { sum.add(row); return emit(row) })
 	if err != nil {
 		return nil, err
 	}
