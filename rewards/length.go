@@ -170,7 +170,7 @@ const lengthGroundTruth = `the ground truth of the answer checker extra_info.ans
 	`(string: the reference answer for "" and timely/general; a Time Puzzles or TRAVELER ground truth for those)`
 
 // AnswerCheck is one checker a length reward may take its correctness
-// from: Check scores the answer text against ground_truth in [0, 1].
+// from: it scores the answer text against ground_truth in [0, 1].
 type AnswerCheck struct {
 	// Name is the value of extra_info.answer_check that selects it.
 	Name string
@@ -389,10 +389,26 @@ func (s *Scorer) scoreLength(ctx context.Context, it *Item, budget float64, d []
 	if c, err = s.correctness(ctx, li.check, it, li.answerText); err != nil {
 		return 0, false, err
 	}
-	within = li.response <= budget
+	over := max(0, li.response-budget)
+	li.details(d, c, budget, over)
+	return c, over == 0, nil
+}
+
+// details fills the shared details: c, the counts, the budget, and
+// whether and by how many tokens the item ran over it.
+func (li *lengthItem) details(d []float64, c, budget, over float64) {
 	d[lCorrect], d[lResponse], d[lThink], d[lAnswer] = c, li.response, li.think, li.answer
-	d[lBudget], d[lWithin], d[lOvershoot] = budget, b2f(within), max(0, li.response-budget)
-	return c, within, nil
+	d[lBudget], d[lWithin], d[lOvershoot] = budget, b2f(over == 0), over
+}
+
+// budgetOr reads an optional budget of extra_info: def when the row has
+// none.
+func budgetOr(name string, v *float64, def int) (float64, error) {
+	n, given, err := tokenField(name, v, 1)
+	if err == nil && !given {
+		n = float64(def)
+	}
+	return n, err
 }
 
 func lcpoBudget(it *Item) (float64, error) {
@@ -428,12 +444,9 @@ func LCPOMaxReward(cfg LengthConfig, c, nGold, n float64) float64 {
 }
 
 func scoreThinkPrune(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
-	limit, given, err := tokenField("token_budget", it.ExtraInfo.TokenBudget, 1)
+	limit, err := budgetOr("token_budget", it.ExtraInfo.TokenBudget, s.cfg.Length.ThinkPruneLimit)
 	if err != nil {
 		return 0, err
-	}
-	if !given {
-		limit = float64(s.cfg.Length.ThinkPruneLimit)
 	}
 	c, within, err := s.scoreLength(ctx, it, limit, d)
 	if err != nil || !within {
@@ -444,19 +457,13 @@ func scoreThinkPrune(ctx context.Context, s *Scorer, it *Item, d []float64) (flo
 
 func scoreElastic(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {
 	ei := &it.ExtraInfo
-	t, given, err := tokenField("think_budget", ei.ThinkBudget, 1)
+	t, err := budgetOr("think_budget", ei.ThinkBudget, s.cfg.Length.ElasticThinkBudget)
 	if err != nil {
 		return 0, err
 	}
-	if !given {
-		t = float64(s.cfg.Length.ElasticThinkBudget)
-	}
-	sb, given, err := tokenField("answer_budget", ei.AnswerBudget, 1)
+	sb, err := budgetOr("answer_budget", ei.AnswerBudget, s.cfg.Length.ElasticAnswerBudget)
 	if err != nil {
 		return 0, err
-	}
-	if !given {
-		sb = float64(s.cfg.Length.ElasticAnswerBudget)
 	}
 	li, err := s.readLength(it)
 	if err != nil {
@@ -476,8 +483,7 @@ func scoreElastic(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 		return 0, err
 	}
 	over := max(0, li.think-t) + max(0, li.answer-sb)
-	d[lCorrect], d[lResponse], d[lThink], d[lAnswer] = c, li.response, li.think, li.answer
-	d[lBudget], d[lWithin], d[lOvershoot] = t+sb, b2f(over == 0), over
+	li.details(d, c, t+sb, over)
 	if over > 0 {
 		return 0, nil
 	}

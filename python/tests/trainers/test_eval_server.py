@@ -70,3 +70,33 @@ def test_eval_run_against_transformers_serve(work, run_timeaware, model_server, 
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["requests"]["requests"] == 0
     assert [json.loads(line)["reply"] for line in out.read_text().splitlines()] == [r["reply"] for r in results]
+
+
+def test_eval_run_token_budget_rows_read_the_server_usage(work, run_timeaware, model_server, tiny_model_dir):
+    """Token-budget rows (synth budget --unit tokens) against the real
+    server: the response's length is the server's usage.completion_tokens,
+    which --max-tokens bounds, and the report breaks results down by budget."""
+    tasks = Path(__file__).resolve().parents[3] / "examples" / "budget" / "tasks.jsonl"
+    rows = work / "eval-tokens.parquet"
+    made = run_timeaware("synth", "budget", "--input", str(tasks), "--family", "general", "--seed", "7", "--unit", "tokens",
+                         "--reward", "length/thinkprune", "--token-budgets", "4,6", "--out", str(rows))
+    assert made.returncode == 0, made.stderr
+    data = first_rows(rows, work / "eval-tokens.jsonl", 3)
+    out = work / "eval-tokens-results.jsonl"
+    proc = run_timeaware("eval", "run", "--endpoint", model_server.url + "/v1", "--model", str(tiny_model_dir),
+                         "--data", str(data), "--out", str(out), "--max-tokens", "5", "--json", "--no-cache",
+                         "--bootstrap", "50")
+    assert proc.returncode == 0, proc.stderr + "\n" + model_server.log.read_text(errors="replace")[-3000:]
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(results) == 3
+    for r in results:
+        assert "error" not in r, r
+        n = r["details"]["response_tokens"]
+        assert 1 <= n <= 5, r  # the server's count of a reply capped at 5 tokens
+        budget = r["details"]["token_budget"]
+        assert budget in (4, 6)
+        assert r["details"]["within_budget"] == (1.0 if n <= budget else 0.0)
+        assert r["details"]["overshoot_tokens"] == max(0, n - budget)
+    report = json.loads(proc.stdout)["data_sources"]["length/thinkprune"]
+    assert report["failed"] == 0
+    assert {p["budget"] for p in report["curve"]} <= {4, 6} and report["curve"]

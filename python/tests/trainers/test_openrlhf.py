@@ -120,3 +120,22 @@ def test_plain_label_is_the_ground_truth_of_the_route_data_source(tokenizer, ser
     out = asyncio.run(executor.execute(prompt, "2023-08-15", SimpleNamespace(max_tokens=len(ids), logprobs=None),
                                        1 << 16, tokenizer, ScriptedEngine(ids)))
     assert out["reward"] == [1.0], out["extra_logs"]
+
+
+def test_token_budget_labels(tokenizer, server):
+    """A length/* label through OpenRLHF's own executor: its remote path
+    posts text without token ids, so a label without the counts gets the
+    fallback with failed 1 (never a reward on a guess); one whose extra_info
+    carries them, as an agent function of the user's would add, scores
+    LCPO-Max from the contract's formula."""
+    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "What is 3 * 7? Think for at most 500 tokens."}],
+                                           tokenize=False, add_generation_prompt=True)
+    item = {"data_source": "length/lcpo_max", "ground_truth": "21", "extra_info": {"token_budget": 500, "answer_check": ""}}
+    out = score(server.url, tokenizer, prompt, json.dumps(item), "<answer>21</answer>")
+    assert out["reward"] == [0.0] and out["extra_logs"]["failed"] == [1.0], out["extra_logs"]
+    item["extra_info"]["response_tokens"] = 400
+    out = score(server.url, tokenizer, prompt, json.dumps(item), "<answer>21</answer>")
+    assert out["extra_logs"]["failed"] == [0.0], out["extra_logs"]
+    # 1 · clip(0.0003 · (500 − 400) + 0.5, 0, 1)
+    assert out["reward"] == [pytest.approx(0.53, abs=1e-12)]
+    assert out["extra_logs"]["within_budget"] == [1.0]
