@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/color"
 	"image/png"
 	"math/rand/v2"
@@ -68,6 +69,8 @@ func TestCurveReadsTheBudgetGroups(t *testing.T) {
 		"token_budget=1000":      {N: 0, Failed: 2, Metrics: map[string]Interval{}},
 		"token_budget=(missing)": {N: 1, Metrics: map[string]Interval{"correct": iv(1)}},
 		"token_budget=-5":        {N: 1, Metrics: map[string]Interval{"correct": iv(1)}},
+		"token_budget=0":         {N: 1, Metrics: map[string]Interval{"correct": iv(1)}},
+		"token_budget=+Inf":      {N: 1, Metrics: map[string]Interval{"correct": iv(1)}},
 		"category=x":             {N: 1, Metrics: map[string]Interval{"correct": iv(1)}},
 	}}
 	assert.Equal(t, []CurvePoint{
@@ -108,6 +111,33 @@ func TestWritePlotIsAPNG(t *testing.T) {
 
 	err = (&Report{DataSources: map[string]*SourceReport{"c": {}}}).WritePlot(&buf)
 	assert.ErrorIs(t, err, errNoCurve)
+
+	// The layout: budgets from 0 to 5% past the largest (1024), accuracy
+	// from 0 to 1 plus a legend line for each of the two sources and one more.
+	p, err := rep.curvePlot()
+	require.NoError(t, err)
+	assert.Equal(t, [2]float64{0, 1024 * 1.05}, [2]float64{p.X.Min, p.X.Max})
+	assert.InDelta(t, 1+0.07*3, p.Y.Max, 1e-12)
+	assert.Zero(t, p.Y.Min)
+	var ticks []string
+	for _, tk := range p.Y.Tick.Marker.Ticks(0, 1) {
+		ticks = append(ticks, fmt.Sprintf("%g:%s", tk.Value, tk.Label))
+	}
+	assert.Equal(t, []string{"0:0.0", "0.1:", "0.2:0.2", "0.3:", "0.4:0.4", "0.5:", "0.6:0.6", "0.7:", "0.8:0.8", "0.9:", "1:1.0"}, ticks)
+}
+
+// TestCurvePoints: each point is (budget, accuracy) with error bars
+// reaching down to the interval's low end and up to its high end.
+func TestCurvePoints(t *testing.T) {
+	xys, errs := curvePoints([]CurvePoint{
+		{Budget: 512, Accuracy: Interval{Mean: 0.25, CI95: [2]float64{0.125, 0.5}}},
+		{Budget: 1024, Accuracy: Interval{Mean: 0.75, CI95: [2]float64{0.75, 1}}},
+	})
+	require.Len(t, xys, 2)
+	assert.Equal(t, [2]float64{512, 0.25}, [2]float64{xys[0].X, xys[0].Y})
+	assert.Equal(t, [2]float64{1024, 0.75}, [2]float64{xys[1].X, xys[1].Y})
+	assert.Equal(t, [2]float64{0.125, 0.25}, [2]float64{errs[0].Low, errs[0].High})
+	assert.Equal(t, [2]float64{0, 0.25}, [2]float64{errs[1].Low, errs[1].High})
 }
 
 func ip(n int) *int { return &n }

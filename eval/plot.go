@@ -41,6 +41,31 @@ var errNoCurve = errors.New("no token budget has scored results to plot")
 // bars, a line per data source that has a curve, named in the legend. A
 // report with no curve is an error.
 func (r *Report) WritePlot(w io.Writer) error {
+	p, err := r.curvePlot()
+	if err != nil {
+		return err
+	}
+	c := vgimg.PngCanvas{Canvas: vgimg.New(plotWidth, plotHeight)}
+	p.Draw(draw.New(c))
+	_, err = c.WriteTo(w)
+	return err
+}
+
+// curvePoints are a curve's points and the lengths of their error bars
+// below and above each point: the 95% interval around the accuracy.
+func curvePoints(pts []CurvePoint) (plotter.XYs, plotter.YErrors) {
+	xys := make(plotter.XYs, len(pts))
+	errs := make(plotter.YErrors, len(pts))
+	for i, pt := range pts {
+		a := pt.Accuracy
+		xys[i] = plotter.XY{X: pt.Budget, Y: a.Mean}
+		errs[i] = struct{ Low, High float64 }{a.Mean - a.CI95[0], a.CI95[1] - a.Mean}
+	}
+	return xys, errs
+}
+
+// curvePlot lays the report's curves out for WritePlot.
+func (r *Report) curvePlot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "Accuracy against token budget"
 	p.X.Label.Text = "token budget (tokens)"
@@ -54,23 +79,17 @@ func (r *Report) WritePlot(w io.Writer) error {
 		if len(pts) == 0 {
 			continue
 		}
-		xys := make(plotter.XYs, len(pts))
-		errs := make(plotter.YErrors, len(pts))
-		for i, pt := range pts {
-			a := pt.Accuracy
-			xys[i] = plotter.XY{X: pt.Budget, Y: a.Mean}
-			errs[i] = struct{ Low, High float64 }{a.Mean - a.CI95[0], a.CI95[1] - a.Mean}
-		}
+		xys, errs := curvePoints(pts)
 		line, marks, err := plotter.NewLinePoints(xys)
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", name, err)
+			return nil, fmt.Errorf("plot %s: %w", name, err)
 		}
 		bars, err := plotter.NewYErrorBars(struct {
 			plotter.XYs
 			plotter.YErrors
 		}{xys, errs})
 		if err != nil {
-			return fmt.Errorf("plot %s: %w", name, err)
+			return nil, fmt.Errorf("plot %s: %w", name, err)
 		}
 		color := plotutil.Color(drawn)
 		line.Color, line.Dashes = color, plotutil.Dashes(drawn)
@@ -82,14 +101,11 @@ func (r *Report) WritePlot(w io.Writer) error {
 		drawn++
 	}
 	if drawn == 0 {
-		return errNoCurve
+		return nil, errNoCurve
 	}
 	// From no budget, with room for the last error bar's caps; accuracy
 	// from 0 to 1, with room above it for the legend, a line a source.
 	p.X.Min, p.X.Max = 0, most*1.05
 	p.Y.Min, p.Y.Max = 0, 1+0.07*float64(drawn+1)
-	c := vgimg.PngCanvas{Canvas: vgimg.New(plotWidth, plotHeight)}
-	p.Draw(draw.New(c))
-	_, err := c.WriteTo(w)
-	return err
+	return p, nil
 }

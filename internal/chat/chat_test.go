@@ -285,6 +285,8 @@ func TestUsageAndReasoningAreReadAndCached(t *testing.T) {
 		// odd usage never fails the reply: a whole float counts, anything else is unknown
 		{"float counts", `{"choices":[{"message":{"content":"42"}}],"usage":{"completion_tokens":12.0,"completion_tokens_details":{"reasoning_tokens":4.5}}}`,
 			"", intp(12), nil},
+		{"counts of nines", `{"choices":[{"message":{"content":"42","reasoning":"r"}}],"usage":{"completion_tokens":97,"completion_tokens_details":{"reasoning_tokens":9}}}`,
+			"r", intp(97), intp(9)},
 		{"odd types", `{"choices":[{"message":{"content":"42","reasoning":7,"reasoning_content":{"a":1}}}],"usage":{"completion_tokens":"12","completion_tokens_details":{"reasoning_tokens":null}}}`,
 			"", nil, nil},
 	} {

@@ -470,3 +470,32 @@ func TestTokenRewardsAreTheLengthRewards(t *testing.T) {
 		assert.NoError(t, err, r.DataSource)
 	}
 }
+
+// TestTokenBudgetBounds: the least and the greatest budget are accepted,
+// in a set and in a range, and each elastic budget.
+func TestTokenBudgetBounds(t *testing.T) {
+	opt := DefaultTokenOptions(RewardLCPOMax)
+	opt.Budgets = []int{1, MaxTokenBudget}
+	require.NoError(t, opt.Validate())
+	opt.Budgets, opt.BudgetRange = nil, [2]int{1, MaxTokenBudget}
+	require.NoError(t, opt.Validate())
+	opt = DefaultTokenOptions(RewardElastic)
+	opt.ThinkBudget, opt.AnswerBudget = 1, MaxTokenBudget
+	require.NoError(t, opt.Validate())
+	opt.ThinkBudget = MaxTokenBudget + 1
+	require.Error(t, opt.Validate())
+}
+
+// TestTokenSummaryAdd: the summary's least, greatest and mean budget and
+// its counts over rows in any order.
+func TestTokenSummaryAdd(t *testing.T) {
+	s := &TokenSummary{ByBudget: map[string]int{}}
+	for _, b := range []int{1000, 300, 300, 2500} {
+		s.add(&TokenRow{TokenBudget: b})
+	}
+	assert.Equal(t, 4, s.Rows)
+	assert.Equal(t, 300, s.BudgetMin)
+	assert.Equal(t, 2500, s.BudgetMax)
+	assert.InDelta(t, (1000+300+2500+300)/4.0, s.BudgetMean, 1e-12)
+	assert.Equal(t, map[string]int{"300": 2, "1000": 1, "2500": 1}, s.ByBudget)
+}
