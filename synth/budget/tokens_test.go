@@ -412,6 +412,15 @@ func TestWriteTokensFailsWithoutFiles(t *testing.T) {
 	var oe *synth.OptionError
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, []string{"tasks.jsonl"}, entries(t, dir), "nothing written")
+	var fe *FileError
+	assert.False(t, errors.As(err, &fe), "a bad line or option is not the output's error")
+
+	// An output that cannot be created is the output's error, naming it.
+	good := writeInput(t, dir, "good.jsonl", []string{`{"id":"a","question":"Q","answer":1}`})
+	o.Path = filepath.Join(tasks, "rows.parquet")
+	_, err = WriteTokens(context.Background(), DefaultTokenOptions(RewardLCPOMax), output.OpenInput(good), o)
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, FileError{Role: RoleRows, Path: o.Path, Err: fe.Err}, *fe)
 }
 
 // TestTokenRowsGolden holds small outputs of the demo tasks to their
