@@ -26,7 +26,7 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
 MUTANT_PKGS := rewards timers splits prefpairs
 
-.PHONY: mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
+.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -34,6 +34,7 @@ help:
 	@echo "make test         make lint, go test -race, the Python interop tests, the docs' examples, the trainers and verifiers tiers and mutation testing of the last commit"
 	@echo "make lint         go vet and staticcheck over ./..., ruff and mypy over python/timeaware"
 	@echo "make mutants      mutation testing of $(MUTANT_PKGS) (DIFF=REF: only what changed since REF)"
+	@echo "make test-stress  PKG=./verifier COUNT=20: tests run again and again beside two busy loops per core (PYTEST=PATH for Python tests)"
 	@echo "make test-trainers  TRL, VeRL and OpenRLHF on CPU against our outputs and server"
 	@echo "make test-gpu     the GPU tier on one NVIDIA GPU: bf16 MarginDPO, GRPO against the server, eval run; figures in out/gpu/figures.json"
 	@echo "make test-verifiers  verifiers' vf-eval on the timeaware-env environment against our server"
@@ -159,6 +160,17 @@ examples: check-shared build venv
 		$(if $(DOC),-doc $(DOC)) $(if $(UPDATE),-update)
 
 test: check-shared lint test-go test-python examples test-trainers test-verifiers mutants-ci
+
+# Tests run COUNT times beside LOAD busy loops per core, as on a shared CI
+# machine, with a count of the failures of each (internal/stress):
+#   make test-stress PKG=./verifier COUNT=20 [RUN=REGEXP]     Go, with -race
+#   make test-stress PYTEST=python/tests/interop/test_adapter.py [PYTHON=.venv-trainers/bin/python]
+COUNT ?= 20
+LOAD  ?= 2
+test-stress: check-shared build $(if $(PYTEST),venv)
+	@test -n "$(PKG)$(PYTEST)" || { echo "make test-stress: set PKG=./PKG (Go) or PYTEST=PATH (pytest's arguments)" >&2; exit 2; }
+	$(if $(PKG),$(GO) run ./internal/stress -count $(COUNT) -load $(LOAD) $(if $(RUN),-run '$(RUN)') $(PKG))
+	$(if $(PYTEST),TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(GO) run ./internal/stress -count $(COUNT) -load $(LOAD) -pytest $(PYTHON) -- $(PYTEST))
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
