@@ -159,7 +159,11 @@ examples: check-shared build venv
 		-bin $(CURDIR)/bin -python $(CURDIR)/$(PYTHON) -shared $(abspath $(SHARED)) \
 		$(if $(DOC),-doc $(DOC)) $(if $(UPDATE),-update)
 
-test: check-shared lint test-go test-python examples test-trainers test-verifiers mutants-ci
+# Each stage prints its time as it ends, and make test ends with a table of
+# them (.ci/stages.sh), stopping at the first that fails.
+TEST_STAGES := lint test-go test-python examples test-trainers test-verifiers mutants-ci
+test: check-shared
+	@MAKE='$(MAKE)' bash .ci/stages.sh make $(TEST_STAGES)
 
 # Tests run COUNT times beside LOAD busy loops per core, as on a shared CI
 # machine, with a count of the failures of each (internal/stress):
