@@ -27,8 +27,10 @@ import (
 //     the decoding that follows, is reserved from a budget shared by all
 //     requests (MemoryBudget); a request that does not fit gets 429 at once.
 //
-// Buffers come from a pool; large ones are not kept, so memory taken by one
-// burst of large bodies is given back.
+// Buffers come from the server's pool; large ones are not kept, so memory
+// taken by one burst of large bodies is given back. A buffer from the pool
+// may be larger than what is reserved for it: it is read only up to the
+// reservation, which grows first.
 
 const (
 	// minBodyBuf is a body buffer's first size when the length is unknown;
@@ -42,7 +44,10 @@ const (
 	decodeFactor = 2
 )
 
-var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// newBodyPool is a server's pool of body buffers.
+func newBodyPool() *sync.Pool {
+	return &sync.Pool{New: func() any { return new(bytes.Buffer) }}
+}
 
 // memBudget is a non-blocking counting semaphore of bytes.
 type memBudget struct {
@@ -98,7 +103,7 @@ func (b *requestBody) release() {
 	if b.buf != nil {
 		if b.buf.Cap() <= maxPooledBody {
 			b.buf.Reset()
-			bodyPool.Put(b.buf)
+			b.s.bodies.Put(b.buf)
 		}
 		b.buf = nil
 	}
@@ -136,32 +141,34 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*requestBody,
 	// recorder); the body is then read without one.
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
 
-	// The buffer starts small and doubles as bytes arrive, whatever length
-	// was announced: a client that announces much and sends little holds
-	// little.
+	// The room reserved for the bytes starts small and doubles as they
+	// arrive, whatever length was announced: a client that announces much
+	// and sends little holds little. The buffer holds at least the room,
+	// and is read only up to it, however large the pool made it.
 	b := &requestBody{s: s}
-	first := int64(minBodyBuf)
+	room := int64(minBodyBuf)
 	if r.ContentLength >= 0 {
-		first = min(r.ContentLength+1, firstBodyBuf) // +1: room to see EOF
+		room = min(r.ContentLength+1, firstBodyBuf) // +1: room to see EOF
 	}
-	if err := b.reserve(first); err != nil {
+	if err := b.reserve(room); err != nil {
 		return nil, err
 	}
-	b.buf = bodyPool.Get().(*bytes.Buffer)
+	b.buf = s.bodies.Get().(*bytes.Buffer)
 	b.buf.Reset()
-	b.buf.Grow(int(first))
+	b.buf.Grow(int(room))
 	body := http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes)
 	for {
-		if b.buf.Available() == 0 {
-			grow := int64(b.buf.Cap())
-			if err := b.reserve(grow); err != nil {
+		if int64(b.buf.Len()) == room {
+			if err := b.reserve(room); err != nil {
 				b.release()
 				return nil, err
 			}
-			b.buf.Grow(int(grow))
+			room *= 2
+			b.buf.Grow(int(room) - b.buf.Len())
 		}
-		n, err := body.Read(b.buf.AvailableBuffer()[:b.buf.Available()])
-		b.buf.Write(b.buf.AvailableBuffer()[:n])
+		free := b.buf.AvailableBuffer()[:room-int64(b.buf.Len())]
+		n, err := body.Read(free)
+		b.buf.Write(free[:n])
 		if err == io.EOF {
 			break
 		}

@@ -21,8 +21,8 @@ import (
 //     budget for as long as it is open, and the number of open connections
 //     is capped (MaxConns, by default what half the budget pays for);
 //   - a connection that finds the cap reached or the budget spent is
-//     answered 503 with Retry-After at once, before its head is read, and
-//     closed.
+//     answered 503 with Retry-After and closed, its head read through a
+//     small buffer and dropped, never held (see refuse).
 
 // connOverhead is what an open connection holds besides its request head:
 // net/http's 4 KiB read and write buffers, its goroutine's stack, and the
@@ -133,18 +133,27 @@ func (l *connLimiter) extend() {
 	_ = l.Listener.(interface{ SetDeadline(time.Time) error }).SetDeadline(d)
 }
 
-// refuseBody is the whole answer to a connection refused before its head
-// was read.
+// refuseBody is the whole answer to a refused connection.
 var refuseBody = func() []byte {
 	body := `{"error":{"code":"overloaded","message":"the server has too many connections open; retry shortly"}}` + "\n"
 	return []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body)
 }()
 
-// refuse answers a connection 503 and closes it, counting why. It reads
-// (and drops) what the client sends for a moment first, so that closing
-// with unread bytes does not reset the connection before the client reads
-// the answer; past 64 such connections at once, it closes without answering.
+// refuseWait bounds each of a refused connection's two reads: its request
+// head, then what it sends after the answer.
+const refuseWait = time.Second
+
+// refuse answers a connection 503 and closes it, counting why. It answers
+// the request, not the connection: it first reads the head and drops it,
+// through a small buffer and for at most refuseWait, because a client
+// writes its request before it reads, and some (Go's among them) take an
+// answer that arrives before the request for a broken connection. A client
+// that sends nothing is answered when the wait ends. After the answer it
+// reads and drops what the client still sends, for a moment, so that
+// closing with unread bytes does not reset the connection before the
+// client reads the answer. Past 64 such connections at once, it closes
+// without answering.
 func (l *connLimiter) refuse(c net.Conn, why string) {
 	l.s.metrics.shed.WithLabelValues(why).Inc()
 	select {
@@ -156,7 +165,9 @@ func (l *connLimiter) refuse(c net.Conn, why string) {
 	go func() {
 		defer func() { <-l.refuser }()
 		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(time.Second))
+		_ = c.SetDeadline(time.Now().Add(refuseWait))
+		skipHead(c)
+		_ = c.SetDeadline(time.Now().Add(refuseWait))
 		if _, err := c.Write(refuseBody); err != nil {
 			return
 		}
@@ -165,6 +176,31 @@ func (l *connLimiter) refuse(c net.Conn, why string) {
 		}
 		_, _ = io.CopyN(io.Discard, c, 64<<10)
 	}()
+}
+
+// skipHead reads r up to the blank line that ends a request head, at most
+// 64 KiB, and drops what it read; it returns early when a read fails.
+func skipHead(r io.Reader) {
+	var buf [2048]byte
+	newlines := 0 // line ends in a row, a CR between them not counting
+	for read := 0; read < 64<<10; {
+		n, err := r.Read(buf[:])
+		for _, b := range buf[:n] {
+			switch b {
+			case '\n':
+				if newlines++; newlines == 2 {
+					return
+				}
+			case '\r':
+			default:
+				newlines = 0
+			}
+		}
+		if err != nil {
+			return
+		}
+		read += n
+	}
 }
 
 // limitedConn gives its reservation back when it closes.

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -134,60 +136,93 @@ func errorCode(t *testing.T, r io.Reader) string {
 	return body.Error.Code
 }
 
-func TestConnectionsPastTheCapAre503BeforeTheirHead(t *testing.T) {
+// counterValue reads a counter of the server's metrics in process.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	require.NoError(t, c.Write(&m))
+	return m.GetCounter().GetValue()
+}
+
+// waitFor polls an in-process value until cond holds: the event a test
+// waits on, read without a request that would itself take a connection.
+func waitFor(t *testing.T, cond func() bool, msg string) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, time.Millisecond, msg)
+}
+
+func TestConnectionsPastTheCapAre503(t *testing.T) {
 	p := serveReal(t, func(o *Options) { o.MaxConns = 3 })
+	cost := connCost(p.srv.opts.MaxHeaderBytes)
 	var held []net.Conn
 	for range 3 {
 		held = append(held, dial(t, p.addr)) // open, silent: they hold their place
 	}
-	// The fourth is answered before it sends a byte.
-	c := dial(t, p.addr)
-	resp := readAnswer(t, c)
+	waitFor(t, func() bool { return p.srv.mem.used.Load() == 3*cost }, "the three are accepted")
+
+	// A request on a fourth connection is answered 503 + Retry-After, even
+	// when the server has refused the connection before the client wrote
+	// its request: Go's client takes an answer that arrives before its
+	// request for a broken connection, so the answer waits for the head.
+	shed := p.srv.metrics.shed.WithLabelValues("connections")
+	tr := &http.Transport{DisableKeepAlives: true, DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		before := counterValue(t, shed)
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			waitFor(t, func() bool { return counterValue(t, shed) > before }, "the connection is refused")
+		}
+		return c, err
+	}}
+	resp, err := (&http.Client{Transport: tr, Timeout: 10 * time.Second}).Get("http://" + p.addr + "/healthz")
+	require.NoError(t, err, "the refusal reaches the client as an answer")
+	defer resp.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Equal(t, "1", resp.Header.Get("Retry-After"))
 	assert.True(t, resp.Close)
 	assert.Equal(t, "overloaded", errorCode(t, resp.Body))
 
+	// A connection that sends nothing is answered too, once the server has
+	// waited for its head.
+	resp = readAnswer(t, dial(t, p.addr))
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, 2.0, counterValue(t, shed))
+
 	// A place given back is taken again.
 	held[0].Close()
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", p.addr)
-		if err != nil {
-			return false
-		}
-		defer c.Close()
-		_, _ = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-		r, err := http.ReadResponse(bufio.NewReader(c), nil)
-		return err == nil && r.StatusCode == http.StatusOK
-	}, 5*time.Second, 20*time.Millisecond)
+	waitFor(t, func() bool { return p.srv.mem.used.Load() == 2*cost }, "the closed connection gives its place back")
+	c := dial(t, p.addr)
+	_, err = io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, readAnswer(t, c).StatusCode)
 }
 
 func TestOpenConnectionsReserveRequestMemory(t *testing.T) {
 	const header = 8 << 10
 	cost := connCost(header)
-	// Room for the metrics scrape's own connection and three more.
+	// Room for four connections and half of a fifth.
 	p := serveReal(t, func(o *Options) { o.MaxHeaderBytes = header; o.MemoryBudget = 4*cost + cost/2; o.MaxConns = 100 })
-	base := p.requestMemory(t) // the scrape's connection, while it is open
-	assert.Equal(t, cost, base)
+	used := p.srv.mem.used.Load
+	// A scrape's own connection holds one reservation while it is open,
+	// and /metrics reports it.
+	assert.Equal(t, cost, p.requestMemory(t))
+	waitFor(t, func() bool { return used() == 0 }, "the scrape's connection, closed, gives its reservation back")
+
 	var held []net.Conn
-	for range 3 {
+	for range 4 {
 		held = append(held, dial(t, p.addr))
 	}
-	require.Eventually(t, func() bool { return p.requestMemory(t) == 4*cost }, 5*time.Second, 10*time.Millisecond,
-		"three silent connections and the scrape hold four reservations")
-	// With a fourth held (the scrape has closed), the budget is spent: one
-	// more connection is refused for memory.
-	held = append(held, dial(t, p.addr))
-	resp := readAnswer(t, dial(t, p.addr))
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	waitFor(t, func() bool { return used() == 4*cost }, "four silent connections hold four reservations")
+	// The budget is spent: one more connection is refused for memory.
+	c := dial(t, p.addr)
+	_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusServiceUnavailable, readAnswer(t, c).StatusCode)
+	assert.Equal(t, 1.0, counterValue(t, p.srv.metrics.shed.WithLabelValues("connection_memory")))
+	assert.Equal(t, 4*cost, used(), "a refused connection reserves nothing")
 	for _, c := range held {
 		c.Close()
 	}
-	require.Eventually(t, func() bool { return p.requestMemory(t) == cost }, 5*time.Second, 10*time.Millisecond,
-		"closed connections give their reservations back")
-	// (a scrape may also have been refused while the closes went through)
-	assert.GreaterOrEqual(t, p.metric(t, `timeaware_shed_requests_total{reason="connection_memory"}`), 1.0)
+	waitFor(t, func() bool { return used() == 0 }, "closed connections give their reservations back")
 }
 
 func TestLargeHeadsAre431AndSlowHeadsAreCut(t *testing.T) {

@@ -28,8 +28,8 @@ type metrics struct {
 	clientFallbacks prometheus.Counter
 	// shed counts requests refused with 429 before their handler ran, by
 	// the bound they hit: memory (the body budget) or inflight (the slots);
-	// and connections answered 503 before their head was read: connections
-	// (the cap) or connection_memory (the budget).
+	// and connections answered 503 without their head being parsed:
+	// connections (the cap) or connection_memory (the budget).
 	shed *prometheus.CounterVec
 	// conns is the number of open connections.
 	conns prometheus.Gauge
@@ -72,7 +72,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	m.shed = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "timeaware_shed_requests_total", Help: "Requests refused before scoring, by the bound they hit: memory or inflight (429), connections or connection_memory (503 before the request head is read).",
+		Name: "timeaware_shed_requests_total", Help: "Requests refused before scoring, by the bound they hit: memory or inflight (429), connections or connection_memory (503, the request head dropped unparsed).",
 	}, []string{"reason"})
 	m.conns = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "timeaware_open_connections", Help: "Open client connections (bounded by serve.max_conns).",

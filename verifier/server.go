@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
@@ -76,7 +77,7 @@ type Options struct {
 	MaxHeaderBytes int
 	HeaderTimeout  time.Duration
 	// MaxConns caps open connections; one more is answered 503 with
-	// Retry-After before its head is read, and closed. Every open
+	// Retry-After, its head dropped unread, and closed. Every open
 	// connection also reserves what it may hold before its body (its
 	// buffers and a head of MaxHeaderBytes) from MemoryBudget. The default
 	// is what half of MemoryBudget pays for (about 5,960 connections of
@@ -117,6 +118,7 @@ type Server struct {
 	metrics  *metrics
 	sem      chan struct{}
 	mem      memBudget
+	bodies   *sync.Pool // request body buffers (body.go)
 	lim      limits
 	stopping atomic.Bool  // set when shutdown begins; /readyz fails from then on
 	episodes *seal.Sealer // seals negotiation episode states (negotiation.go)
@@ -183,6 +185,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, mux: http.NewServeMux(), sem: make(chan struct{}, opts.MaxInflight),
 		lim: limits{maxItems: opts.MaxBatchItems, maxDepth: opts.MaxJSONDepth, maxString: opts.MaxStringBytes}}
 	s.mem.limit = opts.MemoryBudget
+	s.bodies = newBodyPool()
 	var err error
 	if s.episodes, err = episodeSealerFor(opts.EpisodeSecret); err != nil {
 		return nil, err

@@ -671,27 +671,87 @@ func TestLargeBodiesLeaveAQuarterForSmallOnes(t *testing.T) {
 	b.give(64 << 10)
 
 	// Over HTTP: bodies of large requests held open do not shut out a
-	// small request.
-	f := newFixture(t, func(o *Options) { o.MemoryBudget = 4 << 20; o.BodyTimeout = 5 * time.Second })
+	// small request. Each step waits for the reservation it makes.
+	f := newFixture(t, func(o *Options) { o.MemoryBudget = 4 << 20; o.BodyTimeout = time.Minute })
+	used := f.srv.mem.used.Load
 	addr := strings.TrimPrefix(f.ts.URL, "http://")
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
-	for range 4 {
+	send := func(body int) net.Conn {
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
-		conns = append(conns, c)
+		t.Cleanup(func() { c.Close() })
 		head := fmt.Sprintf("POST /v1/score/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", 2<<20)
-		_, err = c.Write(append([]byte(head), bytes.Repeat([]byte(" "), 1<<20)...))
+		_, err = c.Write(append([]byte(head), bytes.Repeat([]byte(" "), body)...))
 		require.NoError(t, err)
+		return c
 	}
-	require.Eventually(t, func() bool { return f.srv.mem.used.Load() >= 2<<20 }, 5*time.Second, 5*time.Millisecond, "the held bodies take their share")
-	assert.LessOrEqual(t, f.srv.mem.used.Load(), int64(3<<20), "large bodies hold three quarters at most")
+	// 1 MiB of a 2 MiB body fills 1 MiB of room, reserved as it doubled
+	// from 64 KiB, and the next 1 MiB, reserved before it is read: 2 MiB.
+	send(1 << 20)
+	waitFor(t, func() bool { return used() == 2<<20 }, "the first body holds 2 MiB")
+	// 512 KiB of another: 1 MiB, three quarters of the budget in all.
+	send(512 << 10)
+	waitFor(t, func() bool { return used() == 3<<20 }, "the second body holds 1 MiB")
+	// A third fills its first 64 KiB from the whole budget, then, large,
+	// may not grow past three quarters: 429.
+	c := send(64 << 10)
+	resp := readAnswer(t, c)
+	assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+	assert.Equal(t, "overloaded", errorCode(t, resp.Body))
+	waitFor(t, func() bool { return used() == 3<<20 }, "the refused body gives its reservation back")
+	// A small request is served from the quarter kept for small ones.
 	code, body := f.do(t, "POST", "/v1/score/batch", `{"items":[`+general("42", 1, 2)+`]}`)
 	assert.Equal(t, http.StatusOK, code, "%v", body)
+	assert.Equal(t, int64(3<<20), used(), "the small request gives back what it took")
+}
+
+// trickle is a request body that hands out at most a few bytes per read
+// and checks, at every read, that the bytes the server has read and may
+// read now are reserved: the request is the only one on its server.
+type trickle struct {
+	t       *testing.T
+	srv     *Server
+	data    []byte
+	read    int
+	overrun int // the largest excess of a read over the reservation
+}
+
+func (r *trickle) Read(p []byte) (int, error) {
+	if over := int64(r.read+len(p)) - r.srv.mem.used.Load(); over > int64(r.overrun) {
+		r.overrun = int(over)
+	}
+	if r.read == len(r.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.data[r.read:min(len(r.data), r.read+3000)])
+	r.read += n
+	return n, nil
+}
+
+func (r *trickle) Close() error { return nil }
+
+// TestBodiesAreReadOnlyIntoReservedRoom: a buffer from the pool larger
+// than what is reserved for it is read only up to the reservation, so the
+// memory budget counts every byte a body holds.
+func TestBodiesAreReadOnlyIntoReservedRoom(t *testing.T) {
+	for _, announced := range []bool{true, false} {
+		t.Run(fmt.Sprintf("length announced %v", announced), func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.srv.bodies.New = func() any { return bytes.NewBuffer(make([]byte, 0, 4<<20)) }
+			data := []byte(`{"items":[` + strings.Repeat(general("42", 1, 2)+",", 2000) + general("42", 1, 2) + `]}`)
+			body := &trickle{t: t, srv: f.srv, data: data}
+			req := httptest.NewRequest("POST", "/v1/score/batch", body)
+			req.ContentLength = -1
+			if announced {
+				req.ContentLength = int64(len(data))
+			}
+			b, err := f.srv.readBody(httptest.NewRecorder(), req)
+			require.NoError(t, err)
+			defer b.release()
+			assert.Equal(t, data, b.buf.Bytes())
+			assert.Zero(t, body.overrun, "bytes read past the reservation")
+			assert.GreaterOrEqual(t, f.srv.mem.used.Load(), int64(len(data))*(1+decodeFactor))
+		})
+	}
 }
 
 func TestReadinessFailsFirstOnShutdown(t *testing.T) {
