@@ -46,6 +46,19 @@ func attackServer(t *testing.T, env ...string) *serverProc {
 	return startServer(t, append(base, env...)...)
 }
 
+// waitMetric polls a series of the server's /metrics, on a keep-alive
+// connection of its own, until cond holds: the state a test waits for
+// before its next step, instead of a sleep that assumes how long the server
+// takes to get there.
+func (p *serverProc) waitMetric(t *testing.T, series string, cond func(float64) bool, msg string) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	defer client.CloseIdleConnections()
+	last := -1.0
+	require.Eventually(t, func() bool { last = p.metric(client, series); return cond(last) }, 30*time.Second, 5*time.Millisecond,
+		"%s (%s is %v)", msg, series, last)
+}
+
 // rss is the server process's resident memory in bytes.
 func (p *serverProc) rss(t *testing.T) int64 {
 	t.Helper()
@@ -134,7 +147,7 @@ func TestAttackAnnouncedBodiesTakeNoMemory(t *testing.T) {
 	for i := 0; i < len(conns); i += 2 {
 		assert.Equal(t, http.StatusRequestEntityTooLarge, status(conns[i], 2*time.Second), "conn %d: refused before reading", i)
 	}
-	time.Sleep(300 * time.Millisecond) // the others are being read
+	p.waitMetric(t, "timeaware_http_inflight_requests", func(v float64) bool { return v == 64 }, "the other 64 bodies are being read")
 	after := p.rss(t)
 	t.Logf("server RSS: %d MiB before, %d MiB with 64 announced-but-unsent 32 MiB bodies", before>>20, after>>20)
 	assert.Less(t, after, before+64<<20, "memory follows the bytes that arrived, not the bytes announced")
@@ -184,7 +197,7 @@ func TestAttackStalledBodiesLockNobodyOut(t *testing.T) {
 			c.Close()
 		}
 	}()
-	time.Sleep(200 * time.Millisecond) // all 600 are in their body reads
+	p.waitMetric(t, "timeaware_http_inflight_requests", func(v float64) bool { return v == stalled }, "all 600 are in their body reads")
 
 	start := time.Now()
 	code, out := doJSON(t, "POST", p.url+"/v1/score/batch",
@@ -192,7 +205,10 @@ func TestAttackStalledBodiesLockNobodyOut(t *testing.T) {
 	took := time.Since(start)
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	t.Logf("a normal request with %d stalled bodies connected: %v", stalled, took)
-	assert.Less(t, took, 3*time.Second, "served within the body deadline")
+	m, err := p.metrics(http.DefaultClient)
+	require.NoError(t, err)
+	assert.NotContains(t, m, `timeaware_http_requests_total{code="408",route="/v1/score/batch"}`,
+		"served while every stalled body was still within its deadline: none has been cut yet")
 
 	// The stalled clients are cut off at the deadline with 408.
 	var timedOut atomic.Int64
@@ -279,7 +295,9 @@ func TestAttackHeaderFloodLeavesTheServiceUp(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(300 * time.Millisecond)
+	// Every client has been served once before the flood begins.
+	require.Eventually(t, func() bool { return legit.Load() >= 4 && probes.Load() >= 1 }, 30*time.Second, 5*time.Millisecond,
+		"the legitimate clients and the prober are served before the flood")
 
 	var flood sync.WaitGroup
 	var answered431, closed, otherwise, cut atomic.Int64
@@ -498,7 +516,8 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(500 * time.Millisecond)
+	require.Eventually(t, func() bool { return served.Load() >= clients }, 30*time.Second, 5*time.Millisecond,
+		"the clients are served before SIGTERM")
 	before := served.Load()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
 	exited := make(chan error, 1)

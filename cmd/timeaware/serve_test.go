@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -265,14 +266,56 @@ func TestServeTimersAcrossProcesses(t *testing.T) {
 	assert.Equal(t, "invalid_timer", r["error"].(map[string]any)["code"])
 }
 
+// metrics reads the server's /metrics through client: each series, named
+// in full with its labels, to its value.
+func (p *serverProc) metrics(client *http.Client) (map[string]float64, error) {
+	resp, err := client.Get(p.url + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/metrics: %s", resp.Status)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if f, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
+			out[line[:i]] = f
+		}
+	}
+	return out, nil
+}
+
+// metric reads one series of the server's /metrics through client; -1 when
+// it is absent or the read fails.
+func (p *serverProc) metric(client *http.Client, series string) float64 {
+	m, err := p.metrics(client)
+	if v, ok := m[series]; err == nil && ok {
+		return v
+	}
+	return -1
+}
+
 // TestServeDrainsInFlightRequestOnShutdown: SIGTERM while a request's body
 // is still arriving; readiness fails, the listener closes after the grace
-// period, the request completes and the process exits 0.
+// period, the request completes and the process exits 0. Each step waits
+// for the state it checks; the grace is the window in which readiness must
+// be seen failing, 3 s here so that a loaded machine has time to look.
 func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process")
 	}
-	p := startServer(t, "TIMEAWARE_SERVE_TOKEN=tok")
+	const grace = 3 * time.Second
+	p := startServer(t, "TIMEAWARE_SERVE_TOKEN=tok", "TIMEAWARE_SERVE_SHUTDOWN_GRACE=3s")
+	client := &http.Client{Timeout: 5 * time.Second}
 
 	pr, pw := io.Pipe()
 	req, err := http.NewRequest("POST", p.url+"/v1/score/batch", pr)
@@ -297,24 +340,34 @@ func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
 	}()
 	_, err = pw.Write([]byte(`{"items":[{"data_source":"timely/general","solution_str":"<answer>42</answer>",`))
 	require.NoError(t, err)
-	time.Sleep(200 * time.Millisecond) // the server is now reading the body
+	require.Eventually(t, func() bool { return p.metric(client, "timeaware_http_inflight_requests") == 1 },
+		20*time.Second, 5*time.Millisecond, "the server is reading the body")
 
+	sigterm := time.Now()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	time.Sleep(300 * time.Millisecond)
-	select {
-	case err := <-p.done:
-		p.done <- err
-		t.Fatalf("server exited with a request in flight: %v", err)
-	default:
-	}
-	// During the grace period (1 s by default) readiness fails and
-	// requests are still answered; after it, new connections are refused
-	// while the request in flight drains.
-	code, _ := getJSON(t, p.url+"/readyz")
-	assert.Equal(t, http.StatusServiceUnavailable, code)
-	time.Sleep(time.Second)
-	_, err = http.Get(p.url + "/healthz")
-	assert.Error(t, err)
+	// During the grace readiness fails and requests are still answered.
+	require.Eventually(t, func() bool {
+		resp, err := client.Get(p.url + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable
+	}, grace, 5*time.Millisecond, "readiness fails within the grace")
+	code, _ := getJSON(t, p.url+"/healthz")
+	assert.Equal(t, http.StatusOK, code, "liveness holds")
+	// After it, once the listen backlog is drained (no connection for
+	// 100 ms: the probe waits longer than that between tries), new
+	// connections are refused while the request in flight drains.
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", strings.TrimPrefix(p.url, "http://"), time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	}, 30*time.Second, 250*time.Millisecond, "the listener closes")
+	assert.GreaterOrEqual(t, time.Since(sigterm), grace, "not before the grace ends")
+	p.failIfExited(t)
 
 	_, err = pw.Write([]byte(`"ground_truth":"42","extra_info":{"elapsed_s":1,"time_limit_s":2}}]}`))
 	require.NoError(t, err)
@@ -328,7 +381,7 @@ func TestServeDrainsInFlightRequestOnShutdown(t *testing.T) {
 	case err := <-p.done:
 		p.done <- err
 		assert.NoError(t, err, "clean exit after draining\n%s", p.stderr.String())
-	case <-time.After(10 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("server did not exit after draining")
 	}
 	assert.Contains(t, p.stderr.String(), "draining")

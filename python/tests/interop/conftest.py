@@ -251,16 +251,22 @@ class ServeProcess:
             self.proc = None
             self._logf.close()
 
-    def metrics(self) -> Dict[str, float]:
-        """The server's /metrics samples, keyed by name{labels} (labels sorted)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+    def metrics(self, conn: Optional[http.client.HTTPConnection] = None) -> Dict[str, float]:
+        """The server's /metrics samples, keyed by name{labels} (labels sorted).
+        On a new connection, closed after; or on conn, kept open: a test that
+        reads the server's state while its connections or memory are full
+        opens conn before, so that the read needs no new connection."""
+        own = conn is None
+        if conn is None:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
         try:
             conn.request("GET", "/metrics")
             resp = conn.getresponse()
             text = resp.read().decode()
             assert resp.status == 200, text
         finally:
-            conn.close()
+            if own:
+                conn.close()
         out: Dict[str, float] = {}
         for line in text.splitlines():
             if not line or line.startswith("#"):

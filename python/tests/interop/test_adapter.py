@@ -14,12 +14,13 @@ server processes through a common secret.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import math
 import re
 import socket
 import threading
 import time
-from typing import Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 import pytest
 
@@ -518,19 +519,49 @@ def test_expired_timer_is_410_and_its_item_falls_back(shared_server, adapter):
 
 def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter):
     """Seventy small requests whose bodies trickle in hold all of the
-    server's request memory (room for their 71 connections and 60.5 kB of
-    bodies; each body is small enough to use the quarter kept for small
-    requests); the adapter's batch meanwhile gets 429 + Retry-After (or,
-    on a new connection, 503 + Retry-After before its head is read) and
-    must come back later instead of falling back."""
+    server's request memory; the adapter's batch meanwhile gets 429 +
+    Retry-After (or, on a new connection, 503 + Retry-After) and must come
+    back later instead of falling back. Each step waits for the state the
+    server reports on the test's own connection, opened before the flood so
+    that reading it needs no memory: the slow requests have each taken
+    their memory or been refused for want of it (how many fit depends on how
+    many keep-alive connections the adapter keeps and on whether the server
+    accepts connections faster than it reads bodies; what is left is less
+    than a connection and less than the 64 KiB the batch's body first
+    reserves); then the batch is refused."""
     # A connection reserves 16 KiB and twice its largest head with
-    # net/http's 4 KiB (docs/serve.md).
-    conn = 16384 + 2 * (1024 + 4096)
-    server = make_server({"TIMEAWARE_SERVE_MEMORY_BUDGET": str(71 * conn + 60500),
+    # net/http's 4 KiB (docs/serve.md); a body of Content-Length 900 first
+    # reserves 901 bytes.
+    conn, body = 16384 + 2 * (1024 + 4096), 901
+    budget = 72 * conn + 70 * body
+    server = make_server({"TIMEAWARE_SERVE_MEMORY_BUDGET": str(budget),
                           "TIMEAWARE_SERVE_MAX_HEADER_BYTES": "1024", "TIMEAWARE_SERVE_MAX_CONNS": "200"})
     adapter(server.url, retries=4)
-    args, want = timely_item(5)
+    (source, text, truth, ei), want = timely_item(5)
+    args = (source, "Let me think. " * 6000 + text, truth, ei)  # an 84 KB body
     assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)  # first use: the registry check
+    scrape = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+
+    def memory(m: Dict[str, float]) -> float:
+        return metric(m, "timeaware_request_memory_bytes")
+
+    def refused(m: Dict[str, float], reason: str) -> float:
+        return metric(m, "timeaware_shed_requests_total", reason=reason)
+
+    def wait_for(what: str, cond: Callable[[Dict[str, float]], bool]) -> Dict[str, float]:
+        deadline = time.monotonic() + 60
+        while not cond(m := server.metrics(scrape)):
+            assert time.monotonic() < deadline, (
+                f"the server did not reach this state: {what} (request memory {memory(m):.0f} of {budget} bytes, "
+                f"refused for memory {refused(m, 'memory'):.0f}, connections refused {refused(m, 'connection_memory'):.0f})")
+            time.sleep(0.01)
+        return m
+
+    # The first batch's body reservation is given back after its answer is
+    # sent: wait until only the open connections (the adapter's and this
+    # one) hold memory.
+    base = memory(wait_for("only connections hold memory",
+                           lambda m: memory(m) == conn * metric(m, "timeaware_open_connections")))
     holders = []
     for _ in range(70):
         c = socket.create_connection(("127.0.0.1", server.port))
@@ -540,25 +571,43 @@ def test_overloaded_server_429_is_retried_after_retry_after(make_server, adapter
         )
         holders.append(c)
 
-    def finish_slow_request():
-        time.sleep(0.5)
+    def settled(m: Dict[str, float]) -> bool:
+        # Each slow request holds its connection and body reservation, or
+        # holds its connection and was answered 429 for its body, or was
+        # answered 503 for its connection: which, depends on whether the
+        # server accepted the connections faster than it read their bodies.
+        body_refused, conn_refused = refused(m, "memory"), refused(m, "connection_memory")
+        held = 70 - body_refused - conn_refused
+        return memory(m) == base + held * (conn + body) + body_refused * conn
+
+    full = wait_for("every slow request holds its memory or was refused for want of it", settled)
+    assert budget - memory(full) < min(conn, 64 << 10), "no connection and no body of the batch fits"
+    failed: List[BaseException] = []
+
+    def finish_slow_requests_once_the_batch_is_refused():
+        try:
+            wait_for("the adapter's batch is refused",
+                     lambda m: refused(m, "memory") + refused(m, "connection_memory")
+                     > refused(full, "memory") + refused(full, "connection_memory"))
+        except BaseException as exc:  # re-raised by the test below
+            failed.append(exc)
         for c in holders:
             c.close()
 
-    finisher = threading.Thread(target=finish_slow_request)
+    finisher = threading.Thread(target=finish_slow_requests_once_the_batch_is_refused)
     finisher.start()
-    time.sleep(0.1)
     t0 = time.monotonic()
-    r = tv.compute_score_sync(*args)
-    waited = time.monotonic() - t0
-    finisher.join()
+    try:
+        r = tv.compute_score_sync(*args)
+    finally:
+        waited = time.monotonic() - t0
+        finisher.join()
+        scrape.close()
+    if failed:
+        raise failed[0]
     assert r["score"] == pytest.approx(want)
     assert tv.stats()["fallbacks"] == 0
-    m = server.metrics()
-    shed = metric(m, "timeaware_http_requests_total", route="/v1/score/batch", code="429")
-    shed += metric(m, "timeaware_shed_requests_total", reason="connection_memory")
-    assert shed >= 1
-    assert waited >= 0.3  # it waited for the memory instead of giving up
+    assert waited >= 1.0, "it waited the second Retry-After asks for instead of giving up"
 
 
 def test_server_down_raises_at_first_use_or_logs_counts_and_reports(make_server, adapter, caplog):
