@@ -119,7 +119,7 @@ $(TRAINERS_VENV)/.installed: python/tests/trainers/requirements.txt python/tests
 venv-trainers: $(TRAINERS_VENV)/.installed
 
 test-trainers: check-shared build venv-trainers
-	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q python/tests/trainers
+	TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(TRAINERS_VENV)/bin/python -m pytest -p no:cacheprovider -q --durations=15 python/tests/trainers
 
 $(VERIFIERS_VENV)/.installed: python/tests/verifiers/requirements.txt
 	python3 -m venv $(VERIFIERS_VENV)
@@ -160,8 +160,11 @@ examples: check-shared build venv
 		$(if $(DOC),-doc $(DOC)) $(if $(UPDATE),-update)
 
 # Each stage prints its time as it ends, and make test ends with a table of
-# them (.ci/stages.sh), stopping at the first that fails.
-TEST_STAGES := lint test-go test-python examples test-trainers test-verifiers mutants-ci
+# them (.ci/stages.sh), stopping at the first that fails. The trainers' and
+# verifiers' virtualenvs, mostly downloads and disk, are made in the
+# background while the linters and the Go and interop tests use the CPU.
+TEST_STAGES := --background venv-trainers,venv-verifiers lint test-go test-python examples \
+	--wait test-trainers test-verifiers mutants-ci
 test: check-shared
 	@MAKE='$(MAKE)' bash .ci/stages.sh make $(TEST_STAGES)
 
