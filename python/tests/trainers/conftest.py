@@ -38,6 +38,14 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("WANDB_MODE", "disabled")
+# One OpenMP thread per process. The tier's models are tiny: generation is
+# thousands of small matrix products, each a barrier for torch's threads,
+# which spin while they wait. On a machine shared with other jobs (CI) a
+# barrier can cost a time slice: the GRPO example of docs/openenv.md took
+# 388 s beside two busy loops per core with two threads and 101 s with one
+# (28 s and 34 s on a quiet machine). Subprocesses inherit it; set the
+# variable to choose otherwise.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")
