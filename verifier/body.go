@@ -129,14 +129,24 @@ func checkContentType(r *http.Request) error {
 		Message: "Content-Type: send application/json (got " + got + ")"}
 }
 
+// closeUnread closes the connection after the answer without reading the
+// rest of the body: net/http would otherwise read up to 256 KiB of it
+// before answering the next request, with no deadline. The read deadline
+// ends that read at once; the connection then lingers (see linger), so
+// that a client still sending reads the answer rather than a reset.
+func closeUnread(w http.ResponseWriter, rc *http.ResponseController) {
+	w.Header().Set("Connection", "close")
+	_ = rc.SetReadDeadline(time.Now())
+}
+
 // readBody reads r's body within the limits above. The caller releases the
 // result after the handler is done with the bytes.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*requestBody, error) {
+	rc := http.NewResponseController(w)
 	if r.ContentLength > s.opts.MaxBodyBytes {
-		w.Header().Set("Connection", "close") // do not read what is refused
+		closeUnread(w, rc)
 		return nil, bodyTooLarge(s.opts.MaxBodyBytes)
 	}
-	rc := http.NewResponseController(w)
 	// Errors here mean the connection cannot take deadlines (a test
 	// recorder); the body is then read without one.
 	_ = rc.SetReadDeadline(time.Now().Add(s.opts.BodyTimeout))
@@ -173,10 +183,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (*requestBody,
 			break
 		}
 		if err != nil {
-			// Close the connection after the answer: the rest of a bad
-			// body is not worth reading, and net/http would otherwise try
-			// to drain it, past any deadline.
-			w.Header().Set("Connection", "close")
+			closeUnread(w, rc)
 			b.release()
 			return nil, bodyReadError(err, s.opts)
 		}

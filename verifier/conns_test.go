@@ -151,13 +151,31 @@ func waitFor(t *testing.T, cond func() bool, msg string) {
 	require.Eventually(t, cond, 10*time.Second, time.Millisecond, msg)
 }
 
-func TestConnectionsPastTheCapAre503(t *testing.T) {
-	p := serveReal(t, func(o *Options) { o.MaxConns = 3 })
-	cost := connCost(p.srv.opts.MaxHeaderBytes)
+// sendingHeads opens n connections that send the start of a request head
+// and no more: busy, they hold their places (an idle one could be
+// evicted).
+func sendingHeads(t *testing.T, p *served, n int) []net.Conn {
+	t.Helper()
 	var held []net.Conn
-	for range 3 {
-		held = append(held, dial(t, p.addr)) // open, silent: they hold their place
+	for range n {
+		c := dial(t, p.addr)
+		_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\n")
+		require.NoError(t, err)
+		held = append(held, c)
 	}
+	waitFor(t, func() bool {
+		var m dto.Metric
+		require.NoError(t, p.srv.metrics.conns.Write(&m))
+		idle, _ := p.evictable(t)
+		return int(m.GetGauge().GetValue()) == n && idle == 0
+	}, "the connections are accepted and their heads being read")
+	return held
+}
+
+func TestConnectionsPastTheCapAre503(t *testing.T) {
+	p := serveReal(t, func(o *Options) { o.MaxConns = 3; o.HeaderTimeout = time.Minute })
+	cost := connCost(p.srv.opts.MaxHeaderBytes)
+	held := sendingHeads(t, p, 3)
 	waitFor(t, func() bool { return p.srv.mem.used.Load() == 3*cost }, "the three are accepted")
 
 	// A request on a fourth connection is answered 503 + Retry-After, even
@@ -200,18 +218,20 @@ func TestOpenConnectionsReserveRequestMemory(t *testing.T) {
 	const header = 8 << 10
 	cost := connCost(header)
 	// Room for four connections and half of a fifth.
-	p := serveReal(t, func(o *Options) { o.MaxHeaderBytes = header; o.MemoryBudget = 4*cost + cost/2; o.MaxConns = 100 })
+	p := serveReal(t, func(o *Options) {
+		o.MaxHeaderBytes = header
+		o.MemoryBudget = 4*cost + cost/2
+		o.MaxConns = 100
+		o.HeaderTimeout = time.Minute
+	})
 	used := p.srv.mem.used.Load
 	// A scrape's own connection holds one reservation while it is open,
 	// and /metrics reports it.
 	assert.Equal(t, cost, p.requestMemory(t))
 	waitFor(t, func() bool { return used() == 0 }, "the scrape's connection, closed, gives its reservation back")
 
-	var held []net.Conn
-	for range 4 {
-		held = append(held, dial(t, p.addr))
-	}
-	waitFor(t, func() bool { return used() == 4*cost }, "four silent connections hold four reservations")
+	held := sendingHeads(t, p, 4)
+	waitFor(t, func() bool { return used() == 4*cost }, "four connections sending their heads hold four reservations")
 	// The budget is spent: one more connection is refused for memory.
 	c := dial(t, p.addr)
 	_, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")

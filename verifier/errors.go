@@ -110,10 +110,22 @@ func writeError(w http.ResponseWriter, err error) int {
 	if status == 499 { // nobody is listening; record it, write nothing useful
 		status = http.StatusBadRequest
 	}
+	if closesConnection(status) {
+		w.Header().Set("Connection", "close")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
 	return ae.Status
+}
+
+// closesConnection reports whether an answer with status ends its
+// connection: a refusal whose client is unauthorized, sends more than the
+// server takes, or should come back later (perhaps to another replica)
+// gives its connection up, for a client that does something to take.
+func closesConnection(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusRequestEntityTooLarge ||
+		status == http.StatusServiceUnavailable
 }
 
 // jsonAppender is implemented by responses that encode themselves (the

@@ -33,6 +33,10 @@ type metrics struct {
 	shed *prometheus.CounterVec
 	// conns is the number of open connections.
 	conns prometheus.Gauge
+	// evictable counts the open connections a new one may replace, by
+	// state (idle, closing); evicted counts those it replaced.
+	evictable *prometheus.GaugeVec
+	evicted   *prometheus.CounterVec
 }
 
 // clientFallbacksHeader carries, on a batch request, how many items the
@@ -77,7 +81,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.conns = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "timeaware_open_connections", Help: "Open client connections (bounded by serve.max_conns).",
 	})
-	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks, m.shed, m.conns)
+	m.evictable = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "timeaware_evictable_connections", Help: "Open connections a new one may replace when serve.max_conns or the memory budget is reached: idle (waiting for a request) or closing (answered, waiting for the client to close).",
+	}, []string{"state"})
+	m.evicted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "timeaware_evicted_connections_total", Help: "Connections closed to make room for a new one, by the state they were in: idle or closing.",
+	}, []string{"state"})
+	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks, m.shed, m.conns, m.evictable, m.evicted)
 	for _, r := range rewards.All {
 		m.bySource[r.DataSource] = [2]prometheus.Counter{
 			m.items.WithLabelValues(r.DataSource, "ok"), m.items.WithLabelValues(r.DataSource, "error"),

@@ -83,6 +83,11 @@ type Options struct {
 	// is what half of MemoryBudget pays for (about 5,960 connections of
 	// 88 KiB for a 1 GiB budget), and no fewer than 64.
 	MaxConns int
+	// EvictIdleAfter is how long a connection must have waited for its
+	// next request before a new connection may take its place when
+	// MaxConns or the budget is reached (default 1 s). Connections closing
+	// after their last answer may be replaced at once.
+	EvictIdleAfter time.Duration
 	// AuthAll requires the token on every route. By default /healthz,
 	// /readyz, /metrics and /openapi.json answer without it, so that
 	// probes and scrapers need no secret; they reveal the service's
@@ -161,6 +166,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = defaultMaxConns(opts.MemoryBudget, opts.MaxHeaderBytes)
+	}
+	if opts.EvictIdleAfter <= 0 {
+		opts.EvictIdleAfter = time.Second
 	}
 	if c := connCost(opts.MaxHeaderBytes); opts.MemoryBudget < 4*c {
 		return nil, &OptionError{Field: "MemoryBudget", Err: fmt.Errorf(
@@ -251,6 +259,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    s.opts.MaxHeaderBytes,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.opts.Logger.Handler(), slog.LevelWarn),
+		ConnState:         connState,
 	}
 	cl := s.limitListener(ln)
 	errc := make(chan error, 1)

@@ -117,7 +117,7 @@ func TestConfigDefaultsAreTyped(t *testing.T) {
 	} {
 		assert.Equal(t, want, defaults[key], key)
 	}
-	assert.Len(t, defaults, 197, "keys in examples/timeaware.yaml")
+	assert.Len(t, defaults, 198, "keys in examples/timeaware.yaml")
 }
 
 func TestFlattenConfig(t *testing.T) {

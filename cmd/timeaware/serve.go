@@ -87,7 +87,7 @@ func (a *app) serveOptions(log *slog.Logger) (o verifier.RunOptions, err error) 
 		return o, a.rewardsError(err)
 	}
 	d := map[string]time.Duration{}
-	for _, k := range []string{"request_timeout", "shutdown_timeout", "shutdown_grace", "body_timeout", "header_timeout"} {
+	for _, k := range []string{"request_timeout", "shutdown_timeout", "shutdown_grace", "body_timeout", "header_timeout", "evict_idle_after"} {
 		if d[k], err = a.duration("serve." + k); err != nil {
 			return o, err
 		}
@@ -107,6 +107,7 @@ func (a *app) serveOptions(log *slog.Logger) (o verifier.RunOptions, err error) 
 		MaxJSONDepth: v.GetInt("serve.max_json_depth"), MaxStringBytes: v.GetInt("serve.max_string_bytes"),
 		MaxInflight: v.GetInt("serve.max_inflight"), MemoryBudget: v.GetInt64("serve.memory_budget"),
 		RequestTimeout: d["request_timeout"], BodyTimeout: d["body_timeout"], HeaderTimeout: d["header_timeout"],
+		EvictIdleAfter: d["evict_idle_after"],
 		MaxHeaderBytes: v.GetInt("serve.max_header_bytes"), MaxConns: v.GetInt("serve.max_conns"), AuthAll: v.GetBool("serve.auth_all"),
 		ShutdownGrace: d["shutdown_grace"], ShutdownTimeout: d["shutdown_timeout"],
 		OpenRLHFDataSource: v.GetString("serve.openrlhf_data_source"), EpisodeSecret: []byte(v.GetString("timers.secret"))}
