@@ -2,6 +2,7 @@ package timers
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -42,111 +43,186 @@ func known(t *testing.T, s *Store, id string) bool {
 	return false
 }
 
-// TestIndexForgetsBeyondItsCapacity: with MaxRollouts 64 the index keeps one
-// rollout id per part; a second id of the same part replaces the first,
-// whose token keeps working.
-func TestIndexForgetsBeyondItsCapacity(t *testing.T) {
+// TestAFullIndexRefusesNewTimers: with room for four timers, a fifth is
+// refused with the time until the first expires, and the four stay whole.
+func TestAFullIndexRefusesNewTimers(t *testing.T) {
 	clk := &fakeClock{t: t0}
-	s := newIndexedStore(t, clk, 64)
-	ids := sameShard(t, s, 2)
-	first, err := s.Create(Spec{RolloutID: ids[0]})
-	require.NoError(t, err)
-	_, err = s.Create(Spec{RolloutID: ids[1]})
-	require.NoError(t, err)
-	assert.False(t, known(t, s, ids[0]), "the older id is forgotten")
-	assert.True(t, known(t, s, ids[1]))
-	got, err := s.Read(first.Timer)
-	require.NoError(t, err, "a forgotten id's token still reads")
-	assert.Equal(t, ids[0], got.RolloutID)
-
-	// Over the whole index: 200 timers, at most 64 ids remembered.
-	s = newIndexedStore(t, clk, 64)
-	var remembered int
+	s := newIndexedStore(t, clk, 4)
 	var tokens []string
-	for i := range 200 {
-		r, err := s.Create(Spec{RolloutID: fmt.Sprintf("many-%d", i)})
+	for i := range 4 {
+		r, err := s.Create(Spec{RolloutID: fmt.Sprintf("r%d", i), TTL: time.Duration(10+i) * time.Minute})
 		require.NoError(t, err)
 		tokens = append(tokens, r.Timer)
 	}
-	for i := range 200 {
-		if known(t, s, fmt.Sprintf("many-%d", i)) {
-			remembered++
-		}
-		_, err := s.Read(tokens[i])
-		require.NoError(t, err)
+	clk.Advance(time.Minute)
+	_, err := s.Create(Spec{RolloutID: "r4"})
+	require.ErrorIs(t, err, ErrFull)
+	var fe *FullError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, 9*time.Minute, fe.RetryAfter, "the first timer expires 9 minutes on")
+	assert.Contains(t, err.Error(), "timers.max_rollouts")
+	for i := range 4 {
+		assert.True(t, known(t, s, fmt.Sprintf("r%d", i)))
 	}
-	assert.LessOrEqual(t, remembered, 64)
-	assert.Positive(t, remembered)
+	assert.False(t, known(t, s, "r4"))
+
+	// A timer held changes while the index is full.
+	_, err = s.AddSpan(tokens[0], Span{Seconds: 1, Simulated: true})
+	require.NoError(t, err)
+	_, err = s.Stop(tokens[1])
+	require.NoError(t, err)
+
+	// At its expiry instant a timer is running; past it, its room is free.
+	clk.Advance(9 * time.Minute)
+	_, err = s.Create(Spec{RolloutID: "r4"})
+	require.ErrorIs(t, err, ErrFull)
+	clk.Advance(time.Nanosecond)
+	_, err = s.Create(Spec{RolloutID: "r4"})
+	require.NoError(t, err)
+	assert.False(t, known(t, s, "r0"), "the expired timer made room")
+	for i := 1; i < 5; i++ {
+		assert.True(t, known(t, s, fmt.Sprintf("r%d", i)))
+	}
+	_, err = s.Create(Spec{RolloutID: "r5"})
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, time.Minute, fe.RetryAfter, "r1 expires in a minute less a nanosecond, rounded up to the second")
+	clk.Advance(time.Minute - 400*time.Millisecond)
+	_, err = s.Create(Spec{RolloutID: "r5"})
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, time.Second, fe.RetryAfter, "a second at least")
 }
 
-// TestIndexBelowCapacityForgetsNothing: an index filled to a tenth of its
-// capacity remembers every id, whether the capacity is given or the default.
-func TestIndexBelowCapacityForgetsNothing(t *testing.T) {
-	for _, tc := range []struct {
-		maxRollouts, timers int
-	}{
-		{1024, 100},
-		{0, 200}, // the default, 1<<20
-	} {
-		t.Run(fmt.Sprint(tc.maxRollouts), func(t *testing.T) {
+// TestAFullIndexForgetsNoRunningTimer: however many timers are created
+// past the index's room, in whichever shard, a timer held keeps its newest
+// state: an older token reads it, with every span, and a stopped timer
+// stays stopped.
+func TestAFullIndexForgetsNoRunningTimer(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	s := newIndexedStore(t, clk, 64)
+	ids := sameShard(t, s, 400)
+	first, err := s.Create(Spec{RolloutID: ids[0]})
+	require.NoError(t, err)
+	clk.Advance(40 * time.Second)
+	spanned, err := s.AddSpan(first.Timer, Span{Seconds: 20, Simulated: true})
+	require.NoError(t, err)
+	other, err := s.Create(Spec{RolloutID: ids[1]})
+	require.NoError(t, err)
+	stopped, err := s.Stop(other.Timer)
+	require.NoError(t, err)
+	refused := 0
+	for _, id := range ids[2:] {
+		if _, err := s.Create(Spec{RolloutID: id}); err != nil {
+			require.ErrorIs(t, err, ErrFull)
+			refused++
+		}
+	}
+	assert.Equal(t, 400-64, refused, "the index holds 64 timers")
+	got, err := s.Read(first.Timer)
+	require.NoError(t, err)
+	assert.Equal(t, spanned.Timer, got.Timer, "the older token reads the newest state")
+	assert.InDelta(t, 60.0, got.ElapsedS, 1e-9)
+	clk.Advance(time.Second)
+	got, err = s.Read(other.Timer)
+	require.NoError(t, err)
+	assert.True(t, got.Stopped, "a stopped timer stays stopped")
+	assert.Equal(t, stopped.ElapsedS, got.ElapsedS)
+	_, err = s.AddSpan(other.Timer, Span{Seconds: 1})
+	assert.ErrorIs(t, err, ErrBadSpec, "an older token cannot restart it")
+}
+
+// TestAFullIndexTakesTokensAtTheirWordWithoutChangingThem: a store with no
+// room reads a token it was never shown as it is, and refuses to change its
+// timer, which it could not hold: an older token would undo the change.
+func TestAFullIndexTakesTokensAtTheirWordWithoutChangingThem(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	issuer := newIndexedStore(t, clk, 8)
+	r, err := issuer.Create(Spec{RolloutID: "elsewhere"})
+	require.NoError(t, err)
+	clk.Advance(time.Second)
+
+	full := newIndexedStore(t, clk, 1)
+	_, err = full.Create(Spec{RolloutID: "here"})
+	require.NoError(t, err)
+	got, err := full.Read(r.Timer)
+	require.NoError(t, err)
+	assert.InDelta(t, 1.0, got.ElapsedS, 1e-9)
+	assert.False(t, known(t, full, "elsewhere"), "not held")
+	_, err = full.AddSpan(r.Timer, Span{Seconds: 1})
+	assert.ErrorIs(t, err, ErrFull)
+	_, err = full.Stop(r.Timer)
+	assert.ErrorIs(t, err, ErrFull)
+
+	// With room, the token is held from the first time it is shown.
+	roomy := newIndexedStore(t, clk, 2)
+	_, err = roomy.Read(r.Timer)
+	require.NoError(t, err)
+	assert.True(t, known(t, roomy, "elsewhere"))
+	_, err = roomy.AddSpan(r.Timer, Span{Seconds: 1})
+	require.NoError(t, err)
+}
+
+// TestIndexHoldsTimersByBytes: the byte bound holds fewer timers with long
+// rollout ids than with short ones, timerBytes each, across shards.
+func TestIndexHoldsTimersByBytes(t *testing.T) {
+	for _, n := range []int{4, 36, 256} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			clk := &fakeClock{t: t0}
-			s := newIndexedStore(t, clk, tc.maxRollouts)
-			for i := range tc.timers {
-				_, err := s.Create(Spec{RolloutID: fmt.Sprintf("r%d", i)})
-				require.NoError(t, err)
+			const budget = 64 << 10
+			s, err := New(Options{Secret: secret, Now: clk.Now, MaxIndexBytes: budget})
+			require.NoError(t, err)
+			held := 0
+			for i := 0; ; i++ {
+				id := fmt.Sprintf("%0*d", n, i)
+				if _, err := s.Create(Spec{RolloutID: id}); err != nil {
+					require.ErrorIs(t, err, ErrFull)
+					break
+				}
+				held++
 			}
-			for i := range tc.timers {
-				got, err := s.Read(fmt.Sprintf("r%d", i))
-				require.NoError(t, err)
-				assert.Equal(t, fmt.Sprintf("r%d", i), got.RolloutID)
-			}
+			each := 384 + (n+15)/16*16 // by hand: the overhead and the id's allocation
+			assert.Equal(t, budget/each, held)
+			assert.EqualValues(t, held*each, s.index.bytes.Load())
+			assert.EqualValues(t, held, s.index.count.Load())
 		})
 	}
 }
 
-// TestIndexDropsExpiredIDsFirst: when a full part of the index takes a new
-// id, ids of expired timers go before those of running ones.
-func TestIndexDropsExpiredIDsFirst(t *testing.T) {
-	clk := &fakeClock{t: t0}
-	s := newIndexedStore(t, clk, 128) // two ids per part
-	ids := sameShard(t, s, 3)
-	_, err := s.Create(Spec{RolloutID: ids[0], TTL: time.Minute})
-	require.NoError(t, err)
-	_, err = s.Create(Spec{RolloutID: ids[1], TTL: time.Hour})
-	require.NoError(t, err)
-	clk.Advance(time.Minute + time.Nanosecond)
-	_, err = s.Read(ids[0])
-	require.ErrorIs(t, err, ErrExpired, "the expired timer's id is still known before the part fills")
-
-	_, err = s.Create(Spec{RolloutID: ids[2]})
-	require.NoError(t, err)
-	assert.False(t, known(t, s, ids[0]), "the expired id made room")
-	assert.True(t, known(t, s, ids[1]), "the running timer's id is kept")
-	assert.True(t, known(t, s, ids[2]))
-}
-
-// TestIndexKeepsTimersAtTheirExpiryInstant: a timer at its expiry instant is
-// not expired, so a full part of the index treats it as running: only one
-// id makes room for the new one.
-func TestIndexKeepsTimersAtTheirExpiryInstant(t *testing.T) {
-	clk := &fakeClock{t: t0}
-	s := newIndexedStore(t, clk, 128) // two ids per part
-	ids := sameShard(t, s, 3)
-	for _, id := range ids[:2] {
-		_, err := s.Create(Spec{RolloutID: id, TTL: time.Minute})
-		require.NoError(t, err)
+// TestIndexBytesBoundMemory: what the index counts per timer is at least
+// what the Go heap grew by for it (runtime.MemStats, after a collection),
+// measured every 10,000 timers up to 140,000, as the maps' tables fill and
+// split, for rollout ids of 36 and 256 bytes, each decoded afresh as a
+// request's would be.
+func TestIndexBytesBoundMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("creates 280,000 timers")
 	}
-	clk.Advance(time.Minute)
-	_, err := s.Create(Spec{RolloutID: ids[2]})
-	require.NoError(t, err)
-	var kept int
-	for _, id := range ids[:2] {
-		if known(t, s, id) {
-			kept++
-		}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
 	}
-	assert.Equal(t, 1, kept)
-	assert.True(t, known(t, s, ids[2]))
+	for _, n := range []int{36, 256} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			clk := &fakeClock{t: t0}
+			s, err := New(Options{Secret: secret, Now: clk.Now, MaxIndexBytes: 1 << 40, MaxRollouts: 1 << 30})
+			require.NoError(t, err)
+			before := heap()
+			worst := 0.0
+			for i := range 140_000 {
+				_, err := s.Create(Spec{RolloutID: fmt.Sprintf("%0*d", n, i)})
+				require.NoError(t, err)
+				if (i+1)%10_000 == 0 {
+					grew := float64(heap()) - float64(before)
+					counted := float64(s.index.bytes.Load())
+					require.LessOrEqual(t, grew, counted, "after %d timers", i+1)
+					worst = max(worst, grew/float64(i+1))
+				}
+			}
+			t.Logf("ids of %d bytes: the heap grew by at most %.0f bytes a timer; the index counts %d", n, worst, timerBytes(n))
+			assert.Greater(t, worst, float64(timerBytes(n))/2, "the count is not far above the truth")
+		})
+	}
 }
 
 // TestIndexReplacesAnIDInPlace: a full part of the index updates an id it
@@ -164,32 +240,6 @@ func TestIndexReplacesAnIDInPlace(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, r.Timer, got.Timer, "the id names the newest token")
 	assert.InDelta(t, 11.0, got.ElapsedS, 1e-9)
-}
-
-// TestIndexPartsStayWithinTheirShare: a part of the index holds no more
-// timers and rollout ids than its share of MaxRollouts, whether they come
-// from creations or from tokens shown to the store.
-func TestIndexPartsStayWithinTheirShare(t *testing.T) {
-	clk := &fakeClock{t: t0}
-	issuer := newIndexedStore(t, clk, 128) // two per part
-	ids := sameShard(t, issuer, 5)
-	var tokens []string
-	for _, id := range ids {
-		r, err := issuer.Create(Spec{RolloutID: id})
-		require.NoError(t, err)
-		tokens = append(tokens, r.Timer)
-		sh := issuer.index.shard(id)
-		assert.LessOrEqual(t, len(sh.timers), 2)
-		assert.LessOrEqual(t, len(sh.ids), 2)
-	}
-	reader := newIndexedStore(t, clk, 128)
-	for i, tok := range tokens {
-		_, err := reader.Read(tok)
-		require.NoError(t, err)
-		sh := reader.index.shard(ids[i])
-		assert.LessOrEqual(t, len(sh.timers), 2, "after %d tokens shown", i+1)
-		assert.LessOrEqual(t, len(sh.ids), 2, "after %d tokens shown", i+1)
-	}
 }
 
 // TestShownTokensDoNotRebindARolloutID: a store that knows a rollout id as
@@ -216,45 +266,66 @@ func TestShownTokensDoNotRebindARolloutID(t *testing.T) {
 	assert.False(t, got.Stopped)
 }
 
-// TestIndexKeepsAnIDWhenItsEarlierTimerGoes: making room drops an expired
-// timer of a rollout id, not the id, which names the id's newer timer.
+// TestIndexKeepsAnIDWhenItsEarlierTimerGoes: dropping an expired timer of a
+// rollout id keeps the id, which names the id's newer timer.
 func TestIndexKeepsAnIDWhenItsEarlierTimerGoes(t *testing.T) {
 	clk := &fakeClock{t: t0}
-	s := newIndexedStore(t, clk, 128) // two timers per part
-	ids := sameShard(t, s, 2)
-	first, err := s.Create(Spec{RolloutID: ids[0], TTL: time.Minute})
+	s := newIndexedStore(t, clk, 2)
+	first, err := s.Create(Spec{RolloutID: "a", TTL: time.Minute})
 	require.NoError(t, err)
 	_, err = s.Stop(first.Timer)
 	require.NoError(t, err)
 	clk.Advance(2 * time.Minute) // the first timer has expired
-	second, err := s.Create(Spec{RolloutID: ids[0]})
+	second, err := s.Create(Spec{RolloutID: "a"})
 	require.NoError(t, err)
-	// The part is full (the expired timer and the second); a new id makes
+	// The index is full (the expired timer and the second); a new id makes
 	// room by dropping the expired one.
-	_, err = s.Create(Spec{RolloutID: ids[1]})
+	_, err = s.Create(Spec{RolloutID: "b"})
 	require.NoError(t, err)
-	got, err := s.Read(ids[0])
+	got, err := s.Read("a")
 	require.NoError(t, err, "the id still names its running timer")
 	assert.Equal(t, second.Timer, got.Timer)
-	assert.True(t, known(t, s, ids[1]))
+	assert.True(t, known(t, s, "b"))
+	assert.EqualValues(t, 2, s.index.count.Load())
 }
 
-// TestIndexMakesRoomForTimersSharingAnID: timers that share a rollout id
-// fill a part as any others do.
-func TestIndexMakesRoomForTimersSharingAnID(t *testing.T) {
+// TestTimersSharingAnIDEachTakeRoom: a stopped timer and the next one of
+// its rollout id are two timers; a third is refused.
+func TestTimersSharingAnIDEachTakeRoom(t *testing.T) {
 	clk := &fakeClock{t: t0}
-	s := newIndexedStore(t, clk, 128) // two timers per part
-	ids := sameShard(t, s, 2)
-	first, err := s.Create(Spec{RolloutID: ids[0]})
+	s := newIndexedStore(t, clk, 2)
+	first, err := s.Create(Spec{RolloutID: "a"})
 	require.NoError(t, err)
 	_, err = s.Stop(first.Timer)
 	require.NoError(t, err)
-	_, err = s.Create(Spec{RolloutID: ids[0]}) // two timers, one id
+	_, err = s.Create(Spec{RolloutID: "a"})
 	require.NoError(t, err)
-	_, err = s.Create(Spec{RolloutID: ids[1]})
-	require.NoError(t, err)
-	sh := s.index.shard(ids[0])
-	assert.LessOrEqual(t, len(sh.timers), 2)
-	assert.LessOrEqual(t, len(sh.ids), len(sh.timers))
-	assert.True(t, known(t, s, ids[1]))
+	_, err = s.Create(Spec{RolloutID: "b"})
+	assert.ErrorIs(t, err, ErrFull)
+	_, err = s.Create(Spec{RolloutID: "a"})
+	assert.ErrorIs(t, err, ErrConflict, "the running timer holds its id, full or not")
+	assert.EqualValues(t, 2, s.index.count.Load(), "a refused create gives its room back")
+}
+
+// TestShardsAreChosenPerStore: two stores place one id in different shards
+// for some ids, so that a client cannot aim at one shard's lock.
+func TestShardsAreChosenPerStore(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	a, b := newIndexedStore(t, clk, 0), newIndexedStore(t, clk, 0)
+	index := func(s *Store, id string) int {
+		for i := range s.index.shards {
+			if &s.index.shards[i] == s.index.shard(id) {
+				return i
+			}
+		}
+		return -1
+	}
+	differ := 0
+	for i := range 64 {
+		id := fmt.Sprint(i)
+		if index(a, id) != index(b, id) {
+			differ++
+		}
+	}
+	assert.Positive(t, differ)
 }

@@ -24,6 +24,12 @@
 // (from then on it knows it). Route a rollout's calls to one replica
 // (sticky sessions by rollout id) to close that gap too.
 //
+// A Store holds each timer it issued or was shown until the timer expires,
+// within a bound on their count and their memory (Options.MaxRollouts,
+// MaxIndexBytes); while it is full it refuses new timers (ErrFull) rather
+// than forget a running one, whose older tokens it would then read at their
+// word again.
+//
 // A Store also remembers the newest token of each rollout it has seen, so a
 // client on the same replica may read a timer by its rollout id alone.
 // Changing a timer (a span, a stop) needs its token, and a rollout id stays
@@ -68,7 +74,26 @@ var (
 	// ErrConflict means a create named a rollout id that a running timer on
 	// this replica already has.
 	ErrConflict = errors.New("a running timer already has this rollout id")
+	// ErrFull means the Store holds as many timers as its index allows
+	// (Options.MaxRollouts and MaxIndexBytes), none of them expired: a new
+	// timer, or a change to one it was never shown, waits until one
+	// expires (see FullError).
+	ErrFull = errors.New("the timer index is full")
 )
+
+// FullError is an ErrFull saying when the first timer held expires.
+type FullError struct {
+	// RetryAfter is the time until the first timer held expires, rounded
+	// up to the second (at least one): no room is made before then.
+	RetryAfter time.Duration
+}
+
+func (e *FullError) Error() string {
+	return fmt.Sprintf("%v: no timer expires for %v; raise timers.max_rollouts or timers.index_bytes, or give timers shorter ttls", ErrFull, e.RetryAfter)
+}
+
+// Unwrap makes a FullError match ErrFull.
+func (e *FullError) Unwrap() error { return ErrFull }
 
 // SpecError is an ErrBadSpec naming the request field at fault.
 type SpecError struct {
@@ -106,9 +131,13 @@ type Options struct {
 	Now func() time.Time
 	// DefaultTTL applies when a spec has none; MaxTTL caps any TTL.
 	DefaultTTL, MaxTTL time.Duration
-	// MaxRollouts bounds the rollout-id index (oldest entries beyond it are
-	// forgotten; their tokens keep working).
-	MaxRollouts int
+	// MaxRollouts bounds the timers the Store holds (default 1,048,576), and
+	// MaxIndexBytes the memory they take (default 256 MiB; a timer takes
+	// 384 bytes and its rollout id's). A timer is held from its creation, or
+	// from when the Store is first shown one of its tokens, until it
+	// expires; while the Store is full, new timers are refused (ErrFull).
+	MaxRollouts   int
+	MaxIndexBytes int64
 }
 
 // Spec describes a timer to create.
@@ -245,11 +274,30 @@ func New(opts Options) (*Store, error) {
 	if opts.MaxRollouts <= 0 {
 		opts.MaxRollouts = 1 << 20
 	}
+	if opts.MaxIndexBytes <= 0 {
+		opts.MaxIndexBytes = 256 << 20
+	}
 	secret := append([]byte(nil), opts.Secret...)
 	s := &Store{opts: opts}
 	s.macs.New = func() any { return hmac.New(sha256.New, secret) }
-	s.index.init(opts.MaxRollouts)
+	s.index.init(opts.MaxRollouts, opts.MaxIndexBytes)
 	return s, nil
+}
+
+// Held reports the timers the Store holds, the bytes its index counts for
+// them, and the bound on those bytes (Options.MaxIndexBytes).
+func (s *Store) Held() (timers, bytes, maxBytes int64) {
+	return s.index.count.Load(), s.index.bytes.Load(), s.index.maxBytes.Load()
+}
+
+// SetMaxIndexBytes bounds the bytes of the Store's index anew, as
+// Options.MaxIndexBytes does (n > 0), for a caller that learns its memory
+// limit after it made the Store. Timers held past a lower bound stay until
+// they expire; no new one is held until they fit.
+func (s *Store) SetMaxIndexBytes(n int64) {
+	if n > 0 {
+		s.index.maxBytes.Store(n)
+	}
 }
 
 // RandomSecret returns a fresh 32-byte secret, for a single process that
@@ -308,11 +356,23 @@ func (s *Store) Create(spec Spec) (Reading, error) {
 		alpha: spec.SpeedFactor, jitter: spec.Jitter, limit: spec.TimeLimitS,
 		rollout: spec.RolloutID,
 	}
-	tok := s.encode(st)
-	if !s.index.claim(st, tok, now) {
-		return Reading{}, fmt.Errorf("%w: rollout_id %q: stop it with its token first, or use another id", ErrConflict, st.rollout)
+	conflict := fmt.Errorf("%w: rollout_id %q: stop it with its token first, or use another id", ErrConflict, st.rollout)
+	if !s.index.reserve(len(st.rollout), now) {
+		if s.index.running(st.rollout, now) {
+			return Reading{}, conflict
+		}
+		return Reading{}, s.full(now)
 	}
-	return s.reading(st, tok, now), nil
+	if !s.index.claim(st, now) {
+		return Reading{}, conflict
+	}
+	return s.reading(st, s.encode(st), now), nil
+}
+
+// full is the ErrFull of a Store whose index has no room at now.
+func (s *Store) full(now int64) error {
+	wait := time.Duration(s.index.soonest() - now)
+	return &FullError{RetryAfter: max(time.Second, (wait + time.Second - 1).Truncate(time.Second))}
 }
 
 // Read returns the timer's reading now. id is a token, or a rollout id
@@ -416,43 +476,59 @@ func (s *Store) change(tok string, op func(st *state, now int64) error) (Reading
 	if err != nil {
 		return Reading{}, err
 	}
+	// Room, should the timer be new here: a change to a timer the index
+	// cannot hold would leave its older tokens to be read at their word.
+	reserved := s.index.reserve(len(st.rollout), now)
 	sh := s.index.shard(st.rollout)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if e, ok := sh.timers[st.key()]; ok && st.counted() && e.seq >= st.seq {
-		// Signed by this Store's secret and checked when it was stored.
-		if st, err = s.decode(e.token); err != nil {
-			return Reading{}, err
+	e, held := sh.timers[st.key()]
+	if held && reserved {
+		s.index.unreserve(len(st.rollout))
+		reserved = false
+	}
+	if !held && !reserved {
+		return Reading{}, s.full(now)
+	}
+	if held && st.counted() && e.seq >= st.seq {
+		if newest := e.state(st.key()); newest != st {
+			st, tok = newest, s.encode(newest)
 		}
-		tok = e.token
 	}
 	if err := op(&st, now); err != nil {
+		if reserved {
+			s.index.unreserve(len(st.rollout))
+		}
 		if errors.Is(err, errUnchanged) {
 			return s.reading(st, tok, now), nil
 		}
 		return Reading{}, err
 	}
 	if st.seq == maxChanges {
+		if reserved {
+			s.index.unreserve(len(st.rollout))
+		}
 		return Reading{}, specErrorf("timer", "the timer has changed %d times, the most a token can count", uint32(maxChanges))
 	}
 	st.seq++
-	tok = s.encode(st)
-	s.index.record(sh, st, tok, now)
-	return s.reading(st, tok, now), nil
+	s.index.record(sh, st)
+	return s.reading(st, s.encode(st), now), nil
 }
 
 // open resolves id (a token or a known rollout id) to a state and its
 // token, checking signature and expiry.
 func (s *Store) open(id string) (state, string, int64, error) {
 	now := s.opts.Now().UnixNano()
-	if tok, ok := s.index.get(id); ok {
-		id = tok
+	st, ok := s.index.get(id)
+	if ok {
+		id = s.encode(st)
 	} else if !strings.Contains(id, ".") {
 		return state{}, "", 0, ErrNotFound
-	}
-	st, err := s.decode(id)
-	if err != nil {
-		return state{}, "", 0, err
+	} else {
+		var err error
+		if st, err = s.decode(id); err != nil {
+			return state{}, "", 0, err
+		}
 	}
 	if now > st.expires {
 		return state{}, "", 0, ErrExpired
@@ -472,18 +548,15 @@ func (s *Store) loadToken(id string) (state, string, int64, error) {
 	if !st.counted() {
 		return st, id, now, nil
 	}
-	newest, ok := s.index.newest(st.key(), st.seq)
+	newest, ok := s.index.newest(st)
 	if !ok {
-		s.index.learn(st, id, now)
+		s.index.learn(st, now)
 		return st, id, now, nil
 	}
-	if newest != id {
-		// Signed by this Store's secret and checked when it was stored.
-		if st, err = s.decode(newest); err != nil {
-			return state{}, "", 0, err
-		}
+	if newest != st {
+		return newest, s.encode(newest), now, nil
 	}
-	return st, newest, now, nil
+	return st, id, now, nil
 }
 
 // addTool returns the measured tool time with d more of it, saturating so
@@ -701,156 +774,4 @@ func (s *Store) decode(tok string) (state, error) {
 		return state{}, ErrInvalid
 	}
 	return st, nil
-}
-
-// rolloutIndex remembers, in shards to keep lock contention low, the
-// newest state (its token) of each timer the Store issued or was shown,
-// and which timer each rollout id names. When a shard is full, expired
-// entries are dropped, then arbitrary ones: a forgotten timer's tokens keep
-// working, read at their word.
-type rolloutIndex struct {
-	shards [64]indexShard
-	per    int
-}
-
-type indexShard struct {
-	mu     sync.RWMutex
-	ids    map[string]timerKey   // rollout id → the timer it names
-	timers map[timerKey]newestOf // timer → its newest state known here
-}
-
-// timerKey identifies a timer across its tokens: what no change alters.
-type timerKey struct {
-	start   int64
-	seed    uint64
-	rollout string
-}
-
-func (st *state) key() timerKey { return timerKey{st.start, st.seed, st.rollout} }
-
-// newestOf is the newest token of a timer known here.
-type newestOf struct {
-	token   string
-	seq     uint32
-	expires int64
-	stopped bool
-}
-
-func (x *rolloutIndex) init(limit int) {
-	x.per = max(1, limit/len(x.shards))
-	for i := range x.shards {
-		x.shards[i].ids = map[string]timerKey{}
-		x.shards[i].timers = map[timerKey]newestOf{}
-	}
-}
-
-func (x *rolloutIndex) shard(id string) *indexShard {
-	h := uint32(2166136261)
-	for i := 0; i < len(id); i++ {
-		h = (h ^ uint32(id[i])) * 16777619
-	}
-	return &x.shards[h%uint32(len(x.shards))]
-}
-
-// get returns the newest token of the timer rollout id names.
-func (x *rolloutIndex) get(id string) (string, bool) {
-	if len(id) > maxRolloutID {
-		return "", false
-	}
-	sh := x.shard(id)
-	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	k, ok := sh.ids[id]
-	if !ok {
-		return "", false
-	}
-	e, ok := sh.timers[k]
-	return e.token, ok
-}
-
-// newest returns the token of the newest state known of timer k, when one
-// is known that is not older than seq (tok itself when it is the newest);
-// ok is false when a token of count seq is newer than anything known, or k
-// is unknown. Of two states with one count (another process changed the
-// timer from the same token as this one did), the one known here stays
-// the newest.
-func (x *rolloutIndex) newest(k timerKey, seq uint32) (string, bool) {
-	sh := x.shard(k.rollout)
-	sh.mu.RLock()
-	e, ok := sh.timers[k]
-	sh.mu.RUnlock()
-	if !ok || e.seq < seq {
-		return "", false
-	}
-	return e.token, true
-}
-
-// learn remembers a token shown to the Store, unless a state as new is
-// known by then.
-func (x *rolloutIndex) learn(st state, tok string, now int64) {
-	sh := x.shard(st.rollout)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if e, ok := sh.timers[st.key()]; ok && e.seq >= st.seq {
-		return
-	}
-	x.record(sh, st, tok, now)
-}
-
-// record stores st (token tok) as its timer's newest state, and as the
-// timer of its rollout id when the id names it or nothing; sh's lock is
-// held.
-func (x *rolloutIndex) record(sh *indexShard, st state, tok string, now int64) {
-	k := st.key()
-	// Every id names a timer of the part, and no two the same one, so the
-	// ids never outnumber the timers: room for a timer is room for its id.
-	if _, known := sh.timers[k]; !known && len(sh.timers) >= x.per {
-		x.makeRoom(sh, now)
-	}
-	cur, bound := sh.ids[st.rollout]
-	sh.timers[k] = newestOf{token: tok, seq: st.seq, expires: st.expires, stopped: st.halted}
-	if !bound || cur == k {
-		sh.ids[st.rollout] = k
-	}
-}
-
-// claim binds rollout id to a new timer, unless a running timer that has
-// not expired holds it; it reports whether it did.
-func (x *rolloutIndex) claim(st state, tok string, now int64) bool {
-	sh := x.shard(st.rollout)
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if k, ok := sh.ids[st.rollout]; ok {
-		if e, ok := sh.timers[k]; ok && !e.stopped && e.expires >= now {
-			return false
-		}
-	}
-	delete(sh.ids, st.rollout) // the id moves to the new timer
-	x.record(sh, st, tok, now)
-	return true
-}
-
-// makeRoom drops the expired timers of a full shard, whose lock the caller
-// holds, then arbitrary ones until there is room for one more (and for its
-// id: see record).
-func (x *rolloutIndex) makeRoom(sh *indexShard, now int64) {
-	for k, e := range sh.timers {
-		if e.expires < now {
-			x.forget(sh, k)
-		}
-	}
-	for k := range sh.timers {
-		if len(sh.timers) < x.per {
-			break
-		}
-		x.forget(sh, k)
-	}
-}
-
-// forget drops timer k, and its rollout id when the id names it.
-func (x *rolloutIndex) forget(sh *indexShard, k timerKey) {
-	delete(sh.timers, k)
-	if cur, ok := sh.ids[k.rollout]; ok && cur == k {
-		delete(sh.ids, k.rollout)
-	}
 }

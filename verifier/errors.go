@@ -3,6 +3,7 @@ package verifier
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -78,6 +79,7 @@ func toAPIError(err error) *apiError {
 // request field that held the timer.
 func timerError(err error, field string) *apiError {
 	var se *timers.SpecError
+	var fe *timers.FullError
 	switch {
 	case errors.As(err, &se):
 		return badRequest("invalid_timer_request", se.Field, err.Error())
@@ -92,6 +94,9 @@ func timerError(err error, field string) *apiError {
 			Message: "changing a timer (a span, a stop) needs its token; a rollout id only reads it"}
 	case errors.Is(err, timers.ErrConflict):
 		return &apiError{Status: http.StatusConflict, Code: "rollout_id_in_use", Field: "rollout_id", Message: err.Error()}
+	case errors.As(err, &fe):
+		return &apiError{Status: http.StatusServiceUnavailable, Code: "timer_index_full", Message: err.Error(),
+			RetryAfter: int(min(math.Ceil(fe.RetryAfter.Seconds()), 3600))}
 	case errors.Is(err, timers.ErrNotFound):
 		return &apiError{Status: http.StatusNotFound, Code: "timer_not_found", Field: field, Message: field + ": " + err.Error() + "; pass the timer token to read it on any replica"}
 	}

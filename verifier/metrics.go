@@ -130,6 +130,8 @@ func (m *metrics) timerOp(op string, err error) {
 	case err == nil:
 	case errors.Is(err, timers.ErrExpired):
 		outcome = "expired"
+	case errors.Is(err, timers.ErrFull):
+		outcome = "full"
 	default:
 		outcome = "error"
 	}

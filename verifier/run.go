@@ -40,6 +40,9 @@ type RunOptions struct {
 	// MemoryLimit: requests are shed well before the limit, which leaves
 	// room for the scorer's work and the garbage collector's lag.
 	MemoryLimit int64
+	// TimerIndexBytes bounds the memory of the timers the service holds
+	// (timers.Store.SetMaxIndexBytes): 0 is a quarter of MemoryLimit.
+	TimerIndexBytes int64
 	// Opponent, when its URL or Model is set, is the endpoint and model
 	// that play the other side of negotiation steps asking for a model
 	// opponent: the NegotiationOpponent.
@@ -90,6 +93,10 @@ func Run(ctx context.Context, opt RunOptions) error {
 	if err != nil {
 		return err
 	}
+	if opt.TimerIndexBytes <= 0 {
+		opt.TimerIndexBytes = limit / 4
+	}
+	opt.Timers.SetMaxIndexBytes(opt.TimerIndexBytes)
 	log := srv.opts.Logger
 	ln, err := opt.listen()
 	if err != nil {
@@ -105,7 +112,8 @@ func Run(ctx context.Context, opt RunOptions) error {
 	}
 	reserve := MemoryReserve(limit)
 	debug.SetMemoryLimit(limit - reserve)
-	log.Info("memory", "limit_bytes", limit, "runtime_limit_bytes", limit-reserve, "request_budget_bytes", srv.opts.MemoryBudget)
+	log.Info("memory", "limit_bytes", limit, "runtime_limit_bytes", limit-reserve, "request_budget_bytes", srv.opts.MemoryBudget,
+		"timer_index_bytes", opt.TimerIndexBytes)
 	start := time.Now()
 	if err := srv.Serve(ctx, ln); err != nil {
 		return &ServeError{Err: err}

@@ -204,6 +204,19 @@ func New(opts Options) (*Server, error) {
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "timeaware_request_memory_bytes", Help: "Memory reserved for request bodies being read and decoded (bounded by the memory budget).",
 	}, func() float64 { return float64(s.mem.used.Load()) }))
+	held := func(i int) func() float64 {
+		return func() float64 {
+			n, b, max := opts.Timers.Held()
+			return float64([3]int64{n, b, max}[i])
+		}
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "timeaware_timers_held", Help: "Timers the service holds until they expire (bounded by timers.max_rollouts).",
+	}, held(0)), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "timeaware_timer_index_bytes", Help: "Memory the held timers take, as the index counts it.",
+	}, held(1)), prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "timeaware_timer_index_limit_bytes", Help: "The bound on timeaware_timer_index_bytes (timers.index_bytes); past it new timers are refused with 503.",
+	}, held(2)))
 
 	for _, rt := range s.routes() {
 		s.mux.Handle(rt.pattern, s.wrap(rt))

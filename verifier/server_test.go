@@ -877,3 +877,42 @@ func TestNegotiationModelOpponent(t *testing.T) {
 	assert.Equal(t, 400, code)
 	assert.Contains(t, errorOf(t, body)["message"], `"human" is not scripted or model`)
 }
+
+// TestAFullTimerIndexIs503: past the timers it may hold, the service
+// refuses a new timer with 503 and Retry-After (the time until the first
+// timer held expires), counts the refusal, and reports what it holds.
+func TestAFullTimerIndexIs503(t *testing.T) {
+	clk := &testClock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	store, err := timers.New(timers.Options{Secret: []byte("verifier test secret, 32 bytes.."), Now: clk.Now, MaxRollouts: 2})
+	require.NoError(t, err)
+	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+	require.NoError(t, err)
+	srv, err := New(Options{Scorer: scorer, Timers: store})
+	require.NoError(t, err)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	create := func(id string) *http.Response {
+		resp, err := http.Post(ts.URL+"/v1/timers", "application/json", strings.NewReader(`{"rollout_id":"`+id+`","ttl_s":90.5}`))
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	for _, id := range []string{"a", "b"} {
+		require.Equal(t, http.StatusCreated, create(id).StatusCode)
+	}
+	resp := create("c")
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "91", resp.Header.Get("Retry-After"), "90.5 s until the first expires, rounded up")
+	assert.Equal(t, "timer_index_full", errorCode(t, resp.Body))
+	assert.Equal(t, 1.0, counterValue(t, srv.metrics.timers.WithLabelValues("create", "full")))
+
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	assert.Contains(t, rec.Body.String(), "\ntimeaware_timers_held 2\n")
+	assert.Contains(t, rec.Body.String(), "\ntimeaware_timer_index_bytes 800\n", "two timers of 384 bytes and a one-byte id's 16")
+	assert.Contains(t, rec.Body.String(), "\ntimeaware_timer_index_limit_bytes 2.68435456e+08\n")
+
+	// Once the first expires, its room is taken again.
+	clk.Advance(91 * time.Second)
+	assert.Equal(t, http.StatusCreated, create("c").StatusCode)
+}

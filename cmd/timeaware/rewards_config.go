@@ -111,7 +111,11 @@ func (a *app) timerStore() (store *timers.Store, shared bool, err error) {
 	if !shared {
 		secret = timers.RandomSecret()
 	}
-	store, err = timers.New(timers.Options{Secret: secret, DefaultTTL: def, MaxTTL: maxTTL, MaxRollouts: v.GetInt("timers.max_rollouts")})
+	if v.GetInt64("timers.index_bytes") < 0 {
+		return nil, false, a.badKeyf("timers.index_bytes", "want 0 (a quarter of serve.memory_limit) or more")
+	}
+	store, err = timers.New(timers.Options{Secret: secret, DefaultTTL: def, MaxTTL: maxTTL, MaxRollouts: v.GetInt("timers.max_rollouts"),
+		MaxIndexBytes: v.GetInt64("timers.index_bytes")})
 	if err != nil {
 		return nil, false, a.timersError(err)
 	}

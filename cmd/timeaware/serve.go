@@ -115,5 +115,6 @@ func (a *app) serveOptions(log *slog.Logger) (o verifier.RunOptions, err error) 
 		Model: v.GetString("serve.negotiation_opponent_model"), APIKey: os.Getenv(v.GetString("serve.negotiation_opponent_api_key_env"))}
 	o.Addr, o.AddrFile = v.GetString("serve.addr"), v.GetString("serve.addr_file")
 	o.AllowNoToken, o.MemoryLimit = v.GetBool("serve.allow_no_token"), v.GetInt64("serve.memory_limit")
+	o.TimerIndexBytes = v.GetInt64("timers.index_bytes") // checked by timerStore
 	return o, nil
 }

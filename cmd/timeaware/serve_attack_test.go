@@ -579,3 +579,38 @@ func TestAttackTokensNoClientCanSendStopTheStart(t *testing.T) {
 	assert.Equal(t, 2, code, stderr)
 	assert.Contains(t, stderr, "TIMEAWARE_SERVE_MEMORY_BUDGET=60500: a budget of 60500 bytes holds fewer than 4 connections")
 }
+
+// TestAttackTimerFloodForgetsNoTimer: creating timers far past what the
+// service may hold neither grows it past its bound nor makes it forget a
+// running timer, whose older token would then undo its spans and its
+// stop: the surplus is refused with 503 and Retry-After, and counted.
+func TestAttackTimerFloodForgetsNoTimer(t *testing.T) {
+	p := attackServer(t, "TIMEAWARE_TIMERS_MAX_ROLLOUTS=200")
+	code, created := doJSON(t, "POST", p.url+"/v1/timers", `{"time_limit_s":100}`)
+	require.Equal(t, http.StatusCreated, code, "%v", created)
+	first := created["timer"].(string)
+	code, rd := doJSON(t, "POST", p.url+"/v1/timers/"+first+"/spans", `{"seconds":40,"simulated":true}`)
+	require.Equal(t, http.StatusOK, code, "%v", rd)
+	code, stopped := doJSON(t, "DELETE", p.url+"/v1/timers/"+rd["timer"].(string), "")
+	require.Equal(t, http.StatusOK, code, "%v", stopped)
+
+	refused := 0
+	for i := range 1000 {
+		code, res := doJSON(t, "POST", p.url+"/v1/timers", fmt.Sprintf(`{"rollout_id":"flood-%d"}`, i))
+		if code == http.StatusServiceUnavailable {
+			assert.Equal(t, "timer_index_full", res["error"].(map[string]any)["code"])
+			refused++
+			continue
+		}
+		require.Equal(t, http.StatusCreated, code, "%v", res)
+	}
+	assert.Equal(t, 801, refused, "the service holds 200 timers, the first among them")
+	code, got := doJSON(t, "GET", p.url+"/v1/timers/"+first, "")
+	require.Equal(t, http.StatusOK, code, "%v", got)
+	assert.Equal(t, true, got["stopped"], "the token issued before the stop reads the stopped timer")
+	assert.Equal(t, stopped["elapsed_s"], got["elapsed_s"], "with the span added after it")
+	code, res := doJSON(t, "POST", p.url+"/v1/timers/"+first+"/spans", `{"action":"start"}`)
+	assert.Equal(t, http.StatusBadRequest, code, "and cannot restart it: %v", res)
+	p.waitMetric(t, `timeaware_timer_operations_total{op="create",outcome="full"}`, func(v float64) bool { return v == 801 }, "every refusal is counted")
+	p.waitMetric(t, "timeaware_timers_held", func(v float64) bool { return v == 200 }, "the service holds what it may")
+}
