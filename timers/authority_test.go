@@ -2,6 +2,7 @@ package timers
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -242,6 +243,45 @@ func TestVersion3Tokens(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, *tc.want, got)
 			assert.Equal(t, tok, s.encode(got), "the state is written back as it was read")
+		})
+	}
+}
+
+// TestMeasuredSpansOnly: with MeasuredSpansOnly a stated measured span is
+// refused (with α = 4 it would turn 12 s of generation into 3 s of tool
+// time), while spans the store measures and simulated ones count as ever.
+func TestMeasuredSpansOnly(t *testing.T) {
+	for _, only := range []bool{false, true} {
+		t.Run(fmt.Sprint(only), func(t *testing.T) {
+			clk := &fakeClock{t: t0}
+			s, err := New(Options{Secret: secret, Now: clk.Now, MeasuredSpansOnly: only})
+			require.NoError(t, err)
+			r, err := s.Create(Spec{SpeedFactor: 4, TimeLimitS: 10})
+			require.NoError(t, err)
+			clk.Advance(3 * time.Second)
+			stated, err := s.AddSpan(r.Timer, Span{Seconds: 3})
+			if only {
+				var se *SpecError
+				require.ErrorAs(t, err, &se)
+				assert.Equal(t, "seconds", se.Field)
+				assert.Contains(t, err.Error(), `"action": "start"`)
+				got, err := s.Read(r.Timer)
+				require.NoError(t, err)
+				assert.InDelta(t, 12.0, got.ElapsedS, 1e-9, "all of it generation, at α = 4")
+			} else {
+				require.NoError(t, err)
+				assert.InDelta(t, 3.0, stated.ElapsedS, 1e-9, "the stated span is taken, up to the wall time")
+				r = stated
+			}
+			opened, err := s.AddSpan(r.Timer, Span{Action: "start"})
+			require.NoError(t, err)
+			clk.Advance(2 * time.Second)
+			ended, err := s.AddSpan(opened.Timer, Span{Action: "end"})
+			require.NoError(t, err)
+			sim, err := s.AddSpan(ended.Timer, Span{Seconds: 1, Simulated: true})
+			require.NoError(t, err)
+			assert.InDelta(t, ended.ElapsedS+1, sim.ElapsedS, 1e-9)
+			assert.InDelta(t, map[bool]float64{false: 3 + 2 + 1, true: 2 + 1}[only], sim.ToolS, 1e-9)
 		})
 	}
 }

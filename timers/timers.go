@@ -138,6 +138,13 @@ type Options struct {
 	// expires; while the Store is full, new timers are refused (ErrFull).
 	MaxRollouts   int
 	MaxIndexBytes int64
+	// MeasuredSpansOnly refuses measured tool spans stated by the client
+	// (Span.Seconds without Simulated): tool time then comes only from
+	// spans the Store measures between a start and an end. A stated span
+	// is capped at the wall time, but with α > 1 it still turns α·s of
+	// generation time into s of tool time: set this where the clients are
+	// not trusted with the time they spend in tools.
+	MeasuredSpansOnly bool
 }
 
 // Spec describes a timer to create.
@@ -407,6 +414,9 @@ func (s *Store) AddSpan(tok string, sp Span) (Reading, error) {
 	}
 	if sp.Action != "" && sp.Action != "start" && sp.Action != "end" {
 		return Reading{}, specErrorf("action", "%q is not start or end", sp.Action)
+	}
+	if sp.Action == "" && !sp.Simulated && s.opts.MeasuredSpansOnly {
+		return Reading{}, specErrorf("seconds", "this service measures tool time itself (timers.measured_spans_only): send {\"action\": \"start\"} before the tool call and {\"action\": \"end\"} after it")
 	}
 	return s.change(tok, func(st *state, now int64) error {
 		if st.halted {

@@ -51,7 +51,13 @@
 #   (h) the same without the token;
 #   (i) the same heads never finished: sent over 8 s, then a header line
 #       a second, never the blank line (-headers-endless);
-#   all three paced at 128 MiB/s of flood in all, and reporting the batch
+#   (k) the same beside -idle connections (default 2,000, more than the
+#       1,490 the server's connection cap allows at 512 MiB) that each send
+#       GET /healthz without the token, read the answer and then send
+#       nothing, as the idle rollout workers of a large run do (-idle);
+#   (l) (g) unpaced: the 600 connections send their heads as fast as they
+#       can and reconnect at once after each answer;
+#   (g), (h) and (i) paced at 128 MiB/s of flood in all, and reporting the batch
 #   clients' items/s and p50/p99 next to (a)'s, GET /healthz polled every
 #   50 ms on new connections (p50/p99/max, failures: no 200 within 1 s), how
 #   the flood's connections ended and the server's peak resident memory;
@@ -78,9 +84,10 @@
 #   TIMEAWARE_BENCH_HOG_SECONDS measured seconds of run (f) (default twice the batch run's: 30 s, three of the hogs' 10 s body deadlines)
 #   TIMEAWARE_BENCH_HEADERS    connections of the header flood runs (g), (h), (i) (default 600)
 #   TIMEAWARE_BENCH_HEADER_RATE bytes per second the header flood sends, all connections together (default 134217728: 128 MiB/s)
-#   TIMEAWARE_BENCH_FLOOD_SECONDS measured seconds of each header flood run (default: the batch run's)
+#   TIMEAWARE_BENCH_IDLE       connections of the idle flood run (k) (default 2000)
+#   TIMEAWARE_BENCH_FLOOD_SECONDS measured seconds of each flood run (default: the batch run's)
 #   TIMEAWARE_BENCH_LENGTH_SECONDS measured seconds of each reward of run (j) (default: a quarter of the batch run's, at least 2)
-#   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the header flood runs (g), (h), (i) (about 80 s);
+#   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the flood runs (g), (h), (i), (k), (l) (about 2 min);
 #                              length: only (a) and the length rewards' run (j) (about 55 s)
 #   TIMEAWARE_BENCH_BIN        the server binary to run (default: bin/timeaware, built with make build)
 #   TIMEAWARE_BENCH_LOADGEN    a load generator built beforehand (go build -o FILE ./bench/serve/loadgen), for a machine without Go
@@ -111,6 +118,7 @@ hog_seconds="${TIMEAWARE_BENCH_HOG_SECONDS:-$((seconds * 2))}"
 headers="${TIMEAWARE_BENCH_HEADERS:-600}"
 header_rate="${TIMEAWARE_BENCH_HEADER_RATE:-134217728}"
 flood_seconds="${TIMEAWARE_BENCH_FLOOD_SECONDS:-$seconds}"
+idle="${TIMEAWARE_BENCH_IDLE:-2000}"
 # Run (j) measures each reward for length_ms milliseconds.
 if [ -n "${TIMEAWARE_BENCH_LENGTH_SECONDS:-}" ]; then
     length_ms=$((TIMEAWARE_BENCH_LENGTH_SECONDS * 1000))
@@ -136,6 +144,7 @@ corpus_items=8192
 # limit.
 attackers=$((attack_stall + attack_announce + attack_flood + 1 + hogs))
 if [ "$only" = flood ] || [ "$headers" -gt "$attackers" ]; then attackers="$headers"; fi
+if [ "$idle" -gt "$attackers" ]; then attackers="$idle"; fi
 if [ "$only" = length ]; then attackers=0; fi
 need_files=$((attackers + clients + gd_clients + 128))
 soft_files="$(ulimit -Sn)"
@@ -359,7 +368,7 @@ flood_run() {
     "$loadgen" -mode attack -url "$url" -server-pid "$pid" -stall 0 -announce 0 -flood 0 -deep 0 \
         -header-rate "$header_rate" "$@" -healthz 50ms -duration 1h -json >"$work/attack-$name.json" &
     attack_pid=$!
-    sleep 1
+    sleep 2
     local batch_status=0 attack_status=0 server_status=0 ran=true
     "$loadgen" -mode batch -url "$url" -server-pid "$pid" -clients "$clients" -batch "$batch" \
         -corpus "$corpus_items" -warmup 2s -duration "${flood_seconds}s" -json >"$work/batch-$name.json" || batch_status=$?
@@ -381,6 +390,11 @@ if [ "$only" = all ] || [ "$only" = flood ]; then
     flood_run g "$headers connections each sending ~1 MB of headers with the token" -headers "$headers"
     flood_run h "$headers connections each sending ~1 MB of headers without the token" -headers "$headers" -header-auth=false
     flood_run i "$headers connections trickling ~1 MB of headers that never end" -headers-endless "$headers"
+    # The idle flood's connections become replaceable once idle for
+    # serve.evict_idle_after (1 s): until then a newcomer is refused with
+    # Retry-After, by design, so the polls start once that has passed.
+    flood_run k "$idle connections idle after one GET /healthz each" -idle "$idle" -healthz-after 1500ms
+    flood_run l "$headers connections each sending ~1 MB of headers with the token, unpaced" -headers "$headers" -header-rate 1099511627776
 fi
 
 "$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" "$only" "$bin_desc" "$soft_files" "$hard_files" "${length_rewards[*]}" <<'PY'
@@ -534,9 +548,10 @@ if only in ("all", "length"):
 
 if only in ("all", "flood"):
     print()
-    print("header flood: each run on a fresh server, GET /healthz polled every 50 ms on new connections "
-          "(failed: no 200 within 1 s); connections' ends with their mean seconds from dial")
-    for name, what in (("g", "header flood, token"), ("h", "header flood, no token"), ("i", "endless headers")):
+    print("floods: each run on a fresh server, GET /healthz polled every 50 ms on new connections "
+          "(failed: no 200 within 1 s); connections' ends with their mean seconds from dial (idle: from the answer)")
+    for name, what in (("g", "header flood, token"), ("h", "header flood, no token"), ("i", "endless headers"),
+                       ("k", "idle connections"), ("l", "header flood, unpaced")):
         fb, fa, fr = load_json(f"batch-{name}.json"), load_json(f"attack-{name}.json"), load_json(f"run-{name}.json")
         tag = f"({name}) {what}"
         checks = []
@@ -554,13 +569,19 @@ if only in ("all", "flood"):
             print(f"{tag + ': flood':{w}} {'-':>14}  the attack failed before its summary (status {fr['attack_status']}; see above)")
             checks.append(("the attack completed", False))
         else:
-            conns = fa["header_connections"] or fa["endless_connections"]
-            ends = fa["header_outcomes"] if fa["header_connections"] else fa["endless_outcomes"]
-            means = fa["header_mean_s"] if fa["header_connections"] else fa["endless_mean_s"]
-            print(f"{'    flood':{w}} {conns:>14,}  connections, heads of {fa['header_bytes'] / 1e6:.1f} MB "
-                  f"({fa['header_pad']} padding headers{', with the token' if fa['header_auth'] else ', no token'}); "
-                  f"{fa['header_sent_mb']:,.0f} MB sent in {fa['seconds']:.0f} s on {fa['header_connections_opened']:,} connections "
-                  f"(paced at {fa['header_rate_mb_s']:.0f} MB/s); the flood used {fa['loadgen_cpu_s'] / fa['seconds']:.2f} cores")
+            if fa.get("idle_connections"):
+                conns, ends, means = fa["idle_connections"], fa["idle_outcomes"], fa["idle_mean_s"]
+                print(f"{'    flood':{w}} {conns:>14,}  connections, each idle after one GET /healthz without the token, "
+                      f"not reopened; the flood used {fa['loadgen_cpu_s'] / fa['seconds']:.2f} cores")
+            else:
+                conns = fa["header_connections"] or fa["endless_connections"]
+                ends = fa["header_outcomes"] if fa["header_connections"] else fa["endless_outcomes"]
+                means = fa["header_mean_s"] if fa["header_connections"] else fa["endless_mean_s"]
+                paced = "unpaced" if fa["header_rate_mb_s"] > 1e5 else f"paced at {fa['header_rate_mb_s']:.0f} MB/s"
+                print(f"{'    flood':{w}} {conns:>14,}  connections, heads of {fa['header_bytes'] / 1e6:.1f} MB "
+                      f"({fa['header_pad']} padding headers{', with the token' if fa['header_auth'] else ', no token'}); "
+                      f"{fa['header_sent_mb']:,.0f} MB sent in {fa['seconds']:.0f} s on {fa['header_connections_opened']:,} connections "
+                      f"({paced}); the flood used {fa['loadgen_cpu_s'] / fa['seconds']:.2f} cores")
             print(f"{'    flood connections ended':{w}} {'':>14}  {outcomes(ends, means)}")
             h = fa["healthz"]
             print(f"{'    GET /healthz p50 / p99 / max (ms)':{w}} {h['p50_ms']:>7.1f} / {h['p99_ms']:.1f} / {h['max_ms']:.0f}; "

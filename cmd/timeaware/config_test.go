@@ -112,13 +112,14 @@ func TestConfigDefaultsAreTyped(t *testing.T) {
 		"rewards.tictoc.tool_call_patterns": []string{},
 		"timers.max_rollouts":               1048576,
 		"timers.index_bytes":                0,
+		"timers.measured_spans_only":        false,
 		"rewards.length.lcpo_alpha":         0.0003,
 		"rewards.length.thinkprune_limit":   4000,
 		"synth.budget.elastic_think_budget": 1024,
 	} {
 		assert.Equal(t, want, defaults[key], key)
 	}
-	assert.Len(t, defaults, 199, "keys in examples/timeaware.yaml")
+	assert.Len(t, defaults, 200, "keys in examples/timeaware.yaml")
 }
 
 func TestFlattenConfig(t *testing.T) {

@@ -115,7 +115,7 @@ func (a *app) timerStore() (store *timers.Store, shared bool, err error) {
 		return nil, false, a.badKeyf("timers.index_bytes", "want 0 (a quarter of serve.memory_limit) or more")
 	}
 	store, err = timers.New(timers.Options{Secret: secret, DefaultTTL: def, MaxTTL: maxTTL, MaxRollouts: v.GetInt("timers.max_rollouts"),
-		MaxIndexBytes: v.GetInt64("timers.index_bytes")})
+		MaxIndexBytes: v.GetInt64("timers.index_bytes"), MeasuredSpansOnly: v.GetBool("timers.measured_spans_only")})
 	if err != nil {
 		return nil, false, a.timersError(err)
 	}

@@ -614,3 +614,22 @@ func TestAttackTimerFloodForgetsNoTimer(t *testing.T) {
 	p.waitMetric(t, `timeaware_timer_operations_total{op="create",outcome="full"}`, func(v float64) bool { return v == 801 }, "every refusal is counted")
 	p.waitMetric(t, "timeaware_timers_held", func(v float64) bool { return v == 200 }, "the service holds what it may")
 }
+
+// TestAttackStatedSpansRefusedWhereToolTimeIsMeasured: with
+// timers.measured_spans_only a stated span cannot turn generation time
+// into tool time (α = 4: a 3 s wait stated as a span); spans the service
+// measures still count.
+func TestAttackStatedSpansRefusedWhereToolTimeIsMeasured(t *testing.T) {
+	p := attackServer(t, "TIMEAWARE_TIMERS_MEASURED_SPANS_ONLY=true")
+	code, created := doJSON(t, "POST", p.url+"/v1/timers", `{"speed_factor":4,"time_limit_s":10}`)
+	require.Equal(t, http.StatusCreated, code, "%v", created)
+	tok := created["timer"].(string)
+	code, res := doJSON(t, "POST", p.url+"/v1/timers/"+tok+"/spans", `{"seconds":3}`)
+	require.Equal(t, http.StatusBadRequest, code, "%v", res)
+	assert.Equal(t, "seconds", res["error"].(map[string]any)["field"])
+	code, res = doJSON(t, "POST", p.url+"/v1/timers/"+tok+"/spans", `{"action":"start"}`)
+	require.Equal(t, http.StatusOK, code, "%v", res)
+	code, res = doJSON(t, "POST", p.url+"/v1/timers/"+res["timer"].(string)+"/spans", `{"action":"end"}`)
+	require.Equal(t, http.StatusOK, code, "%v", res)
+	assert.Positive(t, res["tool_s"], "the measured span counts")
+}

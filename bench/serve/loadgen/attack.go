@@ -22,7 +22,9 @@ package main
 //     the budget, and the server sheds requests with 429;
 //   - headers and endless: -headers and -headers-endless connections of
 //     the header flood (headers.go): about 1 MB of request head each,
-//     finished or never.
+//     finished or never;
+//   - idle: -idle keep-alive connections that each send GET /healthz (no
+//     token), read the answer, and then send nothing (headers.go).
 //
 // Answers are counted by status, the hogs' and the header flood's apart;
 // the summary also gives the server's peak resident memory (VmHWM) when
@@ -75,7 +77,14 @@ type attackSummary struct {
 	EndlessOutcomes map[string]int     `json:"endless_outcomes,omitempty"`
 	EndlessMeanS    map[string]float64 `json:"endless_mean_s,omitempty"`
 	HeaderOpened    int64              `json:"header_connections_opened"`
-	HeaderSentMB    float64            `json:"header_sent_mb"`
+	// The idle flood: its connections (those opened are counted in
+	// header_connections_opened with the header flood's), how each ended, and the seconds
+	// between its answer and its end on average ("open at end" for those
+	// the server kept).
+	IdleConns    int                `json:"idle_connections,omitempty"`
+	IdleOutcomes map[string]int     `json:"idle_outcomes,omitempty"`
+	IdleMeanS    map[string]float64 `json:"idle_mean_s,omitempty"`
+	HeaderSentMB float64            `json:"header_sent_mb"`
 	// LoadgenCPUS is the CPU time this process used during the attack.
 	LoadgenCPUS float64        `json:"loadgen_cpu_s"`
 	Healthz     *healthSummary `json:"healthz,omitempty"`
@@ -295,6 +304,9 @@ func runAttack(c config) error {
 		fmt.Fprintf(os.Stderr, "  header flood: %d finished and %d endless heads of %d bytes (token %v), %.1f MB sent on %d connections; finished heads got %v (mean seconds %v), endless %v (mean seconds %v)\n",
 			s.HeaderConns, s.EndlessConns, s.HeaderBytes, s.HeaderAuth, s.HeaderSentMB, s.HeaderOpened, s.HeaderOutcomes, roundAll(s.HeaderMeanS), s.EndlessOutcomes, roundAll(s.EndlessMeanS))
 	}
+	if s.IdleConns > 0 {
+		fmt.Fprintf(os.Stderr, "  idle flood: %d connections; they ended %v (mean seconds idle %v)\n", s.IdleConns, s.IdleOutcomes, roundAll(s.IdleMeanS))
+	}
 	if h := s.Healthz; h != nil {
 		fmt.Fprintf(os.Stderr, "  GET /healthz: %d polls, %d failed; p50 %.2f ms, p99 %.2f ms, max %.1f ms; longest without an answer %.0f ms; first errors %q\n",
 			h.Polls, h.Failures, h.P50, h.P99, h.Max, h.LongestGapMs, h.FirstErrors)
@@ -325,7 +337,7 @@ func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
 		endless = heads[:len(heads)-2]
 	}
 	fl := &flooder{addr: u.Host, pace: &pacer{rate: float64(c.headerRate)}, wait: c.headerWait, over: c.endlessOver,
-		every: c.endlessEvery, headers: newOutcomes(), endless: newOutcomes()}
+		every: c.endlessEvery, headers: newOutcomes(), endless: newOutcomes(), idle: newOutcomes()}
 	cpu0 := sampleCPU(0)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -360,9 +372,17 @@ func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
 	for range c.endless {
 		start(func() { fl.endlessConn(stop, endless) })
 	}
+	idleReq := []byte("GET /healthz HTTP/1.1\r\nHost: " + u.Host + "\r\n\r\n")
+	for range c.idle {
+		start(func() { fl.idleConn(stop, idleReq, c.idleAgain) })
+	}
 	var health healthSummary
 	if c.healthz > 0 {
-		start(func() { health = pollHealth(stop, u.Host, u.Host, c.healthz) })
+		start(func() {
+			if sleepUntil(stop, time.Now().Add(c.healthzAfter)) {
+				health = pollHealth(stop, u.Host, u.Host, c.healthz)
+			}
+		})
 	}
 
 	t0 := time.Now()
@@ -386,6 +406,10 @@ func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
 		s.HeaderOutcomes, s.HeaderMeanS = fl.headers.n, fl.headers.means()
 		s.EndlessOutcomes, s.EndlessMeanS = fl.endless.n, fl.endless.means()
 		s.HeaderOpened, s.HeaderSentMB = fl.opened.Load(), float64(fl.sent.Load())/1e6
+	}
+	if c.idle > 0 {
+		s.IdleConns, s.IdleOutcomes, s.IdleMeanS = c.idle, fl.idle.n, fl.idle.means()
+		s.HeaderOpened = fl.opened.Load()
 	}
 	if c.healthz > 0 {
 		s.Healthz = &health

@@ -201,6 +201,7 @@ type flooder struct {
 	opened  atomic.Int64  // connections dialled
 	headers *outcomes
 	endless *outcomes
+	idle    *outcomes
 }
 
 // dial opens a connection that closes when stop or done closes.
@@ -291,6 +292,53 @@ func (f *flooder) endlessConn(stop <-chan struct{}, head []byte) {
 			return
 		}
 	}
+}
+
+// idleConn is one connection of the idle flood: it sends req (GET
+// /healthz), reads the answer and then waits, sending nothing, until the
+// server closes the connection or stop. Its outcome is the answer's status
+// when it was not 200, else how the connection ended ("closed" by the
+// server, "open at end"), timed from the answer. When the server closes
+// it, another is opened after again (0: never).
+func (f *flooder) idleConn(stop <-chan struct{}, req []byte, again time.Duration) {
+	for {
+		t0 := time.Now()
+		c, done, err := f.dial(stop)
+		if err != nil {
+			f.idle.add("dial error", time.Since(t0))
+		} else {
+			f.idle.add(f.idleOnce(c, stop, req))
+			close(done)
+		}
+		if again == 0 {
+			<-stop
+			return
+		}
+		if !sleepUntil(stop, time.Now().Add(again)) {
+			return
+		}
+	}
+}
+
+// idleOnce is idleConn's one connection c.
+func (f *flooder) idleOnce(c net.Conn, stop <-chan struct{}, req []byte) (string, time.Duration) {
+	t0 := time.Now()
+	if err := f.write(c, req); err != nil {
+		return outcomeOf(err, stop), time.Since(t0)
+	}
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return outcomeOf(err, stop), time.Since(t0)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return strconv.Itoa(resp.StatusCode), time.Since(t0)
+	}
+	t1 := time.Now()
+	_, err = br.ReadByte() // returns when the server closes, or at stop
+	return outcomeOf(err, stop), time.Since(t1)
 }
 
 // trickle writes head on c, its first chunk at once and the others one

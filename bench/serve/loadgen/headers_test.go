@@ -214,6 +214,38 @@ func TestHeaderFloodAgainstNetHTTP(t *testing.T) {
 	})
 }
 
+// The idle flood against net/http servers: each connection is answered
+// (the oracle's handler asks for no token) and then kept until the
+// server's IdleTimeout closes it; with -idle-again it reconnects.
+func TestIdleFloodAgainstNetHTTP(t *testing.T) {
+	serve := func(t *testing.T, idle time.Duration) string {
+		ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		ts.Config.IdleTimeout = idle
+		ts.Start()
+		t.Cleanup(ts.Close)
+		return ts.URL
+	}
+	t.Run("kept", func(t *testing.T) {
+		c := floodConfig(serve(t, time.Hour))
+		c.idle = 3
+		s, err := attack(c, nil)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]int{"open at end": 3}, s.IdleOutcomes)
+		assert.Equal(t, int64(3), s.HeaderOpened, "no connection is opened again")
+		assert.Equal(t, 3, s.IdleConns)
+	})
+	t.Run("closed by the server and opened again", func(t *testing.T) {
+		c := floodConfig(serve(t, 200*time.Millisecond))
+		c.idle, c.idleAgain = 3, 10*time.Millisecond
+		s, err := attack(c, nil)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, s.IdleOutcomes["closed"], 3, "%v", s.IdleOutcomes)
+		assertOnly(t, s.IdleOutcomes, "closed", "open at end")
+		assert.GreaterOrEqual(t, s.IdleMeanS["closed"], 0.19, "idle until the server's timeout")
+		assert.Equal(t, int64(s.IdleOutcomes["closed"]+s.IdleOutcomes["open at end"]), s.HeaderOpened)
+	})
+}
+
 func assertOnly(t *testing.T, got map[string]int, want ...string) {
 	t.Helper()
 	for k := range got {

@@ -103,7 +103,10 @@ type config struct {
 	headerWait   time.Duration
 	endlessOver  time.Duration
 	endlessEvery time.Duration
+	idle         int
+	idleAgain    time.Duration
 	healthz      time.Duration
+	healthzAfter time.Duration
 }
 
 func main() {
@@ -143,7 +146,10 @@ func main() {
 	flag.DurationVar(&c.headerWait, "header-wait", 30*time.Second, "attack mode: how long a -headers connection waits for an answer")
 	flag.DurationVar(&c.endlessOver, "endless-over", 8*time.Second, "attack mode: the time a -headers-endless connection spreads its head over")
 	flag.DurationVar(&c.endlessEvery, "endless-every", time.Second, "attack mode: the interval between the header lines a -headers-endless connection trickles after its head")
+	flag.IntVar(&c.idle, "idle", 0, "attack mode: keep-alive connections that each send GET /healthz without the token, read the answer and then send nothing, as idle rollout workers do")
+	flag.DurationVar(&c.idleAgain, "idle-again", 0, "attack mode: when the server closes an -idle connection, open another after this long (0: never)")
 	flag.DurationVar(&c.healthz, "healthz", 0, "attack mode: poll GET /healthz at this interval, each poll on a new connection with a 1 s timeout (0: do not poll)")
+	flag.DurationVar(&c.healthzAfter, "healthz-after", 0, "attack mode: start the /healthz polls this long after the attack starts")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail("unexpected arguments %q", flag.Args())
@@ -151,8 +157,9 @@ func main() {
 	if c.corpusN <= 0 || c.batch <= 0 || c.checkEvery <= 0 || c.timers <= 0 || c.clients < 0 {
 		fail("-corpus, -batch, -check-every and -timers must be positive, -clients non-negative")
 	}
-	if c.stall < 0 || c.announce < 0 || c.flood < 0 || c.deep < 0 || c.hog < 0 || c.retryMax < 0 || c.headers < 0 || c.endless < 0 || c.healthz < 0 {
-		fail("-stall, -announce, -flood, -deep, -hog, -retry-max, -headers, -headers-endless and -healthz must not be negative")
+	if c.stall < 0 || c.announce < 0 || c.flood < 0 || c.deep < 0 || c.hog < 0 || c.retryMax < 0 || c.headers < 0 || c.endless < 0 || c.healthz < 0 ||
+		c.idle < 0 || c.idleAgain < 0 || c.healthzAfter < 0 {
+		fail("-stall, -announce, -flood, -deep, -hog, -retry-max, -headers, -headers-endless, -idle, -idle-again, -healthz and -healthz-after must not be negative")
 	}
 	if c.headerRate <= 0 || c.headerWait <= 0 || c.endlessOver <= 0 || c.endlessEvery <= 0 {
 		fail("-header-rate, -header-wait, -endless-over and -endless-every must be positive")
