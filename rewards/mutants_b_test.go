@@ -614,6 +614,12 @@ func TestBNegotiationGroundTruthValidate(t *testing.T) {
 		{"wpm 10000", func(g *NegotiationGroundTruth) { g.WPM = 1e4 }, ""},
 		{"wpm below 1", func(g *NegotiationGroundTruth) { g.WPM = 0.99 }, "ground_truth.wpm"},
 		{"wpm above 10000", func(g *NegotiationGroundTruth) { g.WPM = 10000.5 }, "ground_truth.wpm"},
+		{"timer speed factor 0.01", func(g *NegotiationGroundTruth) { g.TimerSpeedFactor = 0.01 }, ""},
+		{"timer speed factor 100", func(g *NegotiationGroundTruth) { g.TimerSpeedFactor = 100 }, ""},
+		{"timer speed factor below 0.01", func(g *NegotiationGroundTruth) { g.TimerSpeedFactor = 0.0099 }, "ground_truth.timer_speed_factor"},
+		{"timer speed factor above 100", func(g *NegotiationGroundTruth) { g.TimerSpeedFactor = 100.5 }, "ground_truth.timer_speed_factor"},
+		{"negative timer speed factor", func(g *NegotiationGroundTruth) { g.TimerSpeedFactor = -1 }, "ground_truth.timer_speed_factor"},
+		{"NaN timer speed factor", func(g *NegotiationGroundTruth) { g.TimerSpeedFactor = math.NaN() }, "ground_truth.timer_speed_factor"},
 		{"deadline 1e6", func(g *NegotiationGroundTruth) { g.DeadlineS = 1e6 }, ""},
 		{"tiny deadline", func(g *NegotiationGroundTruth) { g.DeadlineS = 1e-9 }, ""},
 		{"deadline past 1e6", func(g *NegotiationGroundTruth) { g.DeadlineS = 1e6 + 0.5 }, "ground_truth.deadline_s"},
@@ -641,6 +647,11 @@ func TestBNegotiationGroundTruthValidate(t *testing.T) {
 			assert.Equal(t, tc.field, fe.Field)
 		})
 	}
+}
+
+func TestBNegotiationSpeedFactor(t *testing.T) {
+	assert.Equal(t, 1.0, bNegGT(nil).SpeedFactor(), "0 is the real clock")
+	assert.Equal(t, 0.5, bNegGT(func(g *NegotiationGroundTruth) { g.TimerSpeedFactor = 0.5 }).SpeedFactor())
 }
 
 func TestBParseNegotiationGroundTruth(t *testing.T) {

@@ -48,6 +48,10 @@ const (
 	negMaxDeadline = 1e6
 	negMaxTurns    = 10000
 	negMaxWPM      = 1e4
+	// The speed factors a row may ask its timer for: a hundredth to a
+	// hundred times the real clock.
+	negMinSpeedFactor = 0.01
+	negMaxSpeedFactor = 100.0
 )
 
 // NegotiationScenario is a bilateral multi-issue negotiation: two roles,
@@ -387,6 +391,11 @@ type NegotiationGroundTruth struct {
 	TurnLimit int     `json:"turn_limit"`
 	// WPM is the speech rate that turns words into seconds; 0 means 150.
 	WPM float64 `json:"wpm"`
+	// TimerSpeedFactor is the speed factor α the agent's timer must have
+	// when the episode is played on the service (POST /v1/timers with
+	// speed_factor), which charges α·generation time as think time; 0
+	// means 1, the real clock.
+	TimerSpeedFactor float64 `json:"timer_speed_factor,omitempty"`
 	// FirstSpeaker is the id of the role that opens.
 	FirstSpeaker string `json:"first_speaker"`
 	// Opening is the other role's scripted first message, shown in the
@@ -414,6 +423,9 @@ func (g *NegotiationGroundTruth) Validate() error {
 	if !(g.WPM == 0 || g.WPM >= 1 && g.WPM <= negMaxWPM) {
 		return fieldErrorf("ground_truth.wpm", "%v is not 0 (the default %g) or a speech rate from 1 to %g words per minute", g.WPM, DefaultNegotiationWPM, negMaxWPM)
 	}
+	if !(g.TimerSpeedFactor == 0 || g.TimerSpeedFactor >= negMinSpeedFactor && g.TimerSpeedFactor <= negMaxSpeedFactor) {
+		return fieldErrorf("ground_truth.timer_speed_factor", "%v is not 0 (the default, 1) or a speed factor from %g to %g", g.TimerSpeedFactor, negMinSpeedFactor, negMaxSpeedFactor)
+	}
 	switch g.Condition {
 	case NegotiationControl, NegotiationTimeAware, NegotiationUrgency:
 		if !(g.DeadlineS > 0 && g.DeadlineS <= negMaxDeadline) {
@@ -430,6 +442,14 @@ func (g *NegotiationGroundTruth) Validate() error {
 		return fieldErrorf("ground_truth.opening.role", "%s is not the other role of scenario %s", quoteForError(o.Role), g.Scenario.ID)
 	}
 	return nil
+}
+
+// SpeedFactor is the speed factor the episode's timer must have.
+func (g *NegotiationGroundTruth) SpeedFactor() float64 {
+	if g.TimerSpeedFactor == 0 {
+		return 1
+	}
+	return g.TimerSpeedFactor
 }
 
 // wpm is the speech rate in effect.

@@ -193,13 +193,16 @@ type Reading struct {
 	// ReportedS is ElapsedS with jitter: what the model is shown.
 	ReportedS float64 `json:"reported_s"`
 	// Text renders ReportedS for the model, e.g. "3.42 seconds.".
-	Text        string    `json:"text"`
-	ToolS       float64   `json:"tool_s"`
-	SpeedFactor float64   `json:"speed_factor"`
-	Jitter      float64   `json:"jitter"`
-	TimeLimitS  float64   `json:"time_limit_s"`
-	Stopped     bool      `json:"stopped"`
-	ExpiresAt   time.Time `json:"expires_at"`
+	Text        string  `json:"text"`
+	ToolS       float64 `json:"tool_s"`
+	SpeedFactor float64 `json:"speed_factor"`
+	Jitter      float64 `json:"jitter"`
+	TimeLimitS  float64 `json:"time_limit_s"`
+	Stopped     bool    `json:"stopped"`
+	// StartedAt is when the timer was created: with the rollout id, it
+	// tells one timer from another created later under the same id.
+	StartedAt time.Time `json:"started_at"`
+	ExpiresAt time.Time `json:"expires_at"`
 	// Timer is the newest token of this timer.
 	Timer string `json:"timer"`
 }
@@ -635,7 +638,7 @@ func (s *Store) reading(st state, tok string, now int64) Reading {
 	return Reading{
 		RolloutID: st.rollout, ElapsedS: el, ReportedS: rep, Text: FormatSeconds(rep),
 		ToolS: float64(st.measured+st.simulated) / 1e9, SpeedFactor: st.alpha, Jitter: st.jitter, TimeLimitS: st.limit,
-		Stopped: st.halted, ExpiresAt: time.Unix(0, st.expires).UTC(), Timer: tok,
+		Stopped: st.halted, StartedAt: time.Unix(0, st.start).UTC(), ExpiresAt: time.Unix(0, st.expires).UTC(), Timer: tok,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/timeaware/timeaware/internal/seal"
 	"github.com/timeaware/timeaware/rewards"
@@ -62,7 +63,11 @@ type episodeState struct {
 	Opponent    negotiationOpponent       `json:"opponent"`
 	Transcript  []rewards.NegotiationTurn `json:"transcript"`
 	RolloutID   string                    `json:"rollout_id"`
-	Done        bool                      `json:"done"`
+	// TimerStart is when the episode's timer was created (Unix ns): with
+	// the rollout id, it names that timer, and no other created under the
+	// same id. 0 in a state sealed before it was kept: the step binds it.
+	TimerStart int64 `json:"timer_start,omitempty"`
+	Done       bool  `json:"done"`
 }
 
 type negotiationStepResponse struct {
@@ -168,15 +173,27 @@ func (s *Server) negotiationStep(r *http.Request, body []byte) (any, error) {
 	if reading.Stopped {
 		return nil, badRequest("timer_stopped", "timer", "timer: the timer is stopped, and a stopped timer charges no think time; an episode runs on its rollout's running timer")
 	}
+	started := reading.StartedAt.UnixNano()
 	if req.State == nil {
 		st.RolloutID = reading.RolloutID
 	} else if reading.RolloutID != st.RolloutID {
 		return nil, badRequest("wrong_timer", "timer", fmt.Sprintf("timer: the timer is rollout %s's, but the state's episode runs on rollout %s's timer", quote(reading.RolloutID), quote(st.RolloutID)))
+	} else if st.TimerStart != 0 && st.TimerStart != started {
+		return nil, badRequest("wrong_timer", "timer", fmt.Sprintf("timer: rollout %s's timer was created anew at %s; the state's episode runs on the one created at %s, whose time a new timer would not carry",
+			quote(st.RolloutID), reading.StartedAt.Format(time.RFC3339Nano), time.Unix(0, st.TimerStart).UTC().Format(time.RFC3339Nano)))
 	}
+	st.TimerStart = started
 
 	ep, err := s.resumeEpisode(&st, req.State != nil)
 	if err != nil {
 		return nil, err
+	}
+	// The row sets the clock the agent's thinking runs on: a timer of
+	// another speed factor would charge it at another rate (at 1e-6, two
+	// seconds of thought cost two microseconds of the deadline).
+	if want := ep.GroundTruth().SpeedFactor(); reading.SpeedFactor != want {
+		return nil, badRequest("wrong_timer", "timer", fmt.Sprintf("timer: the timer's speed_factor is %v, but the row's episode charges think time at %v (ground_truth.timer_speed_factor; create the timer with that speed_factor)",
+			reading.SpeedFactor, want))
 	}
 	msg := rewards.NegotiationTurn{Role: req.Message.Role, Text: req.Message.Text, Action: req.Message.Action}
 	msg.ThinkS = min(max(0, reading.ElapsedS-ep.AgentThinkS()), maxThinkS)

@@ -229,6 +229,55 @@ func TestNegotiationAttackOtherRolloutsTimer(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", body)
 }
 
+// TestNegotiationAttackTimerOfAnotherClock: the row sets the rate think
+// time is charged at; a timer of another speed factor (at 1e-6, two
+// seconds of thought would cost two microseconds of the deadline) is
+// refused, and a row that asks for another rate gets it.
+func TestNegotiationAttackTimerOfAnotherClock(t *testing.T) {
+	f := newFixture(t, nil)
+	timer := func(spec string) string {
+		code, tm := f.do(t, "POST", "/v1/timers", spec)
+		require.Equal(t, http.StatusCreated, code, "%v", tm)
+		return tm["timer"].(string)
+	}
+	for _, alpha := range []string{"0.000001", "2"} {
+		code, body := stepJSON(t, f, map[string]string{"ground_truth": attackGT, "timer": quoteJSON(timer(`{"speed_factor":` + alpha + `}`)), "message": attackPropose})
+		assertRefused(t, code, body, "wrong_timer", "timer", "speed_factor", "timer_speed_factor")
+	}
+
+	halved := strings.Replace(attackGT, `"first_speaker"`, `"timer_speed_factor":0.5,"first_speaker"`, 1)
+	code, body := stepJSON(t, f, map[string]string{"ground_truth": halved, "timer": quoteJSON(timer(`{}`)), "message": attackPropose})
+	assertRefused(t, code, body, "wrong_timer", "timer", "is 1,", "at 0.5")
+	tm := timer(`{"speed_factor":0.5}`)
+	f.clock.Advance(4 * time.Second)
+	code, body = stepJSON(t, f, map[string]string{"ground_truth": halved, "timer": quoteJSON(tm), "message": attackPropose})
+	require.Equal(t, http.StatusOK, code, "%v", body)
+	assert.InDelta(t, 2, body["transcript"].([]any)[0].(map[string]any)["think_s"], 1e-9, "4 s at α = 0.5")
+
+	bad := strings.Replace(attackGT, `"first_speaker"`, `"timer_speed_factor":1e-6,"first_speaker"`, 1)
+	code, body = stepJSON(t, f, map[string]string{"ground_truth": bad, "timer": quoteJSON(timer(`{"speed_factor":0.000001}`)), "message": attackPropose})
+	assertRefused(t, code, body, "invalid_request", "ground_truth.timer_speed_factor")
+}
+
+// TestNegotiationAttackRecreatedTimer: stopping the episode's timer and
+// creating a new one under the same rollout id (whose clock starts at 0)
+// does not restart the agent's clock: the state names the timer it runs
+// on.
+func TestNegotiationAttackRecreatedTimer(t *testing.T) {
+	f := newFixture(t, nil)
+	tm := newTimer(t, f, "again")
+	state := quoteJSON(openingStep(t, f, tm, "1")["state"].(string))
+	f.clock.Advance(20 * time.Second)
+	code, stopped := f.do(t, "DELETE", "/v1/timers/"+tm, "")
+	require.Equal(t, http.StatusOK, code, "%v", stopped)
+	f.clock.Advance(time.Millisecond)
+	fresh := newTimer(t, f, "again")
+	for _, timer := range []string{quoteJSON(fresh), `"again"`} {
+		code, body := stepJSON(t, f, map[string]string{"state": state, "timer": timer, "message": attackAccept})
+		assertRefused(t, code, body, "wrong_timer", "timer", "created anew")
+	}
+}
+
 // TestNegotiationAttackReplayAfterTheEnd: the state of a finished episode
 // is refused for further steps.
 func TestNegotiationAttackReplayAfterTheEnd(t *testing.T) {

@@ -204,6 +204,9 @@ func NewEpisode(gt json.RawMessage, prefix string, opp Opponent, scorer *rewards
 	return e, nil
 }
 
+// GroundTruth is the row's ground truth the episode plays.
+func (e *Episode) GroundTruth() *rewards.NegotiationGroundTruth { return &e.gt }
+
 // Resume continues the episode from the messages exchanged after the
 // row's opening (both roles), as a stateless service receives them with
 // every step. It is an error when they already ended the negotiation or
