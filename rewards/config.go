@@ -120,6 +120,11 @@ type LengthConfig struct {
 	ElasticThinkBudget, ElasticAnswerBudget int
 	// AnytimePrior is the prior over budgets: uniform, linear or base.
 	AnytimePrior string
+	// MaxBytesPerToken bounds the bytes one token may stand for: a count
+	// of response, thinking or answer tokens that would make its text
+	// longer than that many bytes a token is refused, since a count is
+	// the trainer's word and a lower one earns a length reward more.
+	MaxBytesPerToken int
 }
 
 // DefaultStopStrings are the end-of-turn, end-of-text and padding tokens of
@@ -161,6 +166,7 @@ func DefaultConfig() Config {
 			ElasticThinkBudget:  1024,
 			ElasticAnswerBudget: 1024,
 			AnytimePrior:        AnytimeUniform,
+			MaxBytesPerToken:    32,
 		},
 	}
 }
@@ -257,6 +263,9 @@ func (c LengthConfig) validate() error {
 	}
 	if c.LCPOAlpha < 0 {
 		return bad("lcpo_alpha", "%v must not be negative", c.LCPOAlpha)
+	}
+	if c.MaxBytesPerToken < 1 {
+		return bad("max_bytes_per_token", "%d: want at least 1", c.MaxBytesPerToken)
 	}
 	for key, v := range map[string]int{
 		"thinkprune_limit":      c.ThinkPruneLimit,

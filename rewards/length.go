@@ -341,7 +341,33 @@ func (s *Scorer) readLength(it *Item) (*lengthItem, error) {
 	if li.think+li.answer > li.response {
 		return nil, fieldErrorf("extra_info.answer_tokens", "think_tokens + answer_tokens (%v) is more than response_tokens (%v)", li.think+li.answer, li.response)
 	}
-	return li, li.agree(c)
+	if err := li.agree(c); err != nil {
+		return nil, err
+	}
+	if err := c.holds("response_tokens", li.response, "solution_str", it.SolutionStr); err != nil {
+		return nil, err
+	}
+	if li.hasThink {
+		if err := c.holds("think_tokens", li.think, "the thinking", li.thinkText); err != nil {
+			return nil, err
+		}
+	}
+	if li.hasAnswer {
+		if err := c.holds("answer_tokens", li.answer, "the answer part", li.answerText); err != nil {
+			return nil, err
+		}
+	}
+	return li, nil
+}
+
+// holds refuses a count of tokens that would make text longer than
+// MaxBytesPerToken bytes a token.
+func (c *LengthConfig) holds(key string, tokens float64, what, text string) error {
+	if float64(len(text)) > tokens*float64(c.MaxBytesPerToken) {
+		return fieldErrorf("extra_info."+key, "%v tokens cannot hold %s's %d bytes: no token stands for more than %d (rewards.length.max_bytes_per_token); send the count of the ids the model generated",
+			tokens, what, len(text), c.MaxBytesPerToken)
+	}
+	return nil
 }
 
 // agree checks the thinking and answer counts against the split text.
@@ -596,9 +622,14 @@ func scoreAnytime(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 	// solution_str is the thinking z, which the chat template may have
 	// opened in the prompt and the cut left open: its count is |z| and is
 	// not checked against tags.
-	think, _, err := tokenField("think_tokens", it.ExtraInfo.ThinkTokens, 0)
+	think, hasThink, err := tokenField("think_tokens", it.ExtraInfo.ThinkTokens, 0)
 	if err != nil {
 		return 0, err
+	}
+	if hasThink {
+		if err := s.cfg.Length.holds("think_tokens", think, "solution_str", it.SolutionStr); err != nil {
+			return 0, err
+		}
 	}
 	answers, err := readAnytime(it.ExtraInfo.Anytime)
 	if err != nil {

@@ -68,7 +68,7 @@ func TestLCPOMaxByHand(t *testing.T) {
 		// 1·clip(0.0003·1000 + 0.5) = 0.8
 		{name: "right 1000 under", sol: right, ei: ExtraInfo{ResponseTokens: tokens(3000), TokenBudget: tokens(4000)}, score: 0.8, within: 1},
 		// 1·clip(0.0003·4000 + 0.5) = clip(1.7) = 1
-		{name: "right at zero length", sol: right, ei: ExtraInfo{ResponseTokens: tokens(1), TokenBudget: tokens(4001)}, score: 1, within: 1},
+		{name: "right at almost zero length", sol: right, ei: ExtraInfo{ResponseTokens: tokens(2), TokenBudget: tokens(4002)}, score: 1, within: 1},
 		// 1·clip(0.0003·(−2000) + 0.5) = clip(−0.1) = 0
 		{name: "right far over", sol: right, ei: ExtraInfo{ResponseTokens: tokens(3000), TokenBudget: tokens(1000)}, score: 0, over: 2000},
 		// 0·clip(…) = 0
@@ -317,6 +317,10 @@ func TestLengthBadInput(t *testing.T) {
 		{"anytime: missing summary", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget": 3}]`)}, "extra_info.anytime[0].summary", "missing"},
 		{"anytime: misspelt member", Anytime, right, "", ExtraInfo{Anytime: json.RawMessage(`[{"budget": 3, "sumary": "x"}]`)}, "extra_info.anytime[0]", "sumary"},
 		{"anytime: bad count", Anytime, right, "", ExtraInfo{ThinkTokens: tokens(-2), Anytime: json.RawMessage(`[{"budget": 3, "summary": ""}]`)}, "extra_info.think_tokens", "negative"},
+		{"100,000 bytes as one token", LCPOMax, strings.Repeat("x", 100_000) + "<answer>42</answer>", "", ExtraInfo{ResponseTokens: tokens(1), TokenBudget: tokens(5)}, "extra_info.response_tokens", "1 tokens cannot hold solution_str's 100019 bytes"},
+		{"thinking past 32 bytes a token", ThinkPrune, long, "", ExtraInfo{ResponseTokens: tokens(200), ThinkTokens: tokens(99), AnswerTokens: tokens(10)}, "extra_info.think_tokens", "99 tokens cannot hold the thinking's 3200 bytes"},
+		{"answer past 32 bytes a token", Elastic, "<think>x</think>" + strings.Repeat("b", 65) + "<answer>42</answer>", "", ExtraInfo{ResponseTokens: tokens(50), ThinkTokens: tokens(1), AnswerTokens: tokens(2)}, "extra_info.answer_tokens", "2 tokens cannot hold the answer part's 84 bytes"},
+		{"anytime: thinking past 32 bytes a token", Anytime, right, "", ExtraInfo{ThinkTokens: tokens(1), Anytime: json.RawMessage(`[{"budget": 3, "summary": ""}]`)}, "extra_info.think_tokens", "cannot hold solution_str's 56 bytes"},
 	}
 	s := newTestScorer(t, nil)
 	for _, tc := range cases {
@@ -338,6 +342,26 @@ func TestLengthBadInput(t *testing.T) {
 	}
 }
 
+// long thinks for 3,200 bytes; the whole is 3,245.
+var long = "<think>" + strings.Repeat("a", 3200) + "</think>The sum is <answer>42</answer>"
+
+// TestTokenCountsAtTheBound: a count is taken down to one token per
+// max_bytes_per_token bytes of its text, and refused one token below.
+func TestTokenCountsAtTheBound(t *testing.T) {
+	score := func(s *Scorer, response, think float64) error {
+		it := Item{DataSource: ThinkPrune.DataSource, SolutionStr: long, GroundTruth: json.RawMessage(`"42"`),
+			ExtraInfo: ExtraInfo{ResponseTokens: tokens(response), ThinkTokens: tokens(think), AnswerTokens: tokens(1)}}
+		return s.Score(context.Background(), &it).Err
+	}
+	s := newTestScorer(t, nil)
+	require.NoError(t, score(s, 102, 100), "3,245 bytes in 102 tokens, 3,200 in 100: 32 a token at most")
+	assert.ErrorContains(t, score(s, 101, 100), "extra_info.response_tokens: 101 tokens cannot hold solution_str's 3245 bytes")
+	assert.ErrorContains(t, score(s, 102, 99), "extra_info.think_tokens: 99 tokens")
+	wide := newTestScorer(t, func(c *Config) { c.Length.MaxBytesPerToken = 64 })
+	require.NoError(t, score(wide, 51, 50))
+	assert.ErrorContains(t, score(wide, 51, 49), "no token stands for more than 64")
+}
+
 func TestLengthConfigValidate(t *testing.T) {
 	cases := []struct {
 		key string
@@ -347,6 +371,7 @@ func TestLengthConfigValidate(t *testing.T) {
 		{"length.think_open", func(c *LengthConfig) { c.ThinkOpen = " " }},
 		{"length.think_close", func(c *LengthConfig) { c.ThinkClose = "" }},
 		{"length.think_close", func(c *LengthConfig) { c.ThinkClose = c.ThinkOpen }},
+		{"length.max_bytes_per_token", func(c *LengthConfig) { c.MaxBytesPerToken = 0 }},
 		{"length.lcpo_alpha", func(c *LengthConfig) { c.LCPOAlpha = -0.1 }},
 		{"length.lcpo_alpha", func(c *LengthConfig) { c.LCPOAlpha = nan }},
 		{"length.lcpo_delta", func(c *LengthConfig) { c.LCPODelta = inf }},

@@ -119,7 +119,7 @@ func TestConfigDefaultsAreTyped(t *testing.T) {
 	} {
 		assert.Equal(t, want, defaults[key], key)
 	}
-	assert.Len(t, defaults, 200, "keys in examples/timeaware.yaml")
+	assert.Len(t, defaults, 201, "keys in examples/timeaware.yaml")
 }
 
 func TestFlattenConfig(t *testing.T) {

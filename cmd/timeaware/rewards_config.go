@@ -50,6 +50,7 @@ func (a *app) rewardsConfig() (rewards.Config, error) {
 	l.ElasticThinkBudget = v.GetInt("rewards.length.elastic_think_budget")
 	l.ElasticAnswerBudget = v.GetInt("rewards.length.elastic_answer_budget")
 	l.AnytimePrior = v.GetString("rewards.length.anytime_prior")
+	l.MaxBytesPerToken = v.GetInt("rewards.length.max_bytes_per_token")
 	if err := c.Validate(); err != nil {
 		return c, a.rewardsError(err)
 	}
