@@ -208,9 +208,7 @@ func (x *rolloutIndex) record(sh *indexShard, st state) bool {
 	if !bound || cur == k {
 		sh.ids[st.rollout] = k
 	}
-	if st.expires < sh.soonest.Load() {
-		sh.soonest.Store(st.expires)
-	}
+	sh.soonest.Store(min(sh.soonest.Load(), st.expires))
 	return !held
 }
 

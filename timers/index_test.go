@@ -2,6 +2,7 @@ package timers
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 	"time"
@@ -151,6 +152,27 @@ func TestAFullIndexTakesTokensAtTheirWordWithoutChangingThem(t *testing.T) {
 	assert.ErrorIs(t, err, ErrFull)
 	_, err = full.Stop(r.Timer)
 	assert.ErrorIs(t, err, ErrFull)
+
+	// A change refused on a timer the store does not hold leaves its room
+	// free; a change made holds the timer, and takes the room.
+	one := newIndexedStore(t, clk, 1)
+	atMost := func(st state) string { st.seq = math.MaxUint32; return issuer.encode(st) }
+	st, err := issuer.decode(r.Timer)
+	require.NoError(t, err)
+	_, err = one.AddSpan(atMost(st), Span{Seconds: 1, Simulated: true})
+	require.ErrorContains(t, err, "changed 4294967295 times")
+	stopped, err := issuer.Stop(r.Timer)
+	require.NoError(t, err)
+	_, err = one.AddSpan(stopped.Timer, Span{Seconds: 1})
+	require.ErrorContains(t, err, "the timer is stopped")
+	assert.EqualValues(t, 0, one.index.count.Load(), "refused changes hold nothing")
+	other, err := issuer.Create(Spec{RolloutID: "other"})
+	require.NoError(t, err)
+	_, err = one.AddSpan(other.Timer, Span{Seconds: 1, Simulated: true})
+	require.NoError(t, err)
+	assert.True(t, known(t, one, "other"), "the changed timer is held")
+	_, err = one.Create(Spec{RolloutID: "new"})
+	assert.ErrorIs(t, err, ErrFull, "and takes the room")
 
 	// With room, the token is held from the first time it is shown.
 	roomy := newIndexedStore(t, clk, 2)
