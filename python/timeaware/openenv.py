@@ -50,6 +50,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -71,10 +73,11 @@ from openenv.core.env_server.types import (  # type: ignore[import-not-found,unu
     State,
 )
 from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
+from websockets.asyncio.client import connect as ws_connect  # type: ignore[import-not-found,unused-ignore]
 
 from timeaware.client import Client, ServerUnavailable, TimeawareError
 from timeaware.episodes import NegotiationEpisode
-from timeaware.tools import timer_options
+from timeaware.rows import timer_options
 
 __all__ = [
     "KINDS",
@@ -517,9 +520,51 @@ class _IdleClose:
         await self.app(scope, timed_receive, guarded_send)
 
 
+class _RequireToken:
+    """ASGI middleware: every request but ``GET /health`` must carry
+    ``Authorization: Bearer <token>``, compared in constant time; an HTTP
+    request without it gets 401, a WebSocket is closed with code 1008
+    before it is accepted."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.want = ("bearer " + token).encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        kind = scope.get("type")
+        if kind not in ("http", "websocket") or scope.get("path") == "/health" or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        if kind == "websocket":
+            await send({"type": "websocket.close", "code": 1008, "reason": "missing or wrong bearer token"})
+            return
+        body = b'{"detail":"missing or wrong bearer token"}'
+        await send({"type": "http.response.start", "status": 401,
+                    "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="timeaware"'),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    def _authorized(self, scope: Any) -> bool:
+        for name, value in scope.get("headers") or []:
+            if name.lower() == b"authorization":
+                scheme, _, rest = value.partition(b" ")
+                return hmac.compare_digest(scheme.lower() + b" " + rest.strip(), self.want)
+        return False
+
+
+def _loopback(host: str) -> bool:
+    """Whether host names only this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def create_app(kind: str, verifier_url: str | None = None, *, token: str | None = None, max_sessions: int = 64,
                idle_timeout_s: float | None = 300.0, opponent: Mapping[str, Any] | None = None,
-               timeout_s: float = 10.0, retries: int = 2) -> Any:
+               timeout_s: float = 10.0, retries: int = 2, access_token: str | None = None) -> Any:
     """A FastAPI application serving one kind of environment (`KINDS`)
     with OpenEnv's routes (``/ws``, ``/reset``, ``/step``, ``/state``,
     ``/schema``, ``/health``), plus ``GET /timeaware/stats``: the
@@ -539,6 +584,9 @@ def create_app(kind: str, verifier_url: str | None = None, *, token: str | None 
         opponent: the negotiation opponent, as the verifier's step route
             takes it (``{"beta": b}``, or ``{"kind": "model"}``).
         timeout_s, retries: the verifier client's read timeout and retries.
+        access_token: the bearer token this application's own clients must
+            send (all routes but ``/health``); None lets anyone who reaches
+            it in, and spend the verifier's token.
     """
     if kind not in _ENVIRONMENTS:
         raise ValueError(f"unknown environment {kind!r}; one of {', '.join(KINDS)}")
@@ -562,6 +610,8 @@ def create_app(kind: str, verifier_url: str | None = None, *, token: str | None 
 
     app.add_api_route("/timeaware/stats", stats, methods=["GET"])
     app.add_middleware(_IdleClose, timeout_s=idle_timeout_s, shared=shared)
+    if access_token:
+        app.add_middleware(_RequireToken, token=access_token)
     app.state.timeaware = shared
     return app
 
@@ -570,7 +620,23 @@ class TimeawareEnvClient(EnvClient):  # type: ignore[misc,unused-ignore]
     """OpenEnv's WebSocket client for our environments: actions are
     `AnswerAction`, `TimelyAction`, `NegotiationAction` or plain dicts;
     observations are `TimeawareObservation`, the state `TimeawareState`.
-    Async; ``.sync()`` gives OpenEnv's synchronous wrapper."""
+    Async; ``.sync()`` gives OpenEnv's synchronous wrapper. ``token`` (default
+    env TIMEAWARE_OPENENV_TOKEN) is sent as the bearer token a server
+    started with one requires."""
+
+    def __init__(self, base_url: str, *args: Any, token: str | None = None, **kwargs: Any) -> None:
+        super().__init__(base_url, *args, **kwargs)
+        self._bearer = token if token is not None else os.environ.get("TIMEAWARE_OPENENV_TOKEN") or None
+
+    async def connect(self) -> Any:
+        if self._bearer is None or getattr(self, "_ws", None) is not None:
+            return await super().connect()
+        try:
+            self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout, max_size=self._max_message_size,
+                                        additional_headers={"Authorization": f"Bearer {self._bearer}"})
+        except Exception as e:
+            raise ConnectionError(f"Failed to connect to {self._ws_url}: {e}") from e
+        return self
 
     def _step_payload(self, action: Any) -> dict[str, Any]:
         if isinstance(action, Mapping):
@@ -671,7 +737,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--env", required=True, choices=KINDS, help="the environment to serve")
     p.add_argument("--verifier", default=os.environ.get("TIMEAWARE_URL"),
                    help="the verifier's URL (default env TIMEAWARE_URL)")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (beyond loopback, TIMEAWARE_OPENENV_TOKEN must be set)")
+    p.add_argument("--allow-no-token", action="store_true",
+                   help="listen beyond loopback without TIMEAWARE_OPENENV_TOKEN (anyone who reaches the port plays, on the verifier's token)")
     p.add_argument("--port", type=int, default=8000, help="0 lets the kernel choose")
     p.add_argument("--addr-file", help="write host:port here once listening")
     p.add_argument("--max-sessions", type=int, default=64)
@@ -683,11 +752,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.error("no verifier URL: pass --verifier or set TIMEAWARE_URL")
     if a.max_sessions < 1:
         p.error("--max-sessions must be at least 1")
+    access = os.environ.get("TIMEAWARE_OPENENV_TOKEN") or None
+    if access is None and not _loopback(a.host) and not a.allow_no_token:
+        p.error(f"--host {a.host}: listening beyond loopback needs TIMEAWARE_OPENENV_TOKEN, the bearer token its "
+                "clients must send (it forwards the verifier's token for them); pass --allow-no-token to let anyone in")
     opponent: dict[str, Any] = {"kind": "model"} if a.model_opponent else {}
     if a.opponent_beta is not None:
         opponent["beta"] = a.opponent_beta
     app = create_app(a.env, a.verifier, token=os.environ.get("TIMEAWARE_SERVE_TOKEN") or None,
-                     max_sessions=a.max_sessions, idle_timeout_s=a.idle_timeout_s or None, opponent=opponent)
+                     max_sessions=a.max_sessions, idle_timeout_s=a.idle_timeout_s or None, opponent=opponent,
+                     access_token=access)
     import uvicorn  # type: ignore[import-not-found,unused-ignore]
 
     sock = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET, socket.SOCK_STREAM)

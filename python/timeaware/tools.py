@@ -48,20 +48,20 @@ tool span, so that they count unscaled).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import os
 import threading
 import uuid
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 from timeaware.client import Client
+from timeaware.rows import TIMER_OPTIONS, timer_options
 
-__all__ = ["DEFAULT_TOOL_SCHEMA", "VERL_AVAILABLE", "GetDurationTool", "StandaloneBaseTool", "ToolResponse",
-           "timer_options"]
+__all__ = ["DEFAULT_TOOL_SCHEMA", "TIMER_OPTIONS", "VERL_AVAILABLE", "GetDurationTool", "StandaloneBaseTool",
+           "ToolResponse", "timer_options"]
 
 logger = logging.getLogger("timeaware")
 
@@ -74,30 +74,6 @@ DEFAULT_TOOL_SCHEMA: dict[str, Any] = {
     },
 }
 
-TIMER_OPTIONS = ("speed_factor", "jitter", "ttl_s", "time_limit_s")
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """A mapping, or a JSON object's text, as a mapping; anything else empty."""
-    if isinstance(value, str) and value:
-        value = json.loads(value)
-    return value if isinstance(value, Mapping) else {}
-
-
-def timer_options(extra_info: Any, tool_name: str = "get_duration") -> dict[str, Any]:
-    """The timer options of a ``synth budget`` row, from its ``extra_info``
-    (a mapping or its JSON text): ``extra_info.timer`` and
-    ``extra_info.time_limit_s``, overridden by
-    ``extra_info.tools_kwargs[tool_name].create_kwargs``. Missing (None)
-    values are left out, so one source does not erase another. The TRL,
-    OpenEnv and verifiers environments start a rollout's timer with these,
-    as VeRL does from ``create_kwargs``."""
-    ei = _mapping(extra_info)
-    tool = _mapping(_mapping(ei.get("tools_kwargs")).get(tool_name))
-    opts: dict[str, Any] = {}
-    for src in (_mapping(ei.get("timer")), {"time_limit_s": ei.get("time_limit_s")}, _mapping(tool.get("create_kwargs"))):
-        opts.update({k: v for k, v in src.items() if k in TIMER_OPTIONS and v is not None})
-    return opts
 
 _UNAVAILABLE_TEXT = "The elapsed time is unavailable right now."
 

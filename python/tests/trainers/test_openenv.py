@@ -14,8 +14,10 @@ import asyncio
 import functools
 import json
 import os
+import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -45,8 +47,10 @@ class OpenEnvServer(localstack.AddrFileServer):
 
     what = "the OpenEnv server"
 
-    def __init__(self, kind: str, verifier: str, log: Path, *args: str, port: int = 0) -> None:
+    def __init__(self, kind: str, verifier: str, log: Path, *args: str, port: int = 0,
+                 env_extra: dict | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+        env.update(env_extra or {})
         super().__init__([sys.executable, "-m", "timeaware.openenv", "--env", kind, "--verifier", verifier,
                           "--port", str(port), *args], log, env, cwd=REPO_ROOT)
 
@@ -121,6 +125,48 @@ def test_single_turn_reset_step_state_and_the_reward_is_ours(name, synth_outputs
                 assert st["reward"] == pytest.approx(res.reward)
     want = {"sessions_opened": 4, "sessions_closed": 4, "episodes": 4, "scored": 4}
     assert settled_delta(srv, before, want) == want
+
+
+def test_a_front_with_a_token_serves_only_the_clients_that_send_it(synth_outputs, pairs_split, server, tmp_path):
+    """TIMEAWARE_OPENENV_TOKEN: OpenEnv's own client, which sends no token, is
+    refused, and so is every route but /health; our client sends it."""
+    from timeaware.openenv import TimeawareEnvClient
+
+    srv = OpenEnvServer("single", server.url, tmp_path / "token.log",
+                        env_extra={"TIMEAWARE_OPENENV_TOKEN": "front-secret"}).wait()
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(srv.url + "/timeaware/stats", timeout=5)
+        assert refused.value.code == 401
+        row = rows("puzzles", synth_outputs, pairs_split, n=1)[0]
+        with pytest.raises(ConnectionError), client(srv) as env:
+            env.reset(**row_kwargs(row))
+        with pytest.raises(ConnectionError), TimeawareEnvClient(base_url=srv.url, token="wrong").sync() as env:
+            env.reset(**row_kwargs(row))
+        with TimeawareEnvClient(base_url=srv.url, token="front-secret").sync() as env:
+            env.reset(**row_kwargs(row))
+            res = env.step({"answer": completion(row, True)})
+            assert res.done and res.reward == pytest.approx(expected(row, True), abs=1e-9)
+    finally:
+        srv.stop()
+
+
+def test_a_front_beyond_loopback_needs_a_token(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+    out = subprocess.run([sys.executable, "-m", "timeaware.openenv", "--env", "single", "--verifier", "http://127.0.0.1:9",
+                          "--host", "0.0.0.0", "--port", "0"], env=env, cwd=REPO_ROOT, capture_output=True, text=True, check=False,
+                         timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert "--host 0.0.0.0: listening beyond loopback needs TIMEAWARE_OPENENV_TOKEN" in out.stderr
+
+
+def test_the_front_imports_no_trainer():
+    """The front needs neither VeRL nor TRL: importing it loads neither."""
+    code = "import sys, timeaware.openenv; print(sorted(m for m in ('verl', 'trl') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=False,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_timely_tool_environment_reads_the_timer_and_scores_its_reading(synth_outputs, server, openenv_servers):
