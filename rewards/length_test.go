@@ -348,6 +348,9 @@ var long = "<think>" + strings.Repeat("a", 3200) + "</think>The sum is <answer>4
 // TestTokenCountsAtTheBound: a count is taken down to one token per
 // max_bytes_per_token bytes of its text, and refused one token below.
 func TestTokenCountsAtTheBound(t *testing.T) {
+	one := DefaultConfig()
+	one.Length.MaxBytesPerToken = 1
+	require.NoError(t, one.Validate(), "one byte a token is a bound")
 	score := func(s *Scorer, response, think float64) error {
 		it := Item{DataSource: ThinkPrune.DataSource, SolutionStr: long, GroundTruth: json.RawMessage(`"42"`),
 			ExtraInfo: ExtraInfo{ResponseTokens: tokens(response), ThinkTokens: tokens(think), AnswerTokens: tokens(1)}}

@@ -189,8 +189,9 @@ func TestIndexHoldsTimersByBytes(t *testing.T) {
 	for _, n := range []int{4, 36, 256} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			clk := &fakeClock{t: t0}
-			const budget = 64 << 10
-			s, err := New(Options{Secret: secret, Now: clk.Now, MaxIndexBytes: budget})
+			each := 384 + (n+15)/16*16 // by hand: the overhead and the id's allocation
+			budget := 150 * each       // exactly: the 150th fits, the 151st does not
+			s, err := New(Options{Secret: secret, Now: clk.Now, MaxIndexBytes: int64(budget)})
 			require.NoError(t, err)
 			held := 0
 			for i := 0; ; i++ {
@@ -201,8 +202,7 @@ func TestIndexHoldsTimersByBytes(t *testing.T) {
 				}
 				held++
 			}
-			each := 384 + (n+15)/16*16 // by hand: the overhead and the id's allocation
-			assert.Equal(t, budget/each, held)
+			assert.Equal(t, 150, held)
 			assert.EqualValues(t, held*each, s.index.bytes.Load())
 			assert.EqualValues(t, held, s.index.count.Load())
 		})
@@ -327,6 +327,57 @@ func TestTimersSharingAnIDEachTakeRoom(t *testing.T) {
 	_, err = s.Create(Spec{RolloutID: "a"})
 	assert.ErrorIs(t, err, ErrConflict, "the running timer holds its id, full or not")
 	assert.EqualValues(t, 2, s.index.count.Load(), "a refused create gives its room back")
+	assert.EqualValues(t, 2*(384+16), s.index.bytes.Load())
+
+	// With room, a create refused for its id gives its reservation back.
+	roomy := newIndexedStore(t, clk, 4)
+	_, err = roomy.Create(Spec{RolloutID: "a"})
+	require.NoError(t, err)
+	_, err = roomy.Create(Spec{RolloutID: "a"})
+	require.ErrorIs(t, err, ErrConflict)
+	assert.EqualValues(t, 1, roomy.index.count.Load())
+	assert.EqualValues(t, 384+16, roomy.index.bytes.Load())
+}
+
+// TestExpiredTimersAreDroppedNotThoseAtTheirInstant: making room drops the
+// timers past their expiry, not one at its expiry instant, in a shard that
+// holds both.
+func TestExpiredTimersAreDroppedNotThoseAtTheirInstant(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	s := newIndexedStore(t, clk, 2)
+	ids := sameShard(t, s, 3)
+	_, err := s.Create(Spec{RolloutID: ids[0], TTL: time.Minute})
+	require.NoError(t, err)
+	_, err = s.Create(Spec{RolloutID: ids[1], TTL: 2 * time.Minute})
+	require.NoError(t, err)
+	clk.Advance(2 * time.Minute) // ids[0] expired a minute ago; ids[1] expires now
+	_, err = s.Create(Spec{RolloutID: ids[2]})
+	require.NoError(t, err)
+	assert.False(t, known(t, s, ids[0]))
+	_, err = s.Read(ids[1])
+	require.NoError(t, err, "at its expiry instant the timer is held, and reads")
+	assert.EqualValues(t, 2, s.index.count.Load())
+	assert.EqualValues(t, 2*(384+(len(ids[0])+15)/16*16), s.index.bytes.Load(), "the dropped timer's bytes are given back")
+}
+
+// TestLearnKeepsTheStateKnownOfTheSameCount: shown a state of the count it
+// holds (another process changed the timer from the same token), the index
+// keeps its own.
+func TestLearnKeepsTheStateKnownOfTheSameCount(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	s := newIndexedStore(t, clk, 4)
+	r, err := s.Create(Spec{RolloutID: "r"})
+	require.NoError(t, err)
+	mine, err := s.AddSpan(r.Timer, Span{Seconds: 1, Simulated: true})
+	require.NoError(t, err)
+	st, err := s.decode(r.Timer)
+	require.NoError(t, err)
+	st.seq, st.simulated = 1, 5e9 // the other process's change, of the same count
+	s.index.learn(st, clk.Now().UnixNano())
+	got, err := s.Read("r")
+	require.NoError(t, err)
+	assert.Equal(t, mine.Timer, got.Timer)
+	assert.EqualValues(t, 1, s.index.count.Load())
 }
 
 // TestShardsAreChosenPerStore: two stores place one id in different shards
