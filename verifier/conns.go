@@ -80,6 +80,8 @@ type connLimiter struct {
 	// one: closing ones first, then idle ones from the longest idle (see
 	// evict); a ring through the sentinel, under mu.
 	evictable limitedConn
+	// discards paces what closing connections read (see linger).
+	discards pacer
 	// listed and evicted are the metrics' series by state (idle, closing).
 	listed  [connClosed]prometheus.Gauge
 	evicted [connClosed]prometheus.Counter
@@ -315,11 +317,56 @@ func (c *limitedConn) linger() {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		_ = cw.CloseWrite()
 	}
-	if c.Conn.SetReadDeadline(time.Now().Add(lingerWait)) == nil {
-		_, _ = io.Copy(io.Discard, c.Conn)
+	deadline := time.Now().Add(lingerWait)
+	if c.Conn.SetReadDeadline(deadline) == nil {
+		var buf [lingerChunk]byte
+		for {
+			n, err := c.Conn.Read(buf[:])
+			if err != nil || !c.l.discards.wait(n, deadline) {
+				break
+			}
+		}
 	}
 	_ = c.Conn.Close()
 	c.l.release(c)
+}
+
+// What lingering connections read is paced: lingerRate bytes a second
+// for all of them together, read lingerChunk bytes at a time. A client
+// that overran a limit by a little is answered at once; a flood of heads
+// or bodies far over the limit, which the server would otherwise read as
+// fast as it is sent, costs it no more than that rate, and its
+// connections wait (they may be evicted meanwhile) or are cut at
+// lingerWait.
+const (
+	lingerRate  = 64 << 20
+	lingerChunk = 16 << 10
+)
+
+// pacer spends lingerRate bytes a second among those who ask, in the
+// order they ask, keeping no credit while nobody does.
+type pacer struct {
+	mu   sync.Mutex
+	next time.Time // when the bytes taken so far are paid for
+}
+
+// wait takes n bytes and sleeps until they are paid for; it reports false,
+// without sleeping, when that would be after deadline.
+func (p *pacer) wait(n int, deadline time.Time) bool {
+	p.mu.Lock()
+	now := time.Now()
+	at := p.next
+	if at.Before(now) {
+		at = now
+	}
+	if at.After(deadline) {
+		p.mu.Unlock()
+		return false
+	}
+	p.next = at.Add(time.Duration(n) * time.Second / lingerRate)
+	p.mu.Unlock()
+	time.Sleep(at.Sub(now))
+	return true
 }
 
 // connState tells the limiter when net/http waits for a connection's next
