@@ -622,14 +622,10 @@ func scoreAnytime(ctx context.Context, s *Scorer, it *Item, d []float64) (float6
 	// solution_str is the thinking z, which the chat template may have
 	// opened in the prompt and the cut left open: its count is |z| and is
 	// not checked against tags.
-	think, hasThink, err := tokenField("think_tokens", it.ExtraInfo.ThinkTokens, 0)
+	// The count is reported, not scored: the budgets are the answers'.
+	think, _, err := tokenField("think_tokens", it.ExtraInfo.ThinkTokens, 0)
 	if err != nil {
 		return 0, err
-	}
-	if hasThink {
-		if err := s.cfg.Length.holds("think_tokens", think, "solution_str", it.SolutionStr); err != nil {
-			return 0, err
-		}
 	}
 	answers, err := readAnytime(it.ExtraInfo.Anytime)
 	if err != nil {

@@ -320,7 +320,6 @@ func TestLengthBadInput(t *testing.T) {
 		{"100,000 bytes as one token", LCPOMax, strings.Repeat("x", 100_000) + "<answer>42</answer>", "", ExtraInfo{ResponseTokens: tokens(1), TokenBudget: tokens(5)}, "extra_info.response_tokens", "1 tokens cannot hold solution_str's 100019 bytes"},
 		{"thinking past 32 bytes a token", ThinkPrune, long, "", ExtraInfo{ResponseTokens: tokens(200), ThinkTokens: tokens(99), AnswerTokens: tokens(10)}, "extra_info.think_tokens", "99 tokens cannot hold the thinking's 3200 bytes"},
 		{"answer past 32 bytes a token", Elastic, "<think>x</think>" + strings.Repeat("b", 65) + "<answer>42</answer>", "", ExtraInfo{ResponseTokens: tokens(50), ThinkTokens: tokens(1), AnswerTokens: tokens(2)}, "extra_info.answer_tokens", "2 tokens cannot hold the answer part's 84 bytes"},
-		{"anytime: thinking past 32 bytes a token", Anytime, right, "", ExtraInfo{ThinkTokens: tokens(1), Anytime: json.RawMessage(`[{"budget": 3, "summary": ""}]`)}, "extra_info.think_tokens", "cannot hold solution_str's 56 bytes"},
 	}
 	s := newTestScorer(t, nil)
 	for _, tc := range cases {
