@@ -212,6 +212,7 @@ func TestEvalRunKilledMidwayResumesWithoutAskingTwice(t *testing.T) {
 
 	cmd := exec.Command(bin, args...)
 	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // however the test ends
 	require.Eventually(t, func() bool { r, _, _ := model.counts(); return r >= 15+4 }, 20*time.Second, 5*time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 	_ = cmd.Wait()
@@ -245,6 +246,7 @@ func TestEvalRunInterruptedWritesWhatIsDone(t *testing.T) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // however the test ends
 	// One request at a time: the five answered are rows 0 to 4, the sixth
 	// is held. (With two in flight, row 5's request may arrive before row
 	// 4's and be answered in its place.)
