@@ -481,7 +481,10 @@ func TestServeAddrFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1", host)
 	assert.NotEqual(t, "0", port)
-	assert.Contains(t, p.stderr.String(), "msg=serving addr="+p.addr)
+	// The log reaches the test through a pipe, after the service may
+	// already answer: wait for it.
+	require.Eventually(t, func() bool { return strings.Contains(p.stderr.String(), "msg=serving addr="+p.addr) }, 10*time.Second,
+		5*time.Millisecond, "the log names the address: %s", p.stderr.String())
 	entries, err := os.ReadDir(filepath.Dir(p.addrFile))
 	require.NoError(t, err)
 	assert.Len(t, entries, 1, "no temporary file is left beside it")
