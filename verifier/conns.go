@@ -154,12 +154,18 @@ func (l *connLimiter) admit() string {
 }
 
 // drain makes Accept take what is waiting and stop after quiet passes with
-// no new connection, or at the latest by the deadline. It reports whether
-// the listener can drain (it must take deadlines); if not, the caller
-// closes it at once.
+// no new connection, or at the latest by the deadline. New connection
+// requests are dropped from now on where the system allows it (see
+// refuseHandshakes), so that what waits is only what arrived before, and
+// the listener closes on an empty queue even under clients that keep
+// connecting. It reports whether the listener can drain (it must take
+// deadlines); if not, the caller closes it at once.
 func (l *connLimiter) drain(quiet time.Duration, deadline time.Time) bool {
 	if _, ok := l.Listener.(interface{ SetDeadline(time.Time) error }); !ok {
 		return false
+	}
+	if err := refuseHandshakes(l.Listener); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		l.s.opts.Logger.Warn("shutting down: new connections are not refused while the backlog drains; clients still connecting when the listener closes may be reset", "err", err)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

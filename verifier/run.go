@@ -149,7 +149,13 @@ func (opt *RunOptions) memory() (int64, error) {
 // listen binds Addr, refusing an address beyond loopback without a token
 // unless AllowNoToken.
 func (opt *RunOptions) listen() (net.Listener, error) {
-	ln, err := net.Listen("tcp", opt.Addr)
+	// Plain TCP, not the multipath TCP Go listens with by default where the
+	// kernel has it: a multipath listener takes no socket filter, and the
+	// drain on shutdown filters new connection requests (see
+	// refuseHandshakes). Clients gain nothing from multipath here.
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	ln, err := lc.Listen(context.Background(), "tcp", opt.Addr)
 	if err != nil {
 		var se *os.SyscallError
 		if errors.As(err, &se) {

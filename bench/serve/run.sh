@@ -57,6 +57,14 @@
 #       nothing, as the idle rollout workers of a large run do (-idle);
 #   (l) (g) unpaced: the 600 connections send their heads as fast as they
 #       can and reconnect at once after each answer;
+#   (m) SIGTERM under load, each on a fresh server, three loads: 32 clients
+#       x 64 items, 32 x 512 and 8 x 8,192 (loadgen -mode sigterm), clients
+#       that never look at readiness and keep sending, reconnecting each
+#       time the server closes a connection, until one is refused; 3 s of
+#       load, then SIGTERM; each request is answered, unsent (refused
+#       before it was written: the client may go elsewhere) or reset
+#       (written, then lost); checks that none was reset, that the server
+#       answered after SIGTERM (its shutdown grace) and exited 0;
 #   (g), (h) and (i) paced at 128 MiB/s of flood in all, and reporting the batch
 #   clients' items/s and p50/p99 next to (a)'s, GET /healthz polled every
 #   50 ms on new connections (p50/p99/max, failures: no 200 within 1 s), how
@@ -88,7 +96,8 @@
 #   TIMEAWARE_BENCH_FLOOD_SECONDS measured seconds of each flood run (default: the batch run's)
 #   TIMEAWARE_BENCH_LENGTH_SECONDS measured seconds of each reward of run (j) (default: a quarter of the batch run's, at least 2)
 #   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the flood runs (g), (h), (i), (k), (l) (about 2 min);
-#                              length: only (a) and the length rewards' run (j) (about 55 s)
+#                              length: only (a) and the length rewards' run (j) (about 55 s);
+#                              restart: only (a) and the SIGTERM runs (m) (about 40 s)
 #   TIMEAWARE_BENCH_BIN        the server binary to run (default: bin/timeaware, built with make build)
 #   TIMEAWARE_BENCH_LOADGEN    a load generator built beforehand (go build -o FILE ./bench/serve/loadgen), for a machine without Go
 #   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
@@ -130,9 +139,9 @@ length_rewards=(timely/general length/lcpo_exact length/lcpo_max length/thinkpru
 only="${TIMEAWARE_BENCH_ONLY:-}"
 case "$only" in
 "") only=all ;;
-flood | length) ;;
+flood | length | restart) ;;
 *)
-    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood or length, or leave it unset for every run" >&2
+    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood, length or restart, or leave it unset for every run" >&2
     exit 2
     ;;
 esac
@@ -145,7 +154,7 @@ corpus_items=8192
 attackers=$((attack_stall + attack_announce + attack_flood + 1 + hogs))
 if [ "$only" = flood ] || [ "$headers" -gt "$attackers" ]; then attackers="$headers"; fi
 if [ "$idle" -gt "$attackers" ]; then attackers="$idle"; fi
-if [ "$only" = length ]; then attackers=0; fi
+if [ "$only" = length ] || [ "$only" = restart ]; then attackers=0; fi
 need_files=$((attackers + clients + gd_clients + 128))
 soft_files="$(ulimit -Sn)"
 hard_files="$(ulimit -Hn)"
@@ -397,6 +406,31 @@ if [ "$only" = all ] || [ "$only" = flood ]; then
     flood_run l "$headers connections each sending ~1 MB of headers with the token, unpaced" -headers "$headers" -header-rate 1099511627776
 fi
 
+# restart_run BATCH CLIENTS: run (m) for one load on a fresh server
+# (sigterm-BATCH.json, run-m-BATCH.json). A failure is recorded, not fatal.
+restart_run() {
+    local b="$1" c="$2"
+    echo "== (m) SIGTERM under load: $c clients x $b items that never look at readiness; 3 s, then SIGTERM" >&2
+    start_server "$work/server-m-$b.log"
+    local pid="$server_pid" lg_status=0 server_status=0
+    "$loadgen" -mode sigterm -url "$url" -server-pid "$pid" -clients "$c" -batch "$b" -corpus "$corpus_items" \
+        -retry-429 -warmup 3s -duration 30s -json >"$work/sigterm-$b.json" || lg_status=$?
+    wait "$pid" || server_status=$?
+    server_pid=""
+    if [ "$server_status" -ne 0 ]; then
+        echo "run.sh: (m) $b items: the server exited with status $server_status:" >&2
+        tail -5 "$work/server-m-$b.log" >&2
+    fi
+    printf '{"loadgen_status": %d, "server_status": %d}\n' "$lg_status" "$server_status" >"$work/run-m-$b.json"
+}
+restart_loads=("64 32" "512 32" "8192 8")
+if [ "$only" = all ] || [ "$only" = restart ]; then
+    for load in "${restart_loads[@]}"; do
+        # shellcheck disable=SC2086 # two words: the batch and the clients
+        restart_run $load
+    done
+fi
+
 "$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" "$only" "$bin_desc" "$soft_files" "$hard_files" "${length_rewards[*]}" <<'PY'
 import json
 import sys
@@ -601,6 +635,29 @@ if only in ("all", "flood"):
             print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
             if not ok:
                 failures.append(f"run ({name}): {text}")
+if only in ("all", "restart"):
+    print()
+    print("(m) SIGTERM under load, each on a fresh server: clients that never look at readiness send until a connection "
+          "is refused; unsent: refused before the request was written; reset: written, then lost")
+    for b_items in (64, 512, 8192):
+        r, st = load_json(f"sigterm-{b_items}.json"), load_json(f"run-m-{b_items}.json")
+        tag = f"(m) {b_items}-item batches"
+        checks = []
+        if r is None:
+            print(f"{tag:{w}} {'-':>14}  the load generator failed before its summary (status {st['loadgen_status']}; see above)")
+            checks.append(("the load generator completed", False))
+        else:
+            print(f"{tag + ': reset':{w}} {r['reset']:>14,}  {r['clients']} clients; answered {r['answered_before']:,} before SIGTERM "
+                  f"and {r['answered_after']:,} after; {r['unsent']} unsent; {r['shed']:,} 429s retried; "
+                  f"{r['other']} other answers; last client refused {r['stopped_s']:.2f} s after SIGTERM, "
+                  f"server gone after {r['exited_s']:.2f} s")
+            checks.append((f"no request reset ({r['reset']})", r["reset"] == 0 and st["loadgen_status"] == 0))
+            checks.append((f"requests answered after SIGTERM ({r['answered_after']:,})", r["answered_after"] > 0))
+        checks.append((f"the server exited 0 (status {st['server_status']})", st["server_status"] == 0))
+        for text, ok in checks:
+            print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
+            if not ok:
+                failures.append(f"run (m) {b_items} items: {text}")
 if failures:
     sys.exit("FAIL: " + "; ".join(failures))
 PY

@@ -469,11 +469,34 @@ func TestAttackClientsCannotBendTheClock(t *testing.T) {
 	})
 }
 
+// TestAttackSigtermUnderLoadResetsNothing: SIGTERM under load resets no
+// request, whether the clients leave when readiness fails, as a load
+// balancer makes them, or keep sending on new connections until the
+// listener refuses them, as clients that talk to the replica directly do.
+// A refused connection has sent nothing and may go elsewhere; a reset one
+// has lost its request.
 func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
-	const clients = 32
+	tests := []struct {
+		name           string
+		clients, items int
+		readiness      bool // the clients look at /readyz when the server closes their connection
+	}{
+		{"clients that follow readiness, 256-item batches", 32, 256, true},
+		{"clients that ignore readiness, 64-item batches", 64, 64, false},
+		{"clients that ignore readiness, 512-item batches", 32, 512, false},
+		{"clients that ignore readiness, 8192-item batches", 8, 8192, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sigtermUnderLoad(t, tc.clients, tc.items, tc.readiness)
+		})
+	}
+}
+
+func sigtermUnderLoad(t *testing.T, clients, items int, readiness bool) {
 	p := attackServer(t, "TIMEAWARE_SERVE_SHUTDOWN_GRACE=1s")
 	item := `{"data_source":"timepuzzles","solution_str":"MY ANSWER: 2023-08-15","ground_truth":"2023-08-15"}`
-	body := `{"items":[` + strings.Repeat(item+",", 255) + item + `]}`
+	body := `{"items":[` + strings.Repeat(item+",", items-1) + item + `]}`
 	var served, failed, left atomic.Int64
 	var errs sync.Map
 	var wg sync.WaitGroup
@@ -501,7 +524,7 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 					return
 				}
 				served.Add(1)
-				if closed {
+				if closed && readiness {
 					// The server asked for the connection back: as a load
 					// balancer would, look at readiness before sending more.
 					r, err := hc.Get(p.url + "/readyz")
@@ -516,7 +539,7 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 			}
 		}()
 	}
-	require.Eventually(t, func() bool { return served.Load() >= clients }, 30*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return served.Load() >= int64(clients) }, 30*time.Second, 5*time.Millisecond,
 		"the clients are served before SIGTERM")
 	before := served.Load()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
@@ -526,14 +549,14 @@ func TestAttackSigtermUnderLoadResetsNothing(t *testing.T) {
 	select {
 	case exitErr = <-exited:
 		p.done <- exitErr
-	case <-time.After(20 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("the server did not stop")
 	}
 	close(stop)
 	wg.Wait()
 	errs.Range(func(k, v any) bool { t.Errorf("client %v: %v", k, v); return true })
 	t.Logf("%d requests before SIGTERM, %d in all; %d clients left on readiness or a closed listener", before, served.Load(), left.Load())
-	assert.Zero(t, failed.Load(), "no request that reached the server was reset or refused")
+	assert.Zero(t, failed.Load(), "no request that reached the server was reset")
 	assert.Greater(t, served.Load(), before, "requests were served during the grace period")
 	assert.NoError(t, exitErr, "a clean drain exits 0")
 	assert.Contains(t, p.stderr.String(), "readiness failing")

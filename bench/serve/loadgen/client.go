@@ -136,6 +136,9 @@ type rawDoer struct {
 	used    bool // the connection has answered a request
 	retry   time.Duration
 	retryOK bool // the last response had a Retry-After, retry
+	// once: never send a request again on a fresh connection when a kept-
+	// alive one fails, so that every failure is seen (-mode sigterm).
+	once bool
 }
 
 func (p *rawDoer) retryAfter() (time.Duration, bool) { return p.retry, p.retryOK }
@@ -149,7 +152,7 @@ func (p *rawDoer) close() {
 
 func (p *rawDoer) do(r *request) (int, []byte, error) {
 	status, body, err := p.try(r)
-	if err != nil && p.used {
+	if err != nil && p.used && !p.once {
 		// A kept-alive connection the server closed meanwhile: retry once
 		// on a fresh one.
 		p.close()

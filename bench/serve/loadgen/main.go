@@ -111,7 +111,7 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.mode, "mode", "batch", "batch, get_duration, attack (hostile clients, see attack.go) or wait (poll /healthz until the server answers)")
+	flag.StringVar(&c.mode, "mode", "batch", "batch, get_duration, attack (hostile clients, see attack.go), sigterm (stop -server-pid under load and count lost requests, see sigterm.go) or wait (poll /healthz until the server answers)")
 	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the service")
 	flag.StringVar(&c.token, "token", os.Getenv("TIMEAWARE_SERVE_TOKEN"), "bearer token, when the service requires one")
 	flag.IntVar(&c.clients, "clients", 0, "concurrent clients (default 32 for batch, 64 for get_duration)")
@@ -178,12 +178,17 @@ func main() {
 			c.clients = 64
 		}
 		err = runGetDuration(c)
+	case c.mode == "sigterm":
+		if c.clients == 0 {
+			c.clients = 32
+		}
+		err = runSigterm(c)
 	case c.mode == "wait":
 		err = waitHealthy(c)
 	case c.mode == "attack":
 		err = runAttack(c)
 	default:
-		fail("-mode %q: want batch, get_duration, attack or wait", c.mode)
+		fail("-mode %q: want batch, get_duration, attack, sigterm or wait", c.mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
@@ -472,16 +477,12 @@ func firstItemError(body []byte) string {
 	return "no item carries an error"
 }
 
-func runBatch(c config) error {
-	cp, err := loadCorpus(c)
-	if err != nil {
-		return err
-	}
-	stats := statsOf(cp)
-	printCorpus(stats)
+// batchBodies builds the -batch item requests over the corpus, and their
+// mean body length. Batches cover the corpus in order, wrapping at the end,
+// so that every item is sent equally often when the corpus size is a
+// multiple of the batch.
+func batchBodies(c config, cp *corpus) ([]batchBody, float64, error) {
 	n, B := len(cp.items), c.batch
-	// Batches cover the corpus in order, wrapping at the end, so that every
-	// item is sent equally often when n is a multiple of B.
 	nb := (n + B - 1) / B
 	bodies := make([]batchBody, nb)
 	var reqBytes int
@@ -497,12 +498,27 @@ func runBatch(c config) error {
 		b.WriteString(`]}`)
 		req, err := newRequest(c, "/v1/score/batch", b.Bytes())
 		if err != nil {
-			return err
+			return nil, 0, err
 		}
 		bodies[k] = batchBody{lo: k * B, req: req}
 		reqBytes += b.Len()
 	}
-	meanBody := float64(reqBytes) / float64(nb)
+	return bodies, float64(reqBytes) / float64(nb), nil
+}
+
+func runBatch(c config) error {
+	cp, err := loadCorpus(c)
+	if err != nil {
+		return err
+	}
+	stats := statsOf(cp)
+	printCorpus(stats)
+	n, B := len(cp.items), c.batch
+	bodies, meanBody, err := batchBodies(c, cp)
+	if err != nil {
+		return err
+	}
+	nb := len(bodies)
 	std := newStdClient(c)
 	var errs, mism, itemErrs errorLog
 	var shedWin, shedReqs, shedAll, shedUnfinished, failedItems atomic.Int64
