@@ -65,6 +65,30 @@
 #       before it was written: the client may go elsewhere) or reset
 #       (written, then lost); checks that none was reset, that the server
 #       answered after SIGTERM (its shutdown grace) and exited 0;
+#   (n) a long run's timers, on a fresh server: 5,000,000 timer creations
+#       (loadgen -mode churn), rollout ids of 36 and 256 bytes, ttl 30 s, 32
+#       clients as fast as the server takes them; more unexpired timers than
+#       the index holds, so it refuses some (503 timer_index_full) until
+#       timers expire; one timer in 1,000 is read back at 80% of its ttl
+#       (must answer) and after it (must be 410); checks that nothing was
+#       lost, every refusal was counted in /metrics, and the server's peak
+#       resident memory stayed within its 512 MiB limit;
+#   (o) a cluster's rollout workers, on a fresh server: 5,000 keep-alive
+#       connections (loadgen -mode workers), more than the server's
+#       connection cap (about 1,490 at 512 MiB), of which 4,000 idle
+#       workers send one 64-item request every 20 s and 1,000 active ones
+#       one every 900 ms; 20 s of warm-up (every worker connects and
+#       speaks), 20 s measured; the same 1,000 active workers alone first,
+#       as the quiet reference; checks that every request was answered 200
+#       (a worker that speaks is served), the active workers' p99 within
+#       twice the quiet one, and the peak RSS within 512 MiB;
+#   (p) the workers of (o) over two replicas, each restarted once under the
+#       load, one at a time (SIGTERM, then a new server on the same
+#       address), 5 s into the measured window and about 5 s apart; the
+#       load generator reads each replica's /readyz every 250 ms, and a
+#       worker opens a new connection to a ready replica, as a Kubernetes
+#       Service routes them; checks that no request was reset and every one
+#       was served, every replica exited 0, and their peak RSS;
 #   (g), (h) and (i) paced at 128 MiB/s of flood in all, and reporting the batch
 #   clients' items/s and p50/p99 next to (a)'s, GET /healthz polled every
 #   50 ms on new connections (p50/p99/max, failures: no 200 within 1 s), how
@@ -97,7 +121,11 @@
 #   TIMEAWARE_BENCH_LENGTH_SECONDS measured seconds of each reward of run (j) (default: a quarter of the batch run's, at least 2)
 #   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the flood runs (g), (h), (i), (k), (l) (about 2 min);
 #                              length: only (a) and the length rewards' run (j) (about 55 s);
-#                              restart: only (a) and the SIGTERM runs (m) (about 40 s)
+#                              restart: only (a) and the SIGTERM runs (m) (about 40 s);
+#                              timers: only (a) and the timer run (n) (about 8 min);
+#                              workers: only (a) and the workers runs (o), (p) (about 3 min)
+#   TIMEAWARE_BENCH_WORKERS    connections of run (o) (default 5000), TIMEAWARE_BENCH_IDLE_WORKERS the idle ones among them (default 4000)
+#   TIMEAWARE_BENCH_CREATIONS  timer creations of run (n) (default 5000000); TIMEAWARE_BENCH_TTL their ttl (default 30s)
 #   TIMEAWARE_BENCH_BIN        the server binary to run (default: bin/timeaware, built with make build)
 #   TIMEAWARE_BENCH_LOADGEN    a load generator built beforehand (go build -o FILE ./bench/serve/loadgen), for a machine without Go
 #   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
@@ -128,6 +156,10 @@ headers="${TIMEAWARE_BENCH_HEADERS:-600}"
 header_rate="${TIMEAWARE_BENCH_HEADER_RATE:-134217728}"
 flood_seconds="${TIMEAWARE_BENCH_FLOOD_SECONDS:-$seconds}"
 idle="${TIMEAWARE_BENCH_IDLE:-2000}"
+creations="${TIMEAWARE_BENCH_CREATIONS:-5000000}"
+workers="${TIMEAWARE_BENCH_WORKERS:-5000}"
+idle_workers="${TIMEAWARE_BENCH_IDLE_WORKERS:-4000}"
+timer_ttl="${TIMEAWARE_BENCH_TTL:-30s}"
 # Run (j) measures each reward for length_ms milliseconds.
 if [ -n "${TIMEAWARE_BENCH_LENGTH_SECONDS:-}" ]; then
     length_ms=$((TIMEAWARE_BENCH_LENGTH_SECONDS * 1000))
@@ -139,9 +171,9 @@ length_rewards=(timely/general length/lcpo_exact length/lcpo_max length/thinkpru
 only="${TIMEAWARE_BENCH_ONLY:-}"
 case "$only" in
 "") only=all ;;
-flood | length | restart) ;;
+flood | length | restart | timers | workers) ;;
 *)
-    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood, length or restart, or leave it unset for every run" >&2
+    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood, length, restart, timers or workers, or leave it unset for every run" >&2
     exit 2
     ;;
 esac
@@ -154,7 +186,8 @@ corpus_items=8192
 attackers=$((attack_stall + attack_announce + attack_flood + 1 + hogs))
 if [ "$only" = flood ] || [ "$headers" -gt "$attackers" ]; then attackers="$headers"; fi
 if [ "$idle" -gt "$attackers" ]; then attackers="$idle"; fi
-if [ "$only" = length ] || [ "$only" = restart ]; then attackers=0; fi
+if [ "$only" = length ] || [ "$only" = restart ] || [ "$only" = timers ]; then attackers=0; fi
+if { [ "$only" = all ] || [ "$only" = workers ]; } && [ "$workers" -gt "$attackers" ]; then attackers="$workers"; fi
 need_files=$((attackers + clients + gd_clients + 128))
 soft_files="$(ulimit -Sn)"
 hard_files="$(ulimit -Hn)"
@@ -177,8 +210,15 @@ else
 fi
 server_pid=""
 attack_pid=""
+replica_pids=()
 url=""
 cleanup() {
+    for pid in "${replica_pids[@]}"; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -TERM "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
     if [ -n "$attack_pid" ] && kill -0 "$attack_pid" 2>/dev/null; then
         kill -TERM "$attack_pid" 2>/dev/null || true
         wait "$attack_pid" 2>/dev/null || true
@@ -226,14 +266,15 @@ fi
 export TIMEAWARE_SERVE_TOKEN="bench-serve-token-$$-0123456789abcdef"
 
 # start_server LOG [FLAGS...]: start the server on a free loopback port
-# (port 0: the kernel picks one, which the server logs), with a 512 MiB
+# (port 0: the kernel picks one, which the server logs; $serve_addr, when
+# set, is the address to listen on instead), with a 512 MiB
 # memory limit (request budget 256 MiB): the attack runs show that it stays
 # within it. Sets server_pid and url once /healthz answers.
 start_server() {
     local log="$1"
     shift
     TIMEAWARE_TIMERS_SECRET="bench-serve-secret-$$-0123456789abcdef" TIMEAWARE_SERVE_MEMORY_LIMIT=536870912 \
-        "$bin" "$@" serve --addr 127.0.0.1:0 2>"$log" &
+        "$bin" "$@" serve --addr "${serve_addr:-127.0.0.1:0}" 2>"$log" &
     server_pid=$!
     local addr=""
     for _ in $(seq 200); do
@@ -429,6 +470,86 @@ if [ "$only" = all ] || [ "$only" = restart ]; then
         # shellcheck disable=SC2086 # two words: the batch and the clients
         restart_run $load
     done
+fi
+
+# workers_run NAME WORKERS IDLE: run (o) on a fresh server (workers-NAME.json,
+# run-o-NAME.json). A failure is recorded, not fatal.
+workers_run() {
+    local name="$1" n="$2" idle_n="$3" lg_status=0 server_status=0
+    echo "== (o) $name: $n keep-alive workers, $idle_n of them idle, on a fresh server; 20 s warm-up, 20 s measured" >&2
+    start_server "$work/server-o-$name.log"
+    "$loadgen" -mode workers -url "$url" -server-pid "$server_pid" -workers "$n" -idle-workers "$idle_n" -batch 64 \
+        -corpus "$corpus_items" -speak-every 20s -active-every 900ms -warmup 20s -duration 20s -json \
+        >"$work/workers-$name.json" || lg_status=$?
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" || server_status=$?
+    server_pid=""
+    printf '{"loadgen_status": %d, "server_status": %d}\n' "$lg_status" "$server_status" >"$work/run-o-$name.json"
+}
+if [ "$only" = all ] || [ "$only" = workers ]; then
+    workers_run quiet "$((workers - idle_workers))" 0
+    workers_run cluster "$workers" "$idle_workers"
+fi
+
+# Run (p): the workers of (o) over two replicas, each restarted once under
+# the load, one at a time, on its own address (restart-p.json, workers-p.json).
+# peak_kb PID: the process's peak resident memory in kB (0 once it is gone).
+peak_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null || echo 0; }
+if [ "$only" = all ] || [ "$only" = workers ]; then
+    echo "== (p) $workers workers ($idle_workers idle) over two replicas, each restarted once under the load; 20 s warm-up, 30 s measured" >&2
+    urls=()
+    for i in 0 1; do
+        start_server "$work/server-p-$i.log"
+        replica_pids[i]="$server_pid"
+        urls[i]="$url"
+    done
+    server_pid=""
+    p_status=0 p_restarts=0 p_bad_exits=0 p_peak=0
+    "$loadgen" -mode workers -url "${urls[0]}" -replicas "${urls[0]},${urls[1]}" -workers "$workers" -idle-workers "$idle_workers" \
+        -batch 64 -corpus "$corpus_items" -speak-every 20s -active-every 900ms -warmup 20s -duration 30s -json \
+        >"$work/workers-p.json" &
+    p_loadgen=$!
+    sleep 25
+    for i in 0 1; do
+        pid="${replica_pids[i]}"
+        kb="$(peak_kb "$pid")"
+        if [ "${kb:-0}" -gt "$p_peak" ]; then p_peak="$kb"; fi
+        echo "== (p) SIGTERM to replica $i (${urls[i]})" >&2
+        kill -TERM "$pid"
+        exit_status=0
+        wait "$pid" || exit_status=$?
+        if [ "$exit_status" -ne 0 ]; then p_bad_exits=$((p_bad_exits + 1)); tail -5 "$work/server-p-$i.log" >&2; fi
+        serve_addr="${urls[i]#http://}" start_server "$work/server-p-$i-again.log"
+        replica_pids[i]="$server_pid"
+        server_pid=""
+        p_restarts=$((p_restarts + 1))
+        sleep 4
+    done
+    wait "$p_loadgen" || p_status=$?
+    for i in 0 1; do
+        pid="${replica_pids[i]}"
+        kb="$(peak_kb "$pid")"
+        if [ "${kb:-0}" -gt "$p_peak" ]; then p_peak="$kb"; fi
+        kill -TERM "$pid"
+        exit_status=0
+        wait "$pid" || exit_status=$?
+        if [ "$exit_status" -ne 0 ]; then p_bad_exits=$((p_bad_exits + 1)); fi
+    done
+    replica_pids=()
+    printf '{"loadgen_status": %d, "restarts": %d, "bad_exits": %d, "peak_rss_mb": %.1f}\n' \
+        "$p_status" "$p_restarts" "$p_bad_exits" "$(awk -v kb="$p_peak" 'BEGIN { print kb / 1024 }')" >"$work/run-p.json"
+fi
+
+if [ "$only" = all ] || [ "$only" = timers ]; then
+    echo "== (n) $creations timer creations, ttl $timer_ttl, rollout ids of 36 and 256 bytes, on a fresh server" >&2
+    start_server "$work/server-n.log"
+    churn_status=0 churn_server_status=0
+    "$loadgen" -mode churn -url "$url" -server-pid "$server_pid" -clients 32 -creations "$creations" -ttl "$timer_ttl" \
+        -id-bytes 36,256 -json >"$work/churn.json" || churn_status=$?
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" || churn_server_status=$?
+    server_pid=""
+    printf '{"loadgen_status": %d, "server_status": %d}\n' "$churn_status" "$churn_server_status" >"$work/run-n.json"
 fi
 
 "$PYTHON" - "$work" "$load_before" "$(nproc 2>/dev/null || echo '?')" "$only" "$bin_desc" "$soft_files" "$hard_files" "${length_rewards[*]}" <<'PY'
@@ -658,6 +779,92 @@ if only in ("all", "restart"):
             print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
             if not ok:
                 failures.append(f"run (m) {b_items} items: {text}")
+if only in ("all", "workers"):
+    print()
+    q, qs = load_json("workers-quiet.json"), load_json("run-o-quiet.json")
+    r, st = load_json("workers-cluster.json"), load_json("run-o-cluster.json")
+    checks = []
+    for name, x, xs in (("quiet", q, qs), ("cluster", r, st)):
+        if x is None:
+            print(f"{'(o) ' + name:{w}} {'-':>14}  the load generator failed before its summary (status {xs['loadgen_status']}; see above)")
+            checks.append((f"the {name} run completed", False))
+            continue
+        idle = (f"; idle: {x['idle_requests']:,} requests, p50 / p99 {x['idle_latency']['p50_ms']:.1f} / {x['idle_latency']['p99_ms']:.1f} ms"
+                if x["idle_workers"] else "")
+        print(f"{'(o) ' + name + ': items/s':{w}} {x['items_per_s']:>14,.0f}  {x['workers']:,} workers, {x['idle_workers']:,} idle; "
+              f"active: {x['active_requests']:,} requests, p50 / p99 {x['active_latency']['p50_ms']:.1f} / "
+              f"{x['active_latency']['p99_ms']:.1f} ms{idle}")
+        print(f"{'    not served (503 / 429 / failed)':{w}} {x['refused'] + x['shed'] + x['failed']:>14,}  "
+              f"{x['refused']} / {x['shed']} / {x['failed']}; the server closed {x['evicted'].get('idle', 0):,.0f} idle and "
+              f"{x['evicted'].get('closing', 0):,.0f} closing connections to make room, held at most "
+              f"{x['server_open_connections_max']:,.0f}; peak RSS {x.get('server_peak_rss_mb', 0):.0f} MiB")
+        checks.append((f"{name}: every request served ({x['refused'] + x['shed'] + x['failed']} not)",
+                       x["refused"] + x["shed"] + x["failed"] == 0 and xs["loadgen_status"] == 0))
+        checks.append((f"{name}: peak RSS {x.get('server_peak_rss_mb', 0):.0f} MiB within the 512 MiB limit",
+                       0 < x.get("server_peak_rss_mb", 0) <= 512))
+        checks.append((f"{name}: the server stopped cleanly (status {xs['server_status']})", xs["server_status"] == 0))
+    if q and r:
+        qa, ra = q["active_latency"]["p99_ms"], r["active_latency"]["p99_ms"]
+        checks.append((f"active p99 {ra:.1f} ms within 2x the quiet {qa:.1f} ms", ra <= 2 * qa))
+    for text, ok in checks:
+        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"run (o): {text}")
+
+if only in ("all", "workers"):
+    r, st = load_json("workers-p.json"), load_json("run-p.json")
+    checks = []
+    if r is None:
+        print(f"{'(p) restarts':{w}} {'-':>14}  the load generator failed before its summary (status {st['loadgen_status']}; see above)")
+        checks.append(("the load generator completed", False))
+    else:
+        print(f"{'(p) two replicas, restarted: items/s':{w}} {r['items_per_s']:>14,.0f}  {r['workers']:,} workers, {r['idle_workers']:,} idle; "
+              f"{st['restarts']} restarts one at a time in the measured window; active p50 / p99 "
+              f"{r['active_latency']['p50_ms']:.1f} / {r['active_latency']['p99_ms']:.1f} ms, idle "
+              f"{r['idle_latency']['p50_ms']:.1f} / {r['idle_latency']['p99_ms']:.1f} ms")
+        print(f"{'    reset / moved / not served':{w}} {r['reset']:>14,}  {r['moved']:,} requests moved to the other replica before "
+              f"they were sent; {r['resent']:,} resent on a fresh connection after the server closed a kept-alive one under them; "
+              f"{r['refused']} x 503, {r['shed']} x 429, {r['failed']} failed; peak RSS of the replicas "
+              f"{st['peak_rss_mb']:.0f} MiB")
+        checks.append((f"no request reset ({r['reset']})", r["reset"] == 0))
+        checks.append((f"every request served ({r['refused'] + r['shed'] + r['failed']} not)",
+                       r["refused"] + r["shed"] + r["failed"] == 0 and st["loadgen_status"] == 0))
+    checks.append((f"every replica exited 0 ({st['bad_exits']} did not)", st["bad_exits"] == 0))
+    checks.append((f"peak RSS {st['peak_rss_mb']:.0f} MiB within the 512 MiB limit", 0 < st["peak_rss_mb"] <= 512))
+    for text, ok in checks:
+        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"run (p): {text}")
+
+if only in ("all", "timers"):
+    print()
+    r, st = load_json("churn.json"), load_json("run-n.json")
+    checks = []
+    if r is None:
+        print(f"{'(n) timers':{w}} {'-':>14}  the load generator failed before its summary (status {st['loadgen_status']}; see above)")
+        checks.append(("the load generator completed", False))
+    else:
+        print(f"(n) a long run's timers on a fresh server: {r['creations']:,} creations by {r['clients']} clients, rollout ids of "
+              f"{' and '.join(map(str, r['id_bytes']))} bytes, ttl {r['ttl_s']:.0f} s")
+        print(f"{'(n) created / s':{w}} {r['created_per_s']:>14,.0f}  {r['created']:,} created in {r['seconds']:.0f} s")
+        print(f"{'(n) refused, index full (503)':{w}} {r['refused']:>14,}  the server counted {r['refused_by_server']:,.0f}; "
+              f"other answers {r['other']}")
+        print(f"{'(n) held at most':{w}} {r['held_max']:>14,.0f}  timers; index at most {r['index_bytes_max'] / 2**20:.1f} MiB "
+              f"of its {r['index_limit_bytes'] / 2**20:.1f} MiB")
+        print(f"{'(n) probes':{w}} {r['probes']:>14,}  {r['probes_lost']} lost before their ttl, {r['probes_alive']} still read after it")
+        rss = r.get("server_peak_rss_mb", 0)
+        print(f"{'(n) server peak RSS (MiB)':{w}} {rss:>14,.0f}  memory limit 512 MiB")
+        checks.append((f"every creation created or refused ({r['created']:,} + {r['refused']:,} of {r['creations']:,})",
+                       r["created"] + r["refused"] == r["creations"] and r["other"] == 0 and st["loadgen_status"] == 0))
+        checks.append((f"every refusal counted in /metrics ({r['refused_by_server']:,.0f})", r["refused_by_server"] == r["refused"]))
+        checks.append((f"no timer lost before its ttl ({r['probes_lost']} of {r['probes']:,} probes)", r["probes_lost"] == 0 and r["probes"] > 0))
+        checks.append((f"no timer read after its ttl ({r['probes_alive']})", r["probes_alive"] == 0))
+        checks.append((f"peak RSS {rss:.0f} MiB within the 512 MiB limit", 0 < rss <= 512))
+    checks.append((f"the server stopped cleanly (status {st['server_status']})", st["server_status"] == 0))
+    for text, ok in checks:
+        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"run (n): {text}")
 if failures:
     sys.exit("FAIL: " + "; ".join(failures))
 PY

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -139,6 +140,8 @@ type rawDoer struct {
 	// once: never send a request again on a fresh connection when a kept-
 	// alive one fails, so that every failure is seen (-mode sigterm).
 	once bool
+	// resent counts the requests sent again on a fresh connection.
+	resent int64
 }
 
 func (p *rawDoer) retryAfter() (time.Duration, bool) { return p.retry, p.retryOK }
@@ -156,12 +159,38 @@ func (p *rawDoer) do(r *request) (int, []byte, error) {
 		// A kept-alive connection the server closed meanwhile: retry once
 		// on a fresh one.
 		p.close()
+		p.resent++
 		status, body, err = p.try(r)
 	}
 	if err != nil {
 		p.close()
 	}
 	return status, body, err
+}
+
+// dropped reports whether the server has closed the kept-alive
+// connection (or sent something unasked), looking without waiting, as
+// Python's urllib3 does before it sends on a pooled connection.
+func (p *rawDoer) dropped() bool {
+	if p.br.Buffered() > 0 {
+		return true
+	}
+	sc, ok := p.conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	gone := false
+	var b [1]byte
+	_ = raw.Read(func(fd uintptr) bool {
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		gone = n > 0 || (n == 0 && err == nil) || (err != nil && err != syscall.EAGAIN)
+		return true
+	})
+	return gone
 }
 
 func (p *rawDoer) try(r *request) (int, []byte, error) {

@@ -67,32 +67,41 @@ import (
 )
 
 type config struct {
-	mode       string
-	url        string
-	token      string
-	clients    int
-	batch      int
-	duration   time.Duration
-	warmup     time.Duration
-	items      int
-	corpusN    int
-	seed       uint64
-	reward     string
-	timers     int
-	checkEvery int
-	timeout    time.Duration
-	jsonOut    bool
-	dump       string
-	client     string
-	serverPID  int
-	stall      int
-	announce   int
-	flood      int
-	deep       int
-	hog        int
-	hogBytes   int
-	retry429   bool
-	retryMax   time.Duration
+	mode        string
+	url         string
+	token       string
+	clients     int
+	batch       int
+	duration    time.Duration
+	warmup      time.Duration
+	items       int
+	corpusN     int
+	seed        uint64
+	reward      string
+	timers      int
+	checkEvery  int
+	timeout     time.Duration
+	jsonOut     bool
+	dump        string
+	client      string
+	serverPID   int
+	creations   int64
+	ttl         time.Duration
+	idBytes     string
+	probeEvery  int
+	workers     int
+	idleWorkers int
+	speakEvery  time.Duration
+	activeEvery time.Duration
+	replicas    string
+	stall       int
+	announce    int
+	flood       int
+	deep        int
+	hog         int
+	hogBytes    int
+	retry429    bool
+	retryMax    time.Duration
 	// The header flood (headers.go) and the /healthz poller.
 	headers      int
 	endless      int
@@ -111,7 +120,7 @@ type config struct {
 
 func main() {
 	var c config
-	flag.StringVar(&c.mode, "mode", "batch", "batch, get_duration, attack (hostile clients, see attack.go), sigterm (stop -server-pid under load and count lost requests, see sigterm.go) or wait (poll /healthz until the server answers)")
+	flag.StringVar(&c.mode, "mode", "batch", "batch, get_duration, attack (hostile clients, see attack.go), workers (a cluster's keep-alive rollout workers, mostly idle, see workers.go), churn (create -creations timers with -ttl, see churn.go), sigterm (stop -server-pid under load and count lost requests, see sigterm.go) or wait (poll /healthz until the server answers)")
 	flag.StringVar(&c.url, "url", "http://127.0.0.1:8080", "base URL of the service")
 	flag.StringVar(&c.token, "token", os.Getenv("TIMEAWARE_SERVE_TOKEN"), "bearer token, when the service requires one")
 	flag.IntVar(&c.clients, "clients", 0, "concurrent clients (default 32 for batch, 64 for get_duration)")
@@ -150,6 +159,15 @@ func main() {
 	flag.DurationVar(&c.idleAgain, "idle-again", 0, "attack mode: when the server closes an -idle connection, open another after this long (0: never)")
 	flag.DurationVar(&c.healthz, "healthz", 0, "attack mode: poll GET /healthz at this interval, each poll on a new connection with a 1 s timeout (0: do not poll)")
 	flag.DurationVar(&c.healthzAfter, "healthz-after", 0, "attack mode: start the /healthz polls this long after the attack starts")
+	flag.Int64Var(&c.creations, "creations", 5_000_000, "churn mode: timers to create in all")
+	flag.DurationVar(&c.ttl, "ttl", 30*time.Second, "churn mode: each timer's ttl")
+	flag.StringVar(&c.idBytes, "id-bytes", "36,256", "churn mode: rollout id lengths, one per client in turn")
+	flag.IntVar(&c.probeEvery, "probe-every", 1000, "churn mode: read back one timer in this many, before and after its ttl")
+	flag.IntVar(&c.workers, "workers", 5000, "workers mode: keep-alive connections, one per worker")
+	flag.IntVar(&c.idleWorkers, "idle-workers", 4000, "workers mode: the workers that speak once every -speak-every")
+	flag.DurationVar(&c.speakEvery, "speak-every", 20*time.Second, "workers mode: how often an idle worker sends a request")
+	flag.DurationVar(&c.activeEvery, "active-every", 500*time.Millisecond, "workers mode: how often an active worker sends a request")
+	flag.StringVar(&c.replicas, "replicas", "", "workers mode: base URLs of the replicas, separated by commas, for workers to spread over (default -url)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fail("unexpected arguments %q", flag.Args())
@@ -178,6 +196,13 @@ func main() {
 			c.clients = 64
 		}
 		err = runGetDuration(c)
+	case c.mode == "workers":
+		err = runWorkers(c)
+	case c.mode == "churn":
+		if c.clients == 0 {
+			c.clients = 32
+		}
+		err = runChurn(c)
 	case c.mode == "sigterm":
 		if c.clients == 0 {
 			c.clients = 32
@@ -188,7 +213,7 @@ func main() {
 	case c.mode == "attack":
 		err = runAttack(c)
 	default:
-		fail("-mode %q: want batch, get_duration, attack, sigterm or wait", c.mode)
+		fail("-mode %q: want batch, get_duration, attack, churn, sigterm, workers or wait", c.mode)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
