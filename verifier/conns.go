@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/timeaware/timeaware/internal/pace"
 )
 
 // A connection costs memory before it has sent a body: its read and write
@@ -81,7 +83,7 @@ type connLimiter struct {
 	// evict); a ring through the sentinel, under mu.
 	evictable limitedConn
 	// discards paces what closing connections read (see linger).
-	discards pacer
+	discards *pace.Pacer
 	// listed and evicted are the metrics' series by state (idle, closing).
 	listed  [connClosed]prometheus.Gauge
 	evicted [connClosed]prometheus.Counter
@@ -91,7 +93,8 @@ type connLimiter struct {
 var errDrained = errors.New("listener drained")
 
 func (s *Server) limitListener(ln net.Listener) *connLimiter {
-	l := &connLimiter{Listener: ln, s: s, cost: connCost(s.opts.MaxHeaderBytes), refuser: make(chan struct{}, 64)}
+	l := &connLimiter{Listener: ln, s: s, cost: connCost(s.opts.MaxHeaderBytes), refuser: make(chan struct{}, 64),
+		discards: pace.New(lingerRate)}
 	l.evictable.prev, l.evictable.next = &l.evictable, &l.evictable
 	for _, st := range []int32{connIdle, connClosing} {
 		l.listed[st] = s.metrics.evictable.WithLabelValues(stateNames[st])
@@ -328,7 +331,7 @@ func (c *limitedConn) linger() {
 		var buf [lingerChunk]byte
 		for {
 			n, err := c.Conn.Read(buf[:])
-			if err != nil || !c.l.discards.wait(n, deadline) {
+			if err != nil || !c.l.discards.Wait(nil, n, deadline) {
 				break
 			}
 		}
@@ -348,32 +351,6 @@ const (
 	lingerRate  = 64 << 20
 	lingerChunk = 16 << 10
 )
-
-// pacer spends lingerRate bytes a second among those who ask, in the
-// order they ask, keeping no credit while nobody does.
-type pacer struct {
-	mu   sync.Mutex
-	next time.Time // when the bytes taken so far are paid for
-}
-
-// wait takes n bytes and sleeps until they are paid for; it reports false,
-// without sleeping, when that would be after deadline.
-func (p *pacer) wait(n int, deadline time.Time) bool {
-	p.mu.Lock()
-	now := time.Now()
-	at := p.next
-	if at.Before(now) {
-		at = now
-	}
-	if at.After(deadline) {
-		p.mu.Unlock()
-		return false
-	}
-	p.next = at.Add(time.Duration(n) * time.Second / lingerRate)
-	p.mu.Unlock()
-	time.Sleep(at.Sub(now))
-	return true
-}
 
 // connState tells the limiter when net/http waits for a connection's next
 // request, and when it has read one (its bytes may have arrived with the

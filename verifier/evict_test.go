@@ -206,20 +206,3 @@ func (pad) Read(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// TestLingerReadsArePaced: what closing connections read is paid for at
-// lingerRate, in order; a read that could not be paid for before its
-// connection's deadline is refused at once.
-func TestLingerReadsArePaced(t *testing.T) {
-	var p pacer
-	before := time.Now()
-	require.True(t, p.wait(lingerRate/1000, before.Add(time.Hour)))
-	assert.GreaterOrEqual(t, p.next.Sub(before), time.Millisecond, "a thousandth of the rate takes a millisecond")
-	require.True(t, p.wait(lingerRate/1000, before.Add(time.Hour)))
-	assert.GreaterOrEqual(t, p.next.Sub(before), 2*time.Millisecond, "the next is paid for after it")
-
-	p.next = time.Now().Add(time.Hour) // an hour of reads taken already
-	start := time.Now()
-	assert.False(t, p.wait(1, start.Add(time.Minute)), "not paid for before the deadline")
-	assert.Less(t, time.Since(start), 30*time.Second, "refused without waiting for it")
-}

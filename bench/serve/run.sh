@@ -654,6 +654,14 @@ else:
           f"(p90 {b['p90_ms']:.1f}, max {b['max_ms']:.1f}); errors {b['errors']}, mismatches {b['mismatches']}")
 
 
+def report(run, checks):
+    """Print each (text, ok) check of a run, PASS or FAIL; a FAIL fails the benchmark."""
+    for text, ok in checks:
+        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
+        if not ok:
+            failures.append(f"{run}: {text}")
+
+
 def outcomes(counts, means):
     return ", ".join(f"{v:,} x {k} ({means.get(k, 0):.1f} s)" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])) or "none"
 
@@ -752,10 +760,7 @@ if only in ("all", "flood"):
             checks.append((f"the server ran to the end and stopped cleanly (status {fr['server_status']})", fr["server_status"] == 0))
         else:
             checks.append((f"the server ran to the end (it exited during the run, status {fr['server_status']})", False))
-        for text, ok in checks:
-            print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
-            if not ok:
-                failures.append(f"run ({name}): {text}")
+        report(f"run ({name})", checks)
 if only in ("all", "restart"):
     print()
     print("(m) SIGTERM under load, each on a fresh server: clients that never look at readiness send until a connection "
@@ -775,10 +780,7 @@ if only in ("all", "restart"):
             checks.append((f"no request reset ({r['reset']})", r["reset"] == 0 and st["loadgen_status"] == 0))
             checks.append((f"requests answered after SIGTERM ({r['answered_after']:,})", r["answered_after"] > 0))
         checks.append((f"the server exited 0 (status {st['server_status']})", st["server_status"] == 0))
-        for text, ok in checks:
-            print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
-            if not ok:
-                failures.append(f"run (m) {b_items} items: {text}")
+        report(f"run (m) {b_items} items", checks)
 if only in ("all", "workers"):
     print()
     q, qs = load_json("workers-quiet.json"), load_json("run-o-quiet.json")
@@ -806,10 +808,7 @@ if only in ("all", "workers"):
     if q and r:
         qa, ra = q["active_latency"]["p99_ms"], r["active_latency"]["p99_ms"]
         checks.append((f"active p99 {ra:.1f} ms within 2x the quiet {qa:.1f} ms", ra <= 2 * qa))
-    for text, ok in checks:
-        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(f"run (o): {text}")
+    report("run (o)", checks)
 
 if only in ("all", "workers"):
     r, st = load_json("workers-p.json"), load_json("run-p.json")
@@ -831,10 +830,7 @@ if only in ("all", "workers"):
                        r["refused"] + r["shed"] + r["failed"] == 0 and st["loadgen_status"] == 0))
     checks.append((f"every replica exited 0 ({st['bad_exits']} did not)", st["bad_exits"] == 0))
     checks.append((f"peak RSS {st['peak_rss_mb']:.0f} MiB within the 512 MiB limit", 0 < st["peak_rss_mb"] <= 512))
-    for text, ok in checks:
-        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(f"run (p): {text}")
+    report("run (p)", checks)
 
 if only in ("all", "timers"):
     print()
@@ -861,10 +857,7 @@ if only in ("all", "timers"):
         checks.append((f"no timer read after its ttl ({r['probes_alive']})", r["probes_alive"] == 0))
         checks.append((f"peak RSS {rss:.0f} MiB within the 512 MiB limit", 0 < rss <= 512))
     checks.append((f"the server stopped cleanly (status {st['server_status']})", st["server_status"] == 0))
-    for text, ok in checks:
-        print(f"    check: {text:<{w + 26}} {'PASS' if ok else 'FAIL'}")
-        if not ok:
-            failures.append(f"run (n): {text}")
+    report("run (n)", checks)
 if failures:
     sys.exit("FAIL: " + "; ".join(failures))
 PY

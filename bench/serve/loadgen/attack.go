@@ -47,6 +47,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/timeaware/timeaware/internal/pace"
 )
 
 type attackSummary struct {
@@ -336,7 +338,7 @@ func attack(c config, interrupt <-chan os.Signal) (attackSummary, error) {
 		}
 		endless = heads[:len(heads)-2]
 	}
-	fl := &flooder{addr: u.Host, pace: &pacer{rate: float64(c.headerRate)}, wait: c.headerWait, over: c.endlessOver,
+	fl := &flooder{addr: u.Host, pace: pace.New(float64(c.headerRate)), wait: c.headerWait, over: c.endlessOver,
 		every: c.endlessEvery, headers: newOutcomes(), endless: newOutcomes(), idle: newOutcomes()}
 	cpu0 := sampleCPU(0)
 	stop := make(chan struct{})

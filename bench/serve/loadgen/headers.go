@@ -47,6 +47,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/timeaware/timeaware/internal/pace"
 )
 
 // headerFloodBody is the Content-Length a flood head announces: the
@@ -109,40 +111,6 @@ func floodHead(host, token string, n, pad int, end bool) ([]byte, error) {
 	return b, nil
 }
 
-// pacer hands out bytes at rate per second to all who ask, in the order
-// they ask; it keeps no credit while nobody asks, so its bursts are one
-// reservation at most.
-type pacer struct {
-	rate float64 // bytes per second
-	mu   sync.Mutex
-	next time.Time // when the bytes reserved so far have been paid for
-}
-
-// wait reserves n bytes and sleeps until they may be sent; it returns
-// false, early, when stop closes.
-func (p *pacer) wait(stop <-chan struct{}, n int) bool {
-	p.mu.Lock()
-	now := time.Now()
-	at := p.next
-	if at.Before(now) {
-		at = now
-	}
-	p.next = at.Add(time.Duration(float64(n) / p.rate * float64(time.Second)))
-	p.mu.Unlock()
-	d := time.Until(at)
-	if d <= 0 {
-		return !stopped(stop)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-stop:
-		return false
-	}
-}
-
 // outcomes counts how flood connections ended, and how long they lasted.
 type outcomes struct {
 	mu   sync.Mutex
@@ -193,7 +161,7 @@ func outcomeOf(err error, stop <-chan struct{}) string {
 // flooder runs the header flood's connections.
 type flooder struct {
 	addr    string
-	pace    *pacer
+	pace    *pace.Pacer
 	wait    time.Duration // headers: the longest wait for an answer
 	over    time.Duration // endless: the time the padding is spread over
 	every   time.Duration // endless: the interval between trickled lines
@@ -242,7 +210,7 @@ func answer(c net.Conn, stop <-chan struct{}) string {
 // whole head and one body byte, then the wait for an answer.
 func (f *flooder) finished(stop <-chan struct{}, head []byte) {
 	for {
-		if !f.pace.wait(stop, len(head)+1) {
+		if !f.pace.Wait(stop, len(head)+1, time.Time{}) {
 			return
 		}
 		t0 := time.Now()
@@ -276,7 +244,7 @@ func (f *flooder) endlessConn(stop <-chan struct{}, head []byte) {
 		// The first chunk is paid for before the dial, and a connection
 		// lasts at least f.every: a server that drops connections at once
 		// does not make the flood dial in a tight loop.
-		if !f.pace.wait(stop, len(first)) {
+		if !f.pace.Wait(stop, len(first), time.Time{}) {
 			return
 		}
 		t0 := time.Now()
@@ -347,7 +315,7 @@ func (f *flooder) idleOnce(c net.Conn, stop <-chan struct{}, req []byte) (string
 func (f *flooder) trickle(c net.Conn, done <-chan struct{}, head []byte, t0 time.Time, step time.Duration) {
 	for i := 0; i < len(head); i += endlessChunk {
 		b := head[i:min(i+endlessChunk, len(head))]
-		if i > 0 && (!sleepUntil(done, t0.Add(time.Duration(i/endlessChunk)*step)) || !f.pace.wait(done, len(b))) {
+		if i > 0 && (!sleepUntil(done, t0.Add(time.Duration(i/endlessChunk)*step)) || !f.pace.Wait(done, len(b), time.Time{})) {
 			return
 		}
 		if f.write(c, b) != nil {
@@ -356,7 +324,7 @@ func (f *flooder) trickle(c net.Conn, done <-chan struct{}, head []byte, t0 time
 	}
 	for {
 		if !sleepUntil(done, time.Now().Add(f.every)) ||
-			!f.pace.wait(done, len(trickleLine)) || f.write(c, trickleLine) != nil {
+			!f.pace.Wait(done, len(trickleLine), time.Time{}) || f.write(c, trickleLine) != nil {
 			return
 		}
 	}

@@ -76,39 +76,6 @@ func TestFloodHead(t *testing.T) {
 	assert.ErrorContains(t, err, "want at least 1")
 }
 
-// The pacer lets the first reservation through at once and the others at
-// its rate, and gives up when stopped.
-func TestPacer(t *testing.T) {
-	stop := make(chan struct{})
-	// At 1 byte/s, waiting for the first 20,000 bytes would take five and a
-	// half hours: returning at all says it waited for nothing, however busy
-	// the machine.
-	first := make(chan bool)
-	go func() { first <- (&pacer{rate: 1}).wait(stop, 20_000) }()
-	select {
-	case ok := <-first:
-		require.True(t, ok)
-	case <-time.After(time.Minute):
-		t.Fatal("the first reservation waited")
-	}
-
-	p := &pacer{rate: 1e6}
-	t0 := time.Now()
-	require.True(t, p.wait(stop, 20_000))
-	for range 4 {
-		require.True(t, p.wait(stop, 20_000))
-	}
-	// 4 × 20,000 bytes paid for at 1 MB/s before the fifth is sent.
-	assert.GreaterOrEqual(t, time.Since(t0), 80*time.Millisecond)
-
-	p.wait(stop, 10_000_000) // 10 s reserved
-	go func() { time.Sleep(20 * time.Millisecond); close(stop) }()
-	t1 := time.Now()
-	assert.False(t, p.wait(stop, 1))
-	assert.Less(t, time.Since(t1), time.Second)
-	assert.False(t, (&pacer{rate: 1e6}).wait(stop, 1), "stopped before it starts")
-}
-
 func TestOutcomeOf(t *testing.T) {
 	op := func(err error) error {
 		return &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", err)}

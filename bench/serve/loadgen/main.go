@@ -502,6 +502,16 @@ func firstItemError(body []byte) string {
 	return "no item carries an error"
 }
 
+// loadBodies loads the corpus and builds its -batch item requests.
+func loadBodies(c config) ([]batchBody, error) {
+	cp, err := loadCorpus(c)
+	if err != nil {
+		return nil, err
+	}
+	bodies, _, err := batchBodies(c, cp)
+	return bodies, err
+}
+
 // batchBodies builds the -batch item requests over the corpus, and their
 // mean body length. Batches cover the corpus in order, wrapping at the end,
 // so that every item is sent equally often when the corpus size is a

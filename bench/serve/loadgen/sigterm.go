@@ -67,11 +67,7 @@ func runSigterm(c config) error {
 	if err != nil {
 		return err
 	}
-	cp, err := loadCorpus(c)
-	if err != nil {
-		return err
-	}
-	bodies, _, err := batchBodies(c, cp)
+	bodies, err := loadBodies(c)
 	if err != nil {
 		return err
 	}

@@ -85,11 +85,7 @@ func runWorkers(c config) error {
 	if c.workers <= 0 || c.idleWorkers < 0 || c.idleWorkers > c.workers || c.speakEvery <= 0 || c.activeEvery <= 0 {
 		return errors.New("-workers must be positive, -idle-workers within it, -speak-every and -active-every positive")
 	}
-	cp, err := loadCorpus(c)
-	if err != nil {
-		return err
-	}
-	bodies, _, err := batchBodies(c, cp)
+	bodies, err := loadBodies(c)
 	if err != nil {
 		return err
 	}
