@@ -149,13 +149,7 @@ func (opt *RunOptions) memory() (int64, error) {
 // listen binds Addr, refusing an address beyond loopback without a token
 // unless AllowNoToken.
 func (opt *RunOptions) listen() (net.Listener, error) {
-	// Plain TCP, not the multipath TCP Go listens with by default where the
-	// kernel has it: a multipath listener takes no socket filter, and the
-	// drain on shutdown filters new connection requests (see
-	// refuseHandshakes). Clients gain nothing from multipath here.
-	var lc net.ListenConfig
-	lc.SetMultipathTCP(false)
-	ln, err := lc.Listen(context.Background(), "tcp", opt.Addr)
+	ln, err := listenTCP(opt.Addr)
 	if err != nil {
 		var se *os.SyscallError
 		if errors.As(err, &se) {
@@ -168,6 +162,17 @@ func (opt *RunOptions) listen() (net.Listener, error) {
 		return nil, &OptionError{Field: "Addr", Err: ErrNoToken}
 	}
 	return ln, nil
+}
+
+// listenTCP listens on addr with plain TCP, not the multipath TCP Go
+// listens with by default where the kernel has it: a multipath listener
+// takes no socket filter, and the drain on shutdown filters new connection
+// requests (see refuseHandshakes). Clients gain nothing from multipath
+// here.
+func listenTCP(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp", addr)
 }
 
 // MemoryReserve is the part of a memory limit kept from the Go runtime's

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"time"
 
@@ -60,7 +59,7 @@ func SampleRollout(ctx context.Context, version string) (*Rollout, error) {
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := listenTCP("127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("verifier: sample rollout: starting the service: %w", err)
 	}
