@@ -17,10 +17,19 @@ import (
 // handshake, and when the listener closes the new one is refused, never
 // reset after sending.
 func TestRefuseHandshakes(t *testing.T) {
-	var lc net.ListenConfig
-	lc.SetMultipathTCP(false)
-	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	require.NoError(t, err)
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		t.Run(addr, func(t *testing.T) {
+			ln, err := listenTCP(addr)
+			if err != nil && addr[0] == '[' {
+				t.Skipf("no IPv6 loopback: %v", err)
+			}
+			require.NoError(t, err)
+			refuseHandshakesOn(t, ln)
+		})
+	}
+}
+
+func refuseHandshakesOn(t *testing.T, ln net.Listener) {
 	addr := ln.Addr().String()
 	waiting, err := net.Dial("tcp", addr) // in the accept queue
 	require.NoError(t, err)
