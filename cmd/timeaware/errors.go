@@ -115,7 +115,7 @@ func exitCode(err error) int {
 // module's packages.
 var internalPackages = []string{
 	"agreement", "atomicfile", "budget", "chat", "commitfs", "conversation", "dataset", "eval", "jsonscan",
-	"memlimit", "negotiation", "output", "prefpairs", "progress", "puzzles", "rewards", "scenario", "seal", "shard", "splits", "suggest", "synth", "timers",
+	"memlimit", "negotiation", "output", "pace", "prefpairs", "progress", "puzzles", "rewards", "scenario", "seal", "shard", "splits", "suggest", "synth", "timers",
 	"timestamps", "traveler", "verifier",
 }
 
