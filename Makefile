@@ -175,7 +175,7 @@ test: check-shared
 COUNT ?= 20
 LOAD  ?= 2
 test-stress: check-shared build $(if $(PYTEST),venv)
-	@test -n "$(PKG)$(PYTEST)" || { echo "make test-stress: set PKG=./PKG (Go) or PYTEST=PATH (pytest's arguments)" >&2; exit 2; }
+	$(if $(strip $(PKG)$(PYTEST)),,@echo "make test-stress: set PKG=./PKG (Go) or PYTEST=PATH (pytest's arguments)" >&2; exit 2)
 	$(if $(PKG),$(GO) run ./internal/stress -count $(COUNT) -load $(LOAD) $(if $(RUN),-run '$(RUN)') $(PKG))
 	$(if $(PYTEST),TIMEAWARE_BIN=$(CURDIR)/$(BIN) TIMEAWARE_SHARED=$(SHARED) $(GO) run ./internal/stress -count $(COUNT) -load $(LOAD) -pytest $(PYTHON) -- $(PYTEST))
 
