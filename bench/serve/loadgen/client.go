@@ -168,6 +168,14 @@ func (p *rawDoer) do(r *request) (int, []byte, error) {
 	return status, body, err
 }
 
+// unsent reports whether err is a connection that failed before the
+// request was written (refused, or its handshake never completed): the
+// server never saw the request, and it may go elsewhere.
+func unsent(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
+}
+
 // dropped reports whether the server has closed the kept-alive
 // connection (or sent something unasked), looking without waiting, as
 // Python's urllib3 does before it sends on a pooled connection.

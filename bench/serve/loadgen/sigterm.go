@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -72,11 +71,11 @@ func runSigterm(c config) error {
 		return err
 	}
 	var (
-		before, after, unsent, reset, other atomic.Int64
-		errs, lost                          errorLog
-		shed                                atomic.Int64
-		termed                              = make(chan struct{})
-		termAt                              time.Time
+		before, after, refused, reset, other atomic.Int64
+		errs, lost                           errorLog
+		shed                                 atomic.Int64
+		termed                               = make(chan struct{})
+		termAt                               time.Time
 	)
 	var wg sync.WaitGroup
 	for ci := range c.clients {
@@ -103,14 +102,13 @@ func runSigterm(c config) error {
 					afterTerm = true // a 429's wait may span SIGTERM
 				default:
 				}
-				var oe *net.OpError
 				switch {
-				case err != nil && errors.As(err, &oe) && oe.Op == "dial":
+				case err != nil && unsent(err):
 					if !afterTerm {
 						errs.add("client %d: %v before SIGTERM", ci, err)
 						return
 					}
-					unsent.Add(1)
+					refused.Add(1)
 					return
 				case err != nil:
 					reset.Add(1)
@@ -142,7 +140,7 @@ func runSigterm(c config) error {
 		}
 	}
 	s := sigtermSummary{Mode: "sigterm", Clients: c.clients, Batch: c.batch,
-		Before: before.Load(), After: after.Load(), Unsent: unsent.Load(), Reset: reset.Load(), Other: other.Load(), Shed: shed.Load(),
+		Before: before.Load(), After: after.Load(), Unsent: refused.Load(), Reset: reset.Load(), Other: other.Load(), Shed: shed.Load(),
 		StoppedS: stopped.Seconds(), ExitedS: exited}
 	fmt.Fprintf(os.Stderr, "sigterm: %d clients x %d items: %d requests answered before SIGTERM, %d after; %d clients refused after SIGTERM before sending; %d requests lost after they were sent; %d answers other than 200 (%d 429s retried); the last client refused %.2f s after SIGTERM, the server gone after %.2f s\n",
 		s.Clients, s.Batch, s.Before, s.After, s.Unsent, s.Reset, s.Other, s.Shed, s.StoppedS, s.ExitedS)

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -67,7 +66,6 @@ type workersSummary struct {
 	Refused int64 `json:"refused"`
 	Shed    int64 `json:"shed"`
 	Failed  int64 `json:"failed"`
-	// Evicted is the connections the server closed to make room, by state.
 	// Moved counts the requests sent to another replica because theirs
 	// refused the connection before they were written (-replicas), and
 	// Reset the requests lost after they were written.
@@ -75,7 +73,8 @@ type workersSummary struct {
 	Reset int64 `json:"reset"`
 	// Resent counts the requests sent again on a fresh connection because
 	// the server closed their kept-alive one under them.
-	Resent          int64              `json:"resent"`
+	Resent int64 `json:"resent"`
+	// Evicted is the connections the server closed to make room, by state.
 	Evicted         map[string]float64 `json:"evicted"`
 	MaxConns        float64            `json:"server_open_connections_max"`
 	ServerPeakRSSMB float64            `json:"server_peak_rss_mb,omitempty"`
@@ -84,6 +83,17 @@ type workersSummary struct {
 func runWorkers(c config) error {
 	if c.workers <= 0 || c.idleWorkers < 0 || c.idleWorkers > c.workers || c.speakEvery <= 0 || c.activeEvery <= 0 {
 		return errors.New("-workers must be positive, -idle-workers within it, -speak-every and -active-every positive")
+	}
+	if c.warmup < c.speakEvery {
+		return fmt.Errorf("-warmup %v must be at least -speak-every %v, so that every worker has spoken before the measurement", c.warmup, c.speakEvery)
+	}
+	// every is how often worker w sends a request: the first -idle-workers
+	// are the idle ones.
+	every := func(w int) time.Duration {
+		if w < c.idleWorkers {
+			return c.speakEvery
+		}
+		return c.activeEvery
 	}
 	bodies, err := loadBodies(c)
 	if err != nil {
@@ -120,15 +130,8 @@ func runWorkers(c config) error {
 		maxOpen                 atomic.Int64
 		stopScrape, scrapeEnded = make(chan struct{}), make(chan struct{})
 	)
-	if c.warmup < c.speakEvery {
-		return fmt.Errorf("-warmup %v must be at least -speak-every %v, so that every worker has spoken before the measurement", c.warmup, c.speakEvery)
-	}
 	for i := range offsets {
-		every := c.activeEvery
-		if i < c.idleWorkers {
-			every = c.speakEvery
-		}
-		offsets[i] = time.Duration(rng.Int64N(int64(every)))
+		offsets[i] = time.Duration(rng.Int64N(int64(every(i))))
 	}
 	probe := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: 200 * time.Millisecond}
 	go func() {
@@ -163,10 +166,6 @@ func runWorkers(c config) error {
 		go func() {
 			defer wg.Done()
 			idle := w < c.idleWorkers
-			every := c.activeEvery
-			if idle {
-				every = c.speakEvery
-			}
 			home := w % len(addrs)
 			p := &rawDoer{addr: addrs[home], timeout: c.timeout}
 			defer func() { p.close(); resent.Add(p.resent) }()
@@ -203,19 +202,17 @@ func runWorkers(c config) error {
 						p.addr = addrs[at]
 					}
 					status, body, err = p.do(bodies[k].req)
-					var oe *net.OpError
-					if err == nil || !errors.As(err, &oe) || oe.Op != "dial" || tries >= 2*len(addrs) {
+					if err == nil || !unsent(err) || tries >= 2*len(addrs) {
 						break
 					}
 					moved.Add(1) // refused before it was written: send it elsewhere
 					at = (at + 1) % len(addrs)
 				}
 				t1 := time.Now()
-				next = next.Add(every)
+				next = next.Add(every(w))
 				switch {
 				case err != nil:
-					var oe *net.OpError
-					if errors.As(err, &oe) && oe.Op == "dial" {
+					if unsent(err) {
 						failed.Add(1)
 						errs.add("worker %d: no replica took the connection: %v", w, err)
 					} else {
