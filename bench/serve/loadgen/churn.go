@@ -93,6 +93,10 @@ func churn(c config) (churnSummary, error) {
 	if c.creations <= 0 || c.ttl < 2*time.Second || c.probeEvery <= 0 {
 		return churnSummary{}, errors.New("-creations and -probe-every must be positive, -ttl at least 2s")
 	}
+	if c.client != "raw" {
+		// Each creation writes its number into the raw request's bytes.
+		return churnSummary{}, errors.New("-mode churn: only -client raw")
+	}
 	std := newStdClient(c)
 	var (
 		seq, created, refused, other, lost, alive, probes atomic.Int64

@@ -65,6 +65,30 @@ func TestChurnFindsLostTimers(t *testing.T) {
 	assert.Zero(t, s.ProbesAlive)
 }
 
+// The churn mode refuses bad flags before it sends anything.
+func TestChurnFlags(t *testing.T) {
+	good := config{url: "http://127.0.0.1:1", client: "raw", clients: 1, creations: 1, ttl: 2 * time.Second, idBytes: "36", probeEvery: 1}
+	for _, tc := range []struct {
+		name string
+		edit func(*config)
+		want string
+	}{
+		{"net/http client", func(c *config) { c.client = "std" }, "only -client raw"},
+		{"ttl under 2 s", func(c *config) { c.ttl = time.Second }, "-ttl at least 2s"},
+		{"no creations", func(c *config) { c.creations = 0 }, "-creations"},
+		{"id too short", func(c *config) { c.idBytes = "8" }, "-id-bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := good
+			tc.edit(&c)
+			s, err := churn(c)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Empty(t, s.Mode, "nothing ran")
+		})
+	}
+}
+
 func TestParseIDBytes(t *testing.T) {
 	got, err := parseIDBytes("36, 256")
 	require.NoError(t, err)
