@@ -26,7 +26,7 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
 MUTANT_PKGS := rewards timers splits prefpairs
 
-.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
+.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-tokenizer venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -191,6 +191,11 @@ bench-splits: venv
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/splits/requirements.txt
 	PYTHON=$(PYTHON) bash bench/splits/run.sh $(TRAIN) $(TEST)
 
+# Counting tokens with a tokenizer.json: package tokenizer against Hugging
+# Face's tokenizers on the same tokenizer and text.
+bench-tokenizer: venv
+	PYTHON=$(PYTHON) bash bench/tokenizer/run.sh
+
 # The verifier service on loopback against the in-process Python reward;
 # TIMEAWARE_BENCH_SECONDS=5 make bench-serve for a quicker run.
 bench-serve:
@@ -203,7 +208,7 @@ bench-synth: build venv
 	PYTHON=$(PYTHON) bash bench/synth/budget.sh $(RECORDS)
 	bash bench/synth/puzzles.sh $(PUZZLES)
 
-bench: bench-go bench-pairs bench-splits bench-serve bench-synth
+bench: bench-go bench-pairs bench-splits bench-serve bench-synth bench-tokenizer
 
 clean:
 	rm -rf bin out

@@ -125,6 +125,25 @@ type LengthConfig struct {
 	// longer than that many bytes a token is refused, since a count is
 	// the trainer's word and a lower one earns a length reward more.
 	MaxBytesPerToken int
+	// Tokenizer, when set, counts the tokens of the response and of its
+	// parts itself (the model's tokenizer.json, see package tokenizer):
+	// a trainer's count that differs from its own by more than CountSlack
+	// tokens plus CountSlackFraction of its count is refused. Nil leaves
+	// only the MaxBytesPerToken bound.
+	Tokenizer TokenCounter
+	// CountSlack and CountSlackFraction are the difference a count may
+	// have from the Tokenizer's: the ids a model generated need not be
+	// the ones its tokenizer makes of the decoded text again (an
+	// end-of-sequence token the text leaves out, a word spelled in other
+	// pieces).
+	CountSlack         int
+	CountSlackFraction float64
+}
+
+// TokenCounter counts the tokens a model's tokenizer makes of a text;
+// *tokenizer.Tokenizer is one.
+type TokenCounter interface {
+	Count(text string) (int, error)
 }
 
 // DefaultStopStrings are the end-of-turn, end-of-text and padding tokens of
@@ -167,6 +186,8 @@ func DefaultConfig() Config {
 			ElasticAnswerBudget: 1024,
 			AnytimePrior:        AnytimeUniform,
 			MaxBytesPerToken:    32,
+			CountSlack:          8,
+			CountSlackFraction:  0.02,
 		},
 	}
 }
@@ -266,6 +287,12 @@ func (c LengthConfig) validate() error {
 	}
 	if c.MaxBytesPerToken < 1 {
 		return bad("max_bytes_per_token", "%d: want at least 1", c.MaxBytesPerToken)
+	}
+	if c.CountSlack < 0 {
+		return bad("count_slack", "%d must not be negative", c.CountSlack)
+	}
+	if !finite(c.CountSlackFraction) || c.CountSlackFraction < 0 || c.CountSlackFraction >= 1 {
+		return bad("count_slack_fraction", "%v: want at least 0 and below 1", c.CountSlackFraction)
 	}
 	for key, v := range map[string]int{
 		"thinkprune_limit":      c.ThinkPruneLimit,

@@ -14,10 +14,12 @@ import (
 // The length-control family scores a response by its correctness and by
 // its length in tokens against a token budget. The trainer counts the
 // tokens from the ids it generated and passes them in extra_info
-// (response_tokens, think_tokens, answer_tokens); the service never
-// tokenizes a response, because decoded text re-encoded by any tokenizer
-// need not give back the ids the policy produced, and the reward must
-// measure what the policy generated.
+// (response_tokens, think_tokens, answer_tokens): the reward must measure
+// what the policy generated, and decoded text re-encoded need not give
+// back those ids. A count is the trainer's word, so it is checked against
+// the text: always against a bound of bytes per token, and, when the
+// service is given the model's tokenizer (LengthConfig.Tokenizer),
+// against its own count, within a slack for that re-encoding.
 //
 // Correctness c ∈ [0, 1] comes from one of the existing answer checkers,
 // chosen by extra_info.answer_check (see AnswerChecks), applied to the
@@ -318,7 +320,7 @@ func (s *Scorer) readLength(it *Item) (*lengthItem, error) {
 	if li.check, err = lookupCheck(ei.AnswerCheck); err != nil {
 		return nil, err
 	}
-	if li.response, err = requireToken("response_tokens", "the response's length in tokens, which the trainer counts from the ids it generated (the service does not tokenize)", ei.ResponseTokens, 0); err != nil {
+	if li.response, err = requireToken("response_tokens", "the response's length in tokens, which the trainer counts from the ids it generated", ei.ResponseTokens, 0); err != nil {
 		return nil, err
 	}
 	if li.think, li.hasThink, err = tokenField("think_tokens", ei.ThinkTokens, 0); err != nil {
@@ -357,7 +359,39 @@ func (s *Scorer) readLength(it *Item) (*lengthItem, error) {
 			return nil, err
 		}
 	}
+	if c.Tokenizer != nil {
+		if err := c.counts("response_tokens", li.response, "solution_str", it.SolutionStr); err != nil {
+			return nil, err
+		}
+		if li.hasThink {
+			if err := c.counts("think_tokens", li.think, "the thinking", li.thinkText); err != nil {
+				return nil, err
+			}
+		}
+		if li.hasAnswer {
+			if err := c.counts("answer_tokens", li.answer, "the answer part", li.answerText); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return li, nil
+}
+
+// counts refuses a count of tokens that differs from the configured
+// tokenizer's count of text by more than the slack, either way: a lower
+// count earns a length reward more, and so does a higher one under
+// LCPO-Exact.
+func (c *LengthConfig) counts(key string, tokens float64, what, text string) error {
+	n, err := c.Tokenizer.Count(text)
+	if err != nil {
+		return fieldErrorf("extra_info."+key, "rewards.length.tokenizer cannot count %s: %v", what, err)
+	}
+	slack := float64(c.CountSlack) + c.CountSlackFraction*float64(n)
+	if math.Abs(tokens-float64(n)) > slack {
+		return fieldErrorf("extra_info."+key, "%v, but rewards.length.tokenizer makes %d tokens of %s, more than %d + %v%% off (rewards.length.count_slack, count_slack_fraction); send the count of the ids the model generated, with the tokenizer the service was given",
+			tokens, n, what, c.CountSlack, c.CountSlackFraction*100)
+	}
+	return nil
 }
 
 // holds refuses a count of tokens that would make text longer than

@@ -1,15 +1,21 @@
 package rewards
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/tokenizer"
 )
 
 // lengthCase is one item of a length reward with its expected score,
@@ -374,6 +380,10 @@ func TestLengthConfigValidate(t *testing.T) {
 		{"length.think_close", func(c *LengthConfig) { c.ThinkClose = "" }},
 		{"length.think_close", func(c *LengthConfig) { c.ThinkClose = c.ThinkOpen }},
 		{"length.max_bytes_per_token", func(c *LengthConfig) { c.MaxBytesPerToken = 0 }},
+		{"length.count_slack", func(c *LengthConfig) { c.CountSlack = -1 }},
+		{"length.count_slack_fraction", func(c *LengthConfig) { c.CountSlackFraction = -0.01 }},
+		{"length.count_slack_fraction", func(c *LengthConfig) { c.CountSlackFraction = 1 }},
+		{"length.count_slack_fraction", func(c *LengthConfig) { c.CountSlackFraction = nan }},
 		{"length.lcpo_alpha", func(c *LengthConfig) { c.LCPOAlpha = -0.1 }},
 		{"length.lcpo_alpha", func(c *LengthConfig) { c.LCPOAlpha = nan }},
 		{"length.lcpo_delta", func(c *LengthConfig) { c.LCPODelta = inf }},
@@ -500,4 +510,101 @@ func TestLengthNegativeZero(t *testing.T) {
 	res := s.Score(context.Background(), &it)
 	require.NoError(t, res.Err)
 	assert.False(t, math.Signbit(detailMap(LCPOMax, res)["response_tokens"]))
+}
+
+// wordCounter counts a text's tokens as its runs of non-space characters,
+// an oracle with nothing of package tokenizer in it; fail makes it fail.
+type wordCounter struct{ fail error }
+
+func (w wordCounter) Count(text string) (int, error) {
+	if w.fail != nil {
+		return 0, w.fail
+	}
+	return len(strings.Fields(text)), nil
+}
+
+// TestTokenCountsAgainstTheTokenizer: with a tokenizer configured, each
+// count must lie within count_slack + count_slack_fraction of the
+// tokenizer's count of its own text, on either side; the other parts are
+// checked too, and a tokenizer that cannot count is an error naming the
+// field.
+func TestTokenCountsAgainstTheTokenizer(t *testing.T) {
+	// 400 words of thinking and 3 of answer; the tags are words of their
+	// own, so the response counts 405.
+	text := "<think> " + strings.Repeat("w ", 400) + "</think> The sum <answer>42</answer>"
+	score := func(s *Scorer, response, think, answer float64) error {
+		it := Item{DataSource: LCPOExact.DataSource, SolutionStr: text, GroundTruth: json.RawMessage(`"42"`),
+			ExtraInfo: ExtraInfo{ResponseTokens: tokens(response), ThinkTokens: tokens(think), AnswerTokens: tokens(answer), TokenBudget: tokens(500)}}
+		return s.Score(context.Background(), &it).Err
+	}
+	s := newTestScorer(t, func(c *Config) {
+		c.Length.Tokenizer = wordCounter{}
+		c.Length.CountSlack = 2
+		c.Length.CountSlackFraction = 0.01
+	})
+	// response: 405 words, slack 2 + 4.05; thinking: 400, slack 6; answer: 3, slack 2.03
+	cases := []struct {
+		name                    string
+		response, think, answer float64
+		wantErr                 string
+	}{
+		{"exact", 405, 400, 3, ""},
+		{"response at the slack below", 399, 394, 3, ""},
+		{"response past the slack below", 398, 390, 3, "extra_info.response_tokens: 398, but rewards.length.tokenizer makes 405 tokens of solution_str"},
+		{"response at the slack above", 411, 400, 3, ""},
+		{"response past the slack above", 412, 400, 3, "extra_info.response_tokens: 412"},
+		{"thinking past the slack below", 405, 393, 3, "extra_info.think_tokens: 393, but rewards.length.tokenizer makes 400 tokens of the thinking"},
+		{"thinking at the slack above", 410, 406, 3, ""},
+		{"answer past the slack above", 411, 400, 6, "extra_info.answer_tokens: 6, but rewards.length.tokenizer makes 3 tokens of the answer part"},
+		{"answer at the slack below", 405, 400, 1, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := score(s, tc.response, tc.think, tc.answer)
+			if tc.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.wantErr)
+			assert.ErrorContains(t, err, "count_slack")
+		})
+	}
+	without := newTestScorer(t, nil)
+	require.NoError(t, score(without, 300, 290, 3), "without a tokenizer only the bytes-per-token bound holds")
+	broken := newTestScorer(t, func(c *Config) { c.Length.Tokenizer = wordCounter{fail: errors.New("pattern timed out")} })
+	assert.ErrorContains(t, score(broken, 405, 400, 3), "extra_info.response_tokens: rewards.length.tokenizer cannot count solution_str: pattern timed out")
+}
+
+// TestTokenCountsWithARealTokenizer: the counts a Hugging Face tokenizer
+// made of a text (package tokenizer's testdata, counted by tokenizers
+// itself) are accepted, and a count of a tenth of them is refused.
+func TestTokenCountsWithARealTokenizer(t *testing.T) {
+	tok, err := tokenizer.Load(filepath.Join("..", "tokenizer", "testdata", "qwen2.json"))
+	require.NoError(t, err)
+	f, err := os.Open(filepath.Join("..", "tokenizer", "testdata", "texts.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	s := newTestScorer(t, func(c *Config) { c.Length.Tokenizer = tok; c.Length.CountSlack = 0; c.Length.CountSlackFraction = 0 })
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	seen := 0
+	for sc.Scan() {
+		var row struct {
+			Text   string         `json:"text"`
+			Counts map[string]int `json:"counts"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &row))
+		n := row.Counts["qwen2"]
+		if n < 20 || strings.Contains(row.Text, "</think>") || slices.ContainsFunc(DefaultStopStrings, func(stop string) bool { return strings.Contains(row.Text, stop) }) {
+			continue // the scorer removes the stop strings at a response's end
+		}
+		seen++
+		it := Item{DataSource: ThinkPrune.DataSource, SolutionStr: row.Text, GroundTruth: json.RawMessage(`"42"`),
+			ExtraInfo: ExtraInfo{ResponseTokens: tokens(float64(n))}}
+		require.NoError(t, s.Score(context.Background(), &it).Err, "%q in %d tokens", row.Text, n)
+		it.ExtraInfo.ResponseTokens = tokens(float64(n / 10))
+		require.ErrorContains(t, s.Score(context.Background(), &it).Err, "extra_info.response_tokens", "%q in %d tokens", row.Text, n/10)
+	}
+	require.NoError(t, sc.Err())
+	require.Greater(t, seen, 100)
 }

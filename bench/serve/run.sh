@@ -24,7 +24,12 @@
 #       first; items/s, server CPU per item and the ratio to timely/general's
 #       items/s; a run in which the server answers any item with an item
 #       error (a "failed" count above 0), or the reward refuses an item of
-#       the corpus in process, fails;
+#       the corpus in process, fails; then length/lcpo_exact once more on a
+#       second server given a tokenizer.json (rewards.length.tokenizer), its
+#       counts the tokenizer's own, for what counting costs: the tokenizer
+#       is $TIMEAWARE_BENCH_TOKENIZER, else one trained by
+#       make_tokenizer.py (Qwen2-shaped, on the shared data), else
+#       tokenizer/testdata/qwen2.json where the tokenizers library is missing;
 #   (d) POST /v1/tools/get_duration over 256 timers, 64 clients, 2 s + 8 s;
 #   (e) run (a) again with hostile clients beside it (loadgen -mode attack:
 #       stalled bodies, announced-but-unsent bodies, ten-million-item
@@ -119,6 +124,8 @@
 #   TIMEAWARE_BENCH_IDLE       connections of the idle flood run (k) (default 2000)
 #   TIMEAWARE_BENCH_FLOOD_SECONDS measured seconds of each flood run (default: the batch run's)
 #   TIMEAWARE_BENCH_LENGTH_SECONDS measured seconds of each reward of run (j) (default: a quarter of the batch run's, at least 2)
+#   TIMEAWARE_BENCH_TOKENIZER  the tokenizer.json of run (j)'s last row (default: one trained by make_tokenizer.py)
+#   TIMEAWARE_SHARED           the shared data make_tokenizer.py trains on (default: ../shared beside the checkout)
 #   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the flood runs (g), (h), (i), (k), (l) (about 2 min);
 #                              length: only (a) and the length rewards' run (j) (about 55 s);
 #                              restart: only (a) and the SIGTERM runs (m) (about 40 s);
@@ -134,6 +141,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
+shared="${TIMEAWARE_SHARED:-$repo/../shared}"
 if [ -z "${PYTHON:-}" ]; then
     if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; else PYTHON=python3; fi
 fi
@@ -349,6 +357,28 @@ if [ "$only" = all ] || [ "$only" = length ]; then
         cat "$work/length-$name.log" >&2
         echo "$reward_status" >"$work/length-$name.status"
     done
+
+    bench_tok="${TIMEAWARE_BENCH_TOKENIZER:-}"
+    if [ -n "$bench_tok" ]; then
+        echo "the tokenizer of \$TIMEAWARE_BENCH_TOKENIZER, $bench_tok" >"$work/tokenizer.desc"
+    elif PYTHONDONTWRITEBYTECODE=1 "$PYTHON" "$here/make_tokenizer.py" --shared "$shared" --out "$work/tokenizer.json" \
+        >"$work/tokenizer.desc"; then
+        bench_tok="$work/tokenizer.json"
+    else
+        bench_tok="$repo/tokenizer/testdata/qwen2.json"
+        echo "tokenizer/testdata/qwen2.json, a Qwen2-shaped byte-level BPE of 700 tokens (the tokenizers library is not installed)" >"$work/tokenizer.desc"
+    fi
+    echo "== (j) length/lcpo_exact on a second server given $(cat "$work/tokenizer.desc")" >&2
+    main_pid="$server_pid" main_url="$url"
+    TIMEAWARE_REWARDS_LENGTH_TOKENIZER="$bench_tok" start_server "$work/server-tokenizer.log"
+    reward_status=0
+    "$loadgen" -mode batch -url "$url" -server-pid "$server_pid" -clients "$clients" -batch "$batch" \
+        -corpus "$corpus_items" -reward length/lcpo_exact -tokenizer "$bench_tok" -warmup 1s -duration "${length_ms}ms" -json \
+        >"$work/length-tokenizer.json" 2>"$work/length-tokenizer.log" || reward_status=$?
+    cat "$work/length-tokenizer.log" >&2
+    echo "$reward_status" >"$work/length-tokenizer.status"
+    kill "$server_pid" && wait "$server_pid" || true
+    server_pid="$main_pid" url="$main_url"
 fi
 
 if [ "$only" = all ]; then
@@ -704,6 +734,26 @@ def length_run():
             failures.append(f"run (j) {reward}: {r['failed_items']} failed items, {r['errors']} errors, {r['mismatches']} mismatches")
     print(f"    (ratio: items/s over timely/general's in this run (j); (a) measured timely/general at {b['items_per_s']:,.0f} items/s"
           + (f", {b['server_cpu_us_per_item']:.1f} us of server CPU per item)" if b.get("server_cpu_us_per_item") else ")"))
+    tok_status = work / "length-tokenizer.status"
+    t = load_json("length-tokenizer.json")
+    plain = runs.get("length/lcpo_exact", (None,))[0]
+    desc = (work / "tokenizer.desc").read_text().strip() if (work / "tokenizer.desc").exists() else "?"
+    print(f"    length/lcpo_exact again on a second server given {desc} (rewards.length.tokenizer), the counts its own:")
+    if t is None or not tok_status.exists() or int(tok_status.read_text()) != 0:
+        log = work / "length-tokenizer.log"
+        why = [l for l in (log.read_text().splitlines() if log.exists() else []) if l.startswith("loadgen:")]
+        text = why[-1][:400] if why else "see above"
+        print(f"    {'+ tokenizer':<20} FAIL: {text}")
+        failures.append(f"run (j) with a tokenizer: {text}")
+    else:
+        cpu, pcpu = t.get("server_cpu_us_per_item"), (plain or {}).get("server_cpu_us_per_item")
+        extra = f"; counting costs {cpu - pcpu:.1f} us of server CPU per item" if cpu and pcpu else ""
+        ratio = f"{t['items_per_s'] / plain['items_per_s']:.2f}x" if plain else "-"
+        print(f"    {'+ tokenizer':<20} {t['items_per_s']:>10,.0f} {(f'{cpu:.1f}' if cpu else '-'):>19} {ratio:>7}  "
+              f"(ratio: over length/lcpo_exact's without it){extra}; p50/p99 {t['p50_ms']:.1f}/{t['p99_ms']:.1f} ms; "
+              f"failed items {t['failed_items']}, errors {t['errors']}, mismatches {t['mismatches']}")
+        if t["failed_items"] or t["errors"] or t["mismatches"]:
+            failures.append(f"run (j) with a tokenizer: {t['failed_items']} failed items, {t['errors']} errors, {t['mismatches']} mismatches")
 
 
 if only in ("all", "length"):

@@ -100,26 +100,29 @@ func TestConfigPrecedenceTimeFormat(t *testing.T) {
 // variable of 0.5 is not refused as "a whole number".
 func TestConfigDefaultsAreTyped(t *testing.T) {
 	for key, want := range map[string]any{
-		"pairs.min_margin":                  float64(0),
-		"pairs.label_only_margin":           1.0,
-		"pairs.seed":                        0,
-		"pairs.confident_only":              false,
-		"pairs.time_format":                 "iso",
-		"synth.timestamps.read.mu":          238.0,
-		"synth.negotiation.wpm":             150.0,
-		"rewards.timely.game_exponent":      1.0 / 3,
-		"rewards.stop_strings":              rewards.DefaultStopStrings,
-		"rewards.tictoc.tool_call_patterns": []string{},
-		"timers.max_rollouts":               1048576,
-		"timers.index_bytes":                0,
-		"timers.measured_spans_only":        false,
-		"rewards.length.lcpo_alpha":         0.0003,
-		"rewards.length.thinkprune_limit":   4000,
-		"synth.budget.elastic_think_budget": 1024,
+		"pairs.min_margin":                    float64(0),
+		"pairs.label_only_margin":             1.0,
+		"pairs.seed":                          0,
+		"pairs.confident_only":                false,
+		"pairs.time_format":                   "iso",
+		"synth.timestamps.read.mu":            238.0,
+		"synth.negotiation.wpm":               150.0,
+		"rewards.timely.game_exponent":        1.0 / 3,
+		"rewards.stop_strings":                rewards.DefaultStopStrings,
+		"rewards.tictoc.tool_call_patterns":   []string{},
+		"timers.max_rollouts":                 1048576,
+		"timers.index_bytes":                  0,
+		"timers.measured_spans_only":          false,
+		"rewards.length.lcpo_alpha":           0.0003,
+		"rewards.length.thinkprune_limit":     4000,
+		"synth.budget.elastic_think_budget":   1024,
+		"rewards.length.count_slack":          8,
+		"rewards.length.count_slack_fraction": 0.02,
+		"rewards.length.tokenizer":            "",
 	} {
 		assert.Equal(t, want, defaults[key], key)
 	}
-	assert.Len(t, defaults, 201, "keys in examples/timeaware.yaml")
+	assert.Len(t, defaults, 204, "keys in examples/timeaware.yaml")
 }
 
 func TestFlattenConfig(t *testing.T) {

@@ -116,7 +116,7 @@ func exitCode(err error) int {
 var internalPackages = []string{
 	"agreement", "atomicfile", "budget", "chat", "commitfs", "conversation", "dataset", "eval", "jsonscan",
 	"memlimit", "negotiation", "output", "pace", "prefpairs", "progress", "puzzles", "rewards", "scenario", "seal", "shard", "splits", "suggest", "synth", "timers",
-	"timestamps", "traveler", "verifier",
+	"timestamps", "tokenizer", "traveler", "verifier",
 }
 
 var packagePrefix = regexp.MustCompile(`(^|: )(?:` + strings.Join(internalPackages, "|") + `): `)

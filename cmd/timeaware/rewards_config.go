@@ -8,7 +8,17 @@ import (
 
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/timers"
+	"github.com/timeaware/timeaware/tokenizer"
 )
+
+// tokenizerError is the reason a tokenizer.json cannot be read, without
+// the path that badKey shows already.
+func tokenizerError(path string, err error) error {
+	if reason, ok := strings.CutPrefix(err.Error(), path+": "); ok {
+		return errors.New(reason)
+	}
+	return err
+}
 
 // rewardsConfig builds the rewards configuration from the rewards.* keys.
 func (a *app) rewardsConfig() (rewards.Config, error) {
@@ -51,6 +61,15 @@ func (a *app) rewardsConfig() (rewards.Config, error) {
 	l.ElasticAnswerBudget = v.GetInt("rewards.length.elastic_answer_budget")
 	l.AnytimePrior = v.GetString("rewards.length.anytime_prior")
 	l.MaxBytesPerToken = v.GetInt("rewards.length.max_bytes_per_token")
+	l.CountSlack = v.GetInt("rewards.length.count_slack")
+	l.CountSlackFraction = v.GetFloat64("rewards.length.count_slack_fraction")
+	if path := v.GetString("rewards.length.tokenizer"); path != "" {
+		tok, err := tokenizer.Load(path)
+		if err != nil {
+			return c, a.badKey("rewards.length.tokenizer", tokenizerError(path, err))
+		}
+		l.Tokenizer = tok
+	}
 	if err := c.Validate(); err != nil {
 		return c, a.rewardsError(err)
 	}

@@ -79,6 +79,63 @@ func TestScoreLengthRewardsReadTheirKeys(t *testing.T) {
 	assert.Equal(t, 0.0, got["score"], "under think_in_prompt an untagged response is a thinking that never closed")
 }
 
+// TestScoreLengthTokenizer: with rewards.length.tokenizer, the length
+// rewards take a count within the slack of the tokenizer's and refuse one
+// past it, naming the count and the key; a file that cannot be read, or a
+// model it does not know, is a usage error naming the key and the field.
+func TestScoreLengthTokenizer(t *testing.T) {
+	dir := t.TempDir()
+	// package tokenizer's Qwen-like test tokenizer
+	tok := filepath.Join("..", "..", "tokenizer", "testdata", "qwen2.json")
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_TOKENIZER", tok)
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_COUNT_SLACK", "1")
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_COUNT_SLACK_FRACTION", "0")
+	const text = "The deadline is in 3 hours. <answer>7</answer>"
+	n := countOf(t, "qwen2", text)
+	score := func(tokens int) (int, string, string) {
+		in := writeFile(t, filepath.Join(dir, "items.jsonl"), fmt.Sprintf(`{"solution_str":%q,"ground_truth":"7","extra_info":{"response_tokens":%d}}`, text, tokens)+"\n")
+		return runCLI(t, "score", "--data-source", "length/thinkprune", "--input", in)
+	}
+	for _, ok := range []int{n - 1, n, n + 1} {
+		code, stdout, stderr := score(ok)
+		require.Equal(t, exitOK, code, "%d tokens: %s", ok, stderr)
+		assert.Equal(t, 1.0, readResults(t, stdout)[0]["score"])
+	}
+	code, _, stderr := score(n - 2)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, fmt.Sprintf("extra_info.response_tokens: %d, but rewards.length.tokenizer makes %d tokens of solution_str", n-2, n))
+
+	bad := writeFile(t, filepath.Join(dir, "wordpiece.json"), `{"model":{"type":"WordPiece","vocab":{"a":0}}}`)
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_TOKENIZER", bad)
+	code, _, stderr = score(n)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "TIMEAWARE_REWARDS_LENGTH_TOKENIZER="+bad+": model: type: the WordPiece model is not read here (only BPE)")
+	t.Setenv("TIMEAWARE_REWARDS_LENGTH_TOKENIZER", filepath.Join(dir, "missing.json"))
+	code, _, stderr = score(n)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "missing.json: no such file or directory")
+}
+
+// countOf is the count testdata/texts.jsonl of package tokenizer holds for
+// text under the tokenizer name, as Hugging Face's tokenizers made it.
+func countOf(t *testing.T, name, text string) int {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "tokenizer", "testdata", "texts.jsonl"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var row struct {
+			Text   string         `json:"text"`
+			Counts map[string]int `json:"counts"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(line), &row))
+		if row.Text == text {
+			return row.Counts[name]
+		}
+	}
+	t.Fatalf("tokenizer/testdata/texts.jsonl has no %q; add it to make.py's EDGE and remake the files", text)
+	return 0
+}
+
 func TestScoreErrors(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"data_source":"timely/ml","extra_info":{"accuracy":0.8}}`

@@ -2,8 +2,10 @@
 
 The ``length/*`` rewards (``length/lcpo_exact``, ``length/lcpo_max``,
 ``length/thinkprune``, ``length/elastic``, ``length/anytime``) score a
-response's length in tokens, and the service never tokenizes: the trainer,
-which holds the response's token ids, sends the counts in ``extra_info``:
+response's length in tokens, counted from the ids the model generated: the
+trainer, which holds them, sends the counts in ``extra_info`` (the service
+checks them against the text, with the model's tokenizer when it is given
+``rewards.length.tokenizer``):
 
 * ``response_tokens``: the response's tokens, padding excluded;
 * ``think_tokens``: the tokens before the closing think tag

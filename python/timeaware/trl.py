@@ -222,8 +222,8 @@ class GRPOReward:
     VeRL, unless ``on_unreachable="fallback"``.
 
     The token-budget rewards (data sources ``length/...``) read the
-    response's length in tokens from ``extra_info``, and the service never
-    tokenizes: for those rows the reward puts the count of the completion's
+    response's length in tokens from ``extra_info``, counted from the
+    generated ids: for those rows the reward puts the count of the completion's
     ids that TRL passes (``completion_ids``, padding excluded) into the
     item's ``extra_info.response_tokens``, and, given ``tokenizer`` (the
     trainer's ``processing_class``), the split at the closing think tag,

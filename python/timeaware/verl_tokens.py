@@ -3,7 +3,7 @@
 The service's token-budget rewards (data sources ``length/...``) read the
 response's length in tokens from ``extra_info`` (``response_tokens``, and
 ``think_tokens`` and ``answer_tokens``, the parts before and after the
-closing think tag), and the service never tokenizes. VeRL's reward
+closing think tag), counted from the generated ids. VeRL's reward
 function (`timeaware.verl.compute_score`) gets the decoded text only, so the
 counts are taken one step earlier, in the reward manager, which holds the
 response's token ids. `TokenCountRewardManager` is VeRL 0.9.1's reward-loop

@@ -10,17 +10,19 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/rewards"
+	"github.com/timeaware/timeaware/tokenizer"
 )
 
 // The length rewards (length/lcpo_exact, lcpo_max, thinkprune, elastic,
 // anytime) are measured on the timely/general corpus re-labelled for each:
 // the same response texts and ground truths, with the token counts a
-// trainer would send in extra_info. The service never tokenizes, so the
-// counts are derived from the text, deterministically: one token per
-// bytesPerToken bytes, rounded, and at least one for a part with text, so
-// that they agree with the text as the rewards check it. The budgets are
-// drawn from the corpus seed, on a stream of their own (the base corpus is
-// unchanged), so that some responses run over them.
+// trainer would send in extra_info. The counts are derived from the text,
+// deterministically: by default one token per bytesPerToken bytes,
+// rounded, and at least one for a part with text, so that they agree with
+// the text as the rewards check it; with -tokenizer, the tokenizer's own
+// count of each part, for a server given the same tokenizer.json. The
+// budgets are drawn from the corpus seed, on a stream of their own (the
+// base corpus is unchanged), so that some responses run over them.
 
 // bytesPerToken is the text's bytes per token of the derived counts.
 const bytesPerToken = 4
@@ -65,13 +67,27 @@ type lengthItemJSON struct {
 	ExtraInfo   lengthExtraInfo `json:"extra_info"`
 }
 
-// tokensOf is the derived token count of a text: len/bytesPerToken,
-// rounded, and at least 1 when the text is not all white space.
-func tokensOf(s string) int {
+// tokenCounter counts the tokens of a part of a response.
+type tokenCounter interface {
+	Count(text string) (int, error)
+}
+
+// byteCounter is the default count: len/bytesPerToken, rounded, and at
+// least 1 when the text is not all white space.
+type byteCounter struct{}
+
+func (byteCounter) Count(s string) (int, error) {
 	n := (len(s) + bytesPerToken/2) / bytesPerToken
 	if n == 0 && strings.TrimSpace(s) != "" {
 		n = 1
 	}
+	return n, nil
+}
+
+// tokensOf is tc's count of s; byteCounter's never fails, and a tokenizer
+// that fails is reported by relabel's check of the item.
+func tokensOf(tc tokenCounter, s string) int {
+	n, _ := tc.Count(s)
 	return n
 }
 
@@ -80,12 +96,12 @@ func tokensOf(s string) int {
 // the first closing one, the answer the text after it; a response without
 // think tags has no thinking and is all answer. A response whose thinking
 // never closes (the corpus has none) has no answer part.
-func splitCounts(s string) (response, think, answer int) {
-	response = tokensOf(s)
+func splitCounts(tc tokenCounter, s string) (response, think, answer int) {
+	response = tokensOf(tc, s)
 	i := strings.Index(s, thinkClose)
 	if i < 0 {
 		if j := strings.Index(s, thinkOpen); j >= 0 {
-			return response, tokensOf(s[j+len(thinkOpen):]), 0
+			return response, tokensOf(tc, s[j+len(thinkOpen):]), 0
 		}
 		return response, 0, response
 	}
@@ -93,7 +109,7 @@ func splitCounts(s string) (response, think, answer int) {
 	if j := strings.Index(th, thinkOpen); j >= 0 {
 		th = th[j+len(thinkOpen):]
 	}
-	return response, tokensOf(th), tokensOf(s[i+len(thinkClose):])
+	return response, tokensOf(tc, th), tokensOf(tc, s[i+len(thinkClose):])
 }
 
 // answerTail is the last paragraph of a corpus response: its final
@@ -152,8 +168,12 @@ func lookupBenchReward(name string) (*rewards.Reward, error) {
 // would then measure the error path, and when an item's correctness (c,
 // the timely/general answer check of the answer part; the answer at the
 // largest budget for anytime) is not the base item's acc.
-func relabel(base *corpus, r *rewards.Reward, seed uint64) (*corpus, error) {
-	scorer, err := rewards.NewScorer(rewards.DefaultConfig(), nil)
+func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter) (*corpus, error) {
+	cfg := rewards.DefaultConfig()
+	if tok, ok := tc.(*tokenizer.Tokenizer); ok {
+		cfg.Length.Tokenizer = tok // as the server given -tokenizer's file checks the counts
+	}
+	scorer, err := rewards.NewScorer(cfg, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +204,7 @@ func relabel(base *corpus, r *rewards.Reward, seed uint64) (*corpus, error) {
 	ctx := context.Background()
 	for i, b := range bases {
 		d := drawLength(rng, i, n)
-		resp, think, answer := splitCounts(b.SolutionStr)
+		resp, think, answer := splitCounts(tc, b.SolutionStr)
 		if think+answer > resp {
 			return nil, fmt.Errorf("corpus item %d: think_tokens %d + answer_tokens %d exceed response_tokens %d", i, think, answer, resp)
 		}

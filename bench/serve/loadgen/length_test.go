@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/timers"
+	"github.com/timeaware/timeaware/tokenizer"
 	"github.com/timeaware/timeaware/verifier"
 )
 
@@ -59,15 +61,15 @@ func TestRelabelLength(t *testing.T) {
 	}
 	for _, r := range lengthRewards {
 		t.Run(r.DataSource, func(t *testing.T) {
-			cp, err := relabel(base, r, 7)
+			cp, err := relabel(base, r, 7, byteCounter{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := relabel(base, r, 7)
+			again, err := relabel(base, r, 7, byteCounter{})
 			if err != nil || again.hash != cp.hash || again.scoreSum != cp.scoreSum {
 				t.Fatalf("two builds differ (%v)", err)
 			}
-			other, err := relabel(base, r, 8)
+			other, err := relabel(base, r, 8, byteCounter{})
 			if err != nil || other.hash == cp.hash {
 				t.Fatalf("another seed gave the same budgets (%v)", err)
 			}
@@ -213,5 +215,49 @@ func TestBatchLengthRewards(t *testing.T) {
 
 	if _, err := lookupBenchReward("length/nope"); err == nil || !strings.Contains(err.Error(), "length/anytime") {
 		t.Errorf("an unknown -reward: %v", err)
+	}
+}
+
+// With -tokenizer, a length corpus carries the tokenizer's counts, which a
+// scorer given the same tokenizer takes (relabel's own check) and which
+// differ from the default's; the flag is refused for timely/general.
+func TestRelabelWithTokenizer(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "tokenizer", "testdata", "qwen2.json")
+	tok, err := tokenizer.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := buildCorpus(200, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := relabel(base, rewards.LCPOExact, 7, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for i, it := range cp.items {
+		var row lengthRow
+		if err := json.Unmarshal(it.line, &row); err != nil {
+			t.Fatal(err)
+		}
+		n, err := tok.Count(row.SolutionStr)
+		if err != nil || *row.ExtraInfo.ResponseTokens != n {
+			t.Fatalf("item %d: response_tokens %v, the tokenizer counts %d (%v)", i, *row.ExtraInfo.ResponseTokens, n, err)
+		}
+		if n != quarterTokens(row.SolutionStr) {
+			differ++
+		}
+	}
+	if differ < len(cp.items)/2 {
+		t.Fatalf("only %d of %d counts differ from one token per 4 bytes", differ, len(cp.items))
+	}
+	_, err = loadCorpus(config{reward: "timely/general", tokenizer: path, corpusN: 10, seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "-tokenizer: timely/general has no token counts") {
+		t.Fatalf("timely/general with -tokenizer: %v", err)
+	}
+	_, err = loadCorpus(config{reward: "length/lcpo_max", tokenizer: "missing.json", corpusN: 10, seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "-tokenizer: open missing.json") {
+		t.Fatalf("a missing tokenizer: %v", err)
 	}
 }

@@ -64,6 +64,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/timeaware/timeaware/tokenizer"
 )
 
 type config struct {
@@ -78,6 +80,7 @@ type config struct {
 	corpusN     int
 	seed        uint64
 	reward      string
+	tokenizer   string
 	timers      int
 	checkEvery  int
 	timeout     time.Duration
@@ -130,6 +133,7 @@ func main() {
 	flag.IntVar(&c.items, "items", 0, "batch mode: send this many items in total instead of running for -duration (no warm-up)")
 	flag.IntVar(&c.corpusN, "corpus", 8192, "corpus items")
 	flag.Uint64Var(&c.seed, "seed", 20260101, "corpus seed")
+	flag.StringVar(&c.tokenizer, "tokenizer", "", "a length reward's counts: this tokenizer.json's count of each part (package tokenizer), for a server given the same file as rewards.length.tokenizer; default: one token per 4 bytes")
 	flag.StringVar(&c.reward, "reward", "timely/general", "the reward the corpus is labelled for: timely/general, or a length reward (length/lcpo_exact, length/lcpo_max, length/thinkprune, length/elastic, length/anytime) with the same responses and ground truths")
 	flag.IntVar(&c.timers, "timers", 256, "get_duration mode: timers to create")
 	flag.IntVar(&c.checkEvery, "check-every", 16, "batch mode: parse and check the scores of one response in this many")
@@ -268,9 +272,20 @@ func loadCorpus(c config) (*corpus, error) {
 	}
 	cp, err := buildCorpus(c.corpusN, c.seed)
 	if err != nil || r == cp.reward {
+		if c.tokenizer != "" && err == nil {
+			err = fmt.Errorf("-tokenizer: %s has no token counts; want a length reward", r.DataSource)
+		}
 		return cp, err
 	}
-	return relabel(cp, r, c.seed)
+	var counter tokenCounter = byteCounter{}
+	if c.tokenizer != "" {
+		tok, err := tokenizer.Load(c.tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("-tokenizer: %w", err)
+		}
+		counter = tok
+	}
+	return relabel(cp, r, c.seed, counter)
 }
 
 func dumpCorpus(c config) error {
