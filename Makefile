@@ -24,7 +24,7 @@ STATICCHECK := $(LINT_BIN)/staticcheck-$(STATICCHECK_VERSION)
 # users train on, each held to 90 % efficacy and mutant coverage.
 GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
-MUTANT_PKGS := rewards timers splits prefpairs
+MUTANT_PKGS := rewards timers splits prefpairs tokenizer
 
 .PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-tokenizer venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
 

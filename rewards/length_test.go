@@ -566,7 +566,7 @@ func TestTokenCountsAgainstTheTokenizer(t *testing.T) {
 				return
 			}
 			require.ErrorContains(t, err, tc.wantErr)
-			assert.ErrorContains(t, err, "count_slack")
+			assert.ErrorContains(t, err, "more than 2 + 1% off (rewards.length.count_slack, count_slack_fraction)")
 		})
 	}
 	without := newTestScorer(t, nil)

@@ -73,9 +73,10 @@ func (a *addedSet) add(t *addedToken) {
 	}
 }
 
-// longest is the end of the longest token starting at s[i:], or -1.
+// longest is the longest token starting at s[i:] and its end, or nil.
 func (a *addedSet) longest(s string, i int) (int, *addedToken) {
-	end, tok := -1, (*addedToken)(nil)
+	var end int
+	var tok *addedToken
 	n := a.first[s[i]]
 	if n == nil {
 		return end, tok
@@ -162,12 +163,14 @@ func isWordChar(r rune) bool {
 		r == '\u200c' || r == '\u200d'
 }
 
+// wordBefore and wordAfter say a word character ends or starts s (an
+// empty s decodes to utf8.RuneError, not one).
 func wordBefore(s string) bool {
-	r, size := utf8.DecodeLastRuneInString(s)
-	return size > 0 && isWordChar(r)
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return isWordChar(r)
 }
 
 func wordAfter(s string) bool {
-	r, size := utf8.DecodeRuneInString(s)
-	return size > 0 && isWordChar(r)
+	r, _ := utf8.DecodeRuneInString(s)
+	return isWordChar(r)
 }

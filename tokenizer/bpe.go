@@ -98,9 +98,6 @@ func parseBPE(raw json.RawMessage) (*bpe, error) {
 			return nil, fmt.Errorf("merges[%d]: %q or %q is not in the vocab", i, a, b)
 		}
 		joined := a + strings.TrimPrefix(b, m.prefix)
-		if m.prefix != "" && !strings.HasPrefix(b, m.prefix) {
-			joined = a + b
-		}
 		id, ok := f.Vocab[joined]
 		if !ok {
 			return nil, fmt.Errorf("merges[%d]: the merged token %q is not in the vocab", i, joined)

@@ -98,6 +98,16 @@ func TestCountSmall(t *testing.T) {
 		{"added tokens take the longest", minimal("null", "null", "", `[{"id":9,"content":"<x"},{"id":10,"content":"<xy>"}]`), "a<xy>", 2},
 		{"empty text", minimal("null", "null", "", ""), "", 0},
 		{"invalid UTF-8 as U+FFFD", minimal("null", "null", `{"type":"BPE","vocab":{"a":0,"\ufffd":1},"merges":[]}`, ""), "a\xffa", 3},
+		{"continuing_subword_prefix", minimal("null", "null", `{"type":"BPE","vocab":{"a":0,"b":1,"##a":2,"##b":3,"ab":4,"abb":5},"merges":[["a","##b"],["ab","##b"]],"continuing_subword_prefix":"##"}`, ""), "abbabab", 5},
+		{"end_of_word_suffix", minimal("null", "null", `{"type":"BPE","vocab":{"a":0,"b":1,"a</w>":2,"b</w>":3,"ab</w>":4},"merges":[["a","b</w>"]],"end_of_word_suffix":"</w>"}`, ""), "abab", 3},
+		{"equal ranks merge leftmost first", minimal("null", "null", `{"type":"BPE","vocab":{"a":0,"aa":1,"aaa":2},"merges":[["a","a"],["aa","a"]]}`, ""), "aaa", 1},
+		{"equal ranks, five", minimal("null", "null", `{"type":"BPE","vocab":{"a":0,"aa":1,"aaa":2},"merges":[["a","a"],["aa","a"]]}`, ""), "aaaaa", 2},
+		{"dropout 0 is none", minimal("null", "null", `{"type":"BPE","vocab":{"a":0},"merges":[],"dropout":0.0}`, ""), "aa", 2},
+		{"empty matches leave no split", minimal("null", `{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"\\d*"},"behavior":"Isolated","invert":false},{"type":"ByteLevel","add_prefix_space":true,"use_regex":false}]}`,
+			`{"type":"BPE","vocab":{"a":0,"b":1,"1":2,"Ġ":3,"Ġa":4},"merges":[]}`, ""), "ab1a", 8},
+		{"Metaspace first after a split", minimal("null", `{"type":"Sequence","pretokenizers":[{"type":"Split","pattern":{"Regex":"\\d+"},"behavior":"Isolated","invert":false},{"type":"Metaspace","replacement":"▁","prepend_scheme":"first","split":false}]}`,
+			`{"type":"BPE","vocab":{"a":0,"b":1,"1":2,"▁":3,"c":4},"merges":[]}`, ""), "1ab1c", 6},
+		{"one-byte added tokens", minimal("null", "null", "", `[{"id":7,"content":"§"},{"id":8,"content":"x"}]`), "axbx§a", 6},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

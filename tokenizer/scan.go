@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -102,11 +103,11 @@ func newlinesFrom(s string, i int) int {
 }
 
 // contraction is the end of a contraction ('s, 't, 're, 've, 'm, 'll,
-// 'd) at i, or -1; fold matches letters in any case, as (?i) does, where
-// ſ is an s.
-func contraction(s string, i int, fold bool) int {
-	if i >= len(s) || s[i] != '\'' {
-		return -1
+// 'd) at i, if one starts there; fold matches letters in any case, as (?i)
+// does, where ſ is an s.
+func contraction(s string, i int, fold bool) (int, bool) {
+	if s[i] != '\'' {
+		return 0, false
 	}
 	at := func(j int, lower byte) (int, bool) {
 		if j >= len(s) {
@@ -116,8 +117,8 @@ func contraction(s string, i int, fold bool) int {
 		if c == lower || fold && c == lower-'a'+'A' {
 			return j + 1, true
 		}
-		if fold && lower == 's' && j+1 < len(s) && s[j] == 0xC5 && s[j+1] == 0xBF { // ſ, U+017F
-			return j + 2, true
+		if fold && lower == 's' && strings.HasPrefix(s[j:], "ſ") {
+			return j + len("ſ"), true
 		}
 		return j, false
 	}
@@ -127,10 +128,10 @@ func contraction(s string, i int, fold bool) int {
 			j, ok = at(j, c[k])
 		}
 		if ok {
-			return j
+			return j, true
 		}
 	}
-	return -1
+	return 0, false
 }
 
 // spaceRun handles the white space alternatives at i, where a white space
@@ -159,13 +160,16 @@ func spaceRun(s string, i int, newlines bool) int {
 
 // scanGPT2 matches gpt2Regex.
 func scanGPT2(s string) [][2]int {
-	out := make([][2]int, 0, len(s)/4+1)
+	var out [][2]int
 	for i := 0; i < len(s); {
-		end := contraction(s, i, false)
-		if end < 0 {
+		end, ok := contraction(s, i, false)
+		if !ok {
+			// at the text's end, after a space, r is utf8.RuneError: an
+			// other character, whose run from j (the end) is empty, so
+			// the match is the space, as \s+ makes it
 			r, w := utf8.DecodeRuneInString(s[i:])
 			j := i
-			if r == ' ' && i+w < len(s) {
+			if r == ' ' {
 				r, _ = utf8.DecodeRuneInString(s[i+w:])
 				j = i + w
 			}
@@ -184,10 +188,10 @@ func scanGPT2(s string) [][2]int {
 
 // scanLlama3 matches llama3Regex, or qwen2Regex with digits 1.
 func scanLlama3(s string, digits int) [][2]int {
-	out := make([][2]int, 0, len(s)/4+1)
+	var out [][2]int
 	for i := 0; i < len(s); {
-		end := contraction(s, i, true)
-		if end < 0 {
+		end, ok := contraction(s, i, true)
+		if !ok {
 			end = llama3At(s, i, digits)
 		}
 		out = append(out, [2]int{i, end})
@@ -206,8 +210,8 @@ func llama3At(s string, i, digits int) int {
 		end, _ := runOf(s, i, letter, 0)
 		return end
 	}
-	if r != '\r' && r != '\n' && c != number && i+w < len(s) {
-		if next, _ := utf8.DecodeRuneInString(s[i+w:]); classOf(next) == letter {
+	if r != '\r' && r != '\n' && c != number {
+		if next, _ := utf8.DecodeRuneInString(s[i+w:]); classOf(next) == letter { // RuneError at the end
 			end, _ := runOf(s, i+w, letter, 0)
 			return end
 		}
@@ -218,8 +222,10 @@ func llama3At(s string, i, digits int) int {
 		return end
 	}
 	//  ?[^\s\p{L}\p{N}]+[\r\n]*
+	// a space at the end, before RuneError (other), ends at the end as
+	// \s+ makes it
 	j := i
-	if r == ' ' && i+w < len(s) {
+	if r == ' ' {
 		if next, _ := utf8.DecodeRuneInString(s[i+w:]); isOther(next) {
 			j = i + w
 		}

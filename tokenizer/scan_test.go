@@ -12,7 +12,7 @@ import (
 func engineMatches(t *testing.T, re *regexp2.Regexp, s string) [][2]int {
 	idx, err := re.FindAllStringIndex(s, -1)
 	require.NoError(t, err)
-	out := make([][2]int, 0, len(idx))
+	var out [][2]int
 	for _, m := range idx {
 		out = append(out, [2]int{m[0], m[1]})
 	}
@@ -23,6 +23,7 @@ var scanSeeds = []string{
 	"", " ", "a", "it's IT'S it'ſ we'Re THEY'VE i'M you'LL he'D 'x '", "  x", "   x", "\t\tx", " \n x", "a \r\n \n  b",
 	"x  ", "x\n", "\n\n\nx", " \r", "\r\n", " 12345 678", "٣٤٥ ①② ²", "!!! ?? ...\n\n", " !x", " 'x", "''s",
 	"日本語 テキスト", "e\u0301 é", "a\u00a0b\u3000c\u2028d\u0085e", "🙂 🙂\n🙂", "x\u200by", "\x00\x1f\x7f", "A1b2C3",
+	"'ſx", "'rſx", "'ſ", "x'Ls", "'LL", "'lL'", "'veX", "'RE", "' ", "'", " '", "x '",
 }
 
 // FuzzScanners: each scanner finds exactly the matches its pattern finds

@@ -94,6 +94,20 @@
 #       worker opens a new connection to a ready replica, as a Kubernetes
 #       Service routes them; checks that no request was reset and every one
 #       was served, every replica exited 0, and their peak RSS;
+#   (q) the cluster profile: (o)'s quiet workers as the reference, then on
+#       two fresh replicas at once, for (p)'s 50 s: (p)'s workers over both,
+#       timer creations over both as in (n) (TIMEAWARE_BENCH_CLUSTER_CREATIONS,
+#       default 1,000,000; ttl 30 s; loadgen -mode churn -replicas), and the
+#       idle flood of (k) with the unpaced header flood of (l) at replica 0,
+#       with /healthz polled there, for the first 25 s; then each replica
+#       restarted once, one at a time, as in (p), with the workers and the
+#       creations going on; reports the workers' items/s and p50/p99 against
+#       the quiet run's, the creations made, refused (index full) and moved,
+#       the probes, the floods' /healthz answers, resets (both loads) and
+#       the replicas' peak RSS; checks that nothing was reset or lost, every
+#       worker's request and every creation was answered as documented,
+#       /healthz answered 99% of its polls, and each replica stayed within
+#       512 MiB and exited 0;
 #   (g), (h) and (i) paced at 128 MiB/s of flood in all, and reporting the batch
 #   clients' items/s and p50/p99 next to (a)'s, GET /healthz polled every
 #   50 ms on new connections (p50/p99/max, failures: no 200 within 1 s), how
@@ -131,8 +145,10 @@
 #                              restart: only (a) and the SIGTERM runs (m) (about 40 s);
 #                              timers: only (a) and the timer run (n) (about 8 min);
 #                              workers: only (a) and the workers runs (o), (p) (about 3 min)
+#                              cluster: only (a) and the cluster profile (q) (about 2 min)
 #   TIMEAWARE_BENCH_WORKERS    connections of run (o) (default 5000), TIMEAWARE_BENCH_IDLE_WORKERS the idle ones among them (default 4000)
 #   TIMEAWARE_BENCH_CREATIONS  timer creations of run (n) (default 5000000); TIMEAWARE_BENCH_TTL their ttl (default 30s)
+#   TIMEAWARE_BENCH_CLUSTER_CREATIONS timer creations of run (q) (default 1000000)
 #   TIMEAWARE_BENCH_BIN        the server binary to run (default: bin/timeaware, built with make build)
 #   TIMEAWARE_BENCH_LOADGEN    a load generator built beforehand (go build -o FILE ./bench/serve/loadgen), for a machine without Go
 #   TIMEAWARE_BENCH_CPUPROFILE write the server's CPU profile here (go tool pprof bin/timeaware FILE)
@@ -168,6 +184,7 @@ creations="${TIMEAWARE_BENCH_CREATIONS:-5000000}"
 workers="${TIMEAWARE_BENCH_WORKERS:-5000}"
 idle_workers="${TIMEAWARE_BENCH_IDLE_WORKERS:-4000}"
 timer_ttl="${TIMEAWARE_BENCH_TTL:-30s}"
+cluster_creations="${TIMEAWARE_BENCH_CLUSTER_CREATIONS:-1000000}"
 # Run (j) measures each reward for length_ms milliseconds.
 if [ -n "${TIMEAWARE_BENCH_LENGTH_SECONDS:-}" ]; then
     length_ms=$((TIMEAWARE_BENCH_LENGTH_SECONDS * 1000))
@@ -179,9 +196,9 @@ length_rewards=(timely/general length/lcpo_exact length/lcpo_max length/thinkpru
 only="${TIMEAWARE_BENCH_ONLY:-}"
 case "$only" in
 "") only=all ;;
-flood | length | restart | timers | workers) ;;
+cluster | flood | length | restart | timers | workers) ;;
 *)
-    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want flood, length, restart, timers or workers, or leave it unset for every run" >&2
+    echo "run.sh: TIMEAWARE_BENCH_ONLY=$only: want cluster, flood, length, restart, timers or workers, or leave it unset for every run" >&2
     exit 2
     ;;
 esac
@@ -196,6 +213,7 @@ if [ "$only" = flood ] || [ "$headers" -gt "$attackers" ]; then attackers="$head
 if [ "$idle" -gt "$attackers" ]; then attackers="$idle"; fi
 if [ "$only" = length ] || [ "$only" = restart ] || [ "$only" = timers ]; then attackers=0; fi
 if { [ "$only" = all ] || [ "$only" = workers ]; } && [ "$workers" -gt "$attackers" ]; then attackers="$workers"; fi
+if [ "$only" = cluster ]; then attackers=$((workers + idle + headers)); fi
 need_files=$((attackers + clients + gd_clients + 128))
 soft_files="$(ulimit -Sn)"
 hard_files="$(ulimit -Hn)"
@@ -516,8 +534,10 @@ workers_run() {
     server_pid=""
     printf '{"loadgen_status": %d, "server_status": %d}\n' "$lg_status" "$server_status" >"$work/run-o-$name.json"
 }
-if [ "$only" = all ] || [ "$only" = workers ]; then
+if [ "$only" = all ] || [ "$only" = workers ] || [ "$only" = cluster ]; then
     workers_run quiet "$((workers - idle_workers))" 0
+fi
+if [ "$only" = all ] || [ "$only" = workers ]; then
     workers_run cluster "$workers" "$idle_workers"
 fi
 
@@ -568,6 +588,64 @@ if [ "$only" = all ] || [ "$only" = workers ]; then
     replica_pids=()
     printf '{"loadgen_status": %d, "restarts": %d, "bad_exits": %d, "peak_rss_mb": %.1f}\n' \
         "$p_status" "$p_restarts" "$p_bad_exits" "$(awk -v kb="$p_peak" 'BEGIN { print kb / 1024 }')" >"$work/run-p.json"
+fi
+
+# Run (q): the cluster profile on two replicas (workers-q.json, churn-q.json,
+# attack-q.json, run-q.json). A failure is recorded, not fatal.
+if [ "$only" = all ] || [ "$only" = cluster ]; then
+    echo "== (q) the cluster profile: $workers workers ($idle_workers idle) and $cluster_creations timer creations over two replicas, the idle and unpaced floods at replica 0 for 25 s, then each replica restarted once" >&2
+    urls=()
+    for i in 0 1; do
+        start_server "$work/server-q-$i.log"
+        replica_pids[i]="$server_pid"
+        urls[i]="$url"
+    done
+    server_pid=""
+    q_workers_status=0 q_churn_status=0 q_attack_status=0 q_restarts=0 q_bad_exits=0 q_peak=0
+    "$loadgen" -mode attack -url "${urls[0]}" -server-pid "${replica_pids[0]}" -stall 0 -announce 0 -flood 0 -deep 0 \
+        -idle "$idle" -headers "$headers" -header-rate 1099511627776 -healthz 50ms -healthz-after 1500ms -duration 1h -json \
+        >"$work/attack-q.json" &
+    q_attack=$!
+    "$loadgen" -mode churn -url "${urls[0]}" -replicas "${urls[0]},${urls[1]}" -clients 32 -creations "$cluster_creations" \
+        -ttl "$timer_ttl" -id-bytes 36,256 -json >"$work/churn-q.json" &
+    q_churn=$!
+    "$loadgen" -mode workers -url "${urls[0]}" -replicas "${urls[0]},${urls[1]}" -workers "$workers" -idle-workers "$idle_workers" \
+        -batch 64 -corpus "$corpus_items" -speak-every 20s -active-every 900ms -warmup 20s -duration 30s -json \
+        >"$work/workers-q.json" &
+    q_loadgen=$!
+    sleep 25
+    kill -TERM "$q_attack" 2>/dev/null || true
+    wait "$q_attack" || q_attack_status=$?
+    for i in 0 1; do
+        pid="${replica_pids[i]}"
+        kb="$(peak_kb "$pid")"
+        if [ "${kb:-0}" -gt "$q_peak" ]; then q_peak="$kb"; fi
+        echo "== (q) SIGTERM to replica $i (${urls[i]})" >&2
+        kill -TERM "$pid"
+        exit_status=0
+        wait "$pid" || exit_status=$?
+        if [ "$exit_status" -ne 0 ]; then q_bad_exits=$((q_bad_exits + 1)); tail -5 "$work/server-q-$i.log" >&2; fi
+        serve_addr="${urls[i]#http://}" start_server "$work/server-q-$i-again.log"
+        replica_pids[i]="$server_pid"
+        server_pid=""
+        q_restarts=$((q_restarts + 1))
+        sleep 4
+    done
+    wait "$q_loadgen" || q_workers_status=$?
+    wait "$q_churn" || q_churn_status=$?
+    for i in 0 1; do
+        pid="${replica_pids[i]}"
+        kb="$(peak_kb "$pid")"
+        if [ "${kb:-0}" -gt "$q_peak" ]; then q_peak="$kb"; fi
+        kill -TERM "$pid"
+        exit_status=0
+        wait "$pid" || exit_status=$?
+        if [ "$exit_status" -ne 0 ]; then q_bad_exits=$((q_bad_exits + 1)); fi
+    done
+    replica_pids=()
+    printf '{"workers_status": %d, "churn_status": %d, "attack_status": %d, "restarts": %d, "bad_exits": %d, "peak_rss_mb": %.1f}\n' \
+        "$q_workers_status" "$q_churn_status" "$q_attack_status" "$q_restarts" "$q_bad_exits" \
+        "$(awk -v kb="$q_peak" 'BEGIN { print kb / 1024 }')" >"$work/run-q.json"
 fi
 
 if [ "$only" = all ] || [ "$only" = timers ]; then
@@ -881,6 +959,54 @@ if only in ("all", "workers"):
     checks.append((f"every replica exited 0 ({st['bad_exits']} did not)", st["bad_exits"] == 0))
     checks.append((f"peak RSS {st['peak_rss_mb']:.0f} MiB within the 512 MiB limit", 0 < st["peak_rss_mb"] <= 512))
     report("run (p)", checks)
+
+if only in ("all", "cluster"):
+    q, r, ch, fa, st = (load_json("workers-quiet.json"), load_json("workers-q.json"), load_json("churn-q.json"),
+                        load_json("attack-q.json"), load_json("run-q.json"))
+    checks = []
+    print()
+    print("(q) the cluster profile: two replicas, each restarted once under the load; the workers of (o) and timer creations "
+          "over both, the idle and unpaced floods at replica 0 for the first 25 s")
+    if r is None:
+        print(f"{'(q) workers':{w}} {'-':>14}  the load generator failed before its summary (status {st['workers_status']}; see above)")
+        checks.append(("the workers' load generator completed", False))
+    else:
+        ref = (f" (quiet, one replica: {q['active_latency']['p50_ms']:.1f} / {q['active_latency']['p99_ms']:.1f} ms)" if q else "")
+        print(f"{'(q) workers: items/s':{w}} {r['items_per_s']:>14,.0f}  {r['workers']:,} workers, {r['idle_workers']:,} idle; "
+              f"active p50 / p99 {r['active_latency']['p50_ms']:.1f} / {r['active_latency']['p99_ms']:.1f} ms{ref}; idle "
+              f"{r['idle_latency']['p50_ms']:.1f} / {r['idle_latency']['p99_ms']:.1f} ms")
+        print(f"{'    reset / moved / not served':{w}} {r['reset']:>14,}  {r['moved']:,} moved to the other replica before they "
+              f"were sent; {r['resent']:,} resent on a fresh connection; {r['refused']} x 503, {r['shed']} x 429, {r['failed']} failed")
+        checks.append((f"no worker's request reset ({r['reset']})", r["reset"] == 0))
+        checks.append((f"every worker's request served ({r['refused'] + r['shed'] + r['failed']} not)",
+                       r["refused"] + r["shed"] + r["failed"] == 0 and st["workers_status"] == 0))
+    if ch is None:
+        print(f"{'(q) timers':{w}} {'-':>14}  the churn failed before its summary (status {st['churn_status']}; see above)")
+        checks.append(("the timer creations completed", False))
+    else:
+        print(f"{'(q) timers: created':{w}} {ch['created']:>14,}  of {ch['creations']:,} in {ch['seconds']:.0f} s "
+              f"({ch['created_per_s']:,.0f}/s), ttl {ch['ttl_s']:.0f} s; {ch['refused']:,} refused while an index was full "
+              f"(503 timer_index_full), {ch['other']} other answers; {ch['moved']:,} moved, {ch['resent']:,} resent")
+        print(f"{'    probes':{w}} {ch['probes']:>14,}  {ch['probes_lost']} lost before their ttl, {ch['probes_alive']} still read after it")
+        checks.append((f"every creation created or refused as documented ({ch['other']} other answers)",
+                       ch["other"] == 0 and ch["created"] + ch["refused"] == ch["creations"] and st["churn_status"] == 0))
+        checks.append((f"no timer lost before its ttl ({ch['probes_lost']}), none read after it ({ch['probes_alive']})",
+                       ch["probes_lost"] == 0 and ch["probes_alive"] == 0))
+    if fa is None:
+        print(f"{'(q) floods':{w}} {'-':>14}  the attack failed before its summary (status {st['attack_status']}; see above)")
+        checks.append(("the floods completed", False))
+    else:
+        h = fa["healthz"]
+        answered = 1 - h["failures"] / h["polls"] if h["polls"] else 0
+        print(f"{'(q) floods: /healthz answered':{w}} {answered:>14.1%}  {h['polls'] - h['failures']:,} of {h['polls']:,} polls at replica 0 "
+              f"beside {fa.get('idle_connections', 0):,} idle connections and {fa.get('header_connections', 0):,} unpaced header "
+              f"floods; p50 / p99 {h['p50_ms']:.1f} / {h['p99_ms']:.1f} ms")
+        checks.append((f"/healthz answered at least 99% of its polls ({answered:.1%})", answered >= 0.99))
+    print(f"{'(q) replicas: peak RSS (MiB)':{w}} {st['peak_rss_mb']:>14,.0f}  memory limit 512 MiB each; {st['restarts']} restarts, "
+          f"{st['bad_exits']} exits other than 0")
+    checks.append((f"every replica exited 0 ({st['bad_exits']} did not)", st["bad_exits"] == 0))
+    checks.append((f"peak RSS {st['peak_rss_mb']:.0f} MiB within the 512 MiB limit", 0 < st["peak_rss_mb"] <= 512))
+    report("run (q)", checks)
 
 if only in ("all", "timers"):
     print()

@@ -1,6 +1,7 @@
 // Command mutants runs mutation testing (gremlins) over the packages whose
 // tests guard what users train on — the rewards, the timers, the leakage
-// gate and the preference pairs — and prints, for each, the efficacy
+// gate, the preference pairs and the tokenizer the length rewards count
+// with — and prints, for each, the efficacy
 // (mutants the tests kill, of those they run) and the mutant coverage
 // (mutants some test runs, of all). It fails when a package is below the
 // threshold.

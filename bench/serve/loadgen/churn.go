@@ -38,6 +38,15 @@ import (
 //
 // Any other answer, a lost probe, or a refusal count that differs fails
 // the run.
+//
+// With -replicas, the creations and probes go through the router of the
+// workers mode (router.go): each client to the first ready replica from
+// its own, a request refused before it was written to the next (moved),
+// a kept-alive connection the server closed meanwhile opened again. A
+// replica may then be restarted under the load: a restarted one knows
+// none of the timers but reads any token signed with the shared secret.
+// The server's count of refusals is then not compared (a restarted
+// replica's counters start again), and a probe reads on any replica.
 
 // churnSummary is the churn mode's -json line.
 type churnSummary struct {
@@ -48,8 +57,16 @@ type churnSummary struct {
 	Creations int64   `json:"creations"`
 	Created   int64   `json:"created"`
 	Refused   int64   `json:"refused"`
-	// RefusedByServer is the server's count of refused creations.
+	// RefusedByServer is the server's count of refused creations (-url's
+	// only, with -replicas).
 	RefusedByServer float64 `json:"refused_by_server"`
+	// Replicas is the number of replicas; Moved counts the requests sent
+	// to another because theirs refused the connection before they were
+	// written, Resent those sent again on a fresh connection because the
+	// server closed their kept-alive one under them.
+	Replicas int   `json:"replicas"`
+	Moved    int64 `json:"moved"`
+	Resent   int64 `json:"resent"`
 	Other           int64   `json:"other"`
 	Seconds         float64 `json:"seconds"`
 	CreatedPerS     float64 `json:"created_per_s"`
@@ -79,6 +96,9 @@ func runChurn(c config) error {
 		s.Creations, s.IDBytes, c.ttl, s.Clients, s.Seconds, s.Created, s.CreatedPerS, s.Refused, s.RefusedByServer, s.Other)
 	fmt.Fprintf(os.Stderr, "  probes: %d, %d lost before their ttl, %d still read after it; held at most %.0f timers, index at most %.1f of %.1f MiB; server peak RSS %.0f MiB\n",
 		s.Probes, s.ProbesLost, s.ProbesAlive, s.HeldMax, s.IndexBytesMax/(1<<20), s.IndexLimitBytes/(1<<20), s.ServerPeakRSSMB)
+	if s.Replicas > 1 {
+		fmt.Fprintf(os.Stderr, "  replicas: %d; requests moved to another before they were sent: %d; resent on a fresh connection: %d\n", s.Replicas, s.Moved, s.Resent)
+	}
 	emit(c, s)
 	return err
 }
@@ -98,8 +118,19 @@ func churn(c config) (churnSummary, error) {
 		return churnSummary{}, errors.New("-mode churn: only -client raw")
 	}
 	std := newStdClient(c)
+	rt, err := newRouter(c)
+	if err != nil {
+		return churnSummary{}, err
+	}
+	stopWatch, watchEnded := make(chan struct{}), make(chan struct{})
+	if len(rt.addrs) > 1 {
+		go rt.watch(stopWatch, watchEnded, nil)
+	} else {
+		close(watchEnded)
+	}
+	defer func() { close(stopWatch); <-watchEnded }()
 	var (
-		seq, created, refused, other, lost, alive, probes atomic.Int64
+		seq, created, refused, other, lost, alive, probes, resent atomic.Int64
 		errs                                              errorLog
 		due                                               = make(chan churnProbe, c.creations/int64(c.probeEvery)+int64(c.clients)+1)
 		expired                                           = make(chan churnProbe, cap(due))
@@ -114,7 +145,9 @@ func churn(c config) (churnSummary, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, _ := newDoer(c, std)
+			home := ci % len(rt.addrs)
+			p := &rawDoer{addr: rt.addrs[home], timeout: c.timeout}
+			defer func() { p.close(); resent.Add(p.resent) }()
 			digits := tmpl.raw[at : at+churnDigits]
 			for {
 				n := seq.Add(1)
@@ -122,7 +155,10 @@ func churn(c config) (churnSummary, error) {
 					return
 				}
 				copy(digits, fmt.Appendf(nil, "%0*d", churnDigits, n))
-				status, body, err := p.do(tmpl)
+				if p.conn != nil && p.dropped() {
+					p.close()
+				}
+				status, body, err := rt.do(p, tmpl, home)
 				switch {
 				case err != nil:
 					other.Add(1)
@@ -157,10 +193,14 @@ func churn(c config) (churnSummary, error) {
 	var probers sync.WaitGroup
 	probe := func(in <-chan churnProbe, after time.Duration, want int, bad *atomic.Int64, what string, out chan<- churnProbe) {
 		defer probers.Done()
-		p, _ := newDoer(c, std)
+		p := &rawDoer{addr: rt.addrs[0], timeout: c.timeout}
+		defer p.close()
 		for pr := range in {
 			time.Sleep(time.Until(pr.created.Add(after)))
-			status, body, err := p.do(pr.req)
+			if p.conn != nil && p.dropped() {
+				p.close()
+			}
+			status, body, err := rt.do(p, pr.req, 0)
 			if err != nil || status != want {
 				bad.Add(1)
 				errs.add("probe %v after its creation (ttl %v): want %d %s, got %d %v %.200s", time.Since(pr.created).Round(time.Millisecond), c.ttl, want, what, status, err, body)
@@ -208,6 +248,7 @@ func churn(c config) (churnSummary, error) {
 		Created: created.Load(), Refused: refused.Load(), RefusedByServer: m[`timeaware_timer_operations_total{op="create",outcome="full"}`],
 		Other: other.Load(), Seconds: secs, CreatedPerS: float64(created.Load()) / secs,
 		Probes: probes.Load(), ProbesLost: lost.Load(), ProbesAlive: alive.Load(),
+		Replicas: len(rt.addrs), Moved: rt.moved.Load(), Resent: resent.Load(),
 		HeldMax: held, IndexBytesMax: idxBytes, IndexLimitBytes: idxLimit}
 	if c.serverPID > 0 {
 		if kb, err := procStatusKB(c.serverPID, "VmHWM"); err == nil {
@@ -217,7 +258,7 @@ func churn(c config) (churnSummary, error) {
 	if err := errs.err("errors"); err != nil {
 		return s, err
 	}
-	if float64(s.Refused) != s.RefusedByServer {
+	if len(rt.addrs) == 1 && float64(s.Refused) != s.RefusedByServer {
 		return s, fmt.Errorf("the clients were refused %d creations, the server counted %.0f", s.Refused, s.RefusedByServer)
 	}
 	return s, nil

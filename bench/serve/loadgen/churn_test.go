@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -41,6 +43,50 @@ func TestChurnAgainstTheService(t *testing.T) {
 	assert.Zero(t, s.ProbesAlive)
 	assert.LessOrEqual(t, s.HeldMax, 200.0)
 	assert.Equal(t, []int{36, 256}, s.IDBytes)
+}
+
+// With -replicas, the creations spread over two services that share the
+// timers' secret; one stops taking connections partway, and its clients'
+// creations move to the other, nothing lost; the probes read on either.
+func TestChurnOverReplicas(t *testing.T) {
+	secret := []byte("loadgen test secret, 32 bytes..")
+	handler := func() http.Handler {
+		store, err := timers.New(timers.Options{Secret: secret})
+		require.NoError(t, err)
+		scorer, err := rewards.NewScorer(rewards.DefaultConfig(), store)
+		require.NoError(t, err)
+		srv, err := verifier.New(verifier.Options{Scorer: scorer, Timers: store})
+		require.NoError(t, err)
+		return srv.Handler()
+	}
+	a := httptest.NewServer(handler())
+	defer a.Close()
+	// b stops (its connections closed, its port refusing) once it has
+	// made 500 timers, with most of the run still to come.
+	var (
+		made atomic.Int64
+		once sync.Once
+		b    *httptest.Server
+	)
+	hb := handler()
+	b = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hb.ServeHTTP(w, r)
+		if r.URL.Path == "/v1/timers" && made.Add(1) == 500 {
+			go once.Do(b.Close)
+		}
+	}))
+	defer once.Do(b.Close)
+	c := config{url: a.URL, replicas: a.URL + "," + b.URL, client: "raw", timeout: 5 * time.Second, clients: 4,
+		creations: 20000, ttl: 2 * time.Second, idBytes: "36", probeEvery: 500}
+	s, err := churn(c)
+	require.NoError(t, err)
+	assert.Equal(t, int64(20000), s.Created, "every creation made on one replica or the other")
+	assert.Zero(t, s.Other)
+	assert.Equal(t, 2, s.Replicas)
+	assert.Less(t, made.Load(), int64(10000), "b stopped before its half was made")
+	assert.Positive(t, s.Moved+s.Resent, "the clients of the stopped replica went to the other")
+	assert.Zero(t, s.ProbesLost)
+	assert.Zero(t, s.ProbesAlive)
 }
 
 // A service that forgets its timers fails the run: every probe is lost.

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,24 +98,12 @@ func runWorkers(c config) error {
 		return err
 	}
 	std := newStdClient(c)
-	replicas := []string{c.url}
-	if c.replicas != "" {
-		replicas = strings.Split(c.replicas, ",")
-	}
-	addrs := make([]string, len(replicas))
-	for i, r := range replicas {
-		u, err := url.Parse(r)
-		if err != nil || u.Scheme != "http" || u.Host == "" {
-			return fmt.Errorf("-replicas %q: want http://host:port base URLs separated by commas", c.replicas)
-		}
-		addrs[i] = u.Host
-	}
-	ready := make([]atomic.Bool, len(addrs))
-	for i := range ready {
-		ready[i].Store(true)
+	rt, err := newRouter(c)
+	if err != nil {
+		return err
 	}
 	var (
-		moved, reset, resent    atomic.Int64
+		reset, resent           atomic.Int64
 		errs                    errorLog
 		refused, shed, failed   atomic.Int64
 		activeN, idleN          atomic.Int64
@@ -133,32 +119,13 @@ func runWorkers(c config) error {
 	for i := range offsets {
 		offsets[i] = time.Duration(rng.Int64N(int64(every(i))))
 	}
-	probe := &http.Client{Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true}, Timeout: 200 * time.Millisecond}
-	go func() {
-		defer close(scrapeEnded)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			for i, r := range replicas {
-				resp, err := probe.Get(r + "/readyz")
-				ok := err == nil && resp.StatusCode == http.StatusOK
-				if err == nil {
-					resp.Body.Close()
-				}
-				ready[i].Store(ok)
-			}
-			if len(replicas) == 1 {
-				if v := int64(scrapeMetrics(std, c)["timeaware_open_connections"]); v > maxOpen.Load() {
-					maxOpen.Store(v)
-				}
-			}
-			select {
-			case <-stopScrape:
-				return
-			case <-t.C:
+	go rt.watch(stopScrape, scrapeEnded, func() {
+		if len(rt.addrs) == 1 {
+			if v := int64(scrapeMetrics(std, c)["timeaware_open_connections"]); v > maxOpen.Load() {
+				maxOpen.Store(v)
 			}
 		}
-	}()
+	})
 	before := scrapeMetrics(std, c)
 	var wg sync.WaitGroup
 	for w := range c.workers {
@@ -166,20 +133,9 @@ func runWorkers(c config) error {
 		go func() {
 			defer wg.Done()
 			idle := w < c.idleWorkers
-			home := w % len(addrs)
-			p := &rawDoer{addr: addrs[home], timeout: c.timeout}
+			home := w % len(rt.addrs)
+			p := &rawDoer{addr: rt.addrs[home], timeout: c.timeout}
 			defer func() { p.close(); resent.Add(p.resent) }()
-			// pick points a worker without a connection at the first ready
-			// replica from from.
-			pick := func(from int) int {
-				for k := range addrs {
-					if i := (from + k) % len(addrs); ready[i].Load() {
-						return i
-					}
-				}
-				return from
-			}
-			at := home
 			mine := make([]time.Duration, 0, 64)
 			next := start.Add(offsets[w])
 			for k := w % len(bodies); ; k = (k + c.workers) % len(bodies) {
@@ -191,23 +147,7 @@ func runWorkers(c config) error {
 				if p.conn != nil && p.dropped() {
 					p.close()
 				}
-				var (
-					status int
-					body   []byte
-					err    error
-				)
-				for tries := 0; ; tries++ {
-					if p.conn == nil {
-						at = pick(home)
-						p.addr = addrs[at]
-					}
-					status, body, err = p.do(bodies[k].req)
-					if err == nil || !unsent(err) || tries >= 2*len(addrs) {
-						break
-					}
-					moved.Add(1) // refused before it was written: send it elsewhere
-					at = (at + 1) % len(addrs)
-				}
+				status, body, err := rt.do(p, bodies[k].req, home)
 				t1 := time.Now()
 				next = next.Add(every(w))
 				switch {
@@ -253,12 +193,14 @@ func runWorkers(c config) error {
 	s := workersSummary{Mode: "workers", Workers: c.workers, Idle: c.idleWorkers, Batch: c.batch, Seconds: c.duration.Seconds(),
 		Active: activeN.Load(), Speakers: idleN.Load(),
 		ActiveLat: summarize(lat[c.idleWorkers:]), IdleLat: summarize(lat[:c.idleWorkers]),
-		Refused: refused.Load(), Shed: shed.Load(), Failed: failed.Load(), Moved: moved.Load(), Reset: reset.Load(), Resent: resent.Load(), Evicted: map[string]float64{},
+		Refused: refused.Load(), Shed: shed.Load(), Failed: failed.Load(), Moved: rt.moved.Load(), Reset: reset.Load(), Resent: resent.Load(), Evicted: map[string]float64{},
 		MaxConns: float64(maxOpen.Load())}
 	s.ItemsPerS = float64((s.Active+s.Speakers)*int64(c.batch)) / s.Seconds
-	for _, st := range []string{"idle", "closing"} {
-		key := fmt.Sprintf(`timeaware_evicted_connections_total{state=%q}`, st)
-		s.Evicted[st] = after[key] - before[key]
+	if len(rt.addrs) == 1 { // a restarted replica's counters start again
+		for _, st := range []string{"idle", "closing"} {
+			key := fmt.Sprintf(`timeaware_evicted_connections_total{state=%q}`, st)
+			s.Evicted[st] = after[key] - before[key]
+		}
 	}
 	if c.serverPID > 0 {
 		if kb, err := procStatusKB(c.serverPID, "VmHWM"); err == nil {
@@ -269,9 +211,13 @@ func runWorkers(c config) error {
 		s.Workers, s.Idle, c.speakEvery, c.activeEvery, s.Batch, s.Seconds, c.warmup.Seconds())
 	fmt.Fprintf(os.Stderr, "  active: %d requests, p50 / p99 %.1f / %.1f ms; idle: %d requests, p50 / p99 %.1f / %.1f ms; %.0f items/s\n",
 		s.Active, s.ActiveLat.P50, s.ActiveLat.P99, s.Speakers, s.IdleLat.P50, s.IdleLat.P99, s.ItemsPerS)
-	fmt.Fprintf(os.Stderr, "  replicas: %d; requests moved to another replica before they were sent: %d; resent on a fresh connection after the server closed a kept-alive one under them: %d; lost: %d\n", len(addrs), s.Moved, s.Resent, s.Reset)
-	fmt.Fprintf(os.Stderr, "  503: %d, 429: %d, failed: %d; the server closed %.0f idle and %.0f closing connections to make room, held at most %.0f open; peak RSS %.0f MiB\n",
-		s.Refused, s.Shed, s.Failed, s.Evicted["idle"], s.Evicted["closing"], s.MaxConns, s.ServerPeakRSSMB)
+	fmt.Fprintf(os.Stderr, "  replicas: %d; requests moved to another replica before they were sent: %d; resent on a fresh connection after the server closed a kept-alive one under them: %d; lost: %d\n", len(rt.addrs), s.Moved, s.Resent, s.Reset)
+	if len(rt.addrs) == 1 {
+		fmt.Fprintf(os.Stderr, "  503: %d, 429: %d, failed: %d; the server closed %.0f idle and %.0f closing connections to make room, held at most %.0f open; peak RSS %.0f MiB\n",
+			s.Refused, s.Shed, s.Failed, s.Evicted["idle"], s.Evicted["closing"], s.MaxConns, s.ServerPeakRSSMB)
+	} else {
+		fmt.Fprintf(os.Stderr, "  503: %d, 429: %d, failed: %d\n", s.Refused, s.Shed, s.Failed)
+	}
 	emit(c, s)
 	if err := errs.err("requests not served"); err != nil {
 		return err
