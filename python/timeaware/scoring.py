@@ -746,8 +746,9 @@ class Batcher:
             return None
         msg = (
             f"timeaware: {run} items in a row got no answer from the verifier at {s.url} "
-            f"(more than max_consecutive_fallbacks={limit}); their rewards would be the fallback "
-            f"{s.fallback_score:g}. Check the service, or raise max_consecutive_fallbacks"
+            f"(more than max_consecutive_fallbacks={limit}); they are unscored (the fallback "
+            f"{s.fallback_score:g}, or None where the adapter masks them, as timeaware.trl.GRPOReward "
+            f"does). Check the service, or raise max_consecutive_fallbacks"
         )
         if s.on_unreachable == "fallback":
             logger.error("%s.", msg)
@@ -847,11 +848,31 @@ def get_batcher(s: Settings) -> Batcher:
             return b
 
 
+# _RUN_STATS are the counters of a run of fallbacks, which stats() takes
+# the largest of across batchers instead of summing.
+_RUN_STATS = ("consecutive_fallbacks", "longest_fallback_run")
+
+
 def stats(overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
-    """Counters of the batcher for the current (or overridden) settings."""
+    """Counters of the scoring this process did.
+
+    Without ``overrides``, of every verifier it scored with: the settings
+    of the environment and every ``url`` or other setting an adapter was
+    given (``GRPOReward(url=...)``), the counts summed and the runs of
+    fallbacks the longest. With ``overrides``, of the batcher of those
+    settings only.
+    """
     with _lock:
-        b = _batchers.get(settings(overrides))
-    return b.stats() if b is not None else dict(_ZERO_STATS)
+        if overrides:
+            b = _batchers.get(settings(overrides))
+            batchers = [b] if b is not None else []
+        else:
+            batchers = list(_batchers.values())
+    out = dict(_ZERO_STATS)
+    for b in batchers:
+        for k, v in b.stats().items():
+            out[k] = max(out[k], v) if k in _RUN_STATS else out[k] + v
+    return out
 
 
 def shutdown() -> None:

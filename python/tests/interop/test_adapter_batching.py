@@ -528,6 +528,34 @@ def test_nothing_listening_raises_at_first_use_naming_the_url(refused_url):
         scoring.configure(reset=True)
 
 
+def test_stats_without_overrides_counts_every_verifier_used(stub):
+    """stats() after scoring with a setting of the call's own (as
+    GRPOReward(url=...) passes its url) counts those items too; with the
+    overrides it counts that batcher's alone. The runs of fallbacks are the
+    longest of any batcher, not a sum."""
+    state, url = stub
+
+    async def main():
+        return await asyncio.gather(
+            tv.compute_score("stub/echo", "", None, {"value": 1}),
+            tv.compute_score("stub/echo", "", None, {"value": 2}, max_wait_ms=5),
+            tv.compute_score("stub/echo", "", None, {"value": 3}, max_wait_ms=5),
+        )
+
+    assert [r["score"] for r in asyncio.run(main())] == [1.0, 2.0, 3.0]
+    assert scoring.stats()["items"] == 3
+    assert scoring.stats({"max_wait_ms": 5})["items"] == 2
+    assert scoring.stats({"max_wait_ms": 7})["items"] == 0, "a batcher never used counts nothing"
+    scoring.configure(retries=0, on_unreachable="fallback")
+    state.fail_next_with_503 = 2
+    tv.compute_score_sync("stub/echo", "", None, {"value": 1})
+    tv.compute_score_sync("stub/echo", "", None, {"value": 1})
+    state.fail_next_with_503 = 1
+    tv.compute_score_sync("stub/echo", "", None, {"value": 1}, max_wait_ms=5)
+    st = scoring.stats()
+    assert (st["fallbacks"], st["longest_fallback_run"]) == (3, 2)
+
+
 def test_a_run_of_fallbacks_past_the_limit_raises_then_recovers(stub):
     state, url = stub
     scoring.configure(max_consecutive_fallbacks=3, retries=0)
@@ -538,6 +566,8 @@ def test_a_run_of_fallbacks_past_the_limit_raises_then_recovers(stub):
     with pytest.raises(tv.VerifierUnreachable, match=r"4 items in a row .*max_consecutive_fallbacks=3") as err:
         tv.compute_score_sync("stub/echo", "", None, {"value": 2})
     assert url in str(err.value)
+    # what the trainer does with them depends on the adapter: no promise of a 0
+    assert "they are unscored (the fallback 0, or None where the adapter masks them" in str(err.value)
     st = scoring.stats()
     assert (st["fallbacks"], st["consecutive_fallbacks"], st["longest_fallback_run"], st["fallback_alarms"]) == (4, 4, 4, 1)
     # An answer ends the run, and its request reports the four fallbacks.

@@ -463,3 +463,23 @@ def test_token_count_manager_leaves_other_sources_alone(config, tokenizer, synth
     assert all(not {"response_tokens", "think_tokens", "answer_tokens"} & set(item["extra_info"]) for item, _ in sent)
     for i, row in enumerate(rows):
         assert float(out.non_tensor_batch["score"][i]) == expected_reward(row, answers_right(first_row(rows, i)), {})
+
+
+def test_get_duration_tool_is_quiet_and_set_as_verl_sets_it(capfd):
+    """Building the tool prints nothing (VeRL's BaseTool prints each tool's
+    schema, eleven lines a rollout), and sets every attribute VeRL's
+    BaseTool.__init__ sets, to the same values."""
+    from verl.tools.base_tool import BaseTool
+
+    from timeaware.tools import GetDurationTool
+    from timeaware.trl import GetDurationEnv
+
+    capfd.readouterr()
+    tool = GetDurationTool({"base_url": "http://127.0.0.1:9"})
+    GetDurationEnv(base_url="http://127.0.0.1:9")
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    base = BaseTool({"base_url": "http://127.0.0.1:9"}, tool.tool_schema)
+    assert "get_duration" in capfd.readouterr().out, "VeRL's own BaseTool prints the schema"
+    for name, value in vars(base).items():
+        assert getattr(tool, name) == value, name
