@@ -23,33 +23,27 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 V1_NAME = re.compile(r"^prefer(Tool|NoTool)_elapse_(\d+)\.json$")
 
-# The chat template of the test models: ChatML turns, tools listed in the
-# system turn, tool calls as <tool_call>{"name": ..., "arguments": ...}</tool_call>
-# (what VeRL's hermes tool parser and TRL's qwen3 schema read), tool results as
-# user turns.
-CHAT_TEMPLATE = (
-    "{%- set sys = messages[0].content if messages and messages[0].role == 'system' else none -%}"
-    "{%- if tools or sys is not none -%}<|im_start|>system\n"
-    "{%- if sys is not none %}{{ sys }}\n{% endif -%}"
-    "{%- if tools -%}Tools you may call, one JSON object each:\n<tools>\n"
-    "{%- for tool in tools %}{{ tool | tojson }}\n{% endfor -%}"
-    "</tools>\nTo call one, answer with <tool_call>{\"name\": NAME, \"arguments\": {...}}</tool_call>.\n"
-    "{%- endif -%}<|im_end|>\n{%- endif -%}"
-    "{%- for m in messages -%}"
-    "{%- if m.role == 'system' and loop.first -%}"
-    "{%- elif m.role == 'assistant' -%}<|im_start|>assistant\n{{ m.content or '' }}"
-    "{%- for call in (m.tool_calls or []) -%}"
-    "{%- set args = call.function.arguments -%}"
-    "<tool_call>{\"name\": \"{{ call.function.name }}\", \"arguments\": "
-    "{{ args if args is string else (args | tojson) }}}</tool_call>"
-    "{%- endfor -%}<|im_end|>\n"
-    "{%- elif m.role == 'tool' -%}<|im_start|>user\n<tool_response>{{ m.content or '' }}</tool_response><|im_end|>\n"
-    "{%- else -%}<|im_start|>{{ m.role }}\n{{ m.content or '' }}<|im_end|>\n"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}<|im_start|>assistant\n{%- endif -%}"
-)
-SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<tool_call>", "</tool_call>"]
+# The tiny model of the CPU tiers is the one examples/trl-grpo/tiny_model.py
+# makes for users: its chat template, special tokens, tokenizer and Llama.
+_TINY_MODEL = REPO_ROOT / "examples" / "trl-grpo" / "tiny_model.py"
+
+
+def _load_tiny_model() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("timeaware_example_tiny_model", _TINY_MODEL)
+    assert spec is not None and spec.loader is not None, _TINY_MODEL
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_tiny = _load_tiny_model()
+CHAT_TEMPLATE: str = _tiny.CHAT_TEMPLATE
+SPECIAL_TOKENS: list[str] = _tiny.SPECIAL_TOKENS
+TINY: dict[str, int] = _tiny.TINY
+train_tokenizer = _tiny.train_tokenizer
+random_llama = _tiny.random_llama
 
 # The timer secret of the servers the tiers start.
 TIMERS_SECRET = "trainers-tier-timer-secret-0123456789abcdef"
@@ -163,55 +157,6 @@ def corpus(files: Iterable[Path], synth: Iterable[Path]) -> Iterator[str]:
         for row in pq.read_table(path, columns=["prompt"]).column("prompt").to_pylist():
             for m in row:
                 yield m["content"]
-
-
-def train_tokenizer(texts: Iterable[str], out: Path, vocab_size: int = 2048) -> Path:
-    """A byte-level BPE tokenizer trained on ``texts``, with ChatML special
-    tokens and CHAT_TEMPLATE, saved to ``out``."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
-    )
-    tok.train_from_iterator(texts, trainer=trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        additional_special_tokens=SPECIAL_TOKENS[1:2],
-    )
-    fast.chat_template = CHAT_TEMPLATE
-    fast.save_pretrained(out)
-    return out
-
-
-#: The tiny Llama of the CPU tiers: two layers, 32-wide hidden states.
-TINY = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
-        "num_key_value_heads": 2}
-
-
-def random_llama(tokenizer: Any, out: Path, seed: int = 0, **shape: Any) -> Path:
-    """A Llama of the given shape (default TINY) initialised at random with a
-    fixed seed, saved with the tokenizer to ``out``."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(seed)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        max_position_embeddings=16384,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=None,
-        **(shape or TINY),
-    )
-    LlamaForCausalLM(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
-    return out
 
 
 class LocalServer:

@@ -62,3 +62,37 @@ def test_grpo_recipe_without_a_verifier_stops_naming_the_url(synth_outputs, tiny
     res = run_recipe(tiny_model_dir, synth_outputs["puzzles"], tmp_path / "run", "http://127.0.0.1:9")
     assert res.returncode != 0
     assert "VerifierUnreachable" in res.stderr and "127.0.0.1:9" in res.stderr, res.stderr[-4000:]
+
+
+CPU_MARKER = ("<!-- example: skip needs torch and TRL; the trainers tier "
+              "(python/tests/trainers/test_trl_grpo_recipe.py) runs it as written -->")
+
+
+def test_the_readmes_cpu_commands_run_as_written(timeaware_bin, server, tmp_path):
+    """examples/trl-grpo/README.md's CPU block, run by bash as written (its pip
+    line left out: this tier has the pins installed), in a scratch
+    directory holding the README's puzzles rows and the server's address
+    where the README's own commands put them: the tiny model is made and
+    trained for two steps, every completion scored."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    readme = (REPO_ROOT / "examples" / "trl-grpo" / "README.md").read_text(encoding="utf-8")
+    block = re.search(re.escape(CPU_MARKER) + r"\s*```sh\n(.*?)```", readme, re.S).group(1)
+    lines = [line for line in block.splitlines() if not line.startswith("pip install")]
+    synth = re.search(r"^timeaware synth puzzles [^\n]*$", readme, re.M).group(0)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "examples").symlink_to(REPO_ROOT / "examples")
+    subprocess.run([str(timeaware_bin), *synth.split()[1:]], check=True, capture_output=True, cwd=tmp_path)
+    (tmp_path / "out" / "serve.addr").write_text(server.url.removeprefix("http://") + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"  # python is this tier's
+    assert shutil.which("python", path=env["PATH"]) == str(Path(sys.executable).parent / "python")
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(lines)], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=900, check=False)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    history = json.loads((tmp_path / "out" / "tiny-grpo" / "trainer_state.json").read_text())["log_history"]
+    steps = [h for h in history if "rewards/timeaware/mean" in h]
+    assert len(steps) == 2 and all(h["timeaware/unscored"] == 0.0 for h in steps), history
+    assert 'timeaware: {"completions": 8, "scored": 8, "unscored": 0}' in res.stdout
