@@ -65,3 +65,13 @@ def test_the_trl_extra_installs_what_the_quickstart_loads_with():
     # The README's DPO quickstart loads the pairs with datasets, which reads Parquet with pyarrow.
     assert {"trl", "datasets", "pyarrow"} <= extras()["trl"]
     assert {"datasets", "pyarrow"} <= extras()["data"]
+
+
+def test_the_openenv_client_example_needs_only_the_openenv_extra():
+    # docs/openenv.md installs timeaware[openenv] and then runs its client
+    # example, which reads the synth rows with pyarrow.
+    doc = (REPO / "docs" / "openenv.md").read_text(encoding="utf-8")
+    assert "pip install 'timeaware[openenv] @ ./python'" in doc
+    client = next(b for b in BLOCK.findall(doc) if "TimeawareEnvClient" in b)
+    needed = {(a or b).split(".")[0] for a, b in IMPORT.findall(client)} - set(sys.stdlib_module_names) - {"timeaware"}
+    assert needed <= extras()["openenv"] | {"openenv"}, needed - extras()["openenv"]
