@@ -53,7 +53,7 @@ from timeaware.client import Client, ServerUnavailable, TimeawareError
 from timeaware.episodes import NegotiationEpisode
 from timeaware.tools import TIMER_OPTIONS, GetDurationTool, timer_options
 
-__all__ = ["MARGIN_COLUMN", "GRPOReward", "GetDurationEnv", "MarginDPOTrainer", "NegotiationEnv"]
+__all__ = ["MARGIN_COLUMN", "GRPOReward", "GetDurationEnv", "MarginDPOTrainer", "NegotiationEnv", "ToolUnavailable"]
 
 logger = logging.getLogger("timeaware")
 
@@ -524,12 +524,12 @@ class GetDurationEnv:
     timer not stopped by `GRPOReward` is stopped at the environment's next
     ``reset``, and the last batch's expire after their TTL.
 
-    When the verifier cannot be reached the model reads "The elapsed time
-    is unavailable right now." and the call counts in ``failures`` (``calls``
-    and ``failures`` count the current rollout's calls); a call
-    with arguments (the tool takes none) is refused by TRL, which returns
-    the error to the model as the tool's result and counts it in its
-    ``tools/failure_frequency`` metric.
+    When the verifier cannot be reached the call raises `ToolUnavailable`
+    ("The elapsed time is unavailable right now."): TRL counts it in its
+    ``tools/failure_frequency`` metric and the model reads the text as the
+    tool's error; the call also counts in ``failures`` (``calls`` and
+    ``failures`` count the current rollout's calls). A call with arguments
+    (the tool takes none) is refused by TRL the same way.
 
     Args:
         **config: the tool's settings, as `timeaware.tools.GetDurationTool`
@@ -577,10 +577,13 @@ class GetDurationEnv:
             raise RuntimeError("get_duration was called before the environment was reset")
         self.calls += 1
         resp, _, metrics = await self._tool.execute(self._instance, {})
+        text = str(getattr(resp, "text", resp))
         if metrics.get("error"):
             self.failures += 1
-        text = getattr(resp, "text", resp)
-        return str(text)
+            # Raised, so that TRL counts the call in tools/failure_frequency
+            # and hands the model the text as the tool's error.
+            raise ToolUnavailable(text)
+        return text
 
     async def _finish(self) -> str | None:
         """End the rollout: stop its timer and keep the stopped timer's
@@ -594,6 +597,12 @@ class GetDurationEnv:
             return None
         self._final = await self._tool.stop(self._instance) or token
         return self._final
+
+
+class ToolUnavailable(RuntimeError):
+    """A tool call the verifier could not answer. `GetDurationEnv` raises it
+    so that TRL counts the call in ``tools/failure_frequency`` and gives the
+    model its text as the tool's error."""
 
 
 #: What the model reads when the service cannot take its message.

@@ -17,7 +17,8 @@ import re
 from conftest import scripted_rollout
 from datasets import load_dataset
 from oracles import read_timer, timely_general
-from timeaware.trl import GetDurationEnv, GRPOReward
+import pytest
+from timeaware.trl import GetDurationEnv, GRPOReward, ToolUnavailable
 from transformers import AutoTokenizer
 from trl import GRPOConfig, GRPOTrainer
 from trl.chat_template_utils import qwen3_schema
@@ -118,7 +119,8 @@ def test_get_duration_env_without_a_verifier_tells_the_model_and_counts(adapter)
     row = {"extra_info": {"time_limit_s": 5.0, "timer": {"speed_factor": 2.0, "jitter": 0.0}}}
     env.reset(**row)  # the timer cannot start: no raise
     assert env.timer_token is None
-    assert asyncio.run(env.get_duration()) == "The elapsed time is unavailable right now."
+    with pytest.raises(ToolUnavailable, match=r"^The elapsed time is unavailable right now\.$"):
+        asyncio.run(env.get_duration())
     assert (env.calls, env.failures) == (1, 1)
     # The reward (on a live verifier) does not score the rollout as an
     # untimed one: no reward, counted; a rollout with a timer beside it is scored.
@@ -147,3 +149,47 @@ def test_get_duration_env_reads_and_stops_its_own_timer(adapter, server):
     assert env.timer_token and env.timer_token != first
     assert read_timer(server.url, first)["stopped"] is True
     assert read_timer(server.url, env.timer_token)["time_limit_s"] == 9.0
+
+
+class _NoVerifierEnv(GetDurationEnv):
+    """GetDurationEnv whose verifier is down (nothing listens on port 9)."""
+
+    def __init__(self) -> None:
+        super().__init__(base_url="http://127.0.0.1:9", retries=0, connect_timeout_s=0.5)
+
+
+def test_a_tool_call_the_verifier_cannot_answer_counts_in_trls_failure_frequency(
+    synth_outputs, tokenizer_dir, tiny_model_dir, adapter, tmp_path
+):
+    """Every rollout calls get_duration, well formed, with the tool's verifier
+    down: TRL counts each call as a failure (it logged 0.0 when the tool
+    answered with text), and the model reads the unavailable text as the
+    tool's error."""
+    ds = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(2))
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.response_schema = qwen3_schema
+    script: list[list[tuple[int, bool]]] = []
+    call = json.dumps({"name": "get_duration", "arguments": {}})
+
+    def first_turn(i: int, right: bool) -> str:
+        return f"Checking the clock.\n<tool_call>{call}</tool_call>"
+
+    rollout = scripted_rollout(tokenizer, ds, first_turn, script, logprobs=False)
+    completions_seen: list = []
+
+    def reward(completions, **kwargs):
+        completions_seen.append(completions)
+        return [0.0] * len(completions)  # the tool's failures are what this test reads
+
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, num_generations=2, max_steps=1,
+        max_completion_length=160, max_tool_calling_iterations=1, learning_rate=1e-3, logging_steps=1,
+        report_to=[], save_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0, log_completions=False,
+    )
+    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tokenizer, rollout_func=rollout, environment_factory=_NoVerifierEnv)
+    trainer.train()
+    (h,) = [h for h in trainer.state.log_history if "tools/call_frequency" in h]
+    assert h["tools/call_frequency"] == 1.0 and h["tools/failure_frequency"] == 1.0, h
+    for comp in completions_seen[0]:
+        assert comp[1]["role"] == "tool" and "The elapsed time is unavailable right now." in comp[1]["content"], comp
