@@ -875,6 +875,26 @@ def stats(overrides: Mapping[str, Any] | None = None) -> dict[str, int]:
     return out
 
 
+def count_unanswered(n: int, overrides: Mapping[str, Any] | None = None) -> None:
+    """Count n rollouts that got no answer from the verifier on a path that
+    did not send them through the batcher (a tool's or an environment's
+    call that failed), in the same run of fallbacks that
+    ``max_consecutive_fallbacks`` bounds and the same counters (`stats`).
+
+    Raises `VerifierUnreachable` as scoring does: at the first use of a
+    verifier that does not answer, naming its URL, and once the run passes
+    the limit (in "raise" mode)."""
+    if n <= 0:
+        return
+    b = get_batcher(settings(overrides))
+    errs = b._count_run([None] * n)
+    with b._stats_lock:
+        b._stats["fallbacks"] += n
+        b._unreported += n
+    if errs:
+        raise next(iter(errs.values()))
+
+
 def shutdown() -> None:
     """Flush and stop every batcher and forget the key caches. The next
     scoring call starts afresh (tests use this between servers)."""

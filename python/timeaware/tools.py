@@ -57,7 +57,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-from timeaware.client import Client
+from timeaware.client import Client, ServerUnavailable
 from timeaware.rows import TIMER_OPTIONS, timer_options
 
 __all__ = ["DEFAULT_TOOL_SCHEMA", "TIMER_OPTIONS", "VERL_AVAILABLE", "GetDurationTool", "StandaloneBaseTool",
@@ -193,7 +193,7 @@ def _schema_object(schema: Any) -> Any:
 
 
 class _Instance:
-    __slots__ = ("last_elapsed_s", "options", "rollout_id", "shared", "token")
+    __slots__ = ("last_elapsed_s", "options", "rollout_id", "shared", "token", "unreachable")
 
     def __init__(self, rollout_id: str, options: dict[str, float]) -> None:
         self.rollout_id = rollout_id
@@ -201,6 +201,8 @@ class _Instance:
         self.token: str | None = None
         self.shared = False  # the token belongs to an agent-loop rollout, not to this instance
         self.last_elapsed_s: float | None = None
+        # the verifier could not be reached when the timer was to start
+        self.unreachable = False
 
 
 _clients: dict[tuple[Any, ...], Client] = {}
@@ -400,8 +402,20 @@ class GetDurationTool(_BaseTool):
             try:
                 inst.token = await self._start_timer(iid, inst.options)
             except Exception as exc:  # noqa: BLE001
+                inst.unreachable = isinstance(exc, ServerUnavailable)
                 logger.warning("timeaware: could not start the timer for %s: %s", iid, exc)
         return (iid, ToolResponse()) if _TUPLE_API else iid
+
+    @property
+    def verifier_url(self) -> str:
+        """The verifier this tool calls."""
+        return str(self._client.base_url)
+
+    def unreachable(self, instance_id: str) -> bool:
+        """Whether the verifier could not be reached to start the instance's
+        timer (so its rollout is unscored for that reason)."""
+        inst = self._instances.get(instance_id)
+        return inst is not None and inst.unreachable and not inst.token
 
     @_trace
     async def execute(
@@ -419,7 +433,12 @@ class GetDurationTool(_BaseTool):
                 token = await self._rollout_token(agent_data, inst)
             else:
                 if not inst.token:
-                    inst.token = await self._start_timer(inst.rollout_id, inst.options)
+                    try:
+                        inst.token = await self._start_timer(inst.rollout_id, inst.options)
+                    except ServerUnavailable:
+                        inst.unreachable = True
+                        raise
+                    inst.unreachable = False
                 token = inst.token
             doc = await asyncio.to_thread(self._client.get_duration, timer=token)
             text = doc.get("text")

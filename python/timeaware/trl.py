@@ -340,7 +340,12 @@ class GRPOReward:
             if isinstance(env, GetDurationEnv) and timers[i] is None and not _column(kwargs, s.timer_field, i):
                 # Scored without its timer, a timed row would get the reward
                 # of an untimed one: no limit, no utilisation.
-                items.append(_Skip(str(_column(kwargs, "data_source", i)), "the rollout's timer could not be started"))
+                source = str(_column(kwargs, "data_source", i))
+                if env.verifier_unreachable:
+                    items.append(_Skip(source, f"the verifier at {env.verifier_url} could not be reached to start "
+                                               "the rollout's timer", unreachable=True))
+                else:
+                    items.append(_Skip(source, "the rollout's timer could not be started"))
                 continue
             try:
                 row = _row_item(i, comps[i], kwargs, s, timers[i])
@@ -348,6 +353,12 @@ class GRPOReward:
                 row = f"cannot read the row ({exc!r})"
             items.append(_Skip("?", row) if isinstance(row, str) else row)
         await self._add_token_counts(items, completion_ids)
+        # Rollouts a tool or an environment could not play because the
+        # verifier did not answer count where the scored ones do: in the run
+        # of fallbacks that stops the training past its limit.
+        down = sum(1 for it in items if isinstance(it, _Skip) and it.unreachable)
+        if down:
+            await asyncio.to_thread(scoring.count_unanswered, down, self.settings)
         sent = [it for it in items if isinstance(it, tuple)]
         results = iter(
             await verl.compute_score_batch_async(
@@ -392,13 +403,15 @@ class GRPOReward:
 
 class _Skip:
     """A completion that is not sent to the service: its data source (``?``
-    when unknown) and the reason it gets no score."""
+    when unknown), the reason it gets no score, and whether that reason is
+    the verifier not answering."""
 
-    __slots__ = ("reason", "source")
+    __slots__ = ("reason", "source", "unreachable")
 
-    def __init__(self, source: str, reason: str) -> None:
+    def __init__(self, source: str, reason: str, *, unreachable: bool = False) -> None:
         self.source = source
         self.reason = reason
+        self.unreachable = unreachable
 
 
 def _environments(environments: Any, n: int) -> list[Any]:
@@ -546,6 +559,17 @@ class GetDurationEnv:
         self.calls = 0
         #: Calls of the current rollout answered without a reading (the verifier failed).
         self.failures = 0
+
+    @property
+    def verifier_unreachable(self) -> bool:
+        """Whether the rollout's timer could not start because the verifier
+        did not answer."""
+        return self._instance is not None and self._final is None and self._tool.unreachable(self._instance)
+
+    @property
+    def verifier_url(self) -> str:
+        """The verifier the tool calls."""
+        return self._tool.verifier_url
 
     @property
     def timer_token(self) -> str | None:
@@ -710,6 +734,7 @@ class NegotiationEnv:
         self._rollout = str(uuid.uuid4())
         self.episode, self.score, self.details = None, None, {}
         self.steps = self.refused = self.failures = 0
+        self.unreachable = False
         self._start()
 
     def _start(self) -> bool:
@@ -722,6 +747,7 @@ class NegotiationEnv:
             timer = self.client.create_timer(self._rollout, **self._row["timer"])["timer"]
         except TimeawareError as exc:
             logger.warning("timeaware: cannot start the negotiation's timer: %s", exc)
+            self.unreachable = isinstance(exc, ServerUnavailable)
             return False
         self.episode = NegotiationEpisode(self.client, self._row["ground_truth"], timer,
                                            turn_prefix=self._row["turn_prefix"], opponent=self.opponent)
@@ -754,6 +780,7 @@ class NegotiationEnv:
         except ServerUnavailable as exc:
             logger.warning("timeaware: the negotiation step failed: %s", exc)
             self.failures += 1
+            self.unreachable = True
             return NEGOTIATION_UNAVAILABLE
         except TimeawareError as exc:
             self.failures += 1
@@ -770,4 +797,7 @@ class NegotiationEnv:
         """The rollout's reward: the finished episode's score, or why it has none."""
         if self.score is not None:
             return self.score
+        if self.unreachable:
+            return _Skip("negotiation", f"the verifier at {self.client.base_url} could not be reached during the "
+                                        "episode", unreachable=True)
         return _Skip("negotiation", "the negotiation episode did not finish")

@@ -58,8 +58,16 @@ def test_grpo_recipe_runs_and_every_completion_is_scored(source, extra, synth_ou
     assert stats == {"completions": 8, "scored": 8, "unscored": 0}, res.stdout[-2000:]
 
 
-def test_grpo_recipe_without_a_verifier_stops_naming_the_url(synth_outputs, tiny_model_dir, tmp_path):
-    res = run_recipe(tiny_model_dir, synth_outputs["puzzles"], tmp_path / "run", "http://127.0.0.1:9")
+@pytest.mark.parametrize(
+    ("source", "extra"),
+    [("puzzles", []), ("budget", ["--env", "get_duration", "--max-tool-calls", "1", "--response-schema", "qwen3"]),
+     ("negotiation", ["--env", "negotiation", "--max-tool-calls", "1", "--response-schema", "qwen3"])],
+    ids=["puzzles", "budget-get_duration", "negotiation"],
+)
+def test_grpo_recipe_without_a_verifier_stops_naming_the_url(source, extra, synth_outputs, tiny_model_dir, tmp_path):
+    # With a tool or an environment, the rollouts are played without the
+    # verifier before any reward is asked for: it exited 0, 0 of 8 scored.
+    res = run_recipe(tiny_model_dir, synth_outputs[source], tmp_path / "run", "http://127.0.0.1:9", *extra)
     assert res.returncode != 0
     assert "VerifierUnreachable" in res.stderr and "127.0.0.1:9" in res.stderr, res.stderr[-4000:]
 

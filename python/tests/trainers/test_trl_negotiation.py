@@ -10,6 +10,7 @@ over its agreements), never with the reward code under test.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 
@@ -194,3 +195,30 @@ def test_negotiation_env_without_a_verifier_tells_the_model_and_counts(synth_out
         env.reset(prompt=[], reward_model={"ground_truth": ""})
     with pytest.raises(ValueError, match="unknown setting"):
         NegotiationEnv(speed=2.0)
+
+
+def test_an_episode_the_verifier_did_not_answer_is_named_so_and_counts_toward_the_stop(synth_outputs, adapter, caplog):
+    """An episode cut short because the verifier did not answer is unscored
+    as such, not as an episode the model left unfinished (which the docs
+    say to expect early in training), and counts toward the stop."""
+    from timeaware.scoring import VerifierUnreachable
+
+    ds = negotiation_rows(synth_outputs, opens_other=1, opens_self=0)
+
+    def dead() -> NegotiationEnv:
+        env = NegotiationEnv(base_url="http://127.0.0.1:9", retries=0)
+        env.reset(**ds[0])
+        env.send("I accept.", {"action": "accept"})
+        return env
+
+    def call(reward, envs):
+        return asyncio.run(reward(prompts=[[]] * len(envs), completions=["x"] * len(envs),
+                                  data_source=["negotiation"] * len(envs), environments=envs))
+
+    reward = GRPOReward(max_consecutive_fallbacks=2)
+    with caplog.at_level("WARNING", logger="timeaware"):
+        assert call(reward, [dead(), dead()]) == [None, None]
+    assert "could not be reached during the episode" in caplog.text
+    assert "did not finish" not in caplog.text
+    with pytest.raises(VerifierUnreachable, match="max_consecutive_fallbacks=2"):
+        call(reward, [dead()])

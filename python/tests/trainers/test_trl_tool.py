@@ -193,3 +193,36 @@ def test_a_tool_call_the_verifier_cannot_answer_counts_in_trls_failure_frequency
     assert h["tools/call_frequency"] == 1.0 and h["tools/failure_frequency"] == 1.0, h
     for comp in completions_seen[0]:
         assert comp[1]["role"] == "tool" and "The elapsed time is unavailable right now." in comp[1]["content"], comp
+
+
+def test_rollouts_whose_tool_found_no_verifier_count_toward_the_stop(adapter, caplog):
+    """A rollout whose timer could not start because the tool's verifier did
+    not answer is unscored for that reason, counted in the run of fallbacks
+    the plain path counts in, and stops the run past
+    max_consecutive_fallbacks (it went unscored without limit before). With
+    the verifier down from the start, the first reward stops, naming it."""
+    from timeaware import scoring
+    from timeaware.scoring import VerifierUnreachable
+
+    row = {"extra_info": {"time_limit_s": 5.0}}
+
+    def dead() -> GetDurationEnv:
+        env = GetDurationEnv(base_url="http://127.0.0.1:9", retries=0, connect_timeout_s=0.5)
+        env.reset(**row)
+        return env
+
+    def call(reward, envs):
+        kw = {"data_source": ["timely/general"] * len(envs), "reward_model": [{"ground_truth": "42"}] * len(envs),
+              "extra_info": [row["extra_info"]] * len(envs), "environments": envs}
+        return asyncio.run(reward(prompts=[[]] * len(envs), completions=["<answer>42</answer>"] * len(envs), **kw))
+
+    reward = GRPOReward(max_consecutive_fallbacks=3)
+    with caplog.at_level("WARNING", logger="timeaware"):
+        assert call(reward, [dead(), dead()]) == [None, None]
+    assert "could not be reached to start the rollout's timer" in caplog.text
+    assert scoring.stats({"max_consecutive_fallbacks": 3})["fallbacks"] == 2
+    with pytest.raises(VerifierUnreachable, match=r"4 items in a row .*max_consecutive_fallbacks=3"):
+        call(reward, [dead(), dead()])
+    down = GRPOReward(url="http://127.0.0.1:9", retries=0, connect_timeout_s=0.5)
+    with pytest.raises(VerifierUnreachable, match=r"127\.0\.0\.1:9 cannot be reached"):
+        call(down, [dead()])
