@@ -2,9 +2,10 @@
 item with the model's tokenizer.json and refuses a count that is not the
 text's, and the counts it is held to are Hugging Face's tokenizers' own.
 
-* ``tokenizer/testdata`` (the Go tests' tokenizers and counts) is remade
-  here with the pinned tokenizers and compared: a release that counts
-  differently fails this test instead of leaving the Go tests' counts stale.
+* ``tokenizer/testdata``'s texts (the Go tests' counts) are counted again
+  here by the pinned tokenizers with the tokenizer files there, and
+  compared: a release that counts differently fails this test instead of
+  leaving the Go tests' counts stale.
 * The session's tokenizer (trained here, saved by transformers) is given
   to a real ``timeaware serve``; the counts the adapter takes from
   scripted rollouts' ids (`timeaware.tokens.token_counts`, an end of
