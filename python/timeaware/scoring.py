@@ -617,6 +617,19 @@ class Batcher:
                 self._resolve(p, None)
         return [p.future for p in pending]
 
+    def count_unanswered(self, n: int) -> None:
+        """Count n items that got no answer on a path that did not go
+        through this batcher, as it counts its own: in the run of
+        fallbacks, the fallbacks and those to report to the server. Raises
+        `VerifierUnreachable` once the run passes the limit (in "raise"
+        mode)."""
+        errs = self._count_run([None] * n)
+        with self._stats_lock:
+            self._stats["fallbacks"] += n
+            self._unreported += n
+        if errs:
+            raise next(iter(errs.values()))
+
     def stats(self) -> dict[str, int]:
         """Counters: batch requests sent, items sent, items the server
         rejected, items that got the client fallback, the current run of
@@ -884,15 +897,8 @@ def count_unanswered(n: int, overrides: Mapping[str, Any] | None = None) -> None
     Raises `VerifierUnreachable` as scoring does: at the first use of a
     verifier that does not answer, naming its URL, and once the run passes
     the limit (in "raise" mode)."""
-    if n <= 0:
-        return
-    b = get_batcher(settings(overrides))
-    errs = b._count_run([None] * n)
-    with b._stats_lock:
-        b._stats["fallbacks"] += n
-        b._unreported += n
-    if errs:
-        raise next(iter(errs.values()))
+    if n > 0:
+        get_batcher(settings(overrides)).count_unanswered(n)
 
 
 def shutdown() -> None:

@@ -24,6 +24,7 @@ import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,6 +195,20 @@ def adapter(server):
     scoring.shutdown()
     scoring.configure(reset=True)
     os.environ.pop("TIMEAWARE_URL", None)
+
+
+def cpu_grpo_config(out: Path, **overrides: Any):
+    """TRL's GRPOConfig for the tier's two-step runs on CPU: two prompts of a
+    group of two, every step logged, nothing reported or saved; ``overrides``
+    set the rest (max_completion_length, max_tool_calling_iterations, ...)."""
+    from trl import GRPOConfig
+
+    settings: dict[str, Any] = {
+        "output_dir": str(out), "per_device_train_batch_size": 4, "num_generations": 2, "max_steps": 2,
+        "learning_rate": 1e-3, "logging_steps": 1, "report_to": [], "save_strategy": "no", "use_cpu": True,
+        "dataloader_num_workers": 0, "seed": 0,
+    }
+    return GRPOConfig(**{**settings, **overrides})
 
 
 def scripted_rollout(tokenizer, ds, text, script: list, *, variant=lambda k: k, logprobs: bool = True):

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import localstack
 import pytest
-from conftest import REPO_ROOT, TIMERS_SECRET, Server, right_answer, scripted_rollout
+from conftest import REPO_ROOT, TIMERS_SECRET, Server, cpu_grpo_config, right_answer, scripted_rollout
 from datasets import load_dataset
 from openenv.core import GenericEnvClient
 from test_trl_grpo import completion, expected, rows
@@ -423,7 +423,7 @@ def test_grpo_trainer_drives_the_timely_environment_through_the_openenv_client(
     function reading the environments."""
     from timeaware.openenv import TimelySession, session_reward
     from transformers import AutoTokenizer
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
     from trl.chat_template_utils import qwen3_schema
 
     srv = openenv_servers["timely"]
@@ -446,11 +446,7 @@ def test_grpo_trainer_drives_the_timely_environment_through_the_openenv_client(
         seen.append([(r, e.calls, e._client.state().timer) for r, e in zip(out, environments)])
         return out
 
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
-        max_completion_length=160, max_tool_calling_iterations=1, learning_rate=1e-3, logging_steps=1,
-        report_to=[], save_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0, log_completions=False,
-    )
+    args = cpu_grpo_config(tmp_path / "out", max_completion_length=160, max_tool_calling_iterations=1, log_completions=False)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tokenizer, rollout_func=rollout,
                           environment_factory=functools.partial(TimelySession, base_url=srv.url))

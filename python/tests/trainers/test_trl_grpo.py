@@ -16,12 +16,20 @@ import logging
 import math
 
 import pytest
-from conftest import LONG_THINK, expected_counts, length_text, right_answer, scripted_ids, scripted_rollout
+from conftest import (
+    LONG_THINK,
+    cpu_grpo_config,
+    expected_counts,
+    length_text,
+    right_answer,
+    scripted_ids,
+    scripted_rollout,
+)
 from datasets import load_dataset
 from oracles import elastic, lcpo_max
 from timeaware import scoring
 from timeaware.trl import GRPOReward
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOTrainer
 
 # The data sources, as the names of the session's outputs.
 SOURCES = ["budget", "puzzles", "traveler", "negotiation", "pairs"]
@@ -209,11 +217,7 @@ def test_grpo_trainer_two_steps(name, synth_outputs, pairs_split, tiny_model_dir
                                variant=lambda k: k % 2 == 0)
 
     reward = Recorder()
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
-        max_completion_length=256, learning_rate=1e-3, logging_steps=1, report_to=[], save_strategy="no",
-        use_cpu=True, dataloader_num_workers=0, seed=0,
-    )
+    args = cpu_grpo_config(tmp_path / "out", max_completion_length=256)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tokenizer, rollout_func=rollout)
     trainer.train()
@@ -334,11 +338,7 @@ def test_grpo_trainer_sends_token_counts(tiny_model_dir, tokenizer, recorded, tm
     rollout = scripted_rollout(tokenizer, ds, lambda i, long: length_text(i, long, length_right(i, long)), script,
                                variant=lambda k: k % 2 == 1)
     reward = Recorder(tokenizer=tokenizer)
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
-        max_completion_length=256, learning_rate=1e-3, logging_steps=1, report_to=[], save_strategy="no",
-        use_cpu=True, dataloader_num_workers=0, seed=0,
-    )
+    args = cpu_grpo_config(tmp_path / "out", max_completion_length=256)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tokenizer, rollout_func=rollout)
     trainer.train()

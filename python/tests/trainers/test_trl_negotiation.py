@@ -15,7 +15,7 @@ import json
 import logging
 
 import pytest
-from conftest import scripted_rollout
+from conftest import cpu_grpo_config, scripted_rollout
 from datasets import load_dataset
 from oracles import batna_payoff, opening_payoff
 from timeaware.trl import (
@@ -25,7 +25,7 @@ from timeaware.trl import (
     NegotiationEnv,
 )
 from transformers import AutoTokenizer
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOTrainer
 from trl.chat_template_utils import qwen3_schema
 
 ACCEPT = {"text": "That works for me, I accept.", "action": {"action": "accept"}}
@@ -92,11 +92,7 @@ def test_grpo_trainer_plays_whole_episodes_and_rewards_the_payoff(
     rollout = scripted_rollout(tokenizer, ds, turn, script, logprobs=False)
 
     reward = Recorder()
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
-        max_completion_length=400, max_tool_calling_iterations=1, learning_rate=1e-3, logging_steps=1,
-        report_to=[], save_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0, log_completions=False,
-    )
+    args = cpu_grpo_config(tmp_path / "out", max_completion_length=400, max_tool_calling_iterations=1, log_completions=False)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tokenizer, rollout_func=rollout, environment_factory=NegotiationEnv)
     completions_seen: list = []

@@ -14,13 +14,13 @@ import asyncio
 import json
 import re
 
-from conftest import scripted_rollout
+import pytest
+from conftest import cpu_grpo_config, scripted_rollout
 from datasets import load_dataset
 from oracles import read_timer, timely_general
-import pytest
 from timeaware.trl import GetDurationEnv, GRPOReward, ToolUnavailable
 from transformers import AutoTokenizer
-from trl import GRPOConfig, GRPOTrainer
+from trl import GRPOTrainer
 from trl.chat_template_utils import qwen3_schema
 
 SECONDS = re.compile(r"^\d+(\.\d+)? seconds\.$")
@@ -62,11 +62,7 @@ def test_grpo_trainer_tool_call_reaches_the_timer_and_the_reward_reads_it(
     rollout = scripted_rollout(tokenizer, ds, first_turn, script, variant=lambda k: k % 2 == 0, logprobs=False)
 
     reward = Recorder()
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"), per_device_train_batch_size=4, num_generations=2, max_steps=2,
-        max_completion_length=160, max_tool_calling_iterations=1, learning_rate=1e-3, logging_steps=1,
-        report_to=[], save_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0, log_completions=False,
-    )
+    args = cpu_grpo_config(tmp_path / "out", max_completion_length=160, max_tool_calling_iterations=1, log_completions=False)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tokenizer, rollout_func=rollout, environment_factory=GetDurationEnv)
     completions_seen: list = []
@@ -181,11 +177,7 @@ def test_a_tool_call_the_verifier_cannot_answer_counts_in_trls_failure_frequency
         completions_seen.append(completions)
         return [0.0] * len(completions)  # the tool's failures are what this test reads
 
-    args = GRPOConfig(
-        output_dir=str(tmp_path / "out"), per_device_train_batch_size=2, num_generations=2, max_steps=1,
-        max_completion_length=160, max_tool_calling_iterations=1, learning_rate=1e-3, logging_steps=1,
-        report_to=[], save_strategy="no", use_cpu=True, dataloader_num_workers=0, seed=0, log_completions=False,
-    )
+    args = cpu_grpo_config(tmp_path / "out", per_device_train_batch_size=2, max_steps=1, max_completion_length=160, max_tool_calling_iterations=1, log_completions=False)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tokenizer, rollout_func=rollout, environment_factory=_NoVerifierEnv)
     trainer.train()
