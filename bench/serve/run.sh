@@ -541,67 +541,79 @@ if [ "$only" = all ] || [ "$only" = workers ]; then
     workers_run cluster "$workers" "$idle_workers"
 fi
 
-# Run (p): the workers of (o) over two replicas, each restarted once under
-# the load, one at a time, on its own address (restart-p.json, workers-p.json).
 # peak_kb PID: the process's peak resident memory in kB (0 once it is gone).
 peak_kb() { sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$1/status" 2>/dev/null || echo 0; }
-if [ "$only" = all ] || [ "$only" = workers ]; then
-    echo "== (p) $workers workers ($idle_workers idle) over two replicas, each restarted once under the load; 20 s warm-up, 30 s measured" >&2
-    urls=()
+
+# The two replicas of runs (p) and (q). start_replicas NAME starts them on
+# free addresses (urls, replica_pids); restart_replicas NAME gives each in
+# turn SIGTERM and, once it has exited, a new server on its address, 4 s
+# apart; stop_replicas stops them. replicas_restarts, replicas_bad_exits
+# (exits other than 0) and replicas_peak_kb (the highest peak of any of
+# their processes) count what happened.
+start_replicas() {
+    urls=() replicas_restarts=0 replicas_bad_exits=0 replicas_peak_kb=0
     for i in 0 1; do
-        start_server "$work/server-p-$i.log"
+        start_server "$work/server-$1-$i.log"
         replica_pids[i]="$server_pid"
         urls[i]="$url"
     done
     server_pid=""
-    p_status=0 p_restarts=0 p_bad_exits=0 p_peak=0
+}
+# stop_replica I [LOG]: SIGTERM to replica I and wait for it, its peak RSS
+# kept; an exit other than 0 is counted, with LOG's end shown.
+stop_replica() {
+    local pid="${replica_pids[$1]}" kb exit_status=0
+    kb="$(peak_kb "$pid")"
+    if [ "${kb:-0}" -gt "$replicas_peak_kb" ]; then replicas_peak_kb="$kb"; fi
+    kill -TERM "$pid"
+    wait "$pid" || exit_status=$?
+    if [ "$exit_status" -ne 0 ]; then
+        replicas_bad_exits=$((replicas_bad_exits + 1))
+        if [ -n "${2:-}" ]; then tail -5 "$2" >&2; fi
+    fi
+}
+restart_replicas() {
+    for i in 0 1; do
+        echo "== ($1) SIGTERM to replica $i (${urls[i]})" >&2
+        stop_replica "$i" "$work/server-$1-$i.log"
+        serve_addr="${urls[i]#http://}" start_server "$work/server-$1-$i-again.log"
+        replica_pids[i]="$server_pid"
+        server_pid=""
+        replicas_restarts=$((replicas_restarts + 1))
+        sleep 4
+    done
+}
+stop_replicas() {
+    for i in 0 1; do stop_replica "$i"; done
+    replica_pids=()
+}
+# replicas_peak_mb: replicas_peak_kb in MiB.
+replicas_peak_mb() { awk -v kb="$replicas_peak_kb" 'BEGIN { print kb / 1024 }'; }
+
+# Run (p): the workers of (o) over two replicas, each restarted once under
+# the load, one at a time, on its own address (workers-p.json, run-p.json).
+if [ "$only" = all ] || [ "$only" = workers ]; then
+    echo "== (p) $workers workers ($idle_workers idle) over two replicas, each restarted once under the load; 20 s warm-up, 30 s measured" >&2
+    start_replicas p
+    p_status=0
     "$loadgen" -mode workers -url "${urls[0]}" -replicas "${urls[0]},${urls[1]}" -workers "$workers" -idle-workers "$idle_workers" \
         -batch 64 -corpus "$corpus_items" -speak-every 20s -active-every 900ms -warmup 20s -duration 30s -json \
         >"$work/workers-p.json" &
     p_loadgen=$!
     sleep 25
-    for i in 0 1; do
-        pid="${replica_pids[i]}"
-        kb="$(peak_kb "$pid")"
-        if [ "${kb:-0}" -gt "$p_peak" ]; then p_peak="$kb"; fi
-        echo "== (p) SIGTERM to replica $i (${urls[i]})" >&2
-        kill -TERM "$pid"
-        exit_status=0
-        wait "$pid" || exit_status=$?
-        if [ "$exit_status" -ne 0 ]; then p_bad_exits=$((p_bad_exits + 1)); tail -5 "$work/server-p-$i.log" >&2; fi
-        serve_addr="${urls[i]#http://}" start_server "$work/server-p-$i-again.log"
-        replica_pids[i]="$server_pid"
-        server_pid=""
-        p_restarts=$((p_restarts + 1))
-        sleep 4
-    done
+    restart_replicas p
     wait "$p_loadgen" || p_status=$?
-    for i in 0 1; do
-        pid="${replica_pids[i]}"
-        kb="$(peak_kb "$pid")"
-        if [ "${kb:-0}" -gt "$p_peak" ]; then p_peak="$kb"; fi
-        kill -TERM "$pid"
-        exit_status=0
-        wait "$pid" || exit_status=$?
-        if [ "$exit_status" -ne 0 ]; then p_bad_exits=$((p_bad_exits + 1)); fi
-    done
-    replica_pids=()
+    stop_replicas
     printf '{"loadgen_status": %d, "restarts": %d, "bad_exits": %d, "peak_rss_mb": %.1f}\n' \
-        "$p_status" "$p_restarts" "$p_bad_exits" "$(awk -v kb="$p_peak" 'BEGIN { print kb / 1024 }')" >"$work/run-p.json"
+        "$p_status" "$replicas_restarts" "$replicas_bad_exits" "$(replicas_peak_mb)" >"$work/run-p.json"
 fi
 
 # Run (q): the cluster profile on two replicas (workers-q.json, churn-q.json,
 # attack-q.json, run-q.json). A failure is recorded, not fatal.
 if [ "$only" = all ] || [ "$only" = cluster ]; then
     echo "== (q) the cluster profile: $workers workers ($idle_workers idle) and $cluster_creations timer creations over two replicas, the idle and unpaced floods at replica 0 for 25 s, then each replica restarted once" >&2
-    urls=()
-    for i in 0 1; do
-        start_server "$work/server-q-$i.log"
-        replica_pids[i]="$server_pid"
-        urls[i]="$url"
-    done
-    server_pid=""
-    q_workers_status=0 q_churn_status=0 q_attack_status=0 q_restarts=0 q_bad_exits=0 q_peak=0
+    start_replicas q
+    q_workers_status=0 q_churn_status=0 q_attack_status=0
     "$loadgen" -mode attack -url "${urls[0]}" -server-pid "${replica_pids[0]}" -stall 0 -announce 0 -flood 0 -deep 0 \
         -idle "$idle" -headers "$headers" -header-rate 1099511627776 -healthz 50ms -healthz-after 1500ms -duration 1h -json \
         >"$work/attack-q.json" &
@@ -616,36 +628,13 @@ if [ "$only" = all ] || [ "$only" = cluster ]; then
     sleep 25
     kill -TERM "$q_attack" 2>/dev/null || true
     wait "$q_attack" || q_attack_status=$?
-    for i in 0 1; do
-        pid="${replica_pids[i]}"
-        kb="$(peak_kb "$pid")"
-        if [ "${kb:-0}" -gt "$q_peak" ]; then q_peak="$kb"; fi
-        echo "== (q) SIGTERM to replica $i (${urls[i]})" >&2
-        kill -TERM "$pid"
-        exit_status=0
-        wait "$pid" || exit_status=$?
-        if [ "$exit_status" -ne 0 ]; then q_bad_exits=$((q_bad_exits + 1)); tail -5 "$work/server-q-$i.log" >&2; fi
-        serve_addr="${urls[i]#http://}" start_server "$work/server-q-$i-again.log"
-        replica_pids[i]="$server_pid"
-        server_pid=""
-        q_restarts=$((q_restarts + 1))
-        sleep 4
-    done
+    restart_replicas q
     wait "$q_loadgen" || q_workers_status=$?
     wait "$q_churn" || q_churn_status=$?
-    for i in 0 1; do
-        pid="${replica_pids[i]}"
-        kb="$(peak_kb "$pid")"
-        if [ "${kb:-0}" -gt "$q_peak" ]; then q_peak="$kb"; fi
-        kill -TERM "$pid"
-        exit_status=0
-        wait "$pid" || exit_status=$?
-        if [ "$exit_status" -ne 0 ]; then q_bad_exits=$((q_bad_exits + 1)); fi
-    done
-    replica_pids=()
+    stop_replicas
     printf '{"workers_status": %d, "churn_status": %d, "attack_status": %d, "restarts": %d, "bad_exits": %d, "peak_rss_mb": %.1f}\n' \
-        "$q_workers_status" "$q_churn_status" "$q_attack_status" "$q_restarts" "$q_bad_exits" \
-        "$(awk -v kb="$q_peak" 'BEGIN { print kb / 1024 }')" >"$work/run-q.json"
+        "$q_workers_status" "$q_churn_status" "$q_attack_status" "$replicas_restarts" "$replicas_bad_exits" \
+        "$(replicas_peak_mb)" >"$work/run-q.json"
 fi
 
 if [ "$only" = all ] || [ "$only" = timers ]; then
