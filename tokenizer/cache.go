@@ -32,8 +32,8 @@ func newWordCache() *wordCache {
 }
 
 // count returns the count of word, computing it with f when it is not
-// held.
-func (c *wordCache) count(word string, f func(string) int) int {
+// held; an error of f is returned and nothing is kept.
+func (c *wordCache) count(word string, f func(string) (int, error)) (int, error) {
 	if len(word) > cacheWordBytes {
 		return f(word)
 	}
@@ -42,14 +42,17 @@ func (c *wordCache) count(word string, f func(string) int) int {
 	n, ok := sh.m[word]
 	sh.Unlock()
 	if ok {
-		return n
+		return n, nil
 	}
-	n = f(word)
+	n, err := f(word)
+	if err != nil {
+		return 0, err
+	}
 	sh.Lock()
 	if sh.m == nil || len(sh.m) >= cacheShardWords {
 		sh.m = make(map[string]int, cacheShardWords)
 	}
 	sh.m[strings.Clone(word)] = n
 	sh.Unlock()
-	return n
+	return n, nil
 }

@@ -21,11 +21,14 @@
 package tokenizer
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Tokenizer counts tokens as one tokenizer.json does. It is safe for
@@ -41,7 +44,35 @@ type Tokenizer struct {
 	// mapBytes says the splits reach the model as bytes, to be written as
 	// byte-level characters (a last ByteLevel step, byteLevel.mapLater).
 	mapBytes bool
+	// work bounds the memory the merges of long splits hold at once.
+	work budget
 }
+
+// budget is a weighted semaphore of bytes (*semaphore.Weighted).
+type budget interface {
+	Acquire(ctx context.Context, n int64) error
+	Release(n int64)
+}
+
+// Merging a split holds its symbols and its queue of candidate merges,
+// at most workPerByte bytes for each byte of it. A split longer than
+// cacheWordBytes reserves that much from the Tokenizer's workBudget for
+// as long as it merges, waiting while other counts hold it, so that the
+// counts in flight together hold at most workBudget whatever their
+// number; a split longer than MaxSplitBytes, whose merge alone would take
+// the whole budget, is not counted.
+const (
+	workPerByte = 64
+	// MaxSplitBytes is the longest split Count merges: a word, a run of
+	// one kind of character, or, for a tokenizer without a pre-tokenizer
+	// (Llama 2's), the whole text between added tokens.
+	MaxSplitBytes = 1 << 20
+	workBudget    = workPerByte * MaxSplitBytes
+)
+
+// ErrTooLong is the error of a text with a split longer than
+// MaxSplitBytes.
+var ErrTooLong = errors.New("too long to count")
 
 // file is the part of tokenizer.json that decides the count.
 type file struct {
@@ -75,7 +106,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if len(f.Model) == 0 || string(f.Model) == "null" {
 		return nil, errors.New("model: missing")
 	}
-	t := &Tokenizer{cache: newWordCache()}
+	t := &Tokenizer{cache: newWordCache(), work: semaphore.NewWeighted(workBudget)}
 	var err error
 	if t.model, err = parseBPE(f.Model); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
@@ -137,18 +168,28 @@ type split struct {
 }
 
 // countSplit is the model's count of one split.
-func (t *Tokenizer) countSplit(s string) int {
+func (t *Tokenizer) countSplit(s string) (int, error) {
+	if len(s) > cacheWordBytes {
+		if len(s) > MaxSplitBytes {
+			return 0, fmt.Errorf("%w: it has a split (a word, a run of one kind of character, or with no pre-tokenizer the text itself) of %d bytes, over the %d one count merges", ErrTooLong, len(s), MaxSplitBytes)
+		}
+		need := int64(len(s)) * workPerByte
+		if err := t.work.Acquire(context.Background(), need); err != nil {
+			return 0, err
+		}
+		defer t.work.Release(need)
+	}
 	if t.mapBytes {
 		s = byteString(s)
 	}
-	return t.model.count(s)
+	return t.model.count(s), nil
 }
 
 // Count is the number of tokens encode makes of text without adding
 // special tokens (add_special_tokens=False): the length of the ids. Bytes
 // that are not UTF-8 count as U+FFFD, as a decoded response shows them. It
-// fails only when a Split or Replace pattern of the file cannot finish on
-// the text.
+// fails when a Split or Replace pattern of the file cannot finish on the
+// text, and with ErrTooLong for a split longer than MaxSplitBytes.
 func (t *Tokenizer) Count(text string) (int, error) {
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	n := 0
@@ -181,7 +222,11 @@ func (t *Tokenizer) Count(text string) (int, error) {
 				}
 			}
 			for _, sp := range splits {
-				n += t.cache.count(sp.s, t.countSplit)
+				c, err := t.cache.count(sp.s, t.countSplit)
+				if err != nil {
+					return err
+				}
+				n += c
 			}
 			return nil
 		})
