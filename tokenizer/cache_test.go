@@ -94,7 +94,8 @@ func (r *recorder) Release(n int64) {
 // reserves workPerByte bytes for each of its bytes while it merges and
 // gives them back; a shorter one reserves nothing; a split over
 // MaxSplitBytes is refused with ErrTooLong, naming its length, and one of
-// exactly MaxSplitBytes is counted. The real budget holds workBudget.
+// exactly MaxSplitBytes is counted. The real budget holds workPerByte ×
+// MaxSplitBytes.
 func TestLongSplitsReserveTheirWork(t *testing.T) {
 	// the test tokenizer without a pre-tokenizer: the text is one split
 	tok, err := Load(filepath.Join("testdata", "llama2.json"))
@@ -119,7 +120,7 @@ func TestLongSplitsReserveTheirWork(t *testing.T) {
 	}
 	_, err = tok.Count(strings.Repeat("z", MaxSplitBytes-3))
 	require.NoError(t, err, "a split of exactly MaxSplitBytes")
-	assert.Equal(t, int64(workBudget), r.maxHeld, "the longest split takes the whole budget")
+	assert.Equal(t, int64(workPerByte*MaxSplitBytes), r.maxHeld, "the longest split takes the whole budget")
 	_, err = tok.Count(strings.Repeat("z", MaxSplitBytes-2))
 	require.ErrorIs(t, err, ErrTooLong)
 	assert.ErrorContains(t, err, fmt.Sprintf("of %d bytes, over the %d one count merges", MaxSplitBytes+1, MaxSplitBytes))
@@ -130,6 +131,6 @@ func TestLongSplitsReserveTheirWork(t *testing.T) {
 	require.NoError(t, err)
 	w, ok := fresh.work.(*semaphore.Weighted)
 	require.True(t, ok)
-	require.True(t, w.TryAcquire(workBudget), "all of workBudget is free again after a count")
+	require.True(t, w.TryAcquire(workPerByte*MaxSplitBytes), "the whole budget is free again after a count")
 	require.False(t, w.TryAcquire(1), "and no more")
 }

@@ -56,18 +56,18 @@ type budget interface {
 
 // Merging a split holds its symbols and its queue of candidate merges,
 // at most workPerByte bytes for each byte of it. A split longer than
-// cacheWordBytes reserves that much from the Tokenizer's workBudget for
+// cacheWordBytes reserves that much from the Tokenizer's budget of memory for
 // as long as it merges, waiting while other counts hold it, so that the
-// counts in flight together hold at most workBudget whatever their
-// number; a split longer than MaxSplitBytes, whose merge alone would take
-// the whole budget, is not counted.
+// counts in flight together hold at most that budget whatever their
+// number (workPerByte × MaxSplitBytes, 64 MiB); a split longer than
+// MaxSplitBytes, whose merge alone would take the whole budget, is not
+// counted.
 const (
 	workPerByte = 64
 	// MaxSplitBytes is the longest split Count merges: a word, a run of
 	// one kind of character, or, for a tokenizer without a pre-tokenizer
 	// (Llama 2's), the whole text between added tokens.
 	MaxSplitBytes = 1 << 20
-	workBudget    = workPerByte * MaxSplitBytes
 )
 
 // ErrTooLong is the error of a text with a split longer than
@@ -106,7 +106,7 @@ func Parse(data []byte) (*Tokenizer, error) {
 	if len(f.Model) == 0 || string(f.Model) == "null" {
 		return nil, errors.New("model: missing")
 	}
-	t := &Tokenizer{cache: newWordCache(), work: semaphore.NewWeighted(workBudget)}
+	t := &Tokenizer{cache: newWordCache(), work: semaphore.NewWeighted(workPerByte * MaxSplitBytes)}
 	var err error
 	if t.model, err = parseBPE(f.Model); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
