@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GRPO (group_norm) with OpenRLHF 0.11.2 on Time Puzzles, rewards from timeaware serve through
-# OpenRLHF's remote reward protocol. One node with 8 GPUs; see README.md beside this file.
+# timeaware's reward function for OpenRLHF (timeaware.openrlhf). One node with 8 GPUs; see
+# README.md beside this file.
 #
 #   bash examples/openrlhf-grpo/run.sh [extra OpenRLHF arguments ...]
 set -euo pipefail
@@ -11,6 +12,7 @@ DATA=${DATA:-data/openrlhf-grpo/puzzles.parquet}
 OUT=${OUT:-runs/openrlhf-grpo}
 TIMEAWARE_URL=${TIMEAWARE_URL:-http://127.0.0.1:8080}
 TIMEAWARE=${TIMEAWARE:-bin/timeaware}
+REWARD_FILE=${REWARD_FILE:-$OUT/timeaware_reward.py}
 
 mkdir -p "$(dirname "$DATA")"
 "$TIMEAWARE" synth puzzles --count 20000 --seed 1 --openrlhf-label --out "$DATA"
@@ -26,6 +28,11 @@ until [ -s "$addr_file" ]; do
     sleep 0.1
 done
 until curl -fs -o /dev/null "http://$(cat "$addr_file")/healthz"; do kill -0 "$serve"; sleep 0.1; done
+
+# OpenRLHF runs the reward function in its Ray actors, which do not see this shell's
+# environment: the file holds the verifier's URL itself.
+mkdir -p "$(dirname "$REWARD_FILE")"
+python3 -m timeaware.openrlhf --write "$REWARD_FILE" --url "$TIMEAWARE_URL"
 
 source examples/args.sh
 args=$(expand_args examples/openrlhf-grpo/grpo.args)

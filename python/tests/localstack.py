@@ -246,6 +246,30 @@ class Server(AddrFileServer):
         self.wait_ready(20)
 
 
+class Restartable:
+    """A `timeaware serve` that a test stops and starts again on the same
+    address, as a verifier killed mid-run and brought back by its
+    supervisor: ``url`` stays the same, each start logs to a file of its own."""
+
+    def __init__(self, bin_path: Path, work: Path, name: str) -> None:
+        self._bin, self._work, self._name, self._starts = bin_path, work, name, 0
+        self._server: Server | None = Server(bin_path, work / f"{name}-0.log")
+        self.url = self._server.url
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM); its address refuses connections."""
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def start(self) -> None:
+        """Start it again on the same address; returns once it answers."""
+        self._starts += 1
+        port = self.url.rsplit(":", 1)[1]
+        self._server = Server(self._bin, self._work / f"{self._name}-{self._starts}.log", None,
+                              "--addr", f"127.0.0.1:{port}")
+
+
 class ModelServer(LocalServer):
     """`transformers serve` (the OpenAI-compatible server of transformers) for
     one model directory, on a port the kernel chose, read from its log.

@@ -108,6 +108,13 @@ class ServerUnavailable(TimeawareError):
     retryable status (429/5xx) that persisted through every retry."""
 
 
+class ToolUnavailable(RuntimeError):
+    """A tool call the verifier could not answer. The environments for TRL
+    (`timeaware.trl.GetDurationEnv`, `timeaware.openenv.TimelySession`)
+    raise it so that TRL counts the call in ``tools/failure_frequency`` and
+    gives the model its text as the tool's error."""
+
+
 class InvalidAnswer(TimeawareError):
     """The service answered with a success status (``status``), but the body
     is not what the request expects: not JSON, or JSON of another shape.

@@ -32,10 +32,13 @@ Bad input gets a clear error (the client raises ``RuntimeError`` naming it)
 or the documented fallback, and is counted in the counters
 ``GET /timeaware/stats`` returns: a row whose data source has no reward
 (``unknown_data_source``, refused at ``reset``), a verifier that cannot be
-reached (``verifier_unreachable``: ``reset`` is refused, ``get_duration``
-and a negotiation message read that the verifier is unavailable, and a final
-answer ends the episode with no reward, ``reward`` None and ``unscored``
-saying why, counted in ``unscored``), a tool call with broken arguments
+reached (``verifier_unreachable``: an episode whose ``reset`` could not
+reach it is still started, its observation's ``cause`` saying so;
+``get_duration`` and a negotiation message read that the verifier is
+unavailable, with that cause; a final answer ends the episode with no
+reward, ``reward`` None, ``unscored`` saying why and ``cause``
+``verifier_unreachable``, counted in ``unscored``; a ``timely`` episode
+started without its timer is never scored), a tool call with broken arguments
 (``bad_arguments``), a step after the episode ended (``after_end``), a
 session closed for idleness (``idle_closed``; a message on a session
 OpenEnv's reaper freed is refused, ``closed_session``), and sessions refused
@@ -52,7 +55,6 @@ import asyncio
 import functools
 import hmac
 import ipaddress
-import json
 import logging
 import os
 import socket
@@ -75,9 +77,10 @@ from openenv.core.env_server.types import (  # type: ignore[import-not-found,unu
 from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
 from websockets.asyncio.client import connect as ws_connect  # type: ignore[import-not-found,unused-ignore]
 
-from timeaware.client import Client, ServerUnavailable, TimeawareError
+from timeaware import scoring
+from timeaware.client import Client, ServerUnavailable, TimeawareError, ToolUnavailable
 from timeaware.episodes import NegotiationEpisode
-from timeaware.rows import timer_options
+from timeaware.rows import mapping, timer_options
 
 __all__ = [
     "KINDS",
@@ -132,18 +135,30 @@ class NegotiationAction(Action):  # type: ignore[misc,unused-ignore]
     action: Any = None
 
 
+#: The causes an observation names (``cause``): the verifier did not
+#: answer; it refused the item or answered without a score; the episode
+#: ended without a score.
+CAUSES = ("verifier_unreachable", "rejected", "unfinished")
+
+
 class TimeawareObservation(Observation):  # type: ignore[misc,unused-ignore]
     """What a step returns besides ``reward`` and ``done``: the text the
     model reads (the tool's reading, the other side's reply), the row's data
     source, the reward's details as the verifier returned them, the elapsed
     seconds of a timer reading, and, when the episode ended without a
-    reward, why (``unscored``)."""
+    reward, why (``unscored``, in words). ``cause`` is one of `CAUSES`
+    when the verifier did not answer (at ``reset``, a tool call, a message
+    or the answer) or the episode ended without a reward; ``verifier_url``,
+    given at ``reset``, is the verifier's, for a trainer to count its
+    rollouts by."""
 
     text: str = ""
     data_source: str = ""
     details: dict[str, Any] = Field(default_factory=dict)
     elapsed_s: float | None = None
     unscored: str | None = None
+    cause: str | None = None
+    verifier_url: str | None = None
 
 
 class TimeawareState(State):  # type: ignore[misc,unused-ignore]
@@ -189,10 +204,8 @@ class _Shared:
         return self._sources
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    if isinstance(value, str) and value:
-        value = json.loads(value)
-    return value if isinstance(value, Mapping) else {}
+class _Unreachable(Exception):
+    """The verifier did not answer at reset: the episode is played without it."""
 
 
 class _Episode(Environment):  # type: ignore[misc,unused-ignore]
@@ -207,6 +220,8 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         self.shared.count("sessions_opened")
         self._state = TimeawareState(kind=shared.kind)
         self._row: dict[str, Any] | None = None
+        #: Why the verifier could not be used at reset (None when it was).
+        self._unreachable: str | None = None
         self._closed = False
         self._lock = threading.Lock()
 
@@ -225,8 +240,8 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         """The row's data source, ground truth and extra info; a row this
         kind cannot play, or whose data source has no reward, raises."""
         source = row.get("data_source")
-        ground_truth = _mapping(row.get("reward_model")).get("ground_truth")
-        extra = dict(_mapping(row.get("extra_info")))
+        ground_truth = mapping(row.get("reward_model")).get("ground_truth")
+        extra = dict(mapping(row.get("extra_info")))
         want = {"timely": "a timely/* row", "negotiation": "a negotiation row"}.get(self.shared.kind)
         fits = {"timely": isinstance(source, str) and source.startswith("timely/"),
                 "negotiation": source == "negotiation"}.get(self.shared.kind, True)
@@ -234,28 +249,32 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
             self.shared.count("unknown_data_source")
             raise ValueError(f"the {self.shared.kind} environment needs {want or 'a row with a data_source'}; "
                              f"got data_source {source!r}")
+        if ground_truth is None or ground_truth == "":
+            self.shared.count("unknown_data_source")
+            raise ValueError("the row has no reward_model.ground_truth")
+        self._row = {"data_source": source, "ground_truth": ground_truth, "extra_info": extra}
         try:
             known = self.shared.sources()
+        except ServerUnavailable as exc:
+            raise _Unreachable(f"the verifier at {self.shared.url} cannot be reached: {exc}") from exc
         except TimeawareError as exc:
             self.shared.count("verifier_unreachable")
-            raise RuntimeError(f"cannot reach the verifier at {self.shared.url}: {exc}") from exc
+            raise RuntimeError(f"the verifier at {self.shared.url} refused to list its rewards: {exc}") from exc
         if source not in known:
             self.shared.count("unknown_data_source")
             raise ValueError(f"the verifier has no reward for data_source {source!r} "
                              f"(it has: {', '.join(sorted(known))})")
-        if ground_truth is None or ground_truth == "":
-            self.shared.count("unknown_data_source")
-            raise ValueError("the row has no reward_model.ground_truth")
         return source, ground_truth, extra
 
     def _start_timer(self, extra: Mapping[str, Any], tool_name: str) -> str:
         opts = {k: float(v) for k, v in timer_options(extra, tool_name).items()}
         try:
             doc = self.shared.client.create_timer(str(self._state.episode_id), **opts)
+        except ServerUnavailable as exc:
+            raise _Unreachable(f"the verifier at {self.shared.url} cannot be reached to start the rollout's "
+                               f"timer: {exc}") from exc
         except TimeawareError as exc:
-            self.shared.count("verifier_unreachable")
-            raise RuntimeError(f"cannot start the rollout's timer on the verifier at {self.shared.url}: {exc}") \
-                from exc
+            raise RuntimeError(f"the verifier at {self.shared.url} refused the rollout's timer: {exc}") from exc
         return str(doc["timer"])
 
     def _stop_timer(self) -> str | None:
@@ -279,6 +298,7 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
             self._stop_timer()
         self._state = TimeawareState(kind=self.shared.kind, episode_id=episode_id or str(uuid.uuid4()))
         self._row = None
+        self._unreachable = None
 
     def _stepping(self) -> dict[str, Any]:
         """The row of the episode a step belongs to; a step before reset or
@@ -292,15 +312,18 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         self._state.step_count += 1
         return self._row
 
-    def _finish(self, source: str, result: Mapping[str, Any] | None, reason: str = "") -> TimeawareObservation:
-        """End the episode with the verifier's result, or with no reward and why."""
+    def _finish(self, source: str, result: Mapping[str, Any] | None, reason: str = "",
+                cause: str = "rejected") -> TimeawareObservation:
+        """End the episode with the verifier's result, or with no reward,
+        why, and the cause (one of `CAUSES`)."""
         self._state.done = True
         self.shared.count("episodes")
         if result is None or not isinstance(result.get("score"), (int, float)):
             self.shared.count("unscored")
             why = reason or "the verifier returned no score"
             logger.warning("timeaware: episode %s (%s) ends without a reward: %s", self._state.episode_id, source, why)
-            return TimeawareObservation(done=True, reward=None, data_source=source, unscored=why)
+            return TimeawareObservation(done=True, reward=None, data_source=source, unscored=why, cause=cause,
+                                        verifier_url=self.shared.url)
         self.shared.count("scored")
         score = float(result["score"])
         self._state.reward = score
@@ -315,7 +338,8 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
             result = self.shared.client.score(item)
         except ServerUnavailable as exc:
             self.shared.count("verifier_unreachable")
-            return self._finish(source, None, f"the verifier at {self.shared.url} cannot be reached: {exc}")
+            return self._finish(source, None, f"the verifier at {self.shared.url} cannot be reached: {exc}",
+                                "verifier_unreachable")
         except TimeawareError as exc:
             return self._finish(source, None, f"the verifier refused the item: {exc}")
         return self._finish(source, result)
@@ -327,11 +351,26 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         with self._lock:
             self._begin()
             self._start(episode_id)
-            source, ground_truth, extra = self._check_row(row)
-            self._state.data_source = source
-            self._reset(source, ground_truth, extra)
-            self._row = {"data_source": source, "ground_truth": ground_truth, "extra_info": extra}
-            return TimeawareObservation(data_source=source)
+            try:
+                source, ground_truth, extra = self._check_row(row)
+                self._state.data_source = source
+                self._reset(source, ground_truth, extra)
+            except _Unreachable as exc:
+                # The episode is played without the verifier: counted here,
+                # its tool calls and messages read that the verifier is
+                # unavailable, and it ends without a reward, never scored
+                # without its timer.
+                assert self._row is not None
+                self.shared.count("verifier_unreachable")
+                self._unreachable = str(exc)
+                self._state.data_source = self._row["data_source"]
+                logger.warning("timeaware: episode %s starts without the verifier: %s", self._state.episode_id, exc)
+                return TimeawareObservation(data_source=self._row["data_source"], cause="verifier_unreachable",
+                                            unscored=self._unreachable, verifier_url=self.shared.url)
+            except BaseException:
+                self._row = None
+                raise
+            return TimeawareObservation(data_source=source, verifier_url=self.shared.url)
 
     def _reset(self, source: str, ground_truth: Any, extra: dict[str, Any]) -> None:
         """What a kind does at reset besides the shared checks."""
@@ -390,15 +429,22 @@ class TimelyEnvironment(_Episode):
             if action.arguments not in (None, {}):
                 what = sorted(action.arguments) if isinstance(action.arguments, Mapping) else action.arguments
                 self._bad(f"{self.TOOL} takes no arguments; got {what!r}")
+            if self._unreachable is not None:
+                self.shared.count("verifier_unreachable")
+                return TimeawareObservation(text=DURATION_UNAVAILABLE, data_source=source,
+                                            cause="verifier_unreachable", verifier_url=self.shared.url)
             try:
                 doc = self.shared.client.get_duration(timer=self._state.timer)
             except TimeawareError as exc:
                 self.shared.count("verifier_unreachable")
                 logger.warning("timeaware: get_duration failed for episode %s: %s", self._state.episode_id, exc)
-                return TimeawareObservation(text=DURATION_UNAVAILABLE, data_source=source)
+                return TimeawareObservation(text=DURATION_UNAVAILABLE, data_source=source,
+                                            cause="verifier_unreachable", verifier_url=self.shared.url)
             elapsed = doc.get("elapsed_s")
             return TimeawareObservation(text=str(doc.get("text") or ""), data_source=source,
                                         elapsed_s=float(elapsed) if isinstance(elapsed, (int, float)) else None)
+        if self._unreachable is not None:
+            return self._finish(source, None, self._unreachable, "verifier_unreachable")
         token = self._stop_timer()
         extra = {**row["extra_info"], "timer": token}
         return self._score(source, str(action.answer), row["ground_truth"], extra)
@@ -418,13 +464,13 @@ class NegotiationEnvironment(_Episode):
         self.episode: NegotiationEpisode | None = None
 
     def _reset(self, source: str, ground_truth: Any, extra: dict[str, Any]) -> None:
+        self.episode = None
         self._state.timer = self._start_timer(extra, "send")
         self.episode = NegotiationEpisode(self.shared.client, ground_truth, self._state.timer,
                                           turn_prefix=str(extra.get("turn_prefix") or ""),
                                           opponent=self.shared.opponent)
 
     def _step(self, row: dict[str, Any], action: Any) -> TimeawareObservation:
-        assert self.episode is not None
         if action.action is not None and not (isinstance(action.action, Mapping)
                                               and isinstance(action.action.get("action"), str)):
             self._state.step_count -= 1
@@ -435,13 +481,19 @@ class NegotiationEnvironment(_Episode):
         message: dict[str, Any] = {"text": action.text}
         if action.action is not None:
             message["action"] = action.action
+        unavailable = TimeawareObservation(text=NEGOTIATION_UNAVAILABLE, data_source="negotiation",
+                                           cause="verifier_unreachable", verifier_url=self.shared.url)
+        if self.episode is None or self._unreachable is not None:  # started without the verifier
+            self._state.step_count -= 1
+            self.shared.count("verifier_unreachable")
+            return unavailable
         try:
             out = self.episode.step(message)
         except ServerUnavailable as exc:
             self._state.step_count -= 1
             self.shared.count("verifier_unreachable")
             logger.warning("timeaware: the negotiation step failed: %s", exc)
-            return TimeawareObservation(text=NEGOTIATION_UNAVAILABLE, data_source="negotiation")
+            return unavailable
         except TimeawareError as exc:
             self._state.step_count -= 1
             self._state.refused += 1
@@ -453,7 +505,7 @@ class NegotiationEnvironment(_Episode):
         self._stop_timer()
         result = {"score": out.get("score"), **dict(out.get("details") or {})}
         obs = self._finish("negotiation", result if out.get("score") is not None else None,
-                           "the negotiation environment ended the episode without a score")
+                           "the negotiation environment ended the episode without a score", "unfinished")
         obs.text = shown
         return obs
 
@@ -667,7 +719,8 @@ class TimelySession:
     function sends each rollout's completion as the episode's answer, and
     the reward is what the environment returned: the verifier's, on the
     stopped timer's reading. A refused tool call raises, which TRL hands
-    the model as the tool's result and counts as a failed call.
+    the model as the tool's result and counts as a failed call; so does a
+    call the verifier could not answer (`timeaware.client.ToolUnavailable`).
     """
 
     def __init__(self, base_url: str | None = None) -> None:
@@ -679,13 +732,22 @@ class TimelySession:
         self.reward: float | None = None
         #: Why the answered episode got no reward (None when it got one).
         self.unscored: str | None = None
+        #: What kept the episode from a reward, one of `CAUSES` (None when
+        #: nothing did): ``verifier_unreachable`` from the reset on.
+        self.cause: str | None = None
+        #: The verifier the server scores with, as its reset said.
+        self.verifier_url: str | None = None
         #: Calls of ``get_duration`` in the current episode.
         self.calls = 0
 
     def reset(self, **row: Any) -> None:
         """Start the rollout's episode on its row; the prompt is left as it is."""
-        self.reward, self.unscored, self.calls = None, None, 0
-        self._client.reset(**{k: row[k] for k in ("data_source", "reward_model", "extra_info") if k in row})
+        self.reward, self.unscored, self.cause, self.calls = None, None, None, 0
+        obs = self._client.reset(**{k: row[k] for k in ("data_source", "reward_model", "extra_info")
+                                    if k in row}).observation
+        self.verifier_url = obs.verifier_url or self.verifier_url
+        if obs.cause:
+            self.cause, self.unscored = obs.cause, obs.unscored
 
     def get_duration(self) -> str:
         """Get the total time elapsed since the task started, in seconds.
@@ -694,13 +756,18 @@ class TimelySession:
             The elapsed time as text, for example "3.42 seconds."
         """
         self.calls += 1
-        return str(self._client.step(TimelyAction(tool="get_duration")).observation.text)
+        obs = self._client.step(TimelyAction(tool="get_duration")).observation
+        if obs.cause == "verifier_unreachable":
+            raise ToolUnavailable(str(obs.text))
+        return str(obs.text)
 
     def _answer(self, completion: Any) -> float | None:
         """End the episode with the completion as its answer; its reward."""
         res = self._client.step(TimelyAction(answer=_completion_text(completion)))
         self.reward = None if res.reward is None else float(res.reward)
         self.unscored = res.observation.unscored
+        if self.reward is None:
+            self.cause = res.observation.cause or self.cause or "rejected"
         return self.reward
 
 
@@ -718,15 +785,35 @@ def session_reward(completions: Sequence[Any], environments: Sequence[Any] | Non
     """A reward function for TRL's GRPOTrainer with `TimelySession`
     environments: each rollout's completion ends its episode, and its reward
     is the environment's. An episode without a reward gets None (TRL leaves
-    the completion out of this reward), logged with the reason; never 0."""
+    the completion out of this reward), logged with the reason; never 0.
+
+    Rollouts the verifier did not answer (``cause`` ``verifier_unreachable``)
+    count, with the ones it scored, in the run of fallbacks of the adapters
+    (`timeaware.scoring.count_outcomes`, on the verifier the server names;
+    this process need not reach it, nor hold its token): the run stops with
+    `timeaware.scoring.VerifierUnreachable` at the same
+    ``max_consecutive_fallbacks``. TRL's ``log_metric`` gets the share of the
+    call's rollouts without a reward (``timeaware/unscored``) and of those
+    the verifier did not answer (``timeaware/verifier_unreachable``)."""
     if environments is None or len(environments) != len(completions):
         raise ValueError("session_reward: pass environment_factory=TimelySession to the trainer")
-    out = []
+    out: list[float | None] = []
+    outcomes: dict[str, list[bool]] = {}
+    unreachable = 0
     for comp, env in zip(completions, environments):
         r = env._answer(comp)
         if r is None:
-            logger.warning("timeaware: a rollout gets no reward: %s", env.unscored)
+            logger.warning("timeaware: a rollout gets no reward (%s): %s", env.cause, env.unscored)
+        if env.verifier_url and (r is not None or env.cause == "verifier_unreachable"):
+            outcomes.setdefault(env.verifier_url, []).append(r is not None)
+        unreachable += r is None and env.cause == "verifier_unreachable"
         out.append(r)
+    log_metric = kwargs.get("log_metric")
+    if callable(log_metric) and out:
+        log_metric("timeaware/unscored", sum(r is None for r in out) / len(out))
+        log_metric("timeaware/verifier_unreachable", unreachable / len(out))
+    for url, answered in outcomes.items():
+        scoring.count_outcomes(answered, {"url": url}, check=False)
     return out
 
 

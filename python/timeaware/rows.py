@@ -11,14 +11,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TIMER_OPTIONS", "timer_options"]
+__all__ = ["TIMER_OPTIONS", "mapping", "timer_options"]
 
 #: The timer options a row may set: ``POST /v1/timers`` takes them.
 TIMER_OPTIONS = ("speed_factor", "jitter", "ttl_s", "time_limit_s")
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    """A mapping, or a JSON object's text, as a mapping; anything else empty."""
+def mapping(value: Any) -> Mapping[str, Any]:
+    """A mapping, or a JSON object's text, as a mapping; anything else
+    empty. Text that is not JSON raises ValueError."""
     if isinstance(value, str) and value:
         value = json.loads(value)
     return value if isinstance(value, Mapping) else {}
@@ -32,9 +33,9 @@ def timer_options(extra_info: Any, tool_name: str = "get_duration") -> dict[str,
     values are left out, so one source does not erase another. The TRL,
     OpenEnv and verifiers environments start a rollout's timer with these,
     as VeRL does from ``create_kwargs``."""
-    ei = _mapping(extra_info)
-    tool = _mapping(_mapping(ei.get("tools_kwargs")).get(tool_name))
+    ei = mapping(extra_info)
+    tool = mapping(mapping(ei.get("tools_kwargs")).get(tool_name))
     opts: dict[str, Any] = {}
-    for src in (_mapping(ei.get("timer")), {"time_limit_s": ei.get("time_limit_s")}, _mapping(tool.get("create_kwargs"))):
+    for src in (mapping(ei.get("timer")), {"time_limit_s": ei.get("time_limit_s")}, mapping(tool.get("create_kwargs"))):
         opts.update({k: v for k, v in src.items() if k in TIMER_OPTIONS and v is not None})
     return opts

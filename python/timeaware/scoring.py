@@ -56,12 +56,17 @@ from timeaware.client import Client, InvalidAnswer, TimeawareError, to_jsonable
 __all__ = [
     "BUILTIN_KEYS",
     "Batcher",
+    "RunStopped",
     "Settings",
     "Unscored",
     "VerifierUnreachable",
+    "coerce_setting",
     "configure",
+    "count_outcomes",
+    "count_unanswered",
     "fallback_result",
     "get_batcher",
+    "played_without_verifier",
     "prepare_item",
     "reward_keys",
     "settings",
@@ -82,19 +87,35 @@ class VerifierUnreachable(RuntimeError):
         self.url = url
 
 
+class RunStopped(BaseException):
+    """`VerifierUnreachable` for trainers that drop every ``Exception`` a
+    reward function raises (OpenRLHF's executor logs it and goes on): a
+    ``BaseException``, so it leaves their code and stops the run. The
+    `VerifierUnreachable` it stands for is its ``__cause__``; ``url`` is
+    the verifier's."""
+
+    def __init__(self, cause: VerifierUnreachable) -> None:
+        super().__init__(str(cause))
+        self.url = cause.url
+
+
 class Unscored(dict[str, float]):
     """A result that is a fallback, not a score: the item got no answer, the
     server rejected it, or it could not be sent. It holds the same keys and
     values as any result of its data source (``score`` is the fallback), so
     callers that only read the dict see no difference; ``reason`` says what
-    went wrong, for callers that can leave such items out of training."""
+    went wrong, for callers that can leave such items out of training, and
+    ``cause`` names it: ``verifier_unreachable`` (no answer, counted in the
+    run of fallbacks), ``rejected`` (the verifier, or this adapter, could
+    not score the item) or ``internal`` (a fault of this adapter)."""
 
-    def __init__(self, values: Mapping[str, float], reason: str) -> None:
+    def __init__(self, values: Mapping[str, float], reason: str, cause: str = "verifier_unreachable") -> None:
         super().__init__(values)
         self.reason = reason
+        self.cause = cause
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Unscored, (dict(self), self.reason))
+        return (Unscored, (dict(self), self.reason, self.cause))
 
 
 # Detail keys per data source, as the service's registry (GET /v1/rewards)
@@ -233,6 +254,20 @@ _ENV = {
 }
 _INT_FIELDS = frozenset({"retries", "max_batch", "max_inflight", "max_consecutive_fallbacks"})
 _STR_FIELDS = frozenset({"url", "token", "tool_name", "timer_field", "on_unreachable"})
+
+
+def coerce_setting(name: str, value: Any) -> Any:
+    """Convert a setting from text or number to its field type. Raises
+    ValueError naming the setting for an unknown name or a value that is
+    not of its type."""
+    if name not in _FIELD_TYPES:
+        raise ValueError(f"timeaware: unknown setting {name!r} (known: {', '.join(sorted(_FIELD_TYPES))})")
+    try:
+        return _coerce(name, value)
+    except ValueError as exc:
+        if str(exc).startswith("timeaware:"):
+            raise
+        raise ValueError(f"timeaware: {name} must be a number, got {value!r}") from exc
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -461,10 +496,11 @@ def reward_keys(data_source: str, overrides: Mapping[str, Any] | None = None) ->
 
 
 def fallback_result(
-    data_source: Any, s: Settings | None = None, *, may_fetch: bool = False, reason: str = "not scored"
+    data_source: Any, s: Settings | None = None, *, may_fetch: bool = False, reason: str = "not scored",
+    cause: str = "verifier_unreachable",
 ) -> dict[str, float]:
     """``{"score": fallback_score, <each detail key>: 0.0}`` as an `Unscored`
-    carrying ``reason``. Never raises."""
+    carrying ``reason`` and ``cause``. Never raises."""
     try:
         s = s or settings()
         keys = _key_cache(s).keys(str(data_source), may_fetch=may_fetch)
@@ -474,11 +510,38 @@ def fallback_result(
     out = {"score": fb}
     for k in keys:
         out[k] = 0.0
-    return Unscored(out, reason)
+    return Unscored(out, reason, cause)
 
 
 #: The extra field where NegotiationAgentLoop leaves an episode's transcript.
 TRANSCRIPT_FIELD = "timeaware_transcript"
+#: The extra field where the get_duration tool marks an agent-loop rollout
+#: whose timer could not start because the verifier did not answer.
+UNREACHABLE_FIELD = "timeaware_unreachable"
+
+
+def played_without_verifier(extra_info: Any, s: Settings) -> str | None:
+    """Why a rollout was played without the verifier, so that its time was
+    never measured and it must not be scored (scored, a timed row would get
+    the reward of an untimed one), or None. That is a rollout with no timer
+    and no ``elapsed_s`` whose extra fields carry `UNREACHABLE_FIELD` (the
+    agent-loop tool could not start its timer), or whose tool's
+    ``calc_reward`` in ``rollout_reward_scores`` is negative (the SGLang
+    rollout's tool could not start or read its timer)."""
+    if not isinstance(extra_info, Mapping) or extra_info.get("elapsed_s") is not None:
+        return None
+    for key in ("timer", s.timer_field):
+        if isinstance(extra_info.get(key), str) and extra_info.get(key):
+            return None
+    mark = extra_info.get(UNREACHABLE_FIELD)
+    if mark:
+        return str(mark) if isinstance(mark, str) else "the verifier could not be reached to start the rollout's timer"
+    scores = extra_info.get("rollout_reward_scores")
+    if isinstance(scores, Mapping):
+        v = _number(scores.get(s.tool_name))
+        if v is not None and v < 0:
+            return f"the {s.tool_name} tool could not reach the verifier to start or read the rollout's timer"
+    return None
 
 
 def prepare_item(
@@ -497,7 +560,8 @@ def prepare_item(
        ``extra_info["rollout_reward_scores"][s.tool_name]``, which is the
        tool's ``calc_reward`` (the elapsed seconds) in VeRL's SGLang
        multi-turn rollout, becomes ``extra_info["elapsed_s"]``. A negative
-       value means the tool could not read its timer and is ignored.
+       value means the tool could not start or read its timer: such a
+       rollout is not scored at all (`played_without_verifier`).
 
     A negotiation rollout of `timeaware.negotiation.NegotiationAgentLoop`
     is scored on the episode's whole transcript, which the loop leaves in
@@ -617,18 +681,25 @@ class Batcher:
                 self._resolve(p, None)
         return [p.future for p in pending]
 
-    def count_unanswered(self, n: int) -> None:
-        """Count n items that got no answer on a path that did not go
-        through this batcher, as it counts its own: in the run of
-        fallbacks, the fallbacks and those to report to the server. Raises
-        `VerifierUnreachable` once the run passes the limit (in "raise"
-        mode)."""
-        errs = self._count_run([None] * n)
+    def count_outcomes(self, answered: Sequence[bool]) -> None:
+        """Count rollouts scored on a path that did not go through this
+        batcher (a tool's, an environment's or another route's), in order:
+        True for one the verifier answered, which ends the run of fallbacks,
+        False for one that got no answer, counted as this batcher counts its
+        own: in the run, the fallbacks and those to report to the server.
+        Raises `VerifierUnreachable` once the run passes the limit (in
+        "raise" mode)."""
+        missed = sum(1 for a in answered if not a)
+        errs = self._count_run([{} if a else None for a in answered])
         with self._stats_lock:
-            self._stats["fallbacks"] += n
-            self._unreported += n
+            self._stats["fallbacks"] += missed
+            self._unreported += missed
         if errs:
             raise next(iter(errs.values()))
+
+    def count_unanswered(self, n: int) -> None:
+        """`count_outcomes` for n rollouts that got no answer."""
+        self.count_outcomes([False] * n)
 
     def stats(self) -> dict[str, int]:
         """Counters: batch requests sent, items sent, items the server
@@ -793,9 +864,9 @@ class Batcher:
                 for k in keys:
                     out[k] = _finite(raw.get(k), 0.0)
                 if err:
-                    out = Unscored(out, f"rejected by the verifier: {err}")
+                    out = Unscored(out, f"rejected by the verifier: {err}", "rejected")
         except BaseException:  # noqa: BLE001
-            out = fallback_result(p.data_source, self.settings, reason="internal error")
+            out = fallback_result(p.data_source, self.settings, reason="internal error", cause="internal")
         with contextlib.suppress(Exception):  # already resolved
             p.future.set_result(out)
 
@@ -837,10 +908,11 @@ def ready(s: Settings) -> bool:
         return s in _batchers
 
 
-def get_batcher(s: Settings) -> Batcher:
+def get_batcher(s: Settings, *, check: bool = True) -> Batcher:
     """The batcher for these settings, started on first use after
     `check_reachable` (which may raise `VerifierUnreachable`; the next call
-    checks again). Concurrent first uses share one check."""
+    checks again), or without it when ``check`` is False. Concurrent first
+    uses share one check."""
     with _lock:
         _check_fork()
         b = _batchers.get(s)
@@ -852,7 +924,8 @@ def get_batcher(s: Settings) -> Batcher:
             b = _batchers.get(s)
             if b is not None:
                 return b
-        check_reachable(s)
+        if check:
+            check_reachable(s)
         with _lock:
             b = _batchers.get(s)
             if b is None:
@@ -899,6 +972,28 @@ def count_unanswered(n: int, overrides: Mapping[str, Any] | None = None) -> None
     the limit (in "raise" mode)."""
     if n > 0:
         get_batcher(settings(overrides)).count_unanswered(n)
+
+
+def count_outcomes(answered: Sequence[bool], overrides: Mapping[str, Any] | None = None, *,
+                   check: bool = True) -> None:
+    """Count, in order, rollouts a path scored without the batcher: True
+    for one the verifier answered (it ends the run of fallbacks), False for
+    one it did not (counted as `count_unanswered` counts it). Raises
+    `VerifierUnreachable` as `count_unanswered` does; with ``check`` False,
+    only once the run passes the limit, for a path whose own server found
+    the verifier down (this process may not be able to ask it). Answers
+    alone ask nothing of the verifier: they end the run of a batcher
+    already in use."""
+    if not answered:
+        return
+    s = settings(overrides)
+    if all(answered):
+        with _lock:
+            b = _batchers.get(s)
+        if b is not None:
+            b.count_outcomes(answered)
+        return
+    get_batcher(s, check=check).count_outcomes(answered)
 
 
 def shutdown() -> None:

@@ -59,6 +59,7 @@ from typing import Any, TypeVar, cast
 
 from timeaware.client import Client, ServerUnavailable
 from timeaware.rows import TIMER_OPTIONS, timer_options
+from timeaware.scoring import UNREACHABLE_FIELD
 
 __all__ = ["DEFAULT_TOOL_SCHEMA", "TIMER_OPTIONS", "VERL_AVAILABLE", "GetDurationTool", "StandaloneBaseTool",
            "ToolResponse", "timer_options"]
@@ -332,7 +333,15 @@ class GetDurationTool(_BaseTool):
             gen_s, tool_s = self._agent_metrics(agent_data)
             if not (isinstance(token, str) and token):
                 rollout_id = str(getattr(agent_data, "request_id", None) or inst.rollout_id)
-                token = await self._start_timer(rollout_id, inst.options)
+                try:
+                    token = await self._start_timer(rollout_id, inst.options)
+                except ServerUnavailable:
+                    # Marked, so that the reward does not score the rollout
+                    # as an untimed one (scoring.played_without_verifier).
+                    fields[UNREACHABLE_FIELD] = (f"the verifier at {self.verifier_url} could not be "
+                                                 "reached to start the rollout's timer")
+                    raise
+                fields.pop(UNREACHABLE_FIELD, None)
                 if self.use_agent_metrics:
                     # Time the rollout spent before its timer existed.
                     past = gen_s * inst.options.get("speed_factor", 1.0) + tool_s

@@ -49,7 +49,7 @@ import torch
 from trl import DPOTrainer
 
 from timeaware import scoring, tokens, verl
-from timeaware.client import Client, ServerUnavailable, TimeawareError
+from timeaware.client import Client, ServerUnavailable, TimeawareError, ToolUnavailable
 from timeaware.episodes import NegotiationEpisode
 from timeaware.tools import TIMER_OPTIONS, GetDurationTool, timer_options
 
@@ -216,7 +216,9 @@ class GRPOReward:
     completion, and a completion every reward function left out gets no
     advantage. ``unscored="fallback"`` gives it the fallback score instead.
     Either way it is counted (`stats`, and the metric ``timeaware/unscored``,
-    the share of the call's completions, through TRL's ``log_metric``) and
+    the share of the call's completions, through TRL's ``log_metric``, with
+    ``timeaware/verifier_unreachable`` the share the verifier did not
+    answer: their tool, environment or score got no answer) and
     logged at WARNING with its data source and reason. The service being
     down raises `timeaware.scoring.VerifierUnreachable` at first use, as in
     VeRL, unless ``on_unreachable="fallback"``.
@@ -356,9 +358,11 @@ class GRPOReward:
         # Rollouts a tool or an environment could not play because the
         # verifier did not answer count where the scored ones do: in the run
         # of fallbacks that stops the training past its limit.
-        down = sum(1 for it in items if isinstance(it, _Skip) and it.unreachable)
-        if down:
-            await asyncio.to_thread(scoring.count_unanswered, down, self.settings)
+        # An episode the environment scored ends the run, as a scored item does.
+        played = [isinstance(it, float) for it in items if isinstance(it, float) or
+                  (isinstance(it, _Skip) and it.unreachable)]
+        if played:
+            await asyncio.to_thread(scoring.count_outcomes, played, self.settings)
         sent = [it for it in items if isinstance(it, tuple)]
         results = iter(
             await verl.compute_score_batch_async(
@@ -373,18 +377,21 @@ class GRPOReward:
         )
         rewards: list[float | None] = []
         reasons: dict[tuple[str, str], int] = {}
+        unanswered = 0
         for it in items:
             if isinstance(it, float):
                 rewards.append(it)
                 continue
             if isinstance(it, _Skip):
                 source, reason, score = it.source, it.reason, float(s.fallback_score)
+                unanswered += it.unreachable
             else:
                 r = next(results)
                 if not isinstance(r, scoring.Unscored):
                     rewards.append(float(r["score"]))
                     continue
                 source, reason, score = it[0], r.reason, float(r["score"])
+                unanswered += r.cause == "verifier_unreachable"
             reasons[(source, reason)] = reasons.get((source, reason), 0) + 1
             rewards.append(score if self.unscored == "fallback" else None)
         missed = sum(reasons.values())
@@ -398,6 +405,7 @@ class GRPOReward:
             logger.warning("timeaware: %d of %d completions get %s: %s", missed, n, what, detail)
         if callable(log_metric) and n:
             log_metric("timeaware/unscored", missed / n)
+            log_metric("timeaware/verifier_unreachable", unanswered / n)
         return rewards
 
 
@@ -621,12 +629,6 @@ class GetDurationEnv:
             return None
         self._final = await self._tool.stop(self._instance) or token
         return self._final
-
-
-class ToolUnavailable(RuntimeError):
-    """A tool call the verifier could not answer. `GetDurationEnv` raises it
-    so that TRL counts the call in ``tools/failure_frequency`` and gives the
-    model its text as the tool's error."""
 
 
 #: What the model reads when the service cannot take its message.

@@ -25,7 +25,12 @@ with `Unscored`, which verifiers records as the trace's error, so the
 trainer leaves it out; ``unscored="fallback"`` gives it the fallback score
 instead. Either way it is counted in `stats`. A service that does not
 answer stops `load_environment` with `timeaware.scoring.VerifierUnreachable`
-naming its URL.
+naming its URL. A rollout played or scored while it did not answer (its
+timer could not start, a negotiation step got no answer, the score got
+none) also records the metric ``timeaware/verifier_unreachable`` and counts
+in the adapters' run of fallbacks; past ``max_consecutive_fallbacks`` in a
+row the reward raises `timeaware.scoring.RunStopped`, a ``BaseException``
+that verifiers does not record as a rollout's error, so the run stops.
 
 The harness (`TimeawareHarness`) runs the chat loop in this process: every
 model call goes through the rollout's interception endpoint, so the trace
@@ -49,7 +54,7 @@ from openai import AsyncOpenAI  # type: ignore[import-not-found,unused-ignore]
 from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
 
 from timeaware import scoring, verl
-from timeaware.client import DEFAULT_URL, Client, TimeawareError
+from timeaware.client import DEFAULT_URL, Client, ServerUnavailable, TimeawareError
 from timeaware.episodes import NegotiationEpisode, parse_message
 from timeaware.tools import GetDurationTool, timer_options
 
@@ -88,9 +93,11 @@ GET_DURATION_TOOL = {
 _INFO_TIMER = "timeaware_timer"
 _INFO_SCORE = "timeaware_score"
 _INFO_DETAILS = "timeaware_details"
+_INFO_UNREACHABLE = "timeaware_unreachable"
 
 _lock = threading.Lock()
-_ZERO = {"rollouts": 0, "scored": 0, "unscored": 0, "fallbacks": 0, "tool_calls": 0, "tool_errors": 0}
+_ZERO = {"rollouts": 0, "scored": 0, "unscored": 0, "unreachable": 0, "fallbacks": 0, "tool_calls": 0,
+         "tool_errors": 0}
 _stats = dict(_ZERO)
 
 
@@ -102,8 +109,9 @@ def _count(**deltas: int) -> None:
 
 def stats(*, reset: bool = False) -> dict[str, int]:
     """This process's counters: ``rollouts`` scored or tried, ``scored``,
-    ``unscored`` (no score from the service), ``fallbacks`` (of those, given
-    the fallback score), ``tool_calls`` and ``tool_errors`` (``get_duration``
+    ``unscored`` (no score from the service), ``unreachable`` (of those, the
+    service did not answer), ``fallbacks`` (of those, given the fallback
+    score), ``tool_calls`` and ``tool_errors`` (``get_duration``
     calls the harness refused: broken arguments or an unknown tool).
     ``reset=True`` zeroes them after reading."""
     with _lock:
@@ -189,6 +197,22 @@ class TimeawareTask(vf.Task[TimeawareTaskData]):  # type: ignore[misc,unused-ign
     async def timeaware(self, task: TimeawareTaskData, trace: Any) -> float:
         """The service's score of the rollout (see the module docstring)."""
         _count(rollouts=1)
+        try:
+            return await self._score(task, trace)
+        except scoring.VerifierUnreachable as exc:
+            # verifiers records an Exception as the rollout's error and goes
+            # on: the run would not stop.
+            raise scoring.RunStopped(exc) from exc
+
+    async def _score(self, task: TimeawareTaskData, trace: Any) -> float:
+        outage = trace.info.get(_INFO_UNREACHABLE)
+        if outage:
+            # Played without the verifier: counted where the plain path's
+            # items are, so the run stops at the same limit.
+            _count(unreachable=1)
+            trace.record_metric("timeaware/verifier_unreachable", 1.0)
+            scoring.count_outcomes([False], {"url": task.verifier_url}, check=False)
+            return self._unscored(task, trace, str(outage))
         if task.family == "negotiation":
             score = trace.info.get(_INFO_SCORE)
             if score is None:
@@ -196,6 +220,7 @@ class TimeawareTask(vf.Task[TimeawareTaskData]):  # type: ignore[misc,unused-ign
             details = trace.info.get(_INFO_DETAILS) or {}
             trace.record_metrics({f"timeaware/{k}": float(v) for k, v in details.items()
                                   if isinstance(v, (int, float))})
+            scoring.count_outcomes([True], {"url": task.verifier_url}, check=False)
             _count(scored=1)
             return float(score)
         extra_info = dict(task.extra_info)
@@ -205,6 +230,9 @@ class TimeawareTask(vf.Task[TimeawareTaskData]):  # type: ignore[misc,unused-ign
         result = await verl.compute_score(task.data_source, trace.last_reply, task.ground_truth, extra_info,
                                           url=task.verifier_url)
         if isinstance(result, scoring.Unscored):
+            if result.cause == "verifier_unreachable":
+                _count(unreachable=1)
+                trace.record_metric("timeaware/verifier_unreachable", 1.0)
             return self._unscored(task, trace, result.reason, float(result["score"]))
         trace.record_metrics({f"timeaware/{k}": float(v) for k, v in result.items() if k != "score"})
         _count(scored=1)
@@ -269,7 +297,9 @@ class TimeawareTaskset(vf.Taskset[TimeawareTask, TimeawareTasksetConfig]):  # ty
                 raise ValueError(f"timeaware: row {i} of {config.data} is {source!r}, not a {config.family} row")
             if family_of(source) == "negotiation" and not _object(row.get("reward_model")).get("ground_truth"):
                 raise ValueError(f"timeaware: negotiation row {i} of {config.data} has no reward_model.ground_truth")
-        scoring.check_reachable(scoring.settings({"url": self.url}))
+        # The batcher's first use asks the service (raising when it does not
+        # answer); from then on an outage counts toward the run's limit.
+        scoring.get_batcher(scoring.settings({"url": self.url}))
 
     def load(self) -> Iterator[TimeawareTask]:
         opponent: dict[str, Any] = {"kind": "model"} if self.config.opponent == "model" else {}
@@ -354,6 +384,11 @@ class TimeawareHarness(vf.Harness[TimeawareHarnessConfig]):  # type: ignore[misc
             token = tool.timer_token(rollout)
             if token:
                 trace.info[_INFO_TIMER] = await tool.stop(rollout) or token
+            elif tool.unreachable(rollout):
+                # No timer: the rollout's time was never measured, so it is
+                # not scored, even by a verifier that is back by now.
+                trace.info[_INFO_UNREACHABLE] = (f"the verifier at {data.verifier_url} could not be reached to "
+                                                 "start the rollout's timer")
             await tool.release(rollout)
 
     async def _negotiate(self, model: Any, name: str, messages: list[dict[str, Any]], trace: Any,
@@ -375,6 +410,8 @@ class TimeawareHarness(vf.Harness[TimeawareHarnessConfig]):  # type: ignore[misc
                     trace.info[_INFO_DETAILS] = dict(step.get("details") or {})
                     return
                 messages.append({"role": "user", "content": str(step.get("shown") or "")})
+        except ServerUnavailable as exc:
+            trace.info[_INFO_UNREACHABLE] = f"the verifier at {data.verifier_url} cannot be reached: {exc}"
         except TimeawareError as exc:
             raise RuntimeError(f"timeaware: the negotiation step failed at {data.verifier_url}: {exc}") from exc
         finally:

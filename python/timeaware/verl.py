@@ -71,6 +71,13 @@ def _submit(
     data_source: Any, solution_str: Any, ground_truth: Any, extra_info: Any, kwargs: dict[str, Any]
 ) -> tuple[concurrent.futures.Future[dict[str, float]], scoring.Settings]:
     s = scoring.settings(kwargs)
+    fut: concurrent.futures.Future[dict[str, float]]
+    why = scoring.played_without_verifier(extra_info, s)
+    if why is not None:
+        scoring.get_batcher(s).count_outcomes([False])
+        fut = concurrent.futures.Future()
+        fut.set_result(scoring.fallback_result(data_source, s, reason=why))
+        return fut, s
     try:
         item = scoring.prepare_item(data_source, solution_str, ground_truth, extra_info, s)
         return scoring.get_batcher(s).submit(item["data_source"], item), s
@@ -78,8 +85,8 @@ def _submit(
         raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: cannot submit %r for scoring: %r", data_source, exc)
-        fut: concurrent.futures.Future[dict[str, float]] = concurrent.futures.Future()
-        fut.set_result(scoring.fallback_result(data_source, s))
+        fut = concurrent.futures.Future()
+        fut.set_result(scoring.fallback_result(data_source, s, reason=f"cannot be sent: {exc!r}", cause="rejected"))
         return fut, s
 
 
@@ -90,7 +97,7 @@ def _wait(fut: concurrent.futures.Future[dict[str, float]], data_source: Any, s:
         raise
     except Exception as exc:  # noqa: BLE001 - includes the deadline
         logger.warning("timeaware: no result for a %r item (%r); using the fallback", data_source, exc)
-        return scoring.fallback_result(data_source, s)
+        return scoring.fallback_result(data_source, s, reason="no answer in time")
 
 
 async def _first_use(kwargs: dict[str, Any]) -> None:
@@ -116,7 +123,7 @@ async def compute_score(
         raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: no result for a %r item (%r); using the fallback", data_source, exc)
-        return scoring.fallback_result(data_source, s)
+        return scoring.fallback_result(data_source, s, reason="no answer in time")
 
 
 def compute_score_sync(
@@ -161,13 +168,21 @@ def _submit_all(
     eis = column(extra_infos, n)
     s = scoring.settings(kwargs)
     prepared: list[Any] = []
+    unplayed: dict[int, str] = {}
     for i in range(n):
+        why = scoring.played_without_verifier(eis[i], s)
+        if why is not None:
+            unplayed[i] = why
+            prepared.append(None)
+            continue
         try:
             item = scoring.prepare_item(sources[i], sols[i], gts[i], eis[i], s)
             prepared.append((item["data_source"], item))
         except Exception as exc:  # noqa: BLE001
             logger.warning("timeaware: cannot submit %r for scoring: %r", sources[i], exc)
             prepared.append(None)
+    if unplayed:
+        scoring.get_batcher(s).count_outcomes([False] * len(unplayed))
     try:
         futures = iter(scoring.get_batcher(s).submit_many([p for p in prepared if p is not None]))
     except VerifierUnreachable:
@@ -179,7 +194,10 @@ def _submit_all(
     for i, p in enumerate(prepared):
         if p is None:
             fut: concurrent.futures.Future[dict[str, float]] = concurrent.futures.Future()
-            fut.set_result(scoring.fallback_result(sources[i], s))
+            if i in unplayed:
+                fut.set_result(scoring.fallback_result(sources[i], s, reason=unplayed[i]))
+            else:
+                fut.set_result(scoring.fallback_result(sources[i], s, reason="cannot be sent", cause="rejected"))
         else:
             fut = next(futures)
         out.append((fut, sources[i], s))
@@ -225,6 +243,6 @@ async def compute_score_batch_async(
             raise
         except Exception as exc:  # noqa: BLE001
             logger.warning("timeaware: no result for a %r item (%r); using the fallback", ds, exc)
-            return scoring.fallback_result(ds, s)
+            return scoring.fallback_result(ds, s, reason="no answer in time")
 
     return list(await asyncio.gather(*(one(*p) for p in pending)))

@@ -437,7 +437,39 @@ def test_get_duration_tool_with_the_server_down_does_not_raise(refused_url):
 
     text, reward, metrics, score, text2, fields = asyncio.run(rollout())
     assert text == text2 == "The elapsed time is unavailable right now."
-    assert reward == 0.0 and metrics == {"error": 1.0} and score == -1.0 and fields == {}
+    assert reward == 0.0 and metrics == {"error": 1.0} and score == -1.0
+    # The agent-loop rollout is marked, so that the reward does not score it as an untimed one.
+    assert fields == {scoring.UNREACHABLE_FIELD: f"the verifier at {refused_url} could not be reached to start "
+                                                 "the rollout's timer"}
+
+
+def test_a_rollout_played_without_its_timer_is_not_scored_and_counts(shared_server, adapter):
+    """A timely rollout whose tool could not start its timer (the agent
+    loop's mark, or the SGLang rollout's negative calc_reward) is not
+    scored, even by a verifier that answers now: no time was measured. It
+    counts in the run of fallbacks as an unanswered item, which a scored
+    item ends and which raises past the limit."""
+    adapter(shared_server.url, max_consecutive_fallbacks=2)
+    marked = {"time_limit_s": 6.0, scoring.UNREACHABLE_FIELD: "the verifier at X could not be reached"}
+    sglang = {"time_limit_s": 6.0, "rollout_reward_scores": {"get_duration": -1.0}}
+    r = asyncio.run(tv.compute_score("timely/general", "<answer>42</answer>", "42", marked))
+    assert isinstance(r, scoring.Unscored) and r.cause == "verifier_unreachable"
+    assert r.reason == "the verifier at X could not be reached"
+    assert r == {"score": 0.0, **{k: 0.0 for k in TIMELY_KEYS[1:]}}
+    (r,) = tv.compute_score_batch(["timely/general"], ["<answer>42</answer>"], ["42"], [sglang])
+    assert isinstance(r, scoring.Unscored) and "could not reach the verifier" in r.reason
+    st = tv.stats()
+    assert (st["requests"], st["fallbacks"], st["consecutive_fallbacks"]) == (0, 2, 2), "nothing was sent"
+    # A timer, or a measured time, wins over the mark: scored, and the run ends.
+    args, want = timely_item(3)
+    assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)
+    assert tv.stats()["consecutive_fallbacks"] == 0
+    timed = {**sglang, "elapsed_s": 3.0}
+    assert not isinstance(tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", timed), scoring.Unscored)
+    tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", marked)
+    tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", marked)
+    with pytest.raises(tv.VerifierUnreachable, match="3 items in a row"):
+        tv.compute_score_sync("timely/general", "<answer>42</answer>", "42", sglang)
 
 
 def test_get_duration_tool_reads_the_environment_when_it_is_built(shared_server, monkeypatch):
@@ -629,3 +661,31 @@ def test_server_down_raises_at_first_use_or_logs_counts_and_reports(make_server,
     assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)
     assert metric(server.metrics(), "timeaware_client_fallback_items_total") == 3
     assert tv.stats()["consecutive_fallbacks"] == 0
+
+
+def test_outcomes_of_other_paths_share_the_run_of_the_batcher(shared_server, adapter):
+    """count_outcomes, as a tool, an environment or a reward file calls it:
+    answers alone ask nothing of the verifier; unanswered rollouts join the
+    run the batcher's own items make, in order, and the one past the limit
+    raises, naming the URL."""
+    s = adapter(shared_server.url, retries=0, max_consecutive_fallbacks=2)
+    scoring.count_outcomes([True, True])
+    assert not scoring.ready(s), "answers alone started no batcher"
+    scoring.count_outcomes([False, False])
+    st = scoring.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"], st["longest_fallback_run"]) == (2, 2, 2)
+    # An item the batcher scores ends the run the other path made.
+    args, want = timely_item(2)
+    assert tv.compute_score_sync(*args)["score"] == pytest.approx(want)
+    assert scoring.stats()["consecutive_fallbacks"] == 0
+    scoring.count_outcomes([False, True, False, False])
+    assert scoring.stats()["consecutive_fallbacks"] == 2
+    with pytest.raises(scoring.VerifierUnreachable, match=r"^timeaware: 3 items in a row got no answer from the "
+                       + re.escape(f"verifier at {shared_server.url} ")):
+        scoring.count_outcomes([False])
+    st = scoring.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"], st["fallback_alarms"]) == (6, 3, 1)
+    scoring.count_outcomes([True])
+    assert scoring.stats()["consecutive_fallbacks"] == 0
+    scoring.count_outcomes([])
+    assert scoring.stats()["fallbacks"] == 6

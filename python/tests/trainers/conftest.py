@@ -113,6 +113,14 @@ def server(timeaware_bin, work):
     s.stop()
 
 
+@pytest.fixture
+def restartable(timeaware_bin, tmp_path):
+    """A `Restartable` verifier of the test's own."""
+    r = localstack.Restartable(timeaware_bin, tmp_path, "verifier")
+    yield r
+    r.stop()
+
+
 class Recorder:
     """A proxy on loopback in front of the session's server that forwards
     every request as it is and keeps each ``POST /v1/score/batch`` item with

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import localstack
 import pytest
-from conftest import REPO_ROOT, TIMERS_SECRET, Server, cpu_grpo_config, right_answer, scripted_rollout
+from conftest import REPO_ROOT, cpu_grpo_config, right_answer, scripted_rollout
 from datasets import load_dataset
 from openenv.core import GenericEnvClient
 from test_trl_grpo import completion, expected, rows
@@ -344,48 +344,76 @@ def test_bad_input_gets_a_clear_error_counted(synth_outputs, pairs_split, openen
         assert settled_delta(srv, before[srv], want) == want
 
 
-def test_a_verifier_that_goes_down_gives_no_reward_never_a_zero(synth_outputs, timeaware_bin, tmp_path):
-    env_vars = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
-    env_vars["TIMEAWARE_TIMERS_SECRET"] = TIMERS_SECRET
-    verifier = Server(timeaware_bin, tmp_path / "serve.log", env_vars)
+def test_a_verifier_that_goes_down_gives_no_reward_never_a_zero(synth_outputs, restartable, tmp_path):
+    verifier = restartable
     srv = OpenEnvServer("timely", verifier.url, tmp_path / "timely.log").wait()
     nego = OpenEnvServer("negotiation", verifier.url, tmp_path / "nego.log").wait()
+    unavailable = {"cause": "verifier_unreachable", "verifier_url": verifier.url}
     try:
         budget = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train")[0]
         negotiation = negotiation_rows(synth_outputs, opens_other=1, opens_self=0)[0]
         t, n = client(srv), client(nego)
-        t.reset(**row_kwargs(budget))
+        first = t.reset(**row_kwargs(budget)).observation
+        assert (first["cause"], first["verifier_url"]) == (None, verifier.url)
         n.reset(**row_kwargs(negotiation))
         verifier.stop()
-        # The tool and the other side say they are unavailable; the episode goes on.
-        assert t.step({"tool": "get_duration"}).observation["text"] == "The elapsed time is unavailable right now."
+        # The tool and the other side say they are unavailable, naming the
+        # cause; the episode goes on.
+        obs = t.step({"tool": "get_duration"}).observation
+        assert obs["text"] == "The elapsed time is unavailable right now."
+        assert {k: obs[k] for k in unavailable} == unavailable
         res = n.step(ACCEPT)
         assert not res.done and res.observation["text"].startswith("The other side cannot be reached right now")
+        assert res.observation["cause"] == "verifier_unreachable"
         assert n.state()["step_count"] == 0
         # The final answer ends the episode with no reward, saying why: never a silent 0.
-        res = t.step({"answer": f"<answer>{budget['reward_model']['ground_truth']}</answer>"})
+        answer = {"answer": f"<answer>{budget['reward_model']['ground_truth']}</answer>"}
+        res = t.step(answer)
         assert res.done and res.reward is None
         assert "cannot be reached" in res.observation["unscored"] and verifier.url in res.observation["unscored"]
-        # A new episode cannot start without the verifier: refused, naming it.
-        with pytest.raises(RuntimeError, match="cannot start the rollout's timer on the verifier at " + verifier.url):
-            t.reset(**row_kwargs(budget))
+        assert res.observation["cause"] == "verifier_unreachable"
+        # A new episode starts without the verifier, saying so: its tool
+        # reads unavailable and its answer gets no reward, with that cause.
+        obs = t.reset(**row_kwargs(budget)).observation
+        assert {k: obs[k] for k in unavailable} == unavailable
+        assert "cannot be reached to start the rollout's timer" in obs["unscored"]
+        assert t.step({"tool": "get_duration"}).observation["cause"] == "verifier_unreachable"
+        n.reset(**row_kwargs(negotiation))
+        assert n.step(ACCEPT).observation["cause"] == "verifier_unreachable"
+        # The verifier comes back before the answer: the episode that started
+        # without its timer is still not scored (no measured time).
+        verifier.start()
+        res = t.step(answer)
+        assert res.done and res.reward is None and res.observation["cause"] == "verifier_unreachable"
+        c = srv.stats()["counters"]
+        assert (c["verifier_unreachable"], c["unscored"], c["scored"], c["episodes"]) == (4, 2, 0, 2)
+        assert nego.stats()["counters"]["verifier_unreachable"] == 3
+        # The next episode is played with it and scored.
+        assert t.reset(**row_kwargs(budget)).observation["cause"] is None
+        assert t.step(answer).reward is not None
         t.close()
         n.close()
-        c = srv.stats()["counters"]
-        assert (c["verifier_unreachable"], c["unscored"], c["scored"], c["episodes"]) == (3, 1, 0, 1)
-        assert nego.stats()["counters"]["verifier_unreachable"] == 1
-        # A server whose verifier was never there refuses the first episode, naming it.
+        # A server whose verifier is not there at its first episode starts it
+        # without the verifier; the answer is scored once the verifier is back.
+        verifier.stop()
         late = OpenEnvServer("single", verifier.url, tmp_path / "single.log").wait()
         try:
-            with client(late) as env, pytest.raises(RuntimeError, match="cannot reach the verifier at " + verifier.url):
-                env.reset(**row_kwargs(budget))
+            with client(late) as env:
+                obs = env.reset(**row_kwargs(budget)).observation
+                assert obs["cause"] == "verifier_unreachable" and "cannot be reached" in obs["unscored"]
+                verifier.start()
+                res = env.step({"answer": completion_of(budget)})
+                assert res.done and res.reward is not None and res.observation["cause"] is None
             assert late.stats()["counters"]["verifier_unreachable"] == 1
         finally:
             late.stop()
     finally:
         srv.stop()
         nego.stop()
-        verifier.stop()
+
+
+def completion_of(row) -> str:
+    return f"<answer>{row['reward_model']['ground_truth']}</answer>"
 
 
 def mcp(srv: OpenEnvServer, method: str, **params) -> dict:
@@ -467,3 +495,78 @@ def test_grpo_trainer_drives_the_timely_environment_through_the_openenv_client(
     assert len({t for got in seen for _, _, t in got}) == 8  # eight rollouts, eight timers
     delta = counters_delta(srv, before)
     assert (delta["episodes"], delta["scored"], delta.get("unscored", 0)) == (8, 8, 0)
+
+
+def test_grpo_trainer_on_openenv_counts_an_outage_and_stops_at_the_limit(
+    synth_outputs, tokenizer_dir, tiny_model_dir, restartable, adapter, tmp_path
+):
+    """TimelySession and session_reward through GRPOTrainer while the
+    verifier behind the OpenEnv server comes and goes: down from the start
+    (step 1), back after a restart (step 2), killed mid-run (steps 3 and 4).
+    Rollouts it did not answer get no reward, make their get_duration call
+    a failed one in TRL's metrics, show as timeaware/verifier_unreachable,
+    and count in the adapters' run of fallbacks, which stops the run with
+    VerifierUnreachable naming the verifier once it passes the limit (6
+    here: step 4's rollouts are the 5th to 8th in a row). A step the
+    verifier answers ends the run."""
+    from timeaware.openenv import TimelySession, session_reward
+    from timeaware.scoring import VerifierUnreachable
+    from transformers import AutoTokenizer
+    from trl import GRPOTrainer
+    from trl.chat_template_utils import qwen3_schema
+
+    verifier = restartable
+    srv = OpenEnvServer("timely", verifier.url, tmp_path / "timely.log").wait()
+    try:
+        verifier.stop()
+        # The trainer's process is not pointed at the verifier: the OpenEnv
+        # server names it.
+        adapter.configure(url="http://127.0.0.1:9", max_consecutive_fallbacks=6)
+        ds = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(4))
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+        tokenizer.response_schema = qwen3_schema
+        script: list = []
+
+        def first_turn(i: int, right: bool) -> str:
+            call = json.dumps({"name": "get_duration", "arguments": {}})
+            return f"<answer>{ds[i]['reward_model']['ground_truth']}</answer>\n<tool_call>{call}</tool_call>"
+
+        rollout = scripted_rollout(tokenizer, ds, first_turn, script, logprobs=False)
+        rewards: list[list] = []
+        stats: list[dict] = []
+
+        def reward(completions, environments, **kwargs):
+            try:
+                out = session_reward(completions, environments, **kwargs)
+            finally:
+                stats.append(adapter.stats())
+            rewards.append(out)
+            # Between steps, as a supervisor would: back after step 1, killed after step 2.
+            if len(rewards) == 1:
+                verifier.start()
+            elif len(rewards) == 2:
+                verifier.stop()
+            return out
+
+        args = cpu_grpo_config(tmp_path / "out", max_completion_length=160, max_tool_calling_iterations=1,
+                               log_completions=False, max_steps=4)
+        trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                              processing_class=tokenizer, rollout_func=rollout,
+                              environment_factory=functools.partial(TimelySession, base_url=srv.url))
+        with pytest.raises(VerifierUnreachable, match=r"^timeaware: 8 items in a row got no answer from the "
+                           r"verifier at " + verifier.url) as err:
+            trainer.train()
+        assert err.value.url == verifier.url
+        assert len(script) == 4 and len(stats) == 4
+        assert rewards[0] == [None] * 4 and rewards[2] == [None] * 4
+        assert all(r is not None and r > 0 for r in rewards[1]), rewards[1]
+        runs = [(s["fallbacks"], s["consecutive_fallbacks"], s["fallback_alarms"]) for s in stats]
+        assert runs == [(4, 4, 0), (4, 0, 0), (8, 4, 0), (12, 8, 1)], runs
+        logged = [h for h in trainer.state.log_history if "timeaware/verifier_unreachable" in h]
+        assert [h["timeaware/verifier_unreachable"] for h in logged] == [1.0, 0.0, 1.0]
+        assert [h["timeaware/unscored"] for h in logged] == [1.0, 0.0, 1.0]
+        assert [h["tools/failure_frequency"] for h in logged] == [1.0, 0.0, 1.0]
+        c = srv.stats()["counters"]
+        assert (c["episodes"], c["scored"], c["unscored"]) == (16, 4, 12), c
+    finally:
+        srv.stop()

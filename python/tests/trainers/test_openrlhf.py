@@ -21,7 +21,12 @@ from datasets import load_dataset
 from openrlhf.datasets.prompts_dataset import PromptDataset
 from openrlhf.utils.agent import SingleTurnAgentExecutor
 
+import timeaware.openrlhf
 from conftest import right_answer
+from timeaware.openrlhf import RunStopped
+
+#: The reward file a user names in --reward.remote_url.
+REWARD_FILE = timeaware.openrlhf.__file__
 
 
 class ScriptedEngine:
@@ -49,7 +54,13 @@ def rows(path):
 
 
 def score(server_url, tokenizer, prompt, label, response):
-    executor = SingleTurnAgentExecutor(remote_rm_url=f"{server_url}/v1/openrlhf")
+    return execute(f"{server_url}/v1/openrlhf", tokenizer, prompt, label, response)
+
+
+def execute(remote_rm_url, tokenizer, prompt, label, response):
+    """One rollout through OpenRLHF's executor with the reward at
+    ``remote_rm_url``: the route's URL, or the path of a reward file."""
+    executor = SingleTurnAgentExecutor(remote_rm_url=remote_rm_url)
     ids = tokenizer(response, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
     params = SimpleNamespace(max_tokens=len(ids), logprobs=None)
     return asyncio.run(executor.execute(prompt, label, params, 1 << 16, tokenizer, ScriptedEngine(ids)))
@@ -139,3 +150,83 @@ def test_token_budget_labels(tokenizer, server):
     # 1 · clip(0.0003 · (500 − 400) + 0.5, 0, 1)
     assert out["reward"] == [pytest.approx(0.53, abs=1e-12)]
     assert out["extra_logs"]["within_budget"] == [1.0]
+
+
+@pytest.mark.parametrize("name", ["budget", "puzzles", "traveler", "negotiation"])
+def test_the_reward_file_scores_as_the_route(name, synth_outputs, tokenizer, server, adapter):
+    """timeaware/openrlhf.py as OpenRLHF loads a reward file: each rollout
+    gets the reward and details the /v1/openrlhf route gives it (the route
+    is the oracle: Go code, not the file's), right answers and wrong ones."""
+    ds, table = rows(synth_outputs[name])
+    prompts = PromptDataset(ds, tokenizer, strategy())
+    for i, (_, prompt, label, _) in enumerate(prompts):
+        if i == 6:
+            break
+        row = table[i]
+        right = right_answer(row["data_source"], row["reward_model"]["ground_truth"], row["extra_info"])
+        for response in (right, "<answer>no idea</answer>"):
+            via_route = score(server.url, tokenizer, prompt, label, response)
+            via_file = execute(REWARD_FILE, tokenizer, prompt, label, response)
+            assert via_file["reward"] == via_route["reward"], f"row {i}"
+            assert via_file["scores"] == via_route["scores"]
+            logs = via_file["extra_logs"]
+            assert logs["timeaware/unanswered"] == [0.0] and logs["timeaware/rejected"] == [0.0], logs
+            keys = adapter.reward_keys(row["data_source"])[1:]
+            assert set(logs) == {"failed", "timeaware/rejected", "timeaware/unanswered", *keys}
+            for k in ("failed", *keys):
+                assert logs[k] == via_route["extra_logs"][k], f"row {i}: extra_logs[{k!r}]"
+    assert adapter.stats()["fallbacks"] == 0
+
+
+def test_the_reward_file_without_a_verifier_stops_the_run_naming_it(tokenizer, adapter):
+    """Down from the start: the first rollout leaves OpenRLHF's executor
+    (which logs and drops any Exception of a reward function) as RunStopped,
+    naming the URL."""
+    adapter.configure(url="http://127.0.0.1:9", retries=0, connect_timeout_s=0.5)
+    label = json.dumps({"data_source": "timepuzzles", "ground_truth": "2023-08-15", "extra_info": {}})
+    with pytest.raises(RunStopped, match=r"the verifier at http://127\.0\.0\.1:9 cannot be reached") as err:
+        execute(REWARD_FILE, tokenizer, "Which day?", label, "MY ANSWER: 2023-08-15")
+    assert err.value.url == "http://127.0.0.1:9"
+    assert isinstance(err.value.__cause__, adapter.VerifierUnreachable)
+
+
+def test_the_reward_file_counts_an_outage_stops_at_the_limit_and_resumes(tokenizer, restartable, adapter):
+    """The verifier killed mid-run: each rollout it did not answer gets the
+    fallback, says so in extra_logs (OpenRLHF's metrics), and counts; the
+    one past max_consecutive_fallbacks stops the run. Brought back on the
+    same address, it scores again and the run of fallbacks ends."""
+    adapter.configure(url=restartable.url, retries=0, connect_timeout_s=0.5, max_consecutive_fallbacks=2)
+    label = json.dumps({"data_source": "timepuzzles", "ground_truth": "2023-08-15", "extra_info": {}})
+
+    def rollout():
+        return execute(REWARD_FILE, tokenizer, "Which day?", label, "MY ANSWER: 2023-08-15")
+
+    out = rollout()
+    assert out["reward"] == [1.0] and out["extra_logs"]["timeaware/unanswered"] == [0.0]
+    restartable.stop()
+    for _ in range(2):
+        out = rollout()
+        assert out["reward"] == [0.0], "the fallback score"
+        assert out["extra_logs"]["timeaware/unanswered"] == [1.0] and out["extra_logs"]["failed"] == [1.0]
+        assert out["extra_logs"]["timeaware/rejected"] == [0.0]
+    with pytest.raises(RunStopped, match=r"3 items in a row got no answer from the verifier at " + restartable.url):
+        rollout()
+    st = adapter.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"], st["fallback_alarms"]) == (3, 3, 1), st
+    restartable.start()
+    out = rollout()
+    assert out["reward"] == [1.0] and out["extra_logs"]["timeaware/unanswered"] == [0.0]
+    assert adapter.stats()["consecutive_fallbacks"] == 0
+
+
+def test_the_reward_file_names_a_label_it_cannot_score(tokenizer, server, adapter, monkeypatch):
+    """A bare ground truth with no data source to score it by is rejected,
+    counted as such, not as an outage; with TIMEAWARE_OPENRLHF_DATA_SOURCE it
+    is scored by that reward."""
+    monkeypatch.delenv("TIMEAWARE_OPENRLHF_DATA_SOURCE", raising=False)
+    out = execute(REWARD_FILE, tokenizer, "Which day?", "2023-08-15", "MY ANSWER: 2023-08-15")
+    assert out["reward"] == [0.0]
+    assert out["extra_logs"]["timeaware/rejected"] == [1.0] and out["extra_logs"]["timeaware/unanswered"] == [0.0]
+    monkeypatch.setenv("TIMEAWARE_OPENRLHF_DATA_SOURCE", "timepuzzles")
+    out = execute(REWARD_FILE, tokenizer, "Which day?", "2023-08-15", "MY ANSWER: 2023-08-15")
+    assert out["reward"] == [1.0] and out["extra_logs"]["timeaware/rejected"] == [0.0]

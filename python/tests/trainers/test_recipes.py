@@ -13,11 +13,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 
-from conftest import recipe_lines
+from conftest import REPO_ROOT, recipe_lines
 
 
 def test_verl_recipe_config_validates(verl_config, server):
@@ -79,17 +82,29 @@ def openrlhf_parser() -> argparse.ArgumentParser:
     return env["parser"]
 
 
-def test_openrlhf_recipe_arguments_parse_and_score(synth_outputs, tokenizer, server, tiny_model_dir, tmp_path):
+def test_openrlhf_recipe_arguments_parse_and_score(synth_outputs, tokenizer, server, tiny_model_dir, tmp_path,
+                                                   adapter):
     from openrlhf.datasets.prompts_dataset import PromptDataset
     from openrlhf.utils.agent import SingleTurnAgentExecutor
     from openrlhf.utils.config import hierarchize
     from datasets import load_dataset
 
+    reward_file = tmp_path / "out" / "timeaware_reward.py"
     values = {"MODEL": str(tiny_model_dir), "DATA": str(synth_outputs["puzzles"]), "OUT": str(tmp_path / "out"),
-              "TIMEAWARE_URL": server.url}
+              "TIMEAWARE_URL": server.url, "REWARD_FILE": str(reward_file)}
+    # run.sh's lines that write the reward file, run as they are, with this
+    # interpreter as python3.
+    script = (REPO_ROOT / "examples" / "openrlhf-grpo" / "run.sh").read_text(encoding="utf-8").splitlines()
+    writes = [line for line in script if line.startswith(('mkdir -p "$(dirname "$REWARD_FILE")"',
+                                                          "python3 -m timeaware.openrlhf "))]
+    assert len(writes) == 2, writes
+    bin_dir = Path(sys.executable).parent
+    res = subprocess.run(["bash", "-euc", "\n".join(writes)], cwd=REPO_ROOT, capture_output=True, text=True,
+                         env={"PATH": f"{bin_dir}:{os.environ['PATH']}", **values}, check=False)
+    assert res.returncode == 0, res.stderr
     argv = [w for line in recipe_lines("openrlhf-grpo", values) for w in line.split()]
     args = hierarchize(openrlhf_parser().parse_args(argv))
-    assert args.reward.remote_url == f"{server.url}/v1/openrlhf"
+    assert args.reward.remote_url == str(reward_file)
     assert (args.data.input_key, args.data.label_key, args.data.apply_chat_template) == ("prompt", "label", True)
     assert args.algo.advantage.estimator == "group_norm" and args.rollout.n_samples_per_prompt > 1
 
@@ -104,6 +119,8 @@ def test_openrlhf_recipe_arguments_parse_and_score(synth_outputs, tokenizer, ser
             out = SimpleNamespace(token_ids=ids, text=None, finish_reason="stop", logprobs=None)
             return SimpleNamespace(outputs=[out])
 
+    # The actors' environment does not name the verifier: the file does.
+    adapter.configure(url="http://127.0.0.1:9")
     executor = SingleTurnAgentExecutor(remote_rm_url=args.reward.remote_url.split(","))
     out = asyncio.run(executor.execute(prompt, label, SimpleNamespace(max_tokens=len(ids), logprobs=None),
                                        args.data.max_len, tokenizer, Engine()))
@@ -120,7 +137,6 @@ def test_readme_token_count_manager_lines_select_it(synth_outputs, tiny_model_di
     from hydra import compose, initialize_config_dir
     from verl.trainer.ppo.reward import load_reward_manager, resolve_reward_manager_cls
 
-    from conftest import REPO_ROOT
     from timeaware.verl_tokens import TokenCountRewardManager
 
     readme = (REPO_ROOT / "python" / "README.md").read_text(encoding="utf-8")

@@ -147,7 +147,7 @@ def test_reward_call_as_trl_makes_it(name, synth_outputs, pairs_split, adapter):
     metrics: dict = {}
     got = asyncio.run(reward(**trl_kwargs(ds, comps, metrics)))
     assert got == pytest.approx(want, abs=1e-9)
-    assert metrics == {"timeaware/unscored": [0.0]}
+    assert metrics == {"timeaware/unscored": [0.0], "timeaware/verifier_unreachable": [0.0]}
     assert reward.stats() == {"completions": len(want), "scored": len(want), "unscored": 0}
     # A standard (not conversational) completion is scored as the same text.
     std = asyncio.run(reward(**trl_kwargs(ds.select([0]), [completion(ds[0], True)], metrics)))
@@ -183,9 +183,11 @@ def test_verifier_down(synth_outputs, pairs_split, adapter, caplog):
     with pytest.raises(scoring.VerifierUnreachable, match=r"127\.0\.0\.1:9"):
         asyncio.run(GRPOReward(**down)(**trl_kwargs(ds, comps, {})))
     reward = GRPOReward(on_unreachable="fallback", **down)
+    metrics: dict = {}
     with caplog.at_level(logging.WARNING, logger="timeaware"):
-        got = asyncio.run(reward(**trl_kwargs(ds, comps, {})))
+        got = asyncio.run(reward(**trl_kwargs(ds, comps, metrics)))
     assert got == [None, None]
+    assert metrics == {"timeaware/unscored": [1.0], "timeaware/verifier_unreachable": [1.0]}
     assert reward.stats()["unscored"] == 2
     assert scoring.stats(down | {"on_unreachable": "fallback"})["fallbacks"] == 2
     assert any("2 of 2 completions get no reward (None)" in r.getMessage() and "no answer from the verifier at http://127.0.0.1:9" in r.getMessage() for r in caplog.records)

@@ -209,10 +209,21 @@ def test_rollouts_whose_tool_found_no_verifier_count_toward_the_stop(adapter, ca
         return asyncio.run(reward(prompts=[[]] * len(envs), completions=["<answer>42</answer>"] * len(envs), **kw))
 
     reward = GRPOReward(max_consecutive_fallbacks=3)
+    logged: dict[str, float] = {}
+    with caplog.at_level("WARNING", logger="timeaware"):
+        kw = {"data_source": ["timely/general"] * 3, "reward_model": [{"ground_truth": "42"}] * 3,
+              "extra_info": [row["extra_info"]] * 3, "environments": [dead(), dead(), None],
+              "log_metric": logged.__setitem__}
+        got = asyncio.run(reward(prompts=[[]] * 3, completions=["<answer>42</answer>"] * 3, **kw))
+    # Two rollouts without their timer and one plain one, scored: the plain
+    # one was sent after the tools' failures were counted, so it ends the run.
+    assert got[:2] == [None, None] and got[2] is not None
+    assert logged == {"timeaware/unscored": pytest.approx(2 / 3), "timeaware/verifier_unreachable": pytest.approx(2 / 3)}
+    assert scoring.stats({"max_consecutive_fallbacks": 3})["consecutive_fallbacks"] == 0
     with caplog.at_level("WARNING", logger="timeaware"):
         assert call(reward, [dead(), dead()]) == [None, None]
     assert "could not be reached to start the rollout's timer" in caplog.text
-    assert scoring.stats({"max_consecutive_fallbacks": 3})["fallbacks"] == 2
+    assert scoring.stats({"max_consecutive_fallbacks": 3})["fallbacks"] == 4
     with pytest.raises(VerifierUnreachable, match=r"4 items in a row .*max_consecutive_fallbacks=3"):
         call(reward, [dead(), dead()])
     down = GRPOReward(url="http://127.0.0.1:9", retries=0, connect_timeout_s=0.5)

@@ -483,3 +483,55 @@ def test_get_duration_tool_is_quiet_and_set_as_verl_sets_it(capfd):
     assert "get_duration" in capfd.readouterr().out, "VeRL's own BaseTool prints the schema"
     for name, value in vars(base).items():
         assert getattr(tool, name) == value, name
+
+
+def test_an_outage_of_the_verifier_is_counted_and_stops_the_run_at_the_limit(config, tokenizer, synth_outputs,
+                                                                              restartable, adapter, monkeypatch):
+    """The budget rows through VeRL's tool agent loop and reward loop while
+    the verifier comes and goes. Killed mid-run, the get_duration tool
+    cannot start the rollouts' timers: the model reads that the time is
+    unavailable, and the reward does not score those rollouts as untimed
+    ones but gives them the fallback, counted in the run of fallbacks.
+    Restarted, it scores the next rollouts and the run ends; killed again,
+    the run passes max_consecutive_fallbacks and VeRL's reward loop stops
+    with VerifierUnreachable naming the URL."""
+    from timeaware.scoring import VerifierUnreachable
+
+    rows = pq.read_table(synth_outputs["budget"]).to_pylist()
+    n = len(rows)
+    monkeypatch.setenv("TIMEAWARE_URL", restartable.url)
+    adapter.configure(url=restartable.url, retries=0, max_consecutive_fallbacks=n + n // 2)
+
+    def scores(out):
+        prompt_len = out.batch["prompts"].shape[1]
+        got = []
+        for i in range(n):
+            valid = int(out.batch["attention_mask"][i, prompt_len:].sum())
+            got.append(float(out.batch["rm_scores"][i, valid - 1]))
+        return got
+
+    def shown(out, i):
+        prompt_len = out.batch["prompts"].shape[1]
+        valid = int(out.batch["attention_mask"][i, prompt_len:].sum())
+        return tokenizer.decode(out.batch["responses"][i, :valid], skip_special_tokens=False)
+
+    out, _ = rollout(config, tokenizer, rows, synth_outputs["budget"])
+    assert all(s >= 0.1 for s in scores(out)), "every rollout scored, r_f at least"
+    restartable.stop()
+    out, _ = rollout(config, tokenizer, rows, synth_outputs["budget"])
+    assert scores(out) == [0.0] * n, "the fallback, never the reward of an untimed rollout"
+    for i in range(n):
+        assert "The elapsed time is unavailable right now." in shown(out, i)
+        assert "could not be reached to start the rollout's timer" in out.non_tensor_batch["timeaware_unreachable"][i]
+    st = adapter.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"], st["fallback_alarms"]) == (n, n, 0), st
+    restartable.start()
+    out, _ = rollout(config, tokenizer, rows, synth_outputs["budget"])
+    assert all(s >= 0.1 for s in scores(out))
+    assert adapter.stats()["consecutive_fallbacks"] == 0
+    restartable.stop()
+    rollout(config, tokenizer, rows, synth_outputs["budget"])
+    with pytest.raises(VerifierUnreachable, match=r"items in a row got no answer from the verifier at "
+                       + re.escape(restartable.url)):
+        rollout(config, tokenizer, rows, synth_outputs["budget"])
+    assert adapter.stats()["fallback_alarms"] == 1

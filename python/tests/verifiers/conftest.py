@@ -56,6 +56,14 @@ def server(timeaware_bin, work):
 
 
 @pytest.fixture
+def restartable(timeaware_bin, tmp_path):
+    """A verifier of the test's own that it stops and starts again on the same address."""
+    r = localstack.Restartable(timeaware_bin, tmp_path, "verifier")
+    yield r
+    r.stop()
+
+
+@pytest.fixture
 def fresh():
     """The adapter's process state (batchers, counters) fresh for the test."""
     from timeaware import scoring

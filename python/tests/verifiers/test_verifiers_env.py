@@ -97,8 +97,8 @@ def test_single_turn_rewards_equal_the_rows(name, synth_outputs, server, vf_eval
         # Time Puzzles: exact match of the dates; TRAVELER: the right answer.
         assert reward_of(trace) == (1.0 if i % 2 == 0 else 0.0), (i, trace["rewards"], trace["metrics"])
         assert trace["errors"] == [], trace["errors"]
-    assert tv.stats() == {"rollouts": len(rows.rows), "scored": len(rows.rows), "unscored": 0, "fallbacks": 0,
-                          "tool_calls": 0, "tool_errors": 0}
+    assert tv.stats() == {"rollouts": len(rows.rows), "scored": len(rows.rows), "unscored": 0, "unreachable": 0,
+                          "fallbacks": 0, "tool_calls": 0, "tool_errors": 0}
 
 
 def test_timely_tool_calls_read_the_rollouts_timer_and_the_reward_reads_it(
@@ -247,3 +247,113 @@ def test_load_environment_refuses_rows_of_another_family(synth_outputs, server, 
         tv.load_environment("calendar", data=synth_outputs["puzzles"], verifier_url=server.url)
     env = tv.load_environment("puzzles", data=synth_outputs["puzzles"], verifier_url=server.url)
     assert isinstance(env, tv.TimeawareEnv)
+
+
+def test_a_verifier_killed_mid_run_stops_it_at_the_limit_and_is_scored_again_once_back(
+    synth_outputs, restartable, vf_eval, fresh, tmp_path
+):
+    """The verifier dies once the rollouts have started: each rollout it
+    does not answer is an error of its trace, with the metric
+    timeaware/verifier_unreachable, and counts in the adapters' run of
+    fallbacks; the one past max_consecutive_fallbacks (3) raises RunStopped,
+    which verifiers does not swallow, so vf-eval stops naming the URL.
+    Restarted, it scores the next run's rollouts and the run of fallbacks ends."""
+    from timeaware import scoring
+
+    scoring.configure(max_consecutive_fallbacks=3)
+    rows = Rows(single_turn_rows("puzzles", synth_outputs)[:4])
+    data = write_rows(tmp_path / "puzzles.jsonl", rows.rows)
+    stopped = []
+
+    def reply(request):
+        if not stopped:  # the first model call: the rollouts have started
+            restartable.stop()
+            stopped.append(True)
+        return text(single_turn_reply(rows.rows[rows.of(request)], True))
+
+    with pytest.raises(scoring.RunStopped, match=r"4 items in a row got no answer from the verifier at "
+                       + re.escape(restartable.url)) as err:
+        vf_eval(data, reply, verifier_url=restartable.url)
+    assert err.value.url == restartable.url
+    assert isinstance(err.value.__cause__, VerifierUnreachable)
+    st = scoring.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"], st["fallback_alarms"]) == (4, 4, 1), st
+    assert tv.stats()["unreachable"] == 3, "the three below the limit were scored as unanswered"
+
+    restartable.start()
+    traces = vf_eval(data, lambda request: text(single_turn_reply(rows.rows[rows.of(request)], True)),
+                     verifier_url=restartable.url)
+    assert [reward_of(t) for t in traces] == [1.0] * 4
+    assert all(t["errors"] == [] and "timeaware/verifier_unreachable" not in t["metrics"] for t in traces)
+    assert scoring.stats()["consecutive_fallbacks"] == 0
+
+
+class TimersDown:
+    """A proxy in front of a verifier that answers 503 to every timer it is
+    asked to start, and forwards everything else: a verifier that lists its
+    rewards and scores, but cannot start a rollout's timer."""
+
+    def __init__(self, upstream: str) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        import threading
+        import urllib.error
+        import urllib.request
+
+        class Handler(BaseHTTPRequestHandler):
+            def _forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.command == "POST" and self.path.rstrip("/") == "/v1/timers":
+                    out, status = b'{"error": {"code": "unavailable", "message": "down"}}', 503
+                else:
+                    req = urllib.request.Request(upstream + self.path, data=body or None, method=self.command,
+                                                 headers={"Content-Type": "application/json"})
+                    try:
+                        with urllib.request.urlopen(req, timeout=30) as r:
+                            status, out = r.status, r.read()
+                    except urllib.error.HTTPError as e:
+                        status, out = e.code, e.read()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            do_GET = do_POST = _forward
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def test_a_rollout_whose_timer_could_not_start_is_not_scored_and_counts(
+    synth_outputs, server, vf_eval, fresh, tmp_path, monkeypatch
+):
+    """A timely rollout played without its timer has no measured time: its
+    reward is never computed (not even by a verifier that answers the
+    score), the trace's error says why, and it counts as unanswered."""
+    from timeaware import scoring
+
+    monkeypatch.setenv("TIMEAWARE_RETRIES", "0")
+    rows = Rows(distinct(read_rows(synth_outputs["budget"]))[:2])
+    data = write_rows(tmp_path / "budget.jsonl", rows.rows)
+    proxy = TimersDown(server.url)
+    try:
+        traces = vf_eval(data, lambda request: text("<answer>42</answer>"), verifier_url=proxy.url)
+    finally:
+        proxy.close()
+    for trace in traces:
+        assert reward_of(trace) is None, trace["rewards"]
+        (error,) = trace["errors"]
+        assert "could not be reached to start the rollout's timer" in json.dumps(error), error
+        assert trace["metrics"]["timeaware/verifier_unreachable"] == 1.0
+        assert "timeaware_timer" not in trace["info"]
+    s = tv.stats()
+    assert (s["unscored"], s["unreachable"], s["scored"]) == (2, 2, 0), s
+    assert scoring.stats()["consecutive_fallbacks"] == 2
