@@ -2,7 +2,7 @@
 front of the verifier service.
 
 ``python -m timeaware.openenv --env KIND --verifier URL`` serves one kind of
-environment with ``openenv-core``'s own server (its WebSocket protocol, its
+environment with OpenEnv's own server (its WebSocket protocol, its
 sessions, its capacity bound and its idle-session reaper; a connection idle
 for the timeout is closed with its session, see `create_app`), so a user
 connects with OpenEnv's own client (``GenericEnvClient`` or
@@ -44,8 +44,8 @@ session closed for idleness (``idle_closed``; a message on a session
 OpenEnv's reaper freed is refused, ``closed_session``), and sessions refused
 at capacity (``refused_sessions``). No failure is ever a reward of 0.
 
-Needs ``openenv-core`` (``pip install 'timeaware[openenv]'``); tested with
-openenv-core 0.3.0.
+Needs ``openenv`` (``pip install 'timeaware[openenv]'``); tested with
+openenv 0.10.0.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ import asyncio
 import functools
 import hmac
 import ipaddress
+import json
 import logging
 import os
 import socket
@@ -75,7 +76,7 @@ from openenv.core.env_server.types import (  # type: ignore[import-not-found,unu
     State,
 )
 from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
-from websockets.asyncio.client import connect as ws_connect  # type: ignore[import-not-found,unused-ignore]
+from websockets.protocol import State as WsState  # type: ignore[import-not-found,unused-ignore]
 
 from timeaware import scoring
 from timeaware.client import Client, ServerUnavailable, TimeawareError, ToolUnavailable
@@ -107,7 +108,7 @@ NEGOTIATION_UNAVAILABLE = "The other side cannot be reached right now; your mess
 #: The counters ``GET /timeaware/stats`` returns.
 COUNTERS = ("sessions_opened", "sessions_closed", "idle_closed", "refused_sessions", "episodes", "scored",
             "unscored", "unknown_data_source", "verifier_unreachable", "bad_arguments", "after_end",
-            "closed_session")
+            "closed_session", "step_before_reset")
 
 
 class AnswerAction(Action):  # type: ignore[misc,unused-ignore]
@@ -304,7 +305,11 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
         """The row of the episode a step belongs to; a step before reset or
         after the end raises."""
         if self._row is None:
-            raise RuntimeError("step before reset: reset the environment with a row first")
+            self.shared.count("step_before_reset")
+            idle = self.shared.idle_timeout_s
+            raise RuntimeError("step before reset: this session has no episode (a client that reconnects on its "
+                               "own after the server closed its session" + (f", idle for {idle:g} s," if idle else "")
+                               + " has lost that episode): reset the environment with a row first")
         if self._state.done:
             self._state.refused += 1
             self.shared.count("after_end")
@@ -668,27 +673,84 @@ def create_app(kind: str, verifier_url: str | None = None, *, token: str | None 
     return app
 
 
+class SessionClosed(RuntimeError):
+    """The server closed the client's session (idle past its timeout, or
+    restarted), and with it the episode in progress: reset for a new one.
+    ``code`` and ``reason`` are the WebSocket close's, e.g. 1001 and
+    ``session closed after 300 s without a message; connect again``."""
+
+    def __init__(self, code: int | None, reason: str) -> None:
+        what = f"code {code}: {reason}" if reason else f"code {code}"
+        super().__init__(f"the server closed this session ({what}); its episode is lost: reset for a new one")
+        self.code = code
+        self.reason = reason
+
+
+async def _queued_error(ws: Any) -> dict[str, Any] | None:
+    """The error a closed connection's server sent before closing it and
+    that no call has read (a refusal at capacity), or None."""
+    try:
+        raw = await asyncio.wait_for(ws.recv(), timeout=0.05)
+        frame = json.loads(raw)
+    except Exception:  # noqa: BLE001 - closed with nothing queued, or not JSON
+        return None
+    if isinstance(frame, dict) and frame.get("type") == "error":
+        return dict(frame.get("data") or {})
+    return None
+
+
 class TimeawareEnvClient(EnvClient):  # type: ignore[misc,unused-ignore]
     """OpenEnv's WebSocket client for our environments: actions are
     `AnswerAction`, `TimelyAction`, `NegotiationAction` or plain dicts;
     observations are `TimeawareObservation`, the state `TimeawareState`.
     Async; ``.sync()`` gives OpenEnv's synchronous wrapper. ``token`` (default
     env TIMEAWARE_OPENENV_TOKEN) is sent as the bearer token a server
-    started with one requires."""
+    started with one requires.
+
+    OpenEnv's client opens a new session, silently, when the server has
+    closed the last one; a step there fails with "step before reset"
+    and the episode would be lost without a word. This client counts each
+    such reconnection (``reconnects``), and a step or state call whose
+    episode went with the closed session raises `SessionClosed` with the
+    server's close reason and counts it (``lost_episodes``); the next
+    ``reset`` starts a new episode on a new session."""
 
     def __init__(self, base_url: str, *args: Any, token: str | None = None, **kwargs: Any) -> None:
-        super().__init__(base_url, *args, **kwargs)
-        self._bearer = token if token is not None else os.environ.get("TIMEAWARE_OPENENV_TOKEN") or None
+        bearer = token if token is not None else os.environ.get("TIMEAWARE_OPENENV_TOKEN") or None
+        headers = dict(kwargs.pop("headers", None) or {})
+        if bearer:
+            headers["Authorization"] = f"Bearer {bearer}"
+        super().__init__(base_url, *args, headers=headers or None, **kwargs)
+        #: Sessions the server closed that this client replaced with a new one.
+        self.reconnects = 0
+        #: Episodes lost with a session the server closed.
+        self.lost_episodes = 0
+        self._episode = False
 
-    async def connect(self) -> Any:
-        if self._bearer is None or getattr(self, "_ws", None) is not None:
-            return await super().connect()
-        try:
-            self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout, max_size=self._max_message_size,
-                                        additional_headers={"Authorization": f"Bearer {self._bearer}"})
-        except Exception as e:
-            raise ConnectionError(f"Failed to connect to {self._ws_url}: {e}") from e
-        return self
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        ws = getattr(self, "_ws", None)
+        if ws is not None and ws.state in (WsState.CLOSING, WsState.CLOSED):
+            refused = await _queued_error(ws)
+            if refused is not None:
+                # The server refused the session it closed (at capacity): say
+                # so, rather than be refused again on a new one (and counted
+                # twice).
+                self._ws, self._ws_loop = None, None
+                raise RuntimeError(f"Server error: {refused.get('message', 'Unknown error')} "
+                                   f"(code: {refused.get('code', 'UNKNOWN')})")
+            self.reconnects += 1
+            lost, self._episode = self._episode, False
+            if lost and message.get("type") != "reset":
+                self.lost_episodes += 1
+                err = SessionClosed(ws.close_code, str(ws.close_reason or ""))
+                logger.warning("timeaware: %s", err)
+                # The next call opens the new session, counted once, here.
+                self._ws, self._ws_loop = None, None
+                raise err
+        response = await super()._send_and_receive(message)
+        if message.get("type") == "reset":
+            self._episode = True
+        return dict(response)
 
     def _step_payload(self, action: Any) -> dict[str, Any]:
         if isinstance(action, Mapping):

@@ -1,5 +1,5 @@
 """Our environments as OpenEnv environments: `python -m timeaware.openenv`
-in front of the real `timeaware serve`, driven with openenv-core's own
+in front of the real `timeaware serve`, driven with OpenEnv's own
 client (``GenericEnvClient``, dicts in and out) over its WebSocket protocol.
 
 Every expected reward is computed here from the row (exact dates, the
@@ -265,13 +265,23 @@ def test_sessions_are_bounded_and_an_idle_one_is_closed(synth_outputs, server, o
         c.reset(**row_kwargs(row))
     assert isinstance(refused.value, ConnectionClosed) or "CAPACITY_REACHED" in str(refused.value), refused.value
     c.close()
+    # Ours, connected first (a with block), reads the refusal the server sent
+    # before closing: one refusal, not a second on a new connection.
+    from timeaware.openenv import TimeawareEnvClient
+
+    with TimeawareEnvClient(base_url=srv.url).sync() as d, \
+            pytest.raises(RuntimeError, match=r"CAPACITY_REACHED") as refused:
+        d.reset(**row_kwargs(row))
+    assert d.reconnects == 0
     a.close()  # a client that closes frees its slot at once
     deadline = time.monotonic() + 10
     while srv.stats()["active_sessions"] != 1 and time.monotonic() < deadline:
         time.sleep(0.05)
-    c = client(srv)
+    from timeaware.openenv import SessionClosed, TimelyAction
+
+    c = TimeawareEnvClient(base_url=srv.url).sync()
     c.reset(**row_kwargs(row))
-    timers = [b.state()["timer"], c.state()["timer"]]
+    timers = [b.state()["timer"], c.state().timer]
     # b and c are never closed by their clients: after 1 s without a message
     # the server closes their connections and sessions and stops their timers.
     t0 = time.monotonic()
@@ -283,12 +293,24 @@ def test_sessions_are_bounded_and_an_idle_one_is_closed(synth_outputs, server, o
         first = read_timer(server.url, t)
         time.sleep(0.05)
         assert first["stopped"] is True and read_timer(server.url, t)["elapsed_s"] == first["elapsed_s"]
-    # A message on the closed session fails, saying why.
-    with pytest.raises(ConnectionClosed, match=r"session closed after 1 s without a message; connect again"):
+    # OpenEnv's own client opens a new session on its own; the step there is
+    # refused, saying what became of the episode.
+    with pytest.raises(RuntimeError, match=r"step before reset: this session has no episode \(a client that "
+                       r"reconnects on its own after the server closed its session, idle for 1 s,"):
         b.step({"tool": "get_duration"})
+    # Ours says the server closed the session, with the server's reason, and
+    # counts it; its next reset starts a new episode on a new session.
+    with pytest.raises(SessionClosed, match=r"^the server closed this session \(code 1001: session closed after "
+                       r"1 s without a message; connect again\); its episode is lost: reset for a new one$"):
+        c.step(TimelyAction(tool="get_duration"))
+    assert (c.reconnects, c.lost_episodes) == (1, 1)
+    c.reset(**row_kwargs(row))
+    assert c.step(TimelyAction(tool="get_duration")).observation.text.endswith(" seconds.")
+    assert (c.reconnects, c.lost_episodes) == (1, 1)
     b.close()
     c.close()
-    want = {"sessions_opened": 3, "sessions_closed": 3, "idle_closed": 2, "refused_sessions": 1}
+    want = {"sessions_opened": 5, "sessions_closed": 5, "idle_closed": 2, "refused_sessions": 2,
+            "step_before_reset": 1}
     assert settled_delta(srv, before, want) == want
 
 
@@ -338,7 +360,7 @@ def test_bad_input_gets_a_clear_error_counted(synth_outputs, pairs_split, openen
         # is delivered, counted as no valid action, and the episode goes on.
         assert not env.step({"text": "Here is my offer.", "action": {"action": "fly"}}).done
     for srv, want in ((single, {"sessions_opened": 1, "sessions_closed": 1, "unknown_data_source": 1, "after_end": 1,
-                                "episodes": 1, "scored": 1}),
+                                "step_before_reset": 1, "episodes": 1, "scored": 1}),
                       (timely, {"sessions_opened": 1, "sessions_closed": 1, "unknown_data_source": 1, "bad_arguments": 5}),
                       (nego, {"sessions_opened": 1, "sessions_closed": 1, "bad_arguments": 3})):
         assert settled_delta(srv, before[srv], want) == want
