@@ -69,11 +69,18 @@ from openenv.core.env_client import EnvClient  # type: ignore[import-not-found,u
 from openenv.core.env_server.exceptions import SessionCapacityError  # type: ignore[import-not-found,unused-ignore]
 from openenv.core.env_server.http_server import HTTPEnvServer  # type: ignore[import-not-found,unused-ignore]
 from openenv.core.env_server.interfaces import Environment  # type: ignore[import-not-found,unused-ignore]
+from openenv.core.env_server.mcp_types import Tool  # type: ignore[import-not-found,unused-ignore]
 from openenv.core.env_server.types import (  # type: ignore[import-not-found,unused-ignore]
     Action,
     ConcurrencyConfig,
     Observation,
     State,
+)
+from openenv.core.harness import (  # type: ignore[import-not-found,unused-ignore]
+    ResourceSession,
+    ResourceSessionFactory,
+    ToolResult,
+    VerifyResult,
 )
 from pydantic import Field  # type: ignore[import-not-found,unused-ignore]
 from websockets.protocol import State as WsState  # type: ignore[import-not-found,unused-ignore]
@@ -84,14 +91,18 @@ from timeaware.episodes import NegotiationEpisode
 from timeaware.rows import mapping, timer_options
 
 __all__ = [
+    "CAUSES",
     "KINDS",
     "AnswerAction",
     "NegotiationAction",
+    "SessionClosed",
     "TimeawareEnvClient",
     "TimeawareObservation",
     "TimeawareState",
     "TimelyAction",
+    "TimelyHarnessSession",
     "TimelySession",
+    "TimelySessionFactory",
     "create_app",
     "main",
     "session_reward",
@@ -831,6 +842,127 @@ class TimelySession:
         if self.reward is None:
             self.cause = res.observation.cause or self.cause or "rejected"
         return self.reward
+
+
+#: The get_duration tool as OpenEnv's harness sessions list it (MCP's tool spec).
+GET_DURATION_DESCRIPTION = "Get the total time elapsed since the task started, in seconds."
+
+
+def _row_key(prompt: Any) -> str:
+    """A prompt's conversation as a key: its messages' roles and texts."""
+    if isinstance(prompt, str):
+        return json.dumps([["user", prompt]])
+    return json.dumps([[str(m.get("role")), str(m.get("content"))] for m in prompt or [] if isinstance(m, Mapping)])
+
+
+class TimelyHarnessSession(ResourceSession):  # type: ignore[misc,unused-ignore]
+    """One rollout of the ``timely`` environment as an OpenEnv harness
+    session (``openenv.core.harness``), which OpenEnv's white-box harness
+    adapters drive (``MCPHarnessAdapter``) and TRL's async GRPO OpenEnv
+    harness with them. Made by `TimelySessionFactory`.
+
+    Its episode starts at once on the row (its timer on the verifier); the
+    initial messages are the row's prompt; its one tool is
+    ``get_duration``. `verify` sends the transcript's assistant text as the
+    episode's answer and forwards the environment's reward: None when it
+    has none (OpenEnv's harness leaves the rollout out), never 0. A call
+    the verifier could not answer is a tool error (TRL's failure counts),
+    and rollouts it did not answer count in the adapters' run of fallbacks,
+    which past ``max_consecutive_fallbacks`` raises
+    `timeaware.scoring.RunStopped` (TRL's harness logs and drops any
+    ``Exception`` of a session, so the run would not stop otherwise)."""
+
+    def __init__(self, base_url: str, row: Mapping[str, Any], episode_id: str | None = None) -> None:
+        self._client = TimeawareEnvClient(base_url=base_url).sync()
+        self._prompt = row.get("prompt") or []
+        try:
+            obs = self._client.reset(episode_id=episode_id, **{k: row[k] for k in ("data_source", "reward_model",
+                                                                                 "extra_info") if k in row}).observation
+        except BaseException:
+            self._client.close()
+            raise
+        #: The verifier the server scores with, as the reset said.
+        self.verifier_url: str | None = obs.verifier_url
+        #: What kept the episode from a reward (one of `CAUSES`), or None.
+        self.cause: str | None = obs.cause
+        self.timer: str | None = None
+        self._closed = False
+
+    def initial_messages(self) -> list[dict[str, Any]]:
+        if isinstance(self._prompt, str):
+            return [{"role": "user", "content": self._prompt}]
+        return [dict(m) for m in self._prompt]
+
+    def list_tools(self) -> list[Any]:
+        return [Tool(name="get_duration", description=GET_DURATION_DESCRIPTION,
+                     input_schema={"type": "object", "properties": {}, "required": []})]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        if name != "get_duration":
+            return ToolResult(data=f"Error: there is no tool {name!r}; the one tool is get_duration.",
+                              error="unknown_tool")
+        if arguments:
+            return ToolResult(data=f"Error: get_duration takes no arguments; got {sorted(arguments)!r}.",
+                              error="bad_arguments")
+        obs = self._client.step(TimelyAction(tool="get_duration")).observation
+        if obs.cause == "verifier_unreachable":
+            return ToolResult(data=str(obs.text), error="verifier_unreachable")
+        return ToolResult(data=str(obs.text), metadata={"elapsed_s": obs.elapsed_s})
+
+    def verify(self, transcript: list[dict[str, Any]], final_state: Any | None = None) -> Any:
+        res = self._client.step(TimelyAction(answer=_completion_text(transcript)))
+        #: The episode's timer token once verified (its stopped reading is the reward's time).
+        self.timer = self._client.state().timer
+        reward = None if res.reward is None else float(res.reward)
+        cause = None if reward is not None else (res.observation.cause or self.cause or "rejected")
+        metrics = {"timeaware/unscored": float(reward is None),
+                   "timeaware/verifier_unreachable": float(cause == "verifier_unreachable")}
+        if reward is None:
+            logger.warning("timeaware: a rollout gets no reward (%s): %s", cause, res.observation.unscored)
+        if self.verifier_url and (reward is not None or cause == "verifier_unreachable"):
+            try:
+                scoring.count_outcomes([reward is not None], {"url": self.verifier_url}, check=False)
+            except scoring.VerifierUnreachable as exc:
+                raise scoring.RunStopped(exc) from exc
+        return VerifyResult(env_reward=reward, done=True, metrics=metrics,
+                            artifacts={"details": dict(res.observation.details), "cause": cause})
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._client.close()
+
+
+class TimelySessionFactory(ResourceSessionFactory):  # type: ignore[misc,unused-ignore]
+    """Makes a `TimelyHarnessSession` per rollout on the server at
+    ``base_url`` (default env TIMEAWARE_OPENENV_URL). A harness hands
+    ``create`` the rollout's prompt, not its row, so the factory holds the
+    rows (a ``datasets.Dataset`` or a list of dicts, as the synth commands
+    write them) and finds each by its prompt. For TRL's async GRPO::
+
+        HarnessRolloutWorker(..., harness_adapter=MCPHarnessAdapter(),
+                             harness_session_factory=functools.partial(TimelySessionFactory, URL, rows=ds))
+
+    ``**kwargs`` (TRL passes ``sampling=`` to loop-owning factories) are
+    ignored: the trainer samples every turn."""
+
+    def __init__(self, base_url: str | None = None, *, rows: Any = (), **kwargs: Any) -> None:
+        url = base_url or os.environ.get("TIMEAWARE_OPENENV_URL") or ""
+        if not url:
+            raise ValueError("TimelySessionFactory: no server URL: pass base_url or set TIMEAWARE_OPENENV_URL")
+        self.base_url = url
+        self._rows: dict[str, Mapping[str, Any]] = {}
+        for row in rows:
+            self._rows.setdefault(_row_key(row.get("prompt")), row)
+        if not self._rows:
+            raise ValueError("TimelySessionFactory: no rows; pass the dataset the trainer plays as rows=")
+
+    def create(self, task: Any, seed: int | None = None, episode_id: str | None = None) -> TimelyHarnessSession:
+        row = self._rows.get(_row_key(task))
+        if row is None:
+            raise ValueError("TimelySessionFactory: no row has this prompt; pass the dataset the trainer plays as "
+                             "rows=")
+        return TimelyHarnessSession(self.base_url, row, episode_id)
 
 
 def _completion_text(completion: Any) -> str:

@@ -14,6 +14,7 @@ import asyncio
 import functools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -35,7 +36,7 @@ from test_trl_negotiation import (
     opening_payoff,
     truth,
 )
-from test_trl_tool import read_timer, timely_general
+from test_trl_tool import SECONDS, read_timer, timely_general
 from websockets.exceptions import ConnectionClosed
 
 # What reset takes: the row's columns, as TRL's environment_factory hands them over.
@@ -591,4 +592,106 @@ def test_grpo_trainer_on_openenv_counts_an_outage_and_stops_at_the_limit(
         c = srv.stats()["counters"]
         assert (c["episodes"], c["scored"], c["unscored"]) == (16, 4, 12), c
     finally:
+        srv.stop()
+
+
+class HarnessLoop:
+    """TRL 1.16's async GRPO OpenEnv harness loop (``_HarnessRolloutLoop``)
+    with only its vLLM call scripted: its own ``_run_session`` drives the
+    session factory through OpenEnv's ``MCPHarnessAdapter`` and TRL's own
+    ``_sample_turn`` (chat template, response parsing, turn records), then
+    reconciles the turns into training sequences. The loop is built without
+    its constructor, which starts the multi-process rollout machinery."""
+
+    def __init__(self, factory, tokenizer, reply):
+        import threading
+
+        from openenv.core.harness import HarnessRunLimits, MCPHarnessAdapter
+        from trl.experimental.async_grpo.openenv_harness import _HarnessRolloutLoop
+
+        loop = _HarnessRolloutLoop.__new__(_HarnessRolloutLoop)
+        loop._factory, loop._adapter = factory, MCPHarnessAdapter()
+        loop._limits = HarnessRunLimits(max_turns=3, sampling={})
+        loop._rollout_reward_fn, loop._live_sessions, loop._stop_event = None, set(), threading.Event()
+        loop._fork_threshold_tokens = 0
+        loop.tokenizer, loop.chat_template, loop.chat_template_kwargs = tokenizer, None, {}
+        self._events = asyncio.new_event_loop()
+        threading.Thread(target=self._events.run_forever, daemon=True).start()
+        loop._loop = self._events
+
+        async def generate(prompt_ids):
+            text = tokenizer.decode(prompt_ids, skip_special_tokens=False)
+            ids = tokenizer(reply(text), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            return ids, [0.0] * len(ids)
+
+        loop._generate_one_turn = generate
+        self.loop = loop
+
+    def run(self, prompt):
+        return self.loop._run_session(prompt, 0)
+
+    def close(self):
+        self._events.call_soon_threadsafe(self._events.stop)
+
+
+def test_trls_async_grpo_harness_plays_the_timely_environment(synth_outputs, tokenizer_dir, server, openenv_servers,
+                                                               restartable, tmp_path, adapter):
+    """TimelySessionFactory in TRL's async GRPO OpenEnv harness: the model
+    calls get_duration (the timer's reading comes back as the tool's
+    result), answers, and the harness's reward is the verifier's on the
+    stopped timer, computed here from the row. With the verifier down, the
+    tool call is a failed one, the rollout gets no reward (TRL leaves it
+    out), and such rollouts stop the run past the limit with RunStopped,
+    which the harness does not swallow."""
+    from timeaware.openenv import TimelySessionFactory
+    from timeaware.scoring import RunStopped
+    from transformers import AutoTokenizer
+    from trl.chat_template_utils import qwen3_schema
+
+    tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
+    tokenizer.response_schema = qwen3_schema
+    rows = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train").select(range(2))
+    call = json.dumps({"name": "get_duration", "arguments": {}})
+
+    def reply_for(text):
+        if "Let me check the clock." not in text:  # the first turn
+            return f"Let me check the clock.\n<tool_call>{call}</tool_call>"
+        row = next(r for r in rows if r["prompt"][-1]["content"] in text)
+        return f"<answer>{row['reward_model']['ground_truth']}</answer>"
+
+    sessions = []
+
+    class Recording(TimelySessionFactory):
+        def create(self, task, seed=None, episode_id=None):
+            sessions.append(super().create(task, seed, episode_id))
+            return sessions[-1]
+
+    harness = HarnessLoop(Recording(openenv_servers["timely"].url, rows=rows), tokenizer, reply_for)
+    try:
+        for row in rows:
+            (completion, completion_ids, sequences, calls, failures, reward), metrics = harness.run(row["prompt"])
+            assert (calls, failures) == (1, 0) and metrics["turns"] == 2 and sequences, (completion, metrics)
+            tool = next(m for m in completion if m["role"] == "tool")
+            assert SECONDS.match(tool["content"]), tool
+            reading = read_timer(server.url, sessions[-1].timer)
+            assert reading["stopped"] is True
+            limit = row["extra_info"]["time_limit_s"]
+            assert reward == pytest.approx(timely_general(True, reading["elapsed_s"], limit), abs=1e-9)
+    finally:
+        harness.close()
+
+    # The verifier goes down: no reward, a failed call, counted; past the limit the run stops.
+    adapter.configure(max_consecutive_fallbacks=2)
+    srv = OpenEnvServer("timely", restartable.url, tmp_path / "harness.log").wait()
+    harness = HarnessLoop(TimelySessionFactory(srv.url, rows=rows), tokenizer, reply_for)
+    try:
+        restartable.stop()
+        for row in rows:
+            (_, _, _, calls, failures, reward), _ = harness.run(row["prompt"])
+            assert (calls, failures, reward) == (1, 1, None)
+        with pytest.raises(RunStopped, match=r"3 items in a row got no answer from the verifier at "
+                           + re.escape(restartable.url)):
+            harness.run(rows[0]["prompt"])
+    finally:
+        harness.close()
         srv.stop()
