@@ -18,6 +18,7 @@ import (
 // ScoreOptions configures Score.
 type ScoreOptions struct {
 	// Reward scores every item, with the rewards' configuration Rewards;
+	// nil scores each item with the reward its own data_source names.
 	// Timers, when set, reads the timers that items name.
 	Reward  *rewards.Reward
 	Rewards rewards.Config
@@ -87,6 +88,15 @@ func Score(ctx context.Context, opt ScoreOptions) (*rewards.LinesSummary, error)
 		lopt.Before += part.Lines
 		sum.Items, sum.Failed, sum.Skipped = sum.Items+part.Items, sum.Failed+part.Failed, sum.Skipped+part.Skipped
 		sum.Lines, sum.Sum = sum.Lines+part.Lines, sum.Sum+part.Sum
+		sum.Logged, sum.Changed = sum.Logged+part.Logged, sum.Changed+part.Changed
+		for _, c := range part.FirstChanges {
+			if len(sum.FirstChanges) < 3 {
+				if len(inputs) > 1 {
+					c = name + ": " + c
+				}
+				sum.FirstChanges = append(sum.FirstChanges, c)
+			}
+		}
 		for _, e := range part.FirstErrors {
 			if len(sum.FirstErrors) < 3 {
 				if len(inputs) > 1 {

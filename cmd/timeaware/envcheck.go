@@ -20,6 +20,9 @@ var otherVariables = []string{
 	"TIMEAWARE_URL", "TIMEAWARE_CONNECT_TIMEOUT_S", "TIMEAWARE_DEADLINE_S", "TIMEAWARE_FALLBACK_SCORE",
 	"TIMEAWARE_MAX_BATCH", "TIMEAWARE_MAX_CONSECUTIVE_FALLBACKS", "TIMEAWARE_MAX_INFLIGHT", "TIMEAWARE_MAX_WAIT_MS",
 	"TIMEAWARE_ON_UNREACHABLE", "TIMEAWARE_RETRIES", "TIMEAWARE_TIMEOUT_S", "TIMEAWARE_TIMER_FIELD", "TIMEAWARE_TOOL_NAME",
+	// The rollout log's directory (timeaware.scoring), and the reward of
+	// bare ground truths in timeaware.openrlhf's reward file.
+	"TIMEAWARE_ROLLOUT_LOG", "TIMEAWARE_OPENRLHF_DATA_SOURCE",
 	// The OpenEnv server's address, for timeaware.openenv.TimelySession,
 	// and the bearer token it requires of its clients.
 	"TIMEAWARE_OPENENV_URL", "TIMEAWARE_OPENENV_TOKEN",

@@ -17,16 +17,17 @@ func (a *app) scoreCmd() *cobra.Command {
 	var o eval.ScoreOptions
 	var ds, shard string
 	cmd := &cobra.Command{
-		Use:   "score --data-source NAME --input FILE.jsonl [--out FILE]",
+		Use:   "score --input FILE.jsonl [--data-source NAME] [--out FILE]",
 		Short: "Score JSONL items offline with the service's reward functions",
 		Long:  longHelp("score"),
 		Example: `  timeaware score --data-source timepuzzles --input examples/score/puzzles.jsonl
-  timeaware score --data-source timely/general --input examples/score/rollouts.jsonl --out out/scores.jsonl`,
+  timeaware score --data-source timely/general --input examples/score/rollouts.jsonl --out out/scores.jsonl
+  timeaware score --input examples/score/rollout-log.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runScore(cmd.Context(), o, ds, shard) },
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&ds, "data-source", "", "reward to apply (see GET /v1/rewards): "+dataSources())
+	fs.StringVar(&ds, "data-source", "", "reward to apply (see GET /v1/rewards; default: each item's own data_source): "+dataSources())
 	fs.StringVar(&o.Input, "input", "", "JSONL items to score (- for stdin; a directory: its JSONL parts in name order, as one input)")
 	fs.StringVar(&o.Out, "out", "", "write results here (default stdout); written atomically")
 	fs.IntVar(&o.MaxErrors, "max-errors", 0, "items that may fail before the run fails")
@@ -48,13 +49,12 @@ func (a *app) runScore(ctx context.Context, o eval.ScoreOptions, ds, shard strin
 	if o.Shard, err = parseShardFlag(shard); err != nil {
 		return err
 	}
-	if ds == "" {
-		return usagef("--data-source is required: one of %s", dataSources())
-	}
-	var ok bool
-	if o.Reward, ok = rewards.Lookup(ds); !ok {
-		return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(),
-			suggest.DidYouMean(ds, strings.Split(dataSources(), ", "), func(s string) string { return s })))
+	if ds != "" {
+		var ok bool
+		if o.Reward, ok = rewards.Lookup(ds); !ok {
+			return a.flagValueError("data-source", fmt.Errorf("not a registered reward (one of %s)%s", dataSources(),
+				suggest.DidYouMean(ds, strings.Split(dataSources(), ", "), func(s string) string { return s })))
+		}
 	}
 	if o.Input == "" {
 		return usagef("--input is required (a JSONL file, or - for stdin)")
@@ -81,9 +81,19 @@ func (a *app) runScore(ctx context.Context, o eval.ScoreOptions, ds, shard strin
 	} else if err != nil {
 		return a.evalError(err, map[string]string{"Input": "input", "Out": "out"})
 	}
-	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", sum.Items, o.Reward.DataSource, sum.Mean(), sum.Failed)
+	with := "each item's own data source"
+	if o.Reward != nil {
+		with = o.Reward.DataSource
+	}
+	fmt.Fprintf(a.stderr, "scored %d items with %s: mean score %.4f, %d failed\n", sum.Items, with, sum.Mean(), sum.Failed)
 	if sum.Failed > 0 {
 		fmt.Fprintf(a.stderr, "failed items: %s\n", strings.Join(sum.FirstErrors, "; "))
+	}
+	if sum.Logged > 0 {
+		fmt.Fprintf(a.stderr, "%d of %d logged rewards changed\n", sum.Changed, sum.Logged)
+		if sum.Changed > 0 {
+			fmt.Fprintf(a.stderr, "changed: %s\n", strings.Join(sum.FirstChanges, "; "))
+		}
 	}
 	return nil
 }

@@ -171,7 +171,6 @@ func TestScoreErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no data source", []string{"score", "--input", in}, exitUsage, "--data-source is required"},
 		{"unknown data source", []string{"score", "--data-source", "gsm8k", "--input", in}, exitUsage, "--data-source gsm8k: not a registered reward (one of "},
 		{"misspelt data source", []string{"score", "--data-source", "timepuzles", "--input", in}, exitUsage, "; did you mean timepuzzles?"},
 		{"no input", []string{"score", "--data-source", "timely/ml"}, exitUsage, "--input is required"},
@@ -281,4 +280,49 @@ func TestScoreDirectoryOfParts(t *testing.T) {
 	code, _, stderr := runCLI(t, "score", "--data-source", "timely/general", "--input", t.TempDir())
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "no dataset files")
+}
+
+// TestScoreRolloutLog: a rollout log, as the Python adapters write it, is
+// re-scored by each line's own data source; each result says whether the
+// logged reward changed, and stderr counts and names the changes.
+func TestScoreRolloutLog(t *testing.T) {
+	dir := t.TempDir()
+	line := func(ds, answer, gt, extra, logged string) string {
+		return `{"prompt_id":7,"data_source":"` + ds + `","solution_str":"` + answer + `","ground_truth":` + gt +
+			`,"extra_info":` + extra + `,"reward":` + logged + `,"details":{},"unscored":null,"time":1.5}`
+	}
+	in := writeFile(t, filepath.Join(dir, "rollouts-host-1.jsonl"), strings.Join([]string{
+		line("timepuzzles", "MY ANSWER: 2023-08-15", `"2023-08-15"`, `{}`, "1"),
+		line("timely/general", "<answer>12</answer>", `"12"`, `{"elapsed_s":5,"time_limit_s":10}`, "0.6"),
+		line("timepuzzles", "MY ANSWER: 2023-08-15", `"2023-08-15"`, `{}`, "null"),
+	}, "\n")+"\n")
+	code, stdout, stderr := runCLI(t, "score", "--input", in)
+	require.Equal(t, exitOK, code, stderr)
+	res := readResults(t, stdout)
+	require.Len(t, res, 3)
+	assert.Equal(t, false, res[0]["changed"])
+	// 0.1 + 0.5 + 0.4·sin(π/4): the log's 0.6 left the time out.
+	assert.InDelta(t, 0.6+0.4*0.7071067811865476, res[1]["score"], 1e-12)
+	assert.Equal(t, 0.6, res[1]["logged_reward"])
+	assert.Equal(t, true, res[1]["changed"])
+	assert.Len(t, res[1], 12, "score, nine details, the logged reward and the change")
+	assert.Nil(t, res[2]["logged_reward"])
+	assert.Equal(t, true, res[2]["changed"], "unscored then, scored now")
+	assert.Contains(t, stderr, "scored 3 items with each item's own data source: mean score ")
+	assert.Contains(t, stderr, "2 of 3 logged rewards changed\nchanged: line 2 (timely/general): 0.6 -> 0.88284271247")
+	assert.Contains(t, stderr, "; line 3 (timepuzzles): unscored -> 1\n")
+
+	// A directory of per-process logs is one input; changes name their file.
+	writeFile(t, filepath.Join(dir, "rollouts-host-2.jsonl"), line("timepuzzles", "MY ANSWER: 1999-01-01", `"2023-08-15"`, `{}`, "1")+"\n")
+	code, stdout, stderr = runCLI(t, "score", "--input", dir)
+	require.Equal(t, exitOK, code, stderr)
+	assert.Len(t, readResults(t, stdout), 4)
+	assert.Contains(t, stderr, "3 of 4 logged rewards changed")
+	assert.Contains(t, stderr, filepath.Join(dir, "rollouts-host-1.jsonl")+": line 2 (timely/general)")
+
+	// An item of a data source that has no reward fails alone, named.
+	bad := writeFile(t, filepath.Join(t.TempDir(), "log.jsonl"), line("gsm8k", "x", `"1"`, `{}`, "1")+"\n")
+	code, _, stderr = runCLI(t, "score", "--input", bad)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, `line 1: data_source: "gsm8k" is not a registered reward`)
 }

@@ -200,6 +200,9 @@ class _Shared:
         self._lock = threading.Lock()
         self._sources: frozenset[str] | None = None
         self.counters = dict.fromkeys(COUNTERS, 0)
+        log_dir = os.environ.get("TIMEAWARE_ROLLOUT_LOG")
+        #: The rollout log (TIMEAWARE_ROLLOUT_LOG) of the items this server scores, or None.
+        self.log = scoring.RolloutLog(log_dir) if log_dir else None
 
     def count(self, name: str, n: int = 1) -> None:
         with self._lock:
@@ -354,11 +357,22 @@ class _Episode(Environment):  # type: ignore[misc,unused-ignore]
             result = self.shared.client.score(item)
         except ServerUnavailable as exc:
             self.shared.count("verifier_unreachable")
-            return self._finish(source, None, f"the verifier at {self.shared.url} cannot be reached: {exc}",
-                                "verifier_unreachable")
+            return self._logged(item, None, self._finish(
+                source, None, f"the verifier at {self.shared.url} cannot be reached: {exc}", "verifier_unreachable"))
         except TimeawareError as exc:
-            return self._finish(source, None, f"the verifier refused the item: {exc}")
-        return self._finish(source, result)
+            return self._logged(item, None, self._finish(source, None, f"the verifier refused the item: {exc}"))
+        return self._logged(item, result, self._finish(source, result))
+
+    def _logged(self, item: dict[str, Any], result: Mapping[str, Any] | None,
+                obs: TimeawareObservation) -> TimeawareObservation:
+        """Write the scored item to the rollout log, if there is one."""
+        if self.shared.log is not None:
+            scored = None if obs.reward is None else {"score": obs.reward, **dict(result or {})}
+            try:
+                self.shared.log.write([(item, scored, obs.unscored or "")])
+            except Exception as exc:  # noqa: BLE001 - the log is a record, never a reason to fail a step
+                logger.warning("timeaware: cannot write the rollout log: %r", exc)
+        return obs
 
     # -- OpenEnv's interface
 

@@ -103,7 +103,7 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     s = scoring.settings()
     try:
         batcher = scoring.get_batcher(s)
-    except scoring.VerifierUnreachable as exc:
+    except (scoring.VerifierUnreachable, scoring.RolloutLogError) as exc:
         raise RunStopped(exc) from exc
     items: list[tuple[str, dict[str, Any]] | str] = [
         _item(q, prompts[i] if prompts is not None else None, labels[i]) for i, q in enumerate(queries)

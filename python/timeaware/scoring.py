@@ -41,9 +41,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import math
 import os
+import socket
 import threading
 import time
 from collections import deque
@@ -56,6 +58,8 @@ from timeaware.client import Client, InvalidAnswer, TimeawareError, to_jsonable
 __all__ = [
     "BUILTIN_KEYS",
     "Batcher",
+    "RolloutLog",
+    "RolloutLogError",
     "RunStopped",
     "Settings",
     "Unscored",
@@ -87,16 +91,22 @@ class VerifierUnreachable(RuntimeError):
         self.url = url
 
 
-class RunStopped(BaseException):
-    """`VerifierUnreachable` for trainers that drop every ``Exception`` a
-    reward function raises (OpenRLHF's executor logs it and goes on): a
-    ``BaseException``, so it leaves their code and stops the run. The
-    `VerifierUnreachable` it stands for is its ``__cause__``; ``url`` is
-    the verifier's."""
+class RolloutLogError(OSError):
+    """The rollout log (``rollout_log``) cannot be written: raised at the
+    first use of the settings that name it, so that a run does not go on
+    without the log it was asked to keep."""
 
-    def __init__(self, cause: VerifierUnreachable) -> None:
+
+class RunStopped(BaseException):
+    """`VerifierUnreachable` (or `RolloutLogError`) for trainers that drop
+    every ``Exception`` a reward function raises (OpenRLHF's executor logs
+    it and goes on): a ``BaseException``, so it leaves their code and stops
+    the run. The error it stands for is its ``__cause__``; ``url`` is the
+    verifier's (None for a rollout log that cannot be written)."""
+
+    def __init__(self, cause: Exception) -> None:
         super().__init__(str(cause))
-        self.url = cause.url
+        self.url: str | None = getattr(cause, "url", None)
 
 
 class Unscored(dict[str, float]):
@@ -191,6 +201,9 @@ class Settings:
             [TIMEAWARE_ON_UNREACHABLE].
         max_consecutive_fallbacks: the longest run of items in a row that may
             get the fallback for want of an answer [TIMEAWARE_MAX_CONSECUTIVE_FALLBACKS].
+        rollout_log: a directory where each process appends a line for every
+            item it scores, with its reward (`RolloutLog`); ``timeaware score
+            --input DIR`` re-scores it [TIMEAWARE_ROLLOUT_LOG]. None: no log.
     """
 
     url: str = "http://127.0.0.1:8080"
@@ -207,6 +220,7 @@ class Settings:
     timer_field: str = "timeaware_timer"
     on_unreachable: str = "raise"
     max_consecutive_fallbacks: int = 64
+    rollout_log: str | None = None
 
     def validated(self) -> Settings:
         """Return self, or raise ValueError naming the first bad field."""
@@ -251,9 +265,10 @@ _ENV = {
     "timer_field": "TIMEAWARE_TIMER_FIELD",
     "on_unreachable": "TIMEAWARE_ON_UNREACHABLE",
     "max_consecutive_fallbacks": "TIMEAWARE_MAX_CONSECUTIVE_FALLBACKS",
+    "rollout_log": "TIMEAWARE_ROLLOUT_LOG",
 }
 _INT_FIELDS = frozenset({"retries", "max_batch", "max_inflight", "max_consecutive_fallbacks"})
-_STR_FIELDS = frozenset({"url", "token", "tool_name", "timer_field", "on_unreachable"})
+_STR_FIELDS = frozenset({"url", "token", "tool_name", "timer_field", "on_unreachable", "rollout_log"})
 
 
 def coerce_setting(name: str, value: Any) -> Any:
@@ -302,6 +317,7 @@ _overrides: dict[str, Any] = {}
 _base: Settings | None = None
 _batchers: dict[Settings, Batcher] = {}
 _first_use: dict[Settings, threading.Lock] = {}
+_logs: dict[str, RolloutLog] = {}
 _key_caches: dict[tuple[str, str | None], _KeyCache] = {}
 _pid = os.getpid()
 
@@ -314,6 +330,7 @@ def _check_fork() -> None:
         _batchers.clear()
         _first_use.clear()
         _key_caches.clear()
+        _logs.clear()
         _base = None
 
 
@@ -605,6 +622,75 @@ _ZERO_STATS: dict[str, int] = {
 }
 
 
+#: The extra_info fields that name a rollout's prompt, first found wins.
+_PROMPT_ID_FIELDS = ("id", "index", "request_id", "prompt_id")
+
+
+class RolloutLog:
+    """Appends a JSON line for every item a process scores to
+    ``<directory>/rollouts-<host>-<pid>.jsonl``, so that processes never
+    share a file: the item as it was sent (``data_source``,
+    ``solution_str``, ``ground_truth``, ``extra_info`` with the timer it
+    was scored on), ``prompt_id`` (the first of extra_info's ``id``,
+    ``index``, ``request_id``, ``prompt_id``), ``reward`` (None when the
+    item got none), ``details``, ``unscored`` (why not) and ``time``. Each
+    batch's lines are written and flushed together; a crash loses at most
+    the batch being written, never a line already there. ``timeaware score
+    --input <directory>`` re-scores the log by each line's data source and
+    reports the rewards that changed."""
+
+    def __init__(self, directory: str) -> None:
+        try:
+            os.makedirs(directory, exist_ok=True)
+            self.path = os.path.join(directory, f"rollouts-{socket.gethostname()}-{os.getpid()}.jsonl")
+            self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - held for the process
+        except OSError as exc:
+            raise RolloutLogError(f"timeaware: rollout_log {directory}: cannot write the rollout log there: {exc}") \
+                from exc
+        self._lock = threading.Lock()
+
+    def write(self, entries: Sequence[tuple[dict[str, Any], dict[str, float] | None, str]]) -> None:
+        """Log (payload, result or None, reason unscored) entries."""
+        lines = []
+        now = time.time()
+        for payload, result, why in entries:
+            extra = payload.get("extra_info")
+            pid = next((extra[k] for k in _PROMPT_ID_FIELDS if isinstance(extra, Mapping) and extra.get(k) is not None),
+                       None)
+            scored = result is not None and not isinstance(result, Unscored)
+            rec = {
+                "prompt_id": pid,
+                "data_source": payload.get("data_source"),
+                "solution_str": payload.get("solution_str"),
+                "ground_truth": payload.get("ground_truth"),
+                "extra_info": extra,
+                "reward": float(result["score"]) if scored and result is not None else None,
+                "details": {k: v for k, v in (result or {}).items() if k != "score"} if scored else {},
+                "unscored": None if scored else (getattr(result, "reason", None) or why),
+                "time": now,
+            }
+            lines.append(json.dumps(rec, ensure_ascii=False, allow_nan=False, default=str))
+        if not lines:
+            return
+        with self._lock:
+            self._file.write("\n".join(lines) + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+
+def _rollout_log(directory: str) -> RolloutLog:
+    with _lock:
+        _check_fork()
+        log = _logs.get(directory)
+        if log is None:
+            log = RolloutLog(directory)
+            _logs[directory] = log
+        return log
+
+
 class _Pending:
     __slots__ = ("data_source", "enqueued", "future", "payload")
 
@@ -644,6 +730,7 @@ class Batcher:
             retries=s.retries,
         )
         self._keys = _key_cache(s)
+        self._log_file = _rollout_log(s.rollout_log) if s.rollout_log else None
         self._cond = threading.Condition()
         self._queue: deque[_Pending] = deque()
         self._closed = False
@@ -760,7 +847,22 @@ class Batcher:
             for p in batch:
                 if not p.future.done():
                     self._resolve(p, None)
+            if self._log_file is not None:
+                self._write_log(batch)
             self._slots.release()
+
+    def _write_log(self, batch: list[_Pending]) -> None:
+        """Write the batch's items and results to the rollout log; a log
+        that cannot be written is logged, never raised."""
+        entries = []
+        for p in batch:
+            exc = p.future.exception()
+            entries.append((p.payload, None if exc is not None else p.future.result(), repr(exc)))
+        try:
+            assert self._log_file is not None
+            self._log_file.write(entries)
+        except Exception as exc:  # noqa: BLE001
+            self._log.warning("rollout_log", "timeaware: cannot write the rollout log: %r", exc)
 
     def _score(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any] | None]:
         """Results for payloads, None where the client must fall back: no
@@ -997,13 +1099,18 @@ def count_outcomes(answered: Sequence[bool], overrides: Mapping[str, Any] | None
 
 
 def shutdown() -> None:
-    """Flush and stop every batcher and forget the key caches. The next
+    """Flush and stop every batcher, close the rollout logs and forget the key caches. The next
     scoring call starts afresh (tests use this between servers)."""
     with _lock:
         batchers = list(_batchers.values())
         _batchers.clear()
         _first_use.clear()
         _key_caches.clear()
+        logs = list(_logs.values())
+        _logs.clear()
     for b in batchers:
         with contextlib.suppress(Exception):
             b.close()
+    for log in logs:
+        with contextlib.suppress(Exception):
+            log.close()

@@ -20,7 +20,9 @@ Contract shared by all of them:
   task): at first use when the service does not answer, and when more than
   ``max_consecutive_fallbacks`` items in a row got no answer, so that a
   training run never learns from fallback zeros unnoticed. The message names
-  the URL. ``on_unreachable="fallback"`` turns both into ERROR logs.
+  the URL. ``on_unreachable="fallback"`` turns both into ERROR logs. At
+  first use, `timeaware.scoring.RolloutLogError` when the configured
+  ``rollout_log`` cannot be written.
 * Otherwise, whatever goes wrong (a timeout, 401, 413, a rejected item, odd
   input), the result is ``{"score": fallback, <detail keys>: 0.0}``.
 * A result holds exactly ``score`` plus the detail keys the service lists
@@ -81,7 +83,7 @@ def _submit(
     try:
         item = scoring.prepare_item(data_source, solution_str, ground_truth, extra_info, s)
         return scoring.get_batcher(s).submit(item["data_source"], item), s
-    except VerifierUnreachable:
+    except (VerifierUnreachable, scoring.RolloutLogError):
         raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: cannot submit %r for scoring: %r", data_source, exc)
@@ -185,7 +187,7 @@ def _submit_all(
         scoring.get_batcher(s).count_outcomes([False] * len(unplayed))
     try:
         futures = iter(scoring.get_batcher(s).submit_many([p for p in prepared if p is not None]))
-    except VerifierUnreachable:
+    except (VerifierUnreachable, scoring.RolloutLogError):
         raise
     except Exception as exc:  # noqa: BLE001
         logger.warning("timeaware: cannot submit a batch for scoring: %r", exc)

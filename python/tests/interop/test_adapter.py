@@ -689,3 +689,66 @@ def test_outcomes_of_other_paths_share_the_run_of_the_batcher(shared_server, ada
     assert scoring.stats()["consecutive_fallbacks"] == 0
     scoring.count_outcomes([])
     assert scoring.stats()["fallbacks"] == 6
+
+
+def test_the_rollout_log_records_every_item_and_the_binary_rescores_it(shared_server, adapter, timeaware_bin,
+                                                                       tmp_path):
+    """With rollout_log set, every item the batcher scores is a line of this
+    process's log, with its reward (None when it got none). `timeaware score
+    --input DIR` re-scores the log by each line's data source: the same
+    rewards (a timed rollout reads its stopped timer again), and a changed
+    reward configuration changes exactly the rewards it moves."""
+    import json
+    import os
+    import subprocess
+
+    log_dir = tmp_path / "log"
+    adapter(shared_server.url, rollout_log=str(log_dir))
+    client = Client(shared_server.url)
+    timer = client.stop_timer(client.create_timer("log-1", time_limit_s=30.0)["timer"])["timer"]
+    items = [
+        ("timely/general", "<answer>42</answer>", "42", {"time_limit_s": 30.0, "timer": timer, "id": "row-1"}),
+        ("timely/general", "<answer>41</answer>", "42", {"time_limit_s": 10.0, "elapsed_s": 4.0, "index": 2}),
+        ("timepuzzles", "MY ANSWER: 2023-08-15", "2023-08-15", {}),
+        ("nosuch/source", "x", "y", {}),  # rejected: no reward
+    ]
+    got = tv.compute_score_batch(*[list(c) for c in zip(*items)])
+    scoring.shutdown()  # flushed and closed
+    (path,) = log_dir.iterdir()
+    assert re.fullmatch(rf"rollouts-{re.escape(socket.gethostname())}-{os.getpid()}\.jsonl", path.name)
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert [x["data_source"] for x in lines] == [i[0] for i in items]
+    assert [x["prompt_id"] for x in lines] == ["row-1", 2, None, None]
+    assert [x["reward"] for x in lines[:3]] == [r["score"] for r in got[:3]]
+    assert lines[3]["reward"] is None and "rejected by the verifier" in lines[3]["unscored"]
+    assert lines[0]["extra_info"]["timer"] == timer, "the timer the item was scored on"
+    assert lines[1]["details"]["elapsed_s"] == 4.0 and lines[1]["unscored"] is None
+
+    def rescore(**env):
+        base = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+        return subprocess.run([str(timeaware_bin), "score", "--input", str(log_dir), "--max-errors", "1"],
+                              capture_output=True, text=True, timeout=60,
+                              env={**base, "TIMEAWARE_TIMERS_SECRET": SECRET, **env})
+
+    res = rescore()
+    assert res.returncode == 0, res.stderr
+    assert "0 of 4 logged rewards changed" in res.stderr
+    results = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [r["score"] for r in results[:3]] == [r["score"] for r in got[:3]]
+    # A step table instead of the sine: only the right, on-time answer moves.
+    res = rescore(TIMEAWARE_REWARDS_TIMELY_UTILIZATION="step")
+    assert res.returncode == 0, res.stderr
+    assert "1 of 4 logged rewards changed" in res.stderr
+    assert "changed: line 1 (timely/general): " in res.stderr
+
+
+def test_a_rollout_log_that_cannot_be_written_fails_the_first_use(shared_server, adapter, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    adapter(shared_server.url, rollout_log=str(blocker / "log"))
+    for score in (lambda: tv.compute_score_sync("timepuzzles", "MY ANSWER: 2023-08-15", "2023-08-15", {}),
+                  lambda: tv.compute_score_batch(["timepuzzles"], ["MY ANSWER: 2023-08-15"], ["2023-08-15"]),
+                  lambda: asyncio.run(tv.compute_score("timepuzzles", "MY ANSWER: 2023-08-15", "2023-08-15"))):
+        with pytest.raises(scoring.RolloutLogError, match=r"rollout_log .*/file/log: cannot write the rollout log "
+                           r"there: \[Errno 20\] Not a directory"):
+            score()

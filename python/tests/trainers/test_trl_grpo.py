@@ -14,6 +14,8 @@ import asyncio
 import json
 import logging
 import math
+import os
+import subprocess
 
 import pytest
 from conftest import (
@@ -211,14 +213,17 @@ class Recorder(GRPOReward):
 
 
 @pytest.mark.parametrize("name", SOURCES)
-def test_grpo_trainer_two_steps(name, synth_outputs, pairs_split, tiny_model_dir, tokenizer, adapter, tmp_path):
+def test_grpo_trainer_two_steps(name, synth_outputs, pairs_split, tiny_model_dir, tokenizer, adapter, tmp_path,
+                                timeaware_bin):
     ds = rows(name, synth_outputs, pairs_split)
     script: list[list[tuple[int, bool]]] = []
     # Each row's first completion right, its second wrong.
     rollout = scripted_rollout(tokenizer, ds, lambda i, right: completion(ds[i], right), script,
                                variant=lambda k: k % 2 == 0)
 
-    reward = Recorder()
+    # The run keeps a rollout log, which the binary re-scores below.
+    log_dir = tmp_path / "rollouts"
+    reward = Recorder(rollout_log=str(log_dir))
     args = cpu_grpo_config(tmp_path / "out", max_completion_length=256)
     trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
                           processing_class=tokenizer, rollout_func=rollout)
@@ -232,6 +237,17 @@ def test_grpo_trainer_two_steps(name, synth_outputs, pairs_split, tiny_model_dir
         assert mean == pytest.approx(sum(want) / len(want), abs=1e-6)
     assert len(logged) == 2
     assert reward.stats()["unscored"] == 0
+    # Every rollout is in the log with the reward the trainer got, and the
+    # binary re-scores the log by each line's data source to the same rewards.
+    adapter.shutdown()
+    (path,) = log_dir.iterdir()
+    log = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [x["reward"] for x in log] == pytest.approx([r for call in reward.calls for r in call], abs=0)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
+    res = subprocess.run([str(timeaware_bin), "score", "--input", str(log_dir)], capture_output=True, text=True,
+                         timeout=60, env=env)
+    assert res.returncode == 0, res.stderr
+    assert f"0 of {len(log)} logged rewards changed" in res.stderr
 
 
 # Token-budget rewards: the counts come from the completion ids TRL passes.
