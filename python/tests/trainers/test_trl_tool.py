@@ -229,3 +229,35 @@ def test_rollouts_whose_tool_found_no_verifier_count_toward_the_stop(adapter, ca
     down = GRPOReward(url="http://127.0.0.1:9", retries=0, connect_timeout_s=0.5)
     with pytest.raises(VerifierUnreachable, match=r"127\.0\.0\.1:9 cannot be reached"):
         call(down, [dead()])
+
+
+def test_get_duration_env_rollouts_across_a_restart_of_the_verifier(restartable, adapter):
+    """GetDurationEnv and GRPOReward while the verifier is killed and
+    brought back on its address: the rollouts played while it was down get
+    no reward and count in the run of fallbacks; once it is back, new
+    rollouts are timed and scored again, and the run ends."""
+    from timeaware import scoring
+
+    adapter.configure(url=restartable.url, retries=0, connect_timeout_s=0.5, max_consecutive_fallbacks=8)
+    row = {"extra_info": {"time_limit_s": 30.0}}
+    reward = GRPOReward()
+
+    def play(n):
+        envs = []
+        for _ in range(n):
+            env = GetDurationEnv(base_url=restartable.url, retries=0, connect_timeout_s=0.5)
+            env.reset(**row)
+            envs.append(env)
+        kw = {"data_source": ["timely/general"] * n, "reward_model": [{"ground_truth": "42"}] * n,
+              "extra_info": [row["extra_info"]] * n, "environments": envs}
+        return asyncio.run(reward(prompts=[[]] * n, completions=["<answer>42</answer>"] * n, **kw))
+
+    assert all(r is not None and r > 0.6 - 1e-9 for r in play(2))
+    restartable.stop()
+    assert play(3) == [None, None, None]
+    st = scoring.stats()
+    assert (st["fallbacks"], st["consecutive_fallbacks"]) == (3, 3), st
+    restartable.start()
+    assert all(r is not None and r > 0.6 - 1e-9 for r in play(2))
+    assert scoring.stats()["consecutive_fallbacks"] == 0
+    assert reward.stats() == {"completions": 7, "scored": 4, "unscored": 3}

@@ -488,7 +488,8 @@ def test_get_duration_tool_is_quiet_and_set_as_verl_sets_it(capfd):
 def test_an_outage_of_the_verifier_is_counted_and_stops_the_run_at_the_limit(config, tokenizer, synth_outputs,
                                                                               restartable, adapter, monkeypatch):
     """The budget rows through VeRL's tool agent loop and reward loop while
-    the verifier comes and goes. Killed mid-run, the get_duration tool
+    the verifier comes and goes. Down from the start, the first reward
+    stops the run. Killed mid-run, the get_duration tool
     cannot start the rollouts' timers: the model reads that the time is
     unavailable, and the reward does not score those rollouts as untimed
     ones but gives them the fallback, counted in the run of fallbacks.
@@ -515,6 +516,12 @@ def test_an_outage_of_the_verifier_is_counted_and_stops_the_run_at_the_limit(con
         valid = int(out.batch["attention_mask"][i, prompt_len:].sum())
         return tokenizer.decode(out.batch["responses"][i, :valid], skip_special_tokens=False)
 
+    # Down from the start: the first reward stops the run, naming the URL.
+    restartable.stop()
+    with pytest.raises(VerifierUnreachable, match=r"the verifier at " + re.escape(restartable.url)
+                       + r" cannot be reached"):
+        rollout(config, tokenizer, rows, synth_outputs["budget"])
+    restartable.start()
     out, _ = rollout(config, tokenizer, rows, synth_outputs["budget"])
     assert all(s >= 0.1 for s in scores(out)), "every rollout scored, r_f at least"
     restartable.stop()
