@@ -751,8 +751,13 @@ class TimeawareEnvClient(EnvClient):  # type: ignore[misc,unused-ignore]
         #: Episodes lost with a session the server closed.
         self.lost_episodes = 0
         self._episode = False
+        self._lost: SessionClosed | None = None
 
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("type") == "reset":
+            self._lost = None
+        elif self._lost is not None:
+            raise SessionClosed(self._lost.code, self._lost.reason)  # until a reset starts a new episode
         ws = getattr(self, "_ws", None)
         if ws is not None and ws.state in (WsState.CLOSING, WsState.CLOSED):
             refused = await _queued_error(ws)
@@ -768,6 +773,7 @@ class TimeawareEnvClient(EnvClient):  # type: ignore[misc,unused-ignore]
             if lost and message.get("type") != "reset":
                 self.lost_episodes += 1
                 err = SessionClosed(ws.close_code, str(ws.close_reason or ""))
+                self._lost = err
                 logger.warning("timeaware: %s", err)
                 # The next call opens the new session, counted once, here.
                 self._ws, self._ws_loop = None, None
@@ -819,8 +825,9 @@ class TimelySession:
         self.reward: float | None = None
         #: Why the answered episode got no reward (None when it got one).
         self.unscored: str | None = None
-        #: What kept the episode from a reward, one of `CAUSES` (None when
-        #: nothing did): ``verifier_unreachable`` from the reset on.
+        #: What kept the episode from a reward, one of `CAUSES` or
+        #: ``session_closed`` (the server closed the session, idle too
+        #: long), None when nothing did.
         self.cause: str | None = None
         #: The verifier the server scores with, as its reset said.
         self.verifier_url: str | None = None
@@ -850,7 +857,13 @@ class TimelySession:
 
     def _answer(self, completion: Any) -> float | None:
         """End the episode with the completion as its answer; its reward."""
-        res = self._client.step(TimelyAction(answer=_completion_text(completion)))
+        try:
+            res = self._client.step(TimelyAction(answer=_completion_text(completion)))
+        except SessionClosed as exc:
+            # The server closed the session (idle too long): the episode is
+            # gone, not the verifier; the next reset starts a new one.
+            self.reward, self.unscored, self.cause = None, str(exc), "session_closed"
+            return None
         self.reward = None if res.reward is None else float(res.reward)
         self.unscored = res.observation.unscored
         if self.reward is None:

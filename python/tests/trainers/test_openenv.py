@@ -695,3 +695,32 @@ def test_trls_async_grpo_harness_plays_the_timely_environment(synth_outputs, tok
     finally:
         harness.close()
         srv.stop()
+
+
+def test_a_timely_session_the_server_closed_gives_no_reward_and_starts_again(synth_outputs, openenv_servers):
+    """TimelySession on a server that closed its session for idleness: the
+    tool call raises SessionClosed with the server's reason (TRL hands it to
+    the model and counts a failed call), the rollout gets no reward with the
+    cause session_closed instead of failing the training step, and the next
+    reset plays a new episode on a new session."""
+    from timeaware.openenv import SessionClosed, TimelySession, session_reward
+
+    srv = openenv_servers["bounded"]
+    row = load_dataset("parquet", data_files=str(synth_outputs["budget"]), split="train")[0]
+    env = TimelySession(base_url=srv.url)
+    env.reset(**row_kwargs(row))
+    deadline = time.monotonic() + 10
+    while srv.stats()["active_sessions"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.stats()["active_sessions"] == 0, "closed after 1 s without a message"
+    with pytest.raises(SessionClosed, match=r"session closed after 1 s without a message"):
+        env.get_duration()
+    answer = [{"role": "assistant", "content": f"<answer>{row['reward_model']['ground_truth']}</answer>"}]
+    logged: dict = {}
+    assert session_reward([answer], [env], log_metric=logged.__setitem__) == [None]
+    assert env.cause == "session_closed" and "session closed after 1 s" in env.unscored
+    assert logged == {"timeaware/unscored": 1.0, "timeaware/verifier_unreachable": 0.0}
+    env.reset(**row_kwargs(row))
+    assert SECONDS.match(env.get_duration())
+    assert session_reward([answer], [env]) == [pytest.approx(env.reward)] and env.reward > 0
+    assert env._client.lost_episodes == 1
