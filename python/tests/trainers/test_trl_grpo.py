@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import os
+import re
 import subprocess
 
 import pytest
@@ -378,3 +379,45 @@ def test_grpo_trainer_sends_token_counts(tiny_model_dir, tokenizer, recorded, tm
         assert got == pytest.approx(want, abs=1e-9), call
     # The budgets tell the completions apart: long thoughts over the elastic budget, lcpo rewards by length.
     assert len({round(r, 9) for call in reward.calls for r in call}) >= 4, reward.calls
+
+
+def test_grpo_trainer_across_an_outage_of_the_verifier(synth_outputs, pairs_split, tiny_model_dir, tokenizer,
+                                                         restartable, adapter, tmp_path):
+    """GRPOReward in a 5-step GRPOTrainer run whose verifier is killed after
+    step 1, brought back after step 2 and killed again after step 3: the
+    rollouts it did not answer get None (masked, never 0), TRL's logs show
+    timeaware/verifier_unreachable, a step it answers ends the run of
+    fallbacks, and step 5's rollouts, the 5th to 8th unanswered in a row,
+    stop the run past max_consecutive_fallbacks (6), naming the URL."""
+    ds = rows("puzzles", synth_outputs, pairs_split)
+    script: list = []
+    rollout = scripted_rollout(tokenizer, ds, lambda i, right: completion(ds[i], right), script,
+                               variant=lambda k: k % 2 == 0)
+
+    class Outages(Recorder):
+        async def __call__(self, *args, **kwargs):
+            try:
+                return await super().__call__(*args, **kwargs)
+            finally:
+                n = len(self.calls)
+                if n in (1, 3):
+                    restartable.stop()
+                elif n == 2:
+                    restartable.start()
+
+    reward = Outages(url=restartable.url, retries=0, connect_timeout_s=0.5, max_consecutive_fallbacks=6)
+    args = cpu_grpo_config(tmp_path / "out", max_completion_length=256, max_steps=5)
+    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tokenizer, rollout_func=rollout)
+    with pytest.raises(scoring.VerifierUnreachable, match=r"8 items in a row got no answer from the verifier at "
+                       + re.escape(restartable.url)):
+        trainer.train()
+    assert len(reward.calls) == 4, "the fifth call raised"
+    assert [all(r is not None for r in c) for c in reward.calls] == [True, False, True, False]
+    assert all(r is None for r in reward.calls[1] + reward.calls[3])
+    logged = [h["timeaware/verifier_unreachable"] for h in trainer.state.log_history
+              if "timeaware/verifier_unreachable" in h]
+    assert logged == [0.0, 1.0, 0.0, 1.0]
+    st = scoring.stats({"url": restartable.url, "retries": 0, "connect_timeout_s": 0.5,
+                        "max_consecutive_fallbacks": 6})
+    assert (st["fallbacks"], st["fallback_alarms"]) == (12, 1), st
