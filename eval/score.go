@@ -88,7 +88,7 @@ func Score(ctx context.Context, opt ScoreOptions) (*rewards.LinesSummary, error)
 		lopt.Before += part.Lines
 		sum.Items, sum.Failed, sum.Skipped = sum.Items+part.Items, sum.Failed+part.Failed, sum.Skipped+part.Skipped
 		sum.Lines, sum.Sum = sum.Lines+part.Lines, sum.Sum+part.Sum
-		sum.Logged, sum.Changed = sum.Logged+part.Logged, sum.Changed+part.Changed
+		sum.Logged, sum.Changed, sum.Unscored = sum.Logged+part.Logged, sum.Changed+part.Changed, sum.Unscored+part.Unscored
 		for _, c := range part.FirstChanges {
 			if len(sum.FirstChanges) < 3 {
 				if len(inputs) > 1 {

@@ -43,9 +43,11 @@ type LinesSummary struct {
 	// Logged counts the items that carried the reward a run logged for
 	// them (a rollout log's "reward"), and Changed those whose reward
 	// differs now; FirstChanges are the first three, "line N (data
-	// source): logged -> now".
-	Logged, Changed int
-	FirstChanges    []string
+	// source): logged -> now". Unscored counts the logged items that got
+	// no reward then and cannot be scored now either: the same outcome,
+	// not counted in Failed.
+	Logged, Changed, Unscored int
+	FirstChanges              []string
 }
 
 // changeTolerance is how far a reward may move and still count as the
@@ -76,7 +78,9 @@ func (s *LinesSummary) Mean() float64 {
 // An item that carries a "reward" member, as a rollout log's lines do,
 // also gets "logged_reward" (that member's value) and "changed" (whether
 // its reward now differs, or it was scored once and not now, or the other
-// way round), counted in the summary. A blank line, or one that cannot be
+// way round), counted in the summary; one logged as unscored that still
+// cannot be scored is counted as Unscored, not Failed, and a line of
+// another data source than rw's is not compared. A blank line, or one that cannot be
 // read, stops it with an error naming the line.
 func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name string, w io.Writer, opt LinesOptions) (*LinesSummary, error) {
 	sum := &LinesSummary{}
@@ -103,6 +107,7 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		var res Result
 		var logged loggedReward
 		itemRw := rw
+		otherSource := false
 		itemErr := uniqueMembers(line)
 		if itemErr == nil {
 			itemErr = json.Unmarshal(line, &it)
@@ -117,16 +122,25 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 			itemRw, itemErr = lookupItemReward(it.DataSource)
 		case it.DataSource != "" && it.DataSource != rw.DataSource:
 			itemErr = fmt.Errorf("data_source: %q differs from the data source being scored, %s", it.DataSource, rw.DataSource)
+			otherSource = true
 		}
 		if itemErr == nil {
 			res = s.ScoreWith(ctx, itemRw, &it)
 			itemErr = res.Err
 		}
+		// A logged reward is compared unless the line is another data
+		// source's, left out of this run on purpose.
+		compare := len(logged.Reward) > 0 && !otherSource
+		stillUnscored := compare && itemErr != nil && string(bytes.TrimSpace(logged.Reward)) == "null"
 		if itemErr != nil {
 			res = Result{Score: s.cfg.FallbackScore}
-			sum.Failed++
-			if len(sum.FirstErrors) < 3 {
-				sum.FirstErrors = append(sum.FirstErrors, fmt.Sprintf("line %d: %v", n, itemErr))
+			if stillUnscored {
+				sum.Unscored++
+			} else {
+				sum.Failed++
+				if len(sum.FirstErrors) < 3 {
+					sum.FirstErrors = append(sum.FirstErrors, fmt.Sprintf("line %d: %v", n, itemErr))
+				}
 			}
 		}
 		sum.Items++
@@ -136,7 +150,7 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 			keys = itemRw.Keys
 		}
 		buf = res.AppendJSON(buf[:0], keys, itemErr)
-		if len(logged.Reward) > 0 {
+		if compare {
 			var changed bool
 			if buf, changed, err = appendChange(buf, logged.Reward, res.Score, itemErr == nil); err != nil {
 				return sum, fmt.Errorf("%s: line %d: reward: %w", name, n, err)

@@ -46,7 +46,8 @@ func TestScoreLinesByRowComparesLoggedRewards(t *testing.T) {
 	assert.Equal(t, `{"score":-0.5,"error":"data_source: \"nosuch\" is not a registered reward","logged_reward":null,"changed":false}`, got[7])
 
 	assert.Equal(t, 8, sum.Items)
-	assert.Equal(t, 3, sum.Failed)
+	assert.Equal(t, 2, sum.Failed, "lines 6 and 7; line 8 was unscored then too")
+	assert.Equal(t, 1, sum.Unscored)
 	assert.Equal(t, 6, sum.Logged)
 	assert.Equal(t, 3, sum.Changed)
 	assert.Equal(t, []string{
@@ -70,6 +71,23 @@ func TestScoreLinesChangeBoundaryAndFirstThree(t *testing.T) {
 	assert.Equal(t, 4, sum.Changed)
 	assert.Equal(t, []string{"line 2 (timepuzzles): 1 -> 0", "line 3 (timepuzzles): 1 -> 0", "line 4 (timepuzzles): 1 -> 0"},
 		sum.FirstChanges)
+}
+
+// With a reward named, a line of another data source is not compared: it
+// was left out on purpose, not changed.
+func TestScoreLinesWithARewardLeavesOtherSourcesUncompared(t *testing.T) {
+	s := newTestScorer(t, nil)
+	in := `{"data_source":"traveler","solution_str":"x","ground_truth":"y","reward":0.5}` + "\n" +
+		`{"data_source":"timepuzzles","solution_str":"MY ANSWER: 2023-08-15","ground_truth":"2023-08-15","reward":null}` + "\n"
+	var out bytes.Buffer
+	sum, err := s.ScoreLines(context.Background(), TimePuzzles, strings.NewReader(in), "log", &out, LinesOptions{})
+	require.NoError(t, err)
+	first, _, _ := strings.Cut(out.String(), "\n")
+	assert.NotContains(t, first, "logged_reward")
+	assert.Equal(t, 1, sum.Failed)
+	assert.Equal(t, 0, sum.Unscored)
+	assert.Equal(t, 1, sum.Logged)
+	assert.Equal(t, 1, sum.Changed)
 }
 
 // With a reward named, a logged reward is compared the same way, and a

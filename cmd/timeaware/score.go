@@ -90,7 +90,11 @@ func (a *app) runScore(ctx context.Context, o eval.ScoreOptions, ds, shard strin
 		fmt.Fprintf(a.stderr, "failed items: %s\n", strings.Join(sum.FirstErrors, "; "))
 	}
 	if sum.Logged > 0 {
-		fmt.Fprintf(a.stderr, "%d of %d logged rewards changed\n", sum.Changed, sum.Logged)
+		still := ""
+		if sum.Unscored > 0 {
+			still = fmt.Sprintf("; %d unscored then and now", sum.Unscored)
+		}
+		fmt.Fprintf(a.stderr, "%d of %d logged rewards changed%s\n", sum.Changed, sum.Logged, still)
 		if sum.Changed > 0 {
 			fmt.Fprintf(a.stderr, "changed: %s\n", strings.Join(sum.FirstChanges, "; "))
 		}

@@ -96,6 +96,7 @@ __all__ = [
     "AnswerAction",
     "NegotiationAction",
     "SessionClosed",
+    "SessionsLost",
     "TimeawareEnvClient",
     "TimeawareObservation",
     "TimeawareState",
@@ -724,6 +725,33 @@ async def _queued_error(ws: Any) -> dict[str, Any] | None:
     return None
 
 
+class SessionsLost(RuntimeError):
+    """More than ``max_consecutive_fallbacks`` rollouts in a row lost their
+    episode because the server closed their session (idle past its
+    timeout): every rollout would get no reward."""
+
+
+_lost_lock = threading.Lock()
+_lost_run = 0
+
+
+def _count_lost_sessions(lost: Sequence[bool]) -> None:
+    """Count, in order, rollouts whose session the server closed (True) or
+    not; raise `SessionsLost` once more than ``max_consecutive_fallbacks``
+    were lost in a row. A run that loses every episode to the idle close
+    would otherwise train on nothing, one warning at a time."""
+    global _lost_run
+    limit = scoring.settings().max_consecutive_fallbacks
+    with _lost_lock:
+        for gone in lost:
+            _lost_run = _lost_run + 1 if gone else 0
+        run = _lost_run
+    if run > limit and any(lost):
+        raise SessionsLost(f"timeaware: {run} rollouts in a row lost their episode because the OpenEnv server "
+                           f"closed their session (more than max_consecutive_fallbacks={limit}): a rollout takes "
+                           "longer than the server's --idle-timeout-s; raise it above the longest rollout")
+
+
 class TimeawareEnvClient(EnvClient):  # type: ignore[misc,unused-ignore]
     """OpenEnv's WebSocket client for our environments: actions are
     `AnswerAction`, `TimelyAction`, `NegotiationAction` or plain dicts;
@@ -937,22 +965,29 @@ class TimelyHarnessSession(ResourceSession):  # type: ignore[misc,unused-ignore]
         return ToolResult(data=str(obs.text), metadata={"elapsed_s": obs.elapsed_s})
 
     def verify(self, transcript: list[dict[str, Any]], final_state: Any | None = None) -> Any:
-        res = self._client.step(TimelyAction(answer=_completion_text(transcript)))
-        #: The episode's timer token once verified (its stopped reading is the reward's time).
-        self.timer = self._client.state().timer
-        reward = None if res.reward is None else float(res.reward)
-        cause = None if reward is not None else (res.observation.cause or self.cause or "rejected")
+        details: dict[str, Any] = {}
+        try:
+            res = self._client.step(TimelyAction(answer=_completion_text(transcript)))
+            #: The episode's timer token once verified (its stopped reading is the reward's time).
+            self.timer = self._client.state().timer
+            reward = None if res.reward is None else float(res.reward)
+            cause = None if reward is not None else (res.observation.cause or self.cause or "rejected")
+            why, details = res.observation.unscored, dict(res.observation.details)
+        except SessionClosed as exc:
+            reward, cause, why = None, "session_closed", str(exc)
         metrics = {"timeaware/unscored": float(reward is None),
                    "timeaware/verifier_unreachable": float(cause == "verifier_unreachable")}
         if reward is None:
-            logger.warning("timeaware: a rollout gets no reward (%s): %s", cause, res.observation.unscored)
-        if self.verifier_url and (reward is not None or cause == "verifier_unreachable"):
-            try:
+            logger.warning("timeaware: a rollout gets no reward (%s): %s", cause, why)
+        try:
+            _count_lost_sessions([cause == "session_closed"])
+            if self.verifier_url and (reward is not None or cause == "verifier_unreachable"):
                 scoring.count_outcomes([reward is not None], {"url": self.verifier_url}, check=False)
-            except scoring.VerifierUnreachable as exc:
-                raise scoring.RunStopped(exc) from exc
+        except (scoring.VerifierUnreachable, scoring.RolloutLogError, SessionsLost) as exc:
+            # TRL's harness drops any Exception of a session.
+            raise scoring.RunStopped(exc) from exc
         return VerifyResult(env_reward=reward, done=True, metrics=metrics,
-                            artifacts={"details": dict(res.observation.details), "cause": cause})
+                            artifacts={"details": details, "cause": cause})
 
     def close(self) -> None:
         if not self._closed:
@@ -1033,6 +1068,7 @@ def session_reward(completions: Sequence[Any], environments: Sequence[Any] | Non
     if callable(log_metric) and out:
         log_metric("timeaware/unscored", sum(r is None for r in out) / len(out))
         log_metric("timeaware/verifier_unreachable", unreachable / len(out))
+    _count_lost_sessions([env.cause == "session_closed" for env in environments])
     for url, answered in outcomes.items():
         scoring.count_outcomes(answered, {"url": url}, check=False)
     return out

@@ -71,26 +71,31 @@ logger = logging.getLogger("timeaware")
 DATA_SOURCE_ENV = "TIMEAWARE_OPENRLHF_DATA_SOURCE"
 
 
-def _item(query: str, prompt: str | None, label: Any) -> tuple[str, dict[str, Any]] | str:
-    """The (data source, payload) of one rollout, or why it has none."""
+def _item(query: str, prompt: str | None, label: Any) -> tuple[str, dict[str, Any] | str]:
+    """The data source of one rollout ("" when it names none) and its
+    payload, or why it has none."""
     try:
         fields = mapping(label) if isinstance(label, str) and label.strip().startswith("{") else label
     except ValueError:  # not JSON: a bare ground truth that looks like an object
         fields = label
     if isinstance(fields, Mapping) and "ground_truth" in fields:
         source = fields.get("data_source") or os.environ.get(DATA_SOURCE_ENV, "")
+        source = source if isinstance(source, str) else ""
         truth = fields.get("ground_truth")
         try:
             extra = dict(mapping(fields.get("extra_info")))
         except ValueError as exc:
-            return f"the label's extra_info is not a JSON object: {exc}"
+            return source, f"the label's extra_info is not a JSON object: {exc}"
     else:
         source, truth, extra = os.environ.get(DATA_SOURCE_ENV, ""), label, {}
-    if not isinstance(source, str) or not source:
-        return (f"the label names no data_source and {DATA_SOURCE_ENV} is not set; write the rows with "
-                "--openrlhf-label, or set it to the reward of the bare ground truths")
+    if not source:
+        return "", (f"the label names no data_source and {DATA_SOURCE_ENV} is not set; write the rows with "
+                    "--openrlhf-label, or set it to the reward of the bare ground truths")
     response = query[len(prompt):] if isinstance(prompt, str) and query.startswith(prompt) else query
-    return source, scoring.prepare_item(source, response, truth, extra, scoring.settings())
+    try:
+        return source, scoring.prepare_item(source, response, truth, extra, scoring.settings())
+    except Exception as exc:  # noqa: BLE001 - an odd row fails alone
+        return source, f"cannot be sent: {exc!r}"
 
 
 def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence[Any]) -> dict[str, Any]:
@@ -105,16 +110,14 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
         batcher = scoring.get_batcher(s)
     except (scoring.VerifierUnreachable, scoring.RolloutLogError) as exc:
         raise RunStopped(exc) from exc
-    items: list[tuple[str, dict[str, Any]] | str] = [
-        _item(q, prompts[i] if prompts is not None else None, labels[i]) for i, q in enumerate(queries)
-    ]
-    futures = batcher.submit_many([it for it in items if not isinstance(it, str)])
+    items = [_item(q, prompts[i] if prompts is not None else None, labels[i]) for i, q in enumerate(queries)]
+    futures = batcher.submit_many([(src, it) for src, it in items if not isinstance(it, str)])
     rewards: list[float] = []
     logs: dict[str, list[float]] = {"failed": [], "timeaware/rejected": [], "timeaware/unanswered": []}
     results: list[tuple[int, dict[str, float]]] = []
     stop: scoring.VerifierUnreachable | None = None
     k = 0
-    for i, it in enumerate(items):
+    for i, (source, it) in enumerate(items):
         if isinstance(it, str):
             logger.warning("timeaware: OpenRLHF rollout not scored: %s", it)
             res: dict[str, float] = scoring.Unscored({"score": float(s.fallback_score)}, it, "rejected")
@@ -123,10 +126,10 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
                 res = futures[k].result(timeout=s.deadline_s)
             except scoring.VerifierUnreachable as exc:
                 stop = stop or exc
-                res = scoring.fallback_result(it[0], s, reason="no answer from the verifier")
+                res = scoring.fallback_result(source, s, reason="no answer from the verifier")
             except Exception as exc:  # noqa: BLE001 - the deadline guard
-                logger.warning("timeaware: no result for a %s rollout (%r); using the fallback", it[0], exc)
-                res = scoring.fallback_result(it[0], s, reason="no answer in time")
+                logger.warning("timeaware: no result for a %s rollout (%r); using the fallback", source, exc)
+                res = scoring.fallback_result(source, s, reason="no answer in time")
             k += 1
         cause = res.cause if isinstance(res, scoring.Unscored) else ""
         unanswered = 1.0 if cause == "verifier_unreachable" else 0.0
@@ -139,7 +142,7 @@ def reward_func(queries: Sequence[str], prompts: Sequence[str], labels: Sequence
     if stop is not None:
         raise RunStopped(stop) from stop
     for i, res in results:
-        source = items[i][0] if not isinstance(items[i], str) else os.environ.get(DATA_SOURCE_ENV, "")
+        source = items[i][0]
         # Every rollout of a data source logs the same keys, scored or not:
         # OpenRLHF splits a batch's metrics back per rollout, and a key some
         # rollouts lack makes that fail.

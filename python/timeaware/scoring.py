@@ -50,7 +50,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from typing import Any
 
 from timeaware.client import Client, InvalidAnswer, TimeawareError, to_jsonable
@@ -682,6 +682,7 @@ class RolloutLog:
 
 
 def _rollout_log(directory: str) -> RolloutLog:
+    directory = os.path.abspath(directory)
     with _lock:
         _check_fork()
         log = _logs.get(directory)
@@ -838,27 +839,35 @@ class Batcher:
                     with self._stats_lock:
                         self._stats["fallbacks"] += 1
                         self._unreported += 1
-                    p.future.set_exception(over[i])
+                    # A caller that gave up (its deadline, a cancelled
+                    # task) cancelled the future: nothing to set.
+                    with contextlib.suppress(InvalidStateError):
+                        p.future.set_exception(over[i])
                     continue
                 self._resolve(p, raw)
         except BaseException as exc:  # noqa: BLE001 - must resolve every future
             self._log.warning("internal", "timeaware: scoring failed unexpectedly: %r", exc)
         finally:
-            for p in batch:
-                if not p.future.done():
-                    self._resolve(p, None)
-            if self._log_file is not None:
-                self._write_log(batch)
-            self._slots.release()
+            try:
+                for p in batch:
+                    if not p.future.done():
+                        self._resolve(p, None)
+                if self._log_file is not None:
+                    self._write_log(batch)
+            finally:
+                self._slots.release()
 
     def _write_log(self, batch: list[_Pending]) -> None:
         """Write the batch's items and results to the rollout log; a log
         that cannot be written is logged, never raised."""
-        entries = []
-        for p in batch:
-            exc = p.future.exception()
-            entries.append((p.payload, None if exc is not None else p.future.result(), repr(exc)))
         try:
+            entries: list[tuple[dict[str, Any], dict[str, float] | None, str]] = []
+            for p in batch:
+                if p.future.cancelled():
+                    entries.append((p.payload, None, "the caller stopped waiting"))
+                    continue
+                exc = p.future.exception()
+                entries.append((p.payload, None if exc is not None else p.future.result(), repr(exc)))
             assert self._log_file is not None
             self._log_file.write(entries)
         except Exception as exc:  # noqa: BLE001
@@ -1091,6 +1100,7 @@ def count_outcomes(answered: Sequence[bool], overrides: Mapping[str, Any] | None
     s = settings(overrides)
     if all(answered):
         with _lock:
+            _check_fork()
             b = _batchers.get(s)
         if b is not None:
             b.count_outcomes(answered)

@@ -199,7 +199,7 @@ class TimeawareTask(vf.Task[TimeawareTaskData]):  # type: ignore[misc,unused-ign
         _count(rollouts=1)
         try:
             return await self._score(task, trace)
-        except scoring.VerifierUnreachable as exc:
+        except (scoring.VerifierUnreachable, scoring.RolloutLogError) as exc:
             # verifiers records an Exception as the rollout's error and goes
             # on: the run would not stop.
             raise scoring.RunStopped(exc) from exc

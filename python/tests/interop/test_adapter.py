@@ -726,19 +726,19 @@ def test_the_rollout_log_records_every_item_and_the_binary_rescores_it(shared_se
 
     def rescore(**env):
         base = {k: v for k, v in os.environ.items() if not k.startswith("TIMEAWARE_")}
-        return subprocess.run([str(timeaware_bin), "score", "--input", str(log_dir), "--max-errors", "1"],
+        return subprocess.run([str(timeaware_bin), "score", "--input", str(log_dir)],
                               capture_output=True, text=True, timeout=60,
                               env={**base, "TIMEAWARE_TIMERS_SECRET": SECRET, **env})
 
     res = rescore()
     assert res.returncode == 0, res.stderr
-    assert "0 of 4 logged rewards changed" in res.stderr
+    assert "0 of 4 logged rewards changed; 1 unscored then and now" in res.stderr
     results = [json.loads(x) for x in res.stdout.splitlines()]
     assert [r["score"] for r in results[:3]] == [r["score"] for r in got[:3]]
     # A step table instead of the sine: only the right, on-time answer moves.
     res = rescore(TIMEAWARE_REWARDS_TIMELY_UTILIZATION="step")
     assert res.returncode == 0, res.stderr
-    assert "1 of 4 logged rewards changed" in res.stderr
+    assert "1 of 4 logged rewards changed; 1 unscored then and now" in res.stderr
     assert "changed: line 1 (timely/general): " in res.stderr
 
 
@@ -752,3 +752,25 @@ def test_a_rollout_log_that_cannot_be_written_fails_the_first_use(shared_server,
         with pytest.raises(scoring.RolloutLogError, match=r"rollout_log .*/file/log: cannot write the rollout log "
                            r"there: \[Errno 20\] Not a directory"):
             score()
+
+
+def test_a_caller_that_stops_waiting_does_not_stall_the_batcher(shared_server, adapter, tmp_path):
+    """A future its caller cancelled (a deadline, a cancelled task) before
+    its batch was answered: the batch still frees its slot, with a rollout
+    log as without one, so later items are scored; the log says the caller
+    stopped waiting."""
+    import json
+
+    s = adapter(shared_server.url, rollout_log=str(tmp_path / "log"), max_inflight=1, max_wait_ms=50)
+    b = scoring.get_batcher(s)
+    item = scoring.prepare_item("timepuzzles", "MY ANSWER: 2023-08-15", "2023-08-15", {}, s)
+    for _ in range(3):
+        (gone,) = b.submit_many([("timepuzzles", item)])
+        assert gone.cancel(), "cancelled while it waited for companions"
+        (kept,) = b.submit_many([("timepuzzles", item)])
+        assert kept.result(timeout=20)["score"] == 1.0
+    scoring.shutdown()
+    (path,) = (tmp_path / "log").iterdir()
+    lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 6
+    assert sorted(x["unscored"] or "" for x in lines) == [""] * 3 + ["the caller stopped waiting"] * 3

@@ -697,7 +697,7 @@ def test_trls_async_grpo_harness_plays_the_timely_environment(synth_outputs, tok
         srv.stop()
 
 
-def test_a_timely_session_the_server_closed_gives_no_reward_and_starts_again(synth_outputs, openenv_servers):
+def test_a_timely_session_the_server_closed_gives_no_reward_and_starts_again(synth_outputs, openenv_servers, adapter):
     """TimelySession on a server that closed its session for idleness: the
     tool call raises SessionClosed with the server's reason (TRL hands it to
     the model and counts a failed call), the rollout gets no reward with the
@@ -724,3 +724,23 @@ def test_a_timely_session_the_server_closed_gives_no_reward_and_starts_again(syn
     assert SECONDS.match(env.get_duration())
     assert session_reward([answer], [env]) == [pytest.approx(env.reward)] and env.reward > 0
     assert env._client.lost_episodes == 1
+
+    # Every episode lost to the idle close: the run stops past the limit
+    # instead of training on nothing.
+    from timeaware.openenv import SessionsLost
+
+    adapter.configure(max_consecutive_fallbacks=1)
+
+    def lose_one():
+        env.reset(**row_kwargs(row))
+        t0 = time.monotonic()
+        while srv.stats()["active_sessions"] and time.monotonic() - t0 < 10:
+            time.sleep(0.05)
+        return session_reward([answer], [env])
+
+    assert lose_one() == [None]
+    with pytest.raises(SessionsLost, match=r"^timeaware: 2 rollouts in a row lost their episode because the OpenEnv "
+                       r"server closed their session \(more than max_consecutive_fallbacks=1\)"):
+        lose_one()
+    env.reset(**row_kwargs(row))
+    assert session_reward([answer], [env])[0] is not None, "a scored rollout ends the run"

@@ -230,3 +230,10 @@ def test_the_reward_file_names_a_label_it_cannot_score(tokenizer, server, adapte
     monkeypatch.setenv("TIMEAWARE_OPENRLHF_DATA_SOURCE", "timepuzzles")
     out = execute(REWARD_FILE, tokenizer, "Which day?", "2023-08-15", "MY ANSWER: 2023-08-15")
     assert out["reward"] == [1.0] and out["extra_logs"]["timeaware/rejected"] == [0.0]
+    scored_keys = set(out["extra_logs"])
+    # A label it cannot read still logs its data source's keys: OpenRLHF
+    # fails on a batch whose rollouts log different keys.
+    bad = json.dumps({"data_source": "timepuzzles", "ground_truth": "2023-08-15", "extra_info": "{oops"})
+    out = execute(REWARD_FILE, tokenizer, "Which day?", bad, "MY ANSWER: 2023-08-15")
+    assert out["reward"] == [0.0] and out["extra_logs"]["timeaware/rejected"] == [1.0]
+    assert set(out["extra_logs"]) == scored_keys
