@@ -47,6 +47,9 @@ func TestScoreLinesByRowComparesLoggedRewards(t *testing.T) {
 
 	assert.Equal(t, 8, sum.Items)
 	assert.Equal(t, 2, sum.Failed, "lines 6 and 7; line 8 was unscored then too")
+	require.Len(t, sum.FirstErrors, 2)
+	assert.True(t, strings.HasPrefix(sum.FirstErrors[0], "line 6: "), sum.FirstErrors)
+	assert.True(t, strings.HasPrefix(sum.FirstErrors[1], "line 7: "), sum.FirstErrors)
 	assert.Equal(t, 1, sum.Unscored)
 	assert.Equal(t, 6, sum.Logged)
 	assert.Equal(t, 3, sum.Changed)
