@@ -77,10 +77,9 @@ type voteLineKey struct {
 // extra columns (timestamps, comments) load unchanged. The rules, checked per
 // line so a bad export fails with a precise location:
 //   - sample_id and annotator are non-empty strings;
-//   - elapse is a JSON number that denotes exactly 0, 1 or 2 as written:
-//     2.0 and 2e0 are level 2, but 9e-400 or 1.0000000000000000001, which a
-//     float64 would round to a level, are rejected, and so is "1" as a
-//     string, because a quoted level usually means a mangled export;
+//   - elapse is 0, 1 or 2 written as a single digit: 1.0, 2e0, -0 and "1"
+//     (a string) are refused, because a level written otherwise means the
+//     export passed through a float or a spreadsheet;
 //   - survey is a non-empty string or a JSON number, which becomes its decimal
 //     string (spreadsheets tend to turn submission ids into numbers);
 //   - choice is direct, lean_direct, lean_tool or tool in any case, with '-'
@@ -201,57 +200,19 @@ func voteString(raw json.RawMessage) (string, error) {
 	return s, nil
 }
 
-// voteElapse decodes an elapse level: a JSON number whose literal denotes
-// exactly 0, 1 or 2. The value is read from the digits as written, not
-// through a float64, so 2.0, 2e0, 0.2e1 and -0 are levels while 9e-400 and
-// 1.0000000000000000001, which a float64 rounds to a level, are not; "2"
-// (a string) is not either.
+// voteElapse decodes an elapse level: the JSON number 0, 1 or 2 written as
+// that digit alone. 1.0, 2e0 and -0 denote a level too, but an export that
+// writes one has passed through a float or a spreadsheet, which may have
+// turned other values into levels on the way; "2" (a string) is refused for
+// the same reason.
 func voteElapse(raw json.RawMessage) (int, error) {
 	if voteAbsent(raw) {
 		return 0, errVoteMissing
 	}
-	want := fmt.Errorf("want an integer 0..2, got %s", voteClip(raw, 40))
-	// The line decoded as JSON, so a value starting like a number is one.
-	if c := raw[0]; c != '-' && (c < '0' || c > '9') {
-		return 0, want
+	if len(raw) == 1 && raw[0] >= '0' && raw[0] <= '2' {
+		return int(raw[0] - '0'), nil
 	}
-	k, ok := exactLevel(string(raw))
-	if !ok {
-		return 0, want
-	}
-	return k, nil
-}
-
-// exactLevel reports the elapse level a JSON number literal denotes, when
-// its exact decimal value is 0, 1 or 2. lit must be a valid JSON number.
-func exactLevel(lit string) (int, bool) {
-	neg := strings.HasPrefix(lit, "-")
-	lit = strings.TrimPrefix(lit, "-")
-	mant, exp, hasExp := strings.Cut(strings.ToLower(lit), "e")
-	intPart, frac, _ := strings.Cut(mant, ".")
-	// The value is 0.digits × 10^point once the leading zeros are gone.
-	digits := intPart + frac
-	point := int64(len(intPart))
-	trimmed := strings.TrimLeft(digits, "0")
-	point -= int64(len(digits) - len(trimmed))
-	digits = strings.TrimRight(trimmed, "0")
-	if digits == "" {
-		return 0, true // every zero, -0 and 0e-999 included
-	}
-	if neg || (digits != "1" && digits != "2") {
-		return 0, false
-	}
-	if hasExp {
-		e, err := strconv.ParseInt(exp, 10, 64) // takes a sign and leading zeros
-		if err != nil {
-			return 0, false // beyond ±9.2e18: no literal has that many digits to shift
-		}
-		point += e
-	}
-	if point != 1 {
-		return 0, false
-	}
-	return int(digits[0] - '0'), true
+	return 0, fmt.Errorf("want 0, 1 or 2 written as a single digit, got %s", voteClip(raw, 40))
 }
 
 // voteSurvey decodes a survey id: a non-blank string, or a JSON number turned

@@ -147,6 +147,11 @@ func TestErrorsHaveOneShape(t *testing.T) {
 	notJSON := writeFile(t, filepath.Join(tmp, "notjson.jsonl"), "not json\n")
 	aFile := writeFile(t, filepath.Join(tmp, "plain"), "x\n")
 	pzl := filepath.Join(tmp, "p.jsonl")
+	// The example votes with the first line's elapse written as a float, as
+	// a spreadsheet export writes it.
+	votes, err := os.ReadFile(demoVotes)
+	require.NoError(t, err)
+	floatVotes := writeFile(t, filepath.Join(tmp, "votes.jsonl"), strings.Replace(string(votes), `"elapse": 0`, `"elapse": 1.0`, 1))
 	tests := []struct {
 		name string
 		args []string
@@ -163,6 +168,8 @@ func TestErrorsHaveOneShape(t *testing.T) {
 			`--input ` + notJSON + `: record 1 \(line 1\): .+`},
 		{"pairs bad votes", []string{"pairs", "build", "--input", demoTrajectories, "--annotations", notJSON, "--out", pzl}, exitData,
 			`--annotations ` + notJSON + `: line 1: .+`},
+		{"pairs float elapse", []string{"pairs", "build", "--input", demoTrajectories, "--annotations", floatVotes, "--out", pzl}, exitData,
+			`--annotations ` + floatVotes + `: line 1 \(sample_id flight_status_1\): elapse: want 0, 1 or 2 written as a single digit, got 1\.0$`},
 		{"gate argument", []string{"splits", "check", missing}, exitIO,
 			missing + `: no such file or directory`},
 		{"gate train", []string{"splits", "check", "--train", missing, "--test", splitsTest}, exitIO,
