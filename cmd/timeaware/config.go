@@ -136,7 +136,7 @@ func (a *app) origin(key string) string {
 			return flag
 		}
 	}
-	if val, ok := os.LookupEnv(envName(key)); ok && val != "" {
+	if _, ok := os.LookupEnv(envName(key)); ok { // an empty one sets the key to "" too
 		return envName(key)
 	}
 	if a.configFile != "" && a.v.InConfig(key) {

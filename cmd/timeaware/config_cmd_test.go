@@ -73,3 +73,18 @@ func keysOf[V any](m map[string]V) []string {
 	}
 	return out
 }
+
+// TestEmptyVariableSetsTheKey: an empty TIMEAWARE_* variable sets its key
+// to "", as an empty value in a config file does: the one way to turn the
+// direct-answer cache off from the environment.
+func TestEmptyVariableSetsTheKey(t *testing.T) {
+	file := writeFile(t, filepath.Join(t.TempDir(), "off.yaml"), "pairs:\n  generate:\n    cache_dir: \"\"\n")
+	code, fromFile, stderr := runCLI(t, "--config", file, "config", "show")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, fromFile, "    cache_dir: \"\" # from --config "+file+": pairs.generate.cache_dir\n")
+
+	t.Setenv("TIMEAWARE_PAIRS_GENERATE_CACHE_DIR", "")
+	code, fromEnv, stderr := runCLI(t, "config", "show")
+	require.Equal(t, exitOK, code, stderr)
+	assert.Contains(t, fromEnv, "    cache_dir: \"\" # from TIMEAWARE_PAIRS_GENERATE_CACHE_DIR\n")
+}

@@ -156,6 +156,9 @@ func newViper() *viper.Viper {
 	v.SetEnvPrefix("TIMEAWARE")
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
 	v.AutomaticEnv()
+	// An empty variable sets its key to "", as an empty value in a config
+	// file does (TIMEAWARE_PAIRS_GENERATE_CACHE_DIR= turns the cache off).
+	v.AllowEmptyEnv(true)
 	return v
 }
 
