@@ -56,7 +56,25 @@ func NAR(opt NAROptions) (*NARReport, error) {
 	if ev.Overall().Samples() == 0 {
 		return nil, fmt.Errorf("eval: %s: no items to evaluate", name)
 	}
-	return &NARReport{Input: name, DecisionReport: ev.Report()}, nil
+	rep := ev.Report()
+	for _, field := range opt.By {
+		if !hasField(rep.Groups, field) {
+			return nil, &OptionError{Option: "By", Value: field, Invalid: true,
+				Err: fmt.Errorf("no item of %s has the extra_info field %q to break the results down by", name, field)}
+		}
+	}
+	return &NARReport{Input: name, DecisionReport: rep}, nil
+}
+
+// hasField reports whether some item had field: a group of it that is not
+// the one of the items without it.
+func hasField(groups []rewards.DecisionGroup, field string) bool {
+	for _, g := range groups {
+		if g.Field == field && !g.Missing {
+			return true
+		}
+	}
+	return false
 }
 
 // Text renders the report as a table: a line for every sample and one per

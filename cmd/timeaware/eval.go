@@ -64,7 +64,7 @@ func (a *app) runEvalNAR(input string, by []string, asJSON bool) error {
 	a.named("input", input)
 	rep, err := eval.NAR(eval.NAROptions{Input: input, Stdin: a.stdin, By: by, Rewards: cfg})
 	if err != nil {
-		return a.evalError(err, map[string]string{"Input": "input"})
+		return a.evalError(err, map[string]string{"Input": "input", "By": "by"})
 	}
 	return a.report(asJSON, rep, rep.Text())
 }

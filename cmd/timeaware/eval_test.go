@@ -142,6 +142,7 @@ func TestEvalNARErrors(t *testing.T) {
 		{"duplicate by", good, []string{"--by", "elapse,elapse"}, 2, "--by: elapse is given twice"},
 		{"empty by entry", good, []string{"--by", "elapse,,sensitivity"}, 2, "--by"},
 		{"bad pattern", good, []string{"--tool-call-pattern", "("}, 2, "--tool-call-pattern (: entry 1: error parsing regexp"},
+		{"unknown by field", good, []string{"--by", "sensitivity,nope"}, 2, `--by nope: no item of `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".jsonl")
