@@ -64,7 +64,17 @@ func TestCommandsNeverPassByMistake(t *testing.T) {
 		{"flag without its value", []string{"score", "--input"},
 			`--input needs a value`, "timeaware score"},
 		{"argument to a command that takes none", []string{"pairs", "build", "extra"},
-			`unknown command "extra" for "timeaware pairs build"`, "timeaware pairs build"},
+			`"timeaware pairs build" takes no arguments; got "extra"`, "timeaware pairs build"},
+		{"misspelt subcommand of a command that runs", []string{"synth", "puzzles", "solv"},
+			`unknown command "solv" for "timeaware synth puzzles"; did you mean "solve"?`, "timeaware synth puzzles"},
+		{"misspelt shell", []string{"completion", "bsh"},
+			`unknown command "bsh" for "timeaware completion"; did you mean "bash" or "zsh"?`, "timeaware completion"},
+		{"completion alone", []string{"completion"},
+			`"timeaware completion" needs a command: one of bash, fish, powershell, zsh`, "timeaware completion"},
+		{"help on no command", []string{"help", "chek"},
+			`unknown command "chek" for "timeaware"`, "timeaware help"},
+		{"help on a misspelt subcommand", []string{"help", "synth", "puzzles", "solv"},
+			`unknown command "solv" for "timeaware synth puzzles"; did you mean "solve"?`, "timeaware help"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -24,7 +24,7 @@ func (a *app) configCmd() *cobra.Command {
 		Long:  longHelp("config defaults"),
 		Example: `  timeaware config defaults > out/my.yaml
   timeaware --config out/my.yaml config show`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, err := a.stdout.Write(examples.DefaultConfig)
 			return err
@@ -35,7 +35,7 @@ func (a *app) configCmd() *cobra.Command {
 		Long:  longHelp("config show"),
 		Example: `  TIMEAWARE_PAIRS_TIME_FORMAT=iso_delta timeaware config show
   timeaware --config examples/timeaware.yaml config show`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			out, err := a.effectiveConfig()
 			if err != nil {

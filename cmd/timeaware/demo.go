@@ -25,7 +25,7 @@ func (a *app) demoCmd() *cobra.Command {
 		Short:   "Run the toolkit end to end on a built-in sample: pairs, a rollout scored by the verifier, budgeted prompts",
 		Long:    longHelp("demo"),
 		Example: `  timeaware demo --out out/demo`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE:    func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), dir, format) },
 	}
 	cmd.Flags().StringVar(&dir, "out", "out/demo", "directory for the sample input and the output")

@@ -231,6 +231,19 @@ func showValue(s string) string {
 	return s
 }
 
+// noArgs is cobra.NoArgs in the CLI's shape: a word after a command that
+// has subcommands is a misspelt one of them (with a suggestion); after any
+// other command, an argument it does not take.
+func noArgs(c *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0:
+		return nil
+	case c.HasSubCommands():
+		return unknownCommand(c, args[0])
+	}
+	return usagef("%q takes no arguments; got %q", c.CommandPath(), args[0])
+}
+
 // unknownCommand is the usage error of a word that names none of cmd's
 // subcommands.
 func unknownCommand(cmd *cobra.Command, word string) error {

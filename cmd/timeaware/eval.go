@@ -29,7 +29,7 @@ func (a *app) evalNARCmd() *cobra.Command {
 		Long:  longHelp("eval nar"),
 		Example: `  timeaware eval nar --input examples/eval/decisions.jsonl
   timeaware eval nar --input examples/eval/decisions.jsonl --by sensitivity,elapse --json > out/nar.json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runEvalNAR(input, by, asJSON)
 		},

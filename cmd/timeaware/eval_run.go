@@ -37,7 +37,7 @@ func (a *app) evalRunCmd() *cobra.Command {
   timeaware eval compare out/before.jsonl out/after.jsonl
   timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
     --data examples/eval/length.jsonl --out out/length.jsonl --plot out/length.png`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runEvalRun(cmd, f) },
 	}
 	fs := cmd.Flags()

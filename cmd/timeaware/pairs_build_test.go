@@ -148,7 +148,7 @@ func TestPairsBuildUsageErrors(t *testing.T) {
 		{"min margin 2", append(base, "--min-margin", "2"), exitUsage, []string{"--min-margin 2: want a margin from 0 to 1.5"}},
 		{"label-only margin -1", append(base, "--label-only-margin", "-1"), exitUsage, []string{"--label-only-margin -1: want a margin from 0 to 1.5"}},
 		{"unknown flag", append(base, "--no-such-flag"), exitUsage, []string{"unknown flag --no-such-flag"}},
-		{"positional argument", append(base, "extra.jsonl"), exitUsage, []string{`unknown command "extra.jsonl"`}},
+		{"positional argument", append(base, "extra.jsonl"), exitUsage, []string{`"timeaware pairs build" takes no arguments; got "extra.jsonl"`}},
 		{"input does not exist", []string{"pairs", "build", "--input", missing, "--out", out}, exitIO, []string{"--input " + missing + ": no such file or directory"}},
 		{"generate without model", append(base, "--generate-direct", "http://127.0.0.1:9/v1"), exitUsage, []string{"--generate-direct needs --model"}},
 		{"config does not exist", append([]string{"--config", missing}, base...), exitIO, []string{"--config " + missing + ": no such file or directory"}},

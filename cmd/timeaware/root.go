@@ -105,7 +105,39 @@ func (a *app) rootCmd() *cobra.Command {
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.synthCmd(), a.serveCmd(), a.scoreCmd(), a.evalCmd(), a.demoCmd(), a.configCmd())
+	// cobra's help and completion commands, made now so that a word they
+	// do not know is a usage error too (`help chek`, `completion bsh`
+	// printed help and exited 0).
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Run, c.RunE = nil, helpTopic
+		case "completion":
+			groupCommand(c)
+		}
+	}
 	return groupCommand(root)
+}
+
+// helpTopic shows the help of the command that args name (the root's with
+// none); a word that names no command is a usage error with a suggestion.
+func helpTopic(c *cobra.Command, args []string) error {
+	cur := c.Root()
+	for _, w := range args {
+		var next *cobra.Command
+		for _, sub := range cur.Commands() {
+			if sub.Name() == w || slices.Contains(sub.Aliases, w) {
+				next = sub
+			}
+		}
+		if next == nil {
+			return unknownCommand(cur, w)
+		}
+		cur = next
+	}
+	return cur.Help()
 }
 
 // tuneGCForStreaming suits commands that stream records through a small,

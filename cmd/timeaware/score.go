@@ -23,7 +23,7 @@ func (a *app) scoreCmd() *cobra.Command {
 		Example: `  timeaware score --data-source timepuzzles --input examples/score/puzzles.jsonl
   timeaware score --data-source timely/general --input examples/score/rollouts.jsonl --out out/scores.jsonl
   timeaware score --input examples/score/rollout-log.jsonl`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runScore(cmd.Context(), o, ds, shard) },
 	}
 	fs := cmd.Flags()

@@ -22,7 +22,7 @@ func (a *app) serveCmd() *cobra.Command {
 		Long:  longHelp("serve"),
 		Example: `  timeaware serve
   timeaware serve --addr 127.0.0.1:0 --addr-file out/serve.addr`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: a.runServe,
 	}
 	fs := cmd.Flags()

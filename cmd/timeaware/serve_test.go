@@ -421,7 +421,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"bad anytime prior", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR": "flat"}, "TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR=flat: \"flat\" is not uniform, linear or base"},
 		{"zero thinkprune limit", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT": "0"}, "TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT=0: 0: a budget must be at least 1 token"},
 		{"bad addr", []string{"serve", "--addr", "256.0.0.1:99999"}, nil, "--addr"},
-		{"stray argument", []string{"serve", "now"}, nil, "unknown command"},
+		{"stray argument", []string{"serve", "now"}, nil, `"timeaware serve" takes no arguments; got "now"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -38,7 +38,7 @@ func (a *app) synthBudgetCmd() *cobra.Command {
     --teacher-requests out/teacher.jsonl --teacher-model Qwen/Qwen3-8B --out out/rl.parquet
   timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --unit tokens \
     --reward length/thinkprune --token-budgets 1024,2048 --out out/tokens.parquet`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireSeed(cmd, "budgets"); err != nil {
 				return err
@@ -256,7 +256,7 @@ func (a *app) synthSFTCmd() *cobra.Command {
 		Short:   "VeRL multi-turn SFT rows from teacher traces that the rewards verify",
 		Long:    longHelp("synth sft"),
 		Example: `  timeaware synth sft --traces examples/budget/traces.jsonl --out out/sft.parquet`,
-		Args:    cobra.NoArgs,
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runSynthSFT(cmd.Context(), &f)
 		},

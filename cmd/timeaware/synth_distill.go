@@ -28,7 +28,7 @@ func (a *app) synthDistillCmd() *cobra.Command {
 		Example: `  timeaware synth distill --input out/rl-train.parquet --endpoint http://127.0.0.1:8000/v1 \
     --model teacher --samples 2 --out out/traces.jsonl
   timeaware synth sft --traces out/traces.jsonl --out out/sft.parquet`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runSynthDistill(cmd, &f) },
 	}
 	fs := cmd.Flags()

@@ -23,7 +23,7 @@ func (a *app) synthNegotiationCmd() *cobra.Command {
 		Example: `  timeaware synth negotiation --count 8 --seed 1 --out out/negotiation.parquet
   timeaware synth negotiation --count 8 --seed 2 --condition turn_limit \
     --scenario examples/negotiation/scenarios.yaml --out out/turn-limit.jsonl`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runSynthNegotiation(cmd, &f) },
 	}
 	fs := cmd.Flags()

@@ -36,7 +36,7 @@ func (a *app) synthPuzzlesCmd() *cobra.Command {
     --out out/puzzles-kb.jsonl
   timeaware synth puzzles solve out/puzzles-kb.jsonl
   timeaware synth puzzles import-published examples/puzzles/published_sample.json --out out/published.jsonl`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runPuzzlesCmd(cmd, &f) },
 	}
 	fs := cmd.Flags()

@@ -28,7 +28,7 @@ func (a *app) synthTimestampsCmd() *cobra.Command {
 		Example: `  timeaware synth timestamps --input examples/pairs/trajectories.jsonl --seed 1 --out out/stamped.jsonl
   timeaware synth timestamps --input examples/pairs/trajectories.jsonl --seed 7 --start 2025-03-01T09:00:00Z \
     --sensitivity medium --mode fill --shard 0/4 --out out/part-0.json`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := requireSeed(cmd, "times"); err != nil {
 				return err

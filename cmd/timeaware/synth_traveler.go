@@ -27,7 +27,7 @@ func (a *app) synthTravelerCmd() *cobra.Command {
 		Long:  longHelp("synth traveler"),
 		Example: `  timeaware synth traveler --count 20 --seed 1 --out out/traveler.parquet
   timeaware synth traveler --count 10 --seed 2 --events 50-50 --categories vague --format jsonl --out out/vague.jsonl`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("count") {
 				return usagef("--count is required")
