@@ -86,7 +86,7 @@ func parseShardFlag(s string) (shard.Shard, error) {
 	}
 	sh, err := shard.Parse(s)
 	if err != nil {
-		return shard.Shard{}, usagef("--shard: %v", err)
+		return shard.Shard{}, usagef("--shard %s: %v", showValue(s), err)
 	}
 	return sh, nil
 }

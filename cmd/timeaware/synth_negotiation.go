@@ -65,8 +65,10 @@ func (a *app) negotiationOptions() (negotiation.Options, error) {
 func (a *app) runSynthNegotiation(cmd *cobra.Command, f *synthNegotiationFlags) error {
 	if err := requireSeed(cmd, "negotiations"); err != nil {
 		return err
-	} else if f.count < 1 {
+	} else if f.count == 0 {
 		return usagef("--count is required: a number of rows from 1")
+	} else if f.count < 0 {
+		return usagef("--count %d: want a number of rows from 1", f.count)
 	}
 	config := typedConfig(a.v, "synth.negotiation.")
 	config["count"], config["test_fraction"] = f.count, f.testFraction

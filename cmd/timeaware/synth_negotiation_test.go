@@ -134,6 +134,7 @@ func TestSynthNegotiationUsageErrors(t *testing.T) {
 	}{
 		{"no seed", nil, []string{"--count", "3", "--out", out}, "--seed is required"},
 		{"no count", nil, []string{"--seed", "1", "--out", out}, "--count is required"},
+		{"negative count", nil, []string{"--seed", "1", "--count", "-1", "--out", out}, "--count -1: want a number of rows from 1"},
 		{"no out", nil, []string{"--seed", "1", "--count", "3"}, "--out is required"},
 		{"condition", nil, []string{"--seed", "1", "--count", "3", "--condition", "calm", "--out", out}, `--condition calm: "calm" is not one of`},
 		{"format", nil, []string{"--seed", "1", "--count", "3", "--format", "csv", "--out", out}, "--format"},

@@ -181,8 +181,11 @@ func (a *app) puzzleKeyError(err error) error {
 }
 
 func (a *app) runSynthPuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
-	if f.count <= 0 {
+	if f.count == 0 {
 		return usagef("--count is required: a positive number of puzzles")
+	}
+	if f.count < 0 {
+		return usagef("--count %d: want a positive number of puzzles", f.count)
 	}
 	config := typedConfig(a.v, "synth.puzzles.")
 	config["count"], config["start"], config["test_fraction"] = f.count, f.start, f.testFraction

@@ -172,6 +172,7 @@ func TestSynthPuzzlesUsageErrors(t *testing.T) {
 	}{
 		{"no seed", []string{"--count", "5", "--out", out}, "--seed is required", 0},
 		{"no count", []string{"--seed", "1", "--out", out}, "--count is required", 0},
+		{"negative count", []string{"--seed", "1", "--count", "-1", "--out", out}, "--count -1: want a positive number of puzzles", 0},
 		{"no out", []string{"--seed", "1", "--count", "5"}, "--out is required", 0},
 		{"years", []string{"--seed", "1", "--count", "5", "--out", out, "--years", "2030-1900"}, `--years 2030-1900: "2030-1900": want years`, 0},
 		{"solutions", []string{"--seed", "1", "--count", "5", "--out", out, "--solutions", "7"}, "--solutions 7: 7-7: want", 0},

@@ -57,5 +57,5 @@ func TestSynthShardsTogetherHoldEveryRowOnce(t *testing.T) {
 	}
 	code, _, stderr := runCLI(t, "synth", "traveler", "--count", "3", "--seed", "1", "--shard", "3/3", "--out", filepath.Join(dir, "x.jsonl"))
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, `--shard: shard "3/3": want 0 <= i < n`)
+	assert.Contains(t, stderr, `--shard 3/3: want i/n with 0 <= i < n`)
 }

@@ -5,6 +5,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 )
@@ -13,14 +14,15 @@ import (
 // Count of 1 or less, selects everything.
 type Shard struct{ Index, Count int }
 
-// Parse reads "i/n" with 0 ≤ i < n.
+// Parse reads "i/n" with 0 ≤ i < n. Its errors say what is wanted, not
+// the value: the caller names it (--shard 5/4: ...).
 func Parse(s string) (Shard, error) {
 	var sh Shard
 	if _, err := fmt.Sscanf(s, "%d/%d", &sh.Index, &sh.Count); err != nil || fmt.Sprintf("%d/%d", sh.Index, sh.Count) != s {
-		return Shard{}, fmt.Errorf("shard %q is not i/n", s)
+		return Shard{}, errors.New("want i/n, such as 0/4")
 	}
 	if sh.Count < 1 || sh.Index < 0 || sh.Index >= sh.Count {
-		return Shard{}, fmt.Errorf("shard %q: want 0 <= i < n", s)
+		return Shard{}, errors.New("want i/n with 0 <= i < n")
 	}
 	return sh, nil
 }

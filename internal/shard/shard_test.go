@@ -18,13 +18,13 @@ func TestParse(t *testing.T) {
 		{in: "0/4", want: Shard{0, 4}},
 		{in: "3/4", want: Shard{3, 4}},
 		{in: "0/1", want: Shard{0, 1}},
-		{in: "4/4", err: "want 0 <= i < n"},
-		{in: "-1/4", err: "want 0 <= i < n"},
-		{in: "0/0", err: "want 0 <= i < n"},
-		{in: "1/4x", err: "is not i/n"},
-		{in: "01/4", err: "is not i/n"},
-		{in: "1", err: "is not i/n"},
-		{in: "", err: "is not i/n"},
+		{in: "4/4", err: "want i/n with 0 <= i < n"},
+		{in: "-1/4", err: "want i/n with 0 <= i < n"},
+		{in: "0/0", err: "want i/n with 0 <= i < n"},
+		{in: "1/4x", err: "want i/n, such as 0/4"},
+		{in: "01/4", err: "want i/n, such as 0/4"},
+		{in: "1", err: "want i/n, such as 0/4"},
+		{in: "", err: "want i/n, such as 0/4"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := Parse(tc.in)
