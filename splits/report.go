@@ -32,7 +32,7 @@ func (r *Report) WriteText(w io.Writer, files int) error {
 	if !r.Passed {
 		verdict = fmt.Sprintf("FAILED (%d of %d checks)", failed, len(r.Checks))
 	}
-	p.printf("splits check: %s — %d files\n", verdict, files)
+	p.printf("splits check: %s — %s\n", verdict, plural(files, "file", "files"))
 	if c := r.Columns; c != nil {
 		preset := c.Preset
 		if preset == "" {

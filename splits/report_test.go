@@ -78,7 +78,7 @@ rows
 	r.Columns = &Columns{Text: []string{"question"}}
 	b.Reset()
 	require.NoError(t, r.WriteText(&b, 1))
-	assert.Equal(t, `splits check: passed — 1 files
+	assert.Equal(t, `splits check: passed — 1 file
   columns: preset none; text question; group -; id -
   train:   3 rows
   test:    1 rows
