@@ -226,6 +226,14 @@ func TestErrorsHaveOneShape(t *testing.T) {
 			`--out ` + filepath.Join(aFile, "demo") + `: ` + aFile + ` is not a directory`},
 		{"config file", []string{"--config", missing, "score", "--data-source", "timepuzzles", "--input", scorePuzzles}, exitIO,
 			`--config ` + missing + `: no such file or directory`},
+		// An --out that names a directory is an output that cannot be
+		// written, found before any work (exit 1 or a rename error before).
+		{"score out is a directory", []string{"score", "--data-source", "timepuzzles", "--input", scorePuzzles, "--out", tmp}, exitIO,
+			`--out ` + tmp + `: is a directory; name a file$`},
+		{"pairs out is a directory", []string{"pairs", "build", "--input", demoTrajectories, "--format", "jsonl", "--out", tmp}, exitIO,
+			`--out ` + tmp + `: is a directory; name a file$`},
+		{"synth out is a directory", []string{"synth", "puzzles", "--count", "2", "--seed", "1", "--format", "jsonl", "--out", tmp}, exitIO,
+			`--out ` + tmp + `: is a directory; name a file$`},
 	}
 	packageName := regexp.MustCompile(`(^|[: ])(` + strings.Join(internalPackages, "|") + `): `)
 	for _, tt := range tests {

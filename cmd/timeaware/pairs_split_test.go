@@ -226,12 +226,14 @@ func TestPairsBuildRecordScenarioMustBeKnown(t *testing.T) {
 
 func TestPairsBuildSplitCommitsAllOrNothing(t *testing.T) {
 	dir := t.TempDir()
-	// The test file's path is taken by a directory, so its rename fails
-	// after the train file's has succeeded.
+	// The test file's path is taken by a directory: an output that cannot
+	// be written (exit 3), found before any is (internal/output's tests
+	// hold the commit to all or nothing when one appears later).
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "p-test.jsonl"), 0o755))
 	code, _, stderr := runCLI(t, "pairs", "build", "--input", demoTrajectories, "--annotations", demoVotes,
 		"--direct-answers", demoDirect, "--split", "paper", "--out", filepath.Join(dir, "p.jsonl"))
-	assert.Equal(t, 1, code, stderr)
+	assert.Equal(t, exitIO, code, stderr)
+	assert.Contains(t, stderr, filepath.Join(dir, "p-test.jsonl")+": is a directory; name a file")
 	assert.Equal(t, []string{"p-test.jsonl"}, dirNames(t, dir), "no train file, manifest or temp file is left")
 }
 

@@ -52,6 +52,10 @@ func Create(path string) (*File, error) {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("directory %s does not exist", dir)}
 	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		// Found now, before any work: a rename at the end would fail.
+		return nil, &fs.PathError{Op: "create", Path: path, Err: ErrIsDir}
+	}
 	RemoveStale(path)
 	if useTmpfile {
 		if f, err := openTmpfile(dir); err == nil {
@@ -65,6 +69,9 @@ func Create(path string) (*File, error) {
 	}
 	return &File{path: path, f: f, named: named}, nil
 }
+
+// ErrIsDir is Create's error for a path that names a directory.
+var ErrIsDir = errors.New("is a directory; name a file")
 
 // CreateAll is Create, making path's directory and those above it first,
 // as `mkdir -p` would.

@@ -97,10 +97,11 @@ func TestCommitFailureLeavesNothing(t *testing.T) {
 	modes(t, func(t *testing.T, _ bool) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "out")
-		require.NoError(t, os.Mkdir(path, 0o755)) // a directory where the file should go
-		require.NoError(t, os.WriteFile(filepath.Join(path, "x"), nil, 0o644))
 		f, err := Create(path)
 		require.NoError(t, err)
+		// A directory takes the file's place while it is written.
+		require.NoError(t, os.Mkdir(path, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(path, "x"), nil, 0o644))
 		_, err = f.Write([]byte("data"))
 		require.NoError(t, err)
 		err = f.Commit()
@@ -175,4 +176,17 @@ func TestStaleTemporaryFilesOfDeadWritersAreRemoved(t *testing.T) {
 		".out.parquet.tmp-987654321",
 		"out.parquet.tmp-" + strconv.Itoa(deadPID) + "-abc",
 	}, got)
+}
+
+// TestCreateRefusesADirectory: a path that names a directory is refused at
+// Create, before any work, naming the path.
+func TestCreateRefusesADirectory(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(dir)
+	assert.Nil(t, f)
+	require.ErrorIs(t, err, ErrIsDir)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, dir, pe.Path)
+	assert.Empty(t, listing(t, dir), "nothing written")
 }

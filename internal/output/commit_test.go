@@ -54,6 +54,13 @@ func (o outputSet) dataPaths() []string {
 // commit writes the set with data of run and commits it with fsys.
 func (o outputSet) commit(t *testing.T, fsys commitfs.FS, run string) error {
 	t.Helper()
+	return o.commitAfter(t, fsys, run, func() {})
+}
+
+// commitAfter is commit, calling between the files' writing and their
+// commit (a directory may take a file's place there).
+func (o outputSet) commitAfter(t *testing.T, fsys commitfs.FS, run string, between func()) error {
+	t.Helper()
 	m := &Manifest{Tool: "timeaware", Command: "test " + run}
 	var files []*File
 	for _, p := range o.dataPaths() {
@@ -66,6 +73,7 @@ func (o outputSet) commit(t *testing.T, fsys commitfs.FS, run string) error {
 		m.Outputs = append(m.Outputs, e)
 		files = append(files, f)
 	}
+	between()
 	ctx := context.Background()
 	if fsys != nil {
 		ctx = commitfs.WithFS(ctx, fsys)
@@ -232,16 +240,19 @@ func TestCommitSingleFile(t *testing.T) {
 	assert.Equal(t, map[string]string{"scores.jsonl": "new\n"}, dirState(t, dir))
 }
 
-// TestCommitRefusesANonFileInTheWay: a directory where an output should
-// go fails the commit before anything is renamed.
+// TestCommitRefusesANonFileInTheWay: a directory that takes an output's
+// place while the outputs are written fails the commit before anything is
+// renamed. (One there from the start is refused at Create.)
 func TestCommitRefusesANonFileInTheWay(t *testing.T) {
 	o := outputSet{dir: t.TempDir(), split: true}
 	require.NoError(t, o.commit(t, nil, "one"))
 	test := o.dataPaths()[1]
-	require.NoError(t, os.Remove(test))
-	require.NoError(t, os.MkdirAll(filepath.Join(test, "x"), 0o755))
-	before := dirState(t, o.dir)
-	err := o.commit(t, nil, "two")
+	var before map[string]string
+	err := o.commitAfter(t, nil, "two", func() {
+		require.NoError(t, os.Remove(test))
+		require.NoError(t, os.MkdirAll(filepath.Join(test, "x"), 0o755))
+		before = dirState(t, o.dir)
+	})
 	require.ErrorIs(t, err, errNotAFile)
 	assert.ErrorContains(t, err, "writing "+test)
 	assert.Equal(t, before, dirState(t, o.dir))

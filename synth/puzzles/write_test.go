@@ -213,7 +213,7 @@ func TestWritePublishedErrors(t *testing.T) {
 		{"not json", filepath.Join("..", "..", "examples", "puzzles", "kb.csv"), nil, none, "record 1", true},
 		{"report fails", sample, nil, func(*Imported) error { return fmt.Errorf("stop") }, "stop", true},
 		{"split", sample, func(o *synth.Output) { o.TestFraction = 0.5 }, none, "test_fraction: an imported set is not split", false},
-		{"output in the way", sample, func(o *synth.Output) { require.NoError(t, os.Mkdir(o.Path, 0o755)) }, none, "in the way", false},
+		{"output in the way", sample, func(o *synth.Output) { require.NoError(t, os.Mkdir(o.Path, 0o755)) }, none, "is a directory; name a file", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := testOutput(filepath.Join(t.TempDir(), "pub.jsonl"))
