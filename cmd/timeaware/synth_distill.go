@@ -114,7 +114,12 @@ func conversations(rows []eval.Row, results []*eval.Result) []*budget.Conversati
 // too many conversations failed.
 func (a *app) distilled(f *synthDistillFlags, d *budget.Distilled, run *modelRun, stats chat.Stats) error {
 	s := d.Summary
-	fmt.Fprintf(a.stdout, "synth distill: %d traces of %d rows written to %s\n", s.Traces, s.Rows, f.out)
+	if run.gaveUp || run.err != nil {
+		// The run stopped: nothing is written (the error below says why).
+		fmt.Fprintf(a.stdout, "synth distill: stopped; %d traces of %d rows made, none written to %s\n", s.Traces, s.Rows, f.out)
+	} else {
+		fmt.Fprintf(a.stdout, "synth distill: %d traces of %d rows written to %s\n", s.Traces, s.Rows, f.out)
+	}
 	fmt.Fprintf(a.stdout, "  ended:       %d answered on time (%d right), %d late or out of time, %d unfinished at --max-turns %d, %d failed\n",
 		s.OnTime, s.Right, s.Late, s.Unfinished, f.maxTurns, s.Failed)
 	fmt.Fprintf(a.stdout, "  requests:    %d sent, %d from the cache, %d retries\n", stats.Requests, stats.CacheHits, stats.Retries)

@@ -116,6 +116,16 @@ func TestSynthDistillCutsATeacherThatNeverAnswers(t *testing.T) {
 		assert.Equal(t, tc.code, code, stderr)
 		assert.Contains(t, stderr, tc.want)
 	}
+	// A teacher that is not there: the run stops, and says that nothing
+	// was written, not "written to".
+	gone := filepath.Join(dir, "gone.jsonl")
+	code, stdout, stderr = runCLI(t, "synth", "distill", "--input", rows, "--endpoint", "http://127.0.0.1:9/v1", "--model", "t",
+		"--out", gone, "--no-cache")
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stdout, "synth distill: stopped; 0 traces of 24 rows made, none written to "+gone+"\n")
+	assert.NotContains(t, stdout, "rows written to")
+	assert.Contains(t, stderr, "nothing written")
+	assert.NoFileExists(t, gone)
 	puzzles := filepath.Join(dir, "p.jsonl")
 	code, _, _ = runCLI(t, "synth", "puzzles", "--count", "3", "--seed", "1", "--out", puzzles)
 	require.Equal(t, 0, code)
