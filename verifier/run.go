@@ -47,6 +47,10 @@ type RunOptions struct {
 	// that play the other side of negotiation steps asking for a model
 	// opponent: the NegotiationOpponent.
 	Opponent chat.Options
+	// Warnings are logged once the listener is bound: what the caller
+	// found worth saying about a service that starts, and only then (a
+	// port in use is then the one thing said).
+	Warnings []string
 }
 
 // ErrNoToken is the error of an address beyond loopback without a Token
@@ -109,6 +113,9 @@ func Run(ctx context.Context, opt RunOptions) error {
 			return &OptionError{Field: "AddrFile", Err: err}
 		}
 		defer removeAddrFile(opt.AddrFile, bound, log)
+	}
+	for _, w := range opt.Warnings {
+		log.Warn(w)
 	}
 	reserve := MemoryReserve(limit)
 	debug.SetMemoryLimit(limit - reserve)

@@ -80,7 +80,7 @@ func (a *app) serveOptions(log *slog.Logger) (o verifier.RunOptions, err error) 
 		return o, err
 	}
 	if !shared {
-		log.Warn("timers.secret is not set: timer tokens are signed with a random key and readable only by this process, until it stops; set TIMEAWARE_TIMERS_SECRET on every replica")
+		o.Warnings = append(o.Warnings, "timers.secret is not set: timer tokens are signed with a random key and readable only by this process, until it stops; set TIMEAWARE_TIMERS_SECRET on every replica")
 	}
 	scorer, err := rewards.NewScorer(cfg, store)
 	if err != nil {
