@@ -14,6 +14,7 @@ import (
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/examples"
 	"github.com/timeaware/timeaware/internal/atomicfile"
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/verifier"
 )
@@ -34,6 +35,12 @@ func (a *app) demoCmd() *cobra.Command {
 }
 
 func (a *app) runDemo(ctx context.Context, dir, format string) error {
+	// Checked before anything is written: a usage error writes nothing.
+	if format != "" {
+		if _, err := dataset.Lookup(format); err != nil {
+			return usagef("--format %s: want %s", showValue(format), dataset.Names())
+		}
+	}
 	inDir := filepath.Join(dir, "input")
 	if err := os.MkdirAll(inDir, 0o755); err != nil {
 		return pathError("out", dir, &fs.PathError{Op: "create", Path: dir, Err: atomicfile.DirError(err)})

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,4 +58,16 @@ func TestDemo(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDemoRefusesAnUnknownFormatBeforeWriting: --format names itself in
+// the error, not the config key the demo sets from it, and a usage error
+// leaves nothing behind (the built-in sample was written first before).
+func TestDemoRefusesAnUnknownFormatBeforeWriting(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	code, stdout, stderr := runCLI(t, "demo", "--out", dir, "--format", "xml")
+	assert.Equal(t, exitUsage, code, stderr)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(stderr, "timeaware: --format xml: want parquet, arrow or jsonl\n"), stderr)
+	assert.NoDirExists(t, dir)
 }
