@@ -97,6 +97,12 @@ func parseShardFlag(s string) (shard.Shard, error) {
 // becomes Parquet.
 // A key "--format" names a flag that no config key sets.
 func (a *app) outputFormat(key, out string) (*dataset.Format, error) {
+	return a.fileFormat(key, "out", out)
+}
+
+// fileFormat is outputFormat for the file that flag names (an argument
+// when flag is ""), which errors name.
+func (a *app) fileFormat(key, pathFlag, out string) (*dataset.Format, error) {
 	flag, flagOnly := strings.CutPrefix(key, "--")
 	name := ""
 	if flagOnly {
@@ -121,5 +127,9 @@ func (a *app) outputFormat(key, out string) (*dataset.Format, error) {
 	for _, f := range dataset.All {
 		exts = append(exts, f.Extensions...)
 	}
-	return nil, usagef("--out %s: unknown extension %q: name the file %s, or give --format (%s)", out, filepath.Ext(out), strings.Join(exts, ", "), dataset.Names())
+	where := out
+	if pathFlag != "" {
+		where = "--" + pathFlag + " " + out
+	}
+	return nil, usagef("%s: unknown extension %q: name the file %s, or give --format (%s)", where, filepath.Ext(out), strings.Join(exts, ", "), dataset.Names())
 }

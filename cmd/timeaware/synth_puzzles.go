@@ -226,7 +226,7 @@ func (a *app) runSolvePuzzles(ctx context.Context, f *synthPuzzlesFlags) error {
 	} else if st.IsDir() {
 		return usageError{pathError(flag, path, errors.New("is a directory"))}
 	}
-	format, err := a.outputFormat("synth.puzzles.format", path)
+	format, err := a.fileFormat("synth.puzzles.format", flag, path)
 	if err != nil {
 		return err
 	}

@@ -404,6 +404,12 @@ func TestPuzzleVerbsAndTheirDeprecatedFlags(t *testing.T) {
 	code, _, stderr = runCLI(t, "synth", "puzzles", "solve", dir)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "timeaware: "+dir+": is a directory")
+	// A file of an unknown kind is named as the argument, not as an --out
+	// that solve does not have.
+	published := writeFile(t, filepath.Join(dir, "published.json"), "[]\n")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "solve", published)
+	assert.Equal(t, exitUsage, code)
+	assert.True(t, strings.HasPrefix(stderr, "timeaware: "+published+`: unknown extension ".json": name the file `), stderr)
 	code, _, stderr = runCLI(t, "synth", "puzzles", "import-published", sample)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "import-published needs --out")
