@@ -761,7 +761,9 @@ def test_a_caller_that_stops_waiting_does_not_stall_the_batcher(shared_server, a
     stopped waiting."""
     import json
 
-    s = adapter(shared_server.url, rollout_log=str(tmp_path / "log"), max_inflight=1, max_wait_ms=50)
+    # Items wait a second for companions, so the cancel below always comes
+    # before the batch is sent, however loaded the machine.
+    s = adapter(shared_server.url, rollout_log=str(tmp_path / "log"), max_inflight=1, max_wait_ms=1000)
     b = scoring.get_batcher(s)
     item = scoring.prepare_item("timepuzzles", "MY ANSWER: 2023-08-15", "2023-08-15", {}, s)
     for _ in range(3):
