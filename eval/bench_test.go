@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/rewards"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/plotutil"
 
-	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/chat"
 )
 
 // TestQuantileMetricPoolsTheResults: the p90 of a detail key is taken over

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/conversation"
-	"github.com/timeaware/timeaware/internal/chat"
 )
 
 // DefaultDirectInstruction is the guidance DirectGenerator gives the model

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/internal/atomicfile"
-	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/internal/memlimit"
 	"github.com/timeaware/timeaware/synth/negotiation"
 )

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/timers"
 )

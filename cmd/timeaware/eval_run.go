@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
-	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/rewards"
 )

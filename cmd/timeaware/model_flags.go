@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
-	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/negotiation"

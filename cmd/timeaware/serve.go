@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/timeaware/timeaware/internal/chat"
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/verifier"
 )

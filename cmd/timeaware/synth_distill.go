@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/eval"
-	"github.com/timeaware/timeaware/internal/chat"
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/synth/budget"
 )

@@ -69,6 +69,10 @@ var (
 	// ErrCorrupt is wrapped by the errors for data that cannot be decoded:
 	// damaged Parquet or Arrow files, JSONL lines that are not JSON objects.
 	ErrCorrupt = errors.New("corrupt data")
+	// ErrNoRecords is the one answer of every command to an input that
+	// holds no records (an empty file, a JSON array with no element): it
+	// is refused, naming the file, and nothing is written.
+	ErrNoRecords = errors.New("no records: the file is empty")
 )
 
 const defaultBatchRows = 8192

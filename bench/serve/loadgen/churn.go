@@ -64,13 +64,13 @@ type churnSummary struct {
 	// to another because theirs refused the connection before they were
 	// written, Resent those sent again on a fresh connection because the
 	// server closed their kept-alive one under them.
-	Replicas int   `json:"replicas"`
-	Moved    int64 `json:"moved"`
-	Resent   int64 `json:"resent"`
-	Other           int64   `json:"other"`
-	Seconds         float64 `json:"seconds"`
-	CreatedPerS     float64 `json:"created_per_s"`
-	Probes          int64   `json:"probes"`
+	Replicas    int     `json:"replicas"`
+	Moved       int64   `json:"moved"`
+	Resent      int64   `json:"resent"`
+	Other       int64   `json:"other"`
+	Seconds     float64 `json:"seconds"`
+	CreatedPerS float64 `json:"created_per_s"`
+	Probes      int64   `json:"probes"`
 	// ProbesLost counts probes not answered 200 before their ttl, and
 	// ProbesAlive those still answered 200 after it.
 	ProbesLost      int64   `json:"probes_lost"`
@@ -131,9 +131,9 @@ func churn(c config) (churnSummary, error) {
 	defer func() { close(stopWatch); <-watchEnded }()
 	var (
 		seq, created, refused, other, lost, alive, probes, resent atomic.Int64
-		errs                                              errorLog
-		due                                               = make(chan churnProbe, c.creations/int64(c.probeEvery)+int64(c.clients)+1)
-		expired                                           = make(chan churnProbe, cap(due))
+		errs                                                      errorLog
+		due                                                       = make(chan churnProbe, c.creations/int64(c.probeEvery)+int64(c.clients)+1)
+		expired                                                   = make(chan churnProbe, cap(due))
 	)
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -8,6 +8,11 @@
 // jitter, honouring Retry-After, and can keep every reply in an on-disk cache
 // keyed by the request, so that a run that stops for any reason resumes
 // where it left off without sending an answered request again.
+//
+// Requests and replies are conversation's messages, tool schemas and tool
+// calls: conversation is the message model every part of timeaware shares and
+// this package one client of it, so imports run from chat to conversation and
+// never back.
 package chat
 
 import (
