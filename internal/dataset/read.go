@@ -72,7 +72,7 @@ var (
 	// ErrNoRecords is the one answer of every command to an input that
 	// holds no records (an empty file, a JSON array with no element): it
 	// is refused, naming the file, and nothing is written.
-	ErrNoRecords = errors.New("no records: the file is empty")
+	ErrNoRecords = errors.New("no records")
 )
 
 const defaultBatchRows = 8192
