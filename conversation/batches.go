@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
+
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // Source is one named input of records: a JSON array of records or JSONL.
@@ -43,7 +46,8 @@ type BatchOptions struct {
 // split off (a *RecordError, prefixed with Prefix), or what work or done
 // returned for a batch; errors of later batches are dropped. ForEachBatch
 // returns once every goroutine it started has finished, with that error, or
-// with ctx's error when ctx ends first.
+// with ctx's error when ctx ends first. Sources that hold no record at all
+// are refused: the error wraps dataset.ErrNoRecords and names them.
 func ForEachBatch[T any](ctx context.Context, sources []Source, opt BatchOptions,
 	work func(context.Context, Batch) (T, error), done func(Batch, T) error) error {
 	workers := opt.Workers
@@ -84,6 +88,12 @@ func ForEachBatch[T any](ctx context.Context, sources []Source, opt BatchOptions
 		newJob := func(src int) *job {
 			return &job{Batch: Batch{Source: src, Records: make([]RawRecord, 0, size)}, ready: make(chan struct{})}
 		}
+		records := 0
+		defer func() {
+			if readErr == nil && records == 0 {
+				readErr = noRecords(sources, opt.Prefix)
+			}
+		}()
 		for i, src := range sources {
 			rd := NewReader(src.Reader, src.Name)
 			j := newJob(i)
@@ -99,6 +109,7 @@ func ForEachBatch[T any](ctx context.Context, sources []Source, opt BatchOptions
 					readErr = err
 					return
 				}
+				records++
 				j.Records = append(j.Records, raw)
 				if len(j.Records) == size {
 					if readErr = send(j); readErr != nil {
@@ -153,4 +164,22 @@ func ForEachBatch[T any](ctx context.Context, sources []Source, opt BatchOptions
 		first = ctx.Err()
 	}
 	return first
+}
+
+// noRecords is the error for sources without a single record between them,
+// naming them (the first three, and how many more).
+func noRecords(sources []Source, prefix string) error {
+	names := make([]string, 0, 3)
+	for _, src := range sources[:min(len(sources), 3)] {
+		names = append(names, src.Name)
+	}
+	list := strings.Join(names, ", ")
+	if n := len(sources) - len(names); n > 0 {
+		list += fmt.Sprintf(" and %d more", n)
+	}
+	err := fmt.Errorf("%s: %w", list, dataset.ErrNoRecords)
+	if prefix != "" {
+		err = fmt.Errorf("%s: %w", prefix, err)
+	}
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // jsonlSource is a JSONL source of n records with ids <name>-0 ... <name>-(n-1).
@@ -112,6 +113,37 @@ func TestForEachBatchStopsAtTheFirstErrorInInputOrder(t *testing.T) {
 		})
 	require.ErrorIs(t, err, errDone)
 	assert.Equal(t, 2, calls)
+}
+
+// TestForEachBatchRefusesNoRecords: sources without a record between them
+// are refused, named; one empty source beside others is not.
+func TestForEachBatchRefusesNoRecords(t *testing.T) {
+	run := func(sources ...conversation.Source) (int, error) {
+		n := 0
+		err := conversation.ForEachBatch(context.Background(), sources, conversation.BatchOptions{Workers: 2, Prefix: "pfx"},
+			func(_ context.Context, b conversation.Batch) (int, error) { return len(b.Records), nil },
+			func(_ conversation.Batch, got int) error { n += got; return nil })
+		return n, err
+	}
+	src := func(name, text string) conversation.Source {
+		return conversation.Source{Name: name, Reader: strings.NewReader(text)}
+	}
+	for _, tc := range []struct {
+		sources []conversation.Source
+		want    string
+	}{
+		{[]conversation.Source{src("a.jsonl", "")}, "pfx: a.jsonl: no records"},
+		{[]conversation.Source{src("a.json", " [ ] ")}, "pfx: a.json: no records"},
+		{[]conversation.Source{src("a.jsonl", "\n\n"), src("b.json", "[]")}, "pfx: a.jsonl, b.json: no records"},
+		{[]conversation.Source{src("a", ""), src("b", ""), src("c", ""), src("d", ""), src("e", "")}, "pfx: a, b, c and 2 more: no records"},
+	} {
+		_, err := run(tc.sources...)
+		require.ErrorIs(t, err, dataset.ErrNoRecords)
+		assert.EqualError(t, err, tc.want)
+	}
+	n, err := run(src("a.jsonl", ""), jsonlSource("b", 3), src("c.json", "[]"))
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
 }
 
 func TestForEachBatchReadingErrors(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/splits"
 )
 
@@ -53,7 +54,7 @@ func ReadData(paths []string, skip ...string) ([]Row, error) {
 		}
 	}
 	if len(rows) == 0 {
-		return nil, &OptionError{Option: "Data", Value: strings.Join(paths, ", "), Err: errors.New("no rows")}
+		return nil, &OptionError{Option: "Data", Value: strings.Join(paths, ", "), Err: dataset.ErrNoRecords}
 	}
 	return rows, nil
 }

@@ -69,7 +69,7 @@ func TestReadData(t *testing.T) {
 			filepath.Join(dir, "results"), true, "no dataset files besides the results and the cache"},
 		{"missing", []string{filepath.Join(dir, "nope.jsonl")}, nil, filepath.Join(dir, "nope.jsonl"), false, "no such file or directory"},
 		{"no rows", []string{filepath.Join(dir, "empty.jsonl"), filepath.Join(dir, "empty.jsonl")}, nil,
-			filepath.Join(dir, "empty.jsonl") + ", " + filepath.Join(dir, "empty.jsonl"), false, "no rows"},
+			filepath.Join(dir, "empty.jsonl") + ", " + filepath.Join(dir, "empty.jsonl"), false, "no records"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadData(tc.paths, tc.skip...)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -54,7 +55,7 @@ func NAR(opt NAROptions) (*NARReport, error) {
 		return nil, err
 	}
 	if ev.Overall().Samples() == 0 {
-		return nil, fmt.Errorf("eval: %s: no items to evaluate", name)
+		return nil, &OptionError{Option: "Input", Value: opt.Input, Err: dataset.ErrNoRecords}
 	}
 	rep := ev.Report()
 	for _, field := range opt.By {

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
@@ -467,6 +468,9 @@ func ReadResults(r io.Reader, name string) ([]*Result, error) {
 	var out []*Result
 	for {
 		line, n, err := lr.Next()
+		if err == io.EOF && len(out) == 0 {
+			return nil, fmt.Errorf("eval: %s: %w", name, dataset.ErrNoRecords)
+		}
 		if err == io.EOF {
 			return out, nil
 		}

@@ -109,6 +109,9 @@ func Score(ctx context.Context, opt ScoreOptions) (*rewards.LinesSummary, error)
 	if len(inputs) > 1 {
 		name = opt.Input
 	}
+	if sum.Items+sum.Failed+sum.Skipped == 0 {
+		return nil, &OptionError{Option: "Input", Value: opt.Input, Err: dataset.ErrNoRecords}
+	}
 	if sum.Failed > opt.MaxErrors {
 		return nil, &FailuresError{Input: name, LinesSummary: sum, MaxErrors: opt.MaxErrors}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -109,7 +110,8 @@ sensitivity=(missing)        1      0     0     1     0   100.0%*       -  100.0
 	assert.NotContains(t, rep.Text(), "*", "both classes overall")
 
 	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader(""), Rewards: cfg})
-	assert.EqualError(t, err, "eval: stdin: no items to evaluate")
+	assert.ErrorIs(t, err, dataset.ErrNoRecords)
+	assert.EqualError(t, err, "eval: -: no records")
 	_, err = NAR(NAROptions{Input: filepath.Join(t.TempDir(), "absent.jsonl"), Rewards: cfg})
 	var oe *OptionError
 	require.ErrorAs(t, err, &oe)

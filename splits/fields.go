@@ -20,6 +20,8 @@ import (
 type FieldSet struct {
 	top   []string
 	paths map[string]bool
+	// empty is true for a JSONL file without a row, which has no columns.
+	empty bool
 }
 
 // Has reports whether the dataset has the column path p (a role filter,
@@ -51,7 +53,8 @@ func Fields(path string) (*FieldSet, error) {
 		for {
 			line, n, err := lines.Next()
 			if err == io.EOF {
-				return fs, nil // an empty file has no columns
+				fs.empty = true // an empty file has no columns
+				return fs, nil
 			}
 			if err != nil {
 				return nil, fmt.Errorf("splits: %s: line %d: %w", path, n, err)

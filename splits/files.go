@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // ArgError is an argument of the gate's command line that ExpandArgs
@@ -109,7 +111,17 @@ func CheckFiles(ctx context.Context, files []ArgFile, opt FilesOptions) (*Report
 	if len(sides) == 0 {
 		return nil, ErrNoSplitFiles
 	}
-	cols, err := resolveFiles(sides, func() (*Columns, error) { return ResolveColumns(sides, opt.Columns) })
+	withRows, err := filesWithRows(files)
+	if err != nil {
+		return nil, err
+	}
+	var rowSides []Dataset
+	for _, d := range sides {
+		if withRows[d.Path] {
+			rowSides = append(rowSides, d)
+		}
+	}
+	cols, err := resolveFiles(rowSides, func() (*Columns, error) { return ResolveColumns(rowSides, opt.Columns) })
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +146,65 @@ func CheckFiles(ctx context.Context, files []ArgFile, opt FilesOptions) (*Report
 	if err != nil {
 		return nil, err
 	}
+	for _, side := range []string{Train, Test} {
+		if st := report.Splits[side]; st == nil || st.Rows == 0 {
+			return nil, noRows(files, side)
+		}
+	}
 	report.Columns = cols
 	return report, nil
+}
+
+// filesWithRows tells which files have a row that the gate reads columns
+// from (an empty JSONL file has none), and refuses a side every file of
+// which is empty, or files that are all empty (dataset.ErrNoRecords).
+func filesWithRows(files []ArgFile) (map[string]bool, error) {
+	withRows := map[string]bool{}
+	bySide := map[string]bool{}
+	for _, f := range files {
+		fs, err := Fields(f.Path)
+		if err != nil {
+			return nil, err
+		}
+		withRows[f.Path] = !fs.empty
+		bySide[f.Side] = bySide[f.Side] || !fs.empty
+	}
+	for _, side := range []string{Train, Test, Against, ""} {
+		if has, named := bySide[side]; named && !has {
+			return nil, noRows(files, side)
+		}
+	}
+	return withRows, nil
+}
+
+// noRows is the error for a side without rows: the side's files, named by
+// the flag the side has on the command line, wrap dataset.ErrNoRecords.
+// Files whose rows' split column decides their side stand for Train and
+// Test when no file was given for that side alone.
+func noRows(files []ArgFile, side string) error {
+	var paths []string
+	for _, f := range files {
+		if f.Side == side {
+			paths = append(paths, f.Path)
+		}
+	}
+	if len(paths) == 0 {
+		for _, f := range files {
+			if f.Side == "" {
+				paths = append(paths, f.Path)
+			}
+		}
+		side = ""
+	}
+	return &ArgError{Side: side, Arg: strings.Join(paths, ", "), Err: fmt.Errorf("%w on the %s side", dataset.ErrNoRecords, sideName(side))}
+}
+
+// sideName is how a report names side.
+func sideName(side string) string {
+	if side == "" {
+		return "train or test"
+	}
+	return side
 }
 
 // resolveFiles reads the columns of every file, then chooses the columns

@@ -147,7 +147,7 @@ func (a *app) named(flag string, paths ...string) {
 }
 
 // describe is the line a command's error is reported in: "--flag PATH:
-// reason" for an input a flag named, "PATH: reason" for an argument, and
+// reason" (or "--flag PATH, PATH2: reason") for an input a flag named, "PATH: reason" for an argument, and
 // never a library package's name.
 func (a *app) describe(err error) string {
 	msg := message(err)
@@ -157,7 +157,8 @@ func (a *app) describe(err error) string {
 	best := ""
 	for path := range a.inputFlags {
 		prefix := strings.TrimSuffix(path, string(filepath.Separator))
-		if (strings.HasPrefix(msg, prefix+": ") || strings.HasPrefix(msg, prefix+string(filepath.Separator))) && len(path) > len(best) {
+		named := strings.HasPrefix(msg, prefix+": ") || strings.HasPrefix(msg, prefix+", ") || strings.HasPrefix(msg, prefix+string(filepath.Separator))
+		if named && len(path) > len(best) {
 			best = path
 		}
 	}

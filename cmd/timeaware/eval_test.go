@@ -138,7 +138,7 @@ func TestEvalNARErrors(t *testing.T) {
 			"line 1: extra_info.sensitivity: an object or array cannot label a group"},
 		{"extra_info not object", `{"solution_str":"x","ground_truth":{"preferred":"tool"},"extra_info":"high"}`, nil, 1, "line 1: extra_info: not a JSON object"},
 		{"no items", " ", nil, 1, "line 1: empty line"},
-		{"empty file", "\x00", nil, 1, "no items to evaluate"},
+		{"empty file", "\x00", nil, 1, "empty_file.jsonl: no records"},
 		{"duplicate by", good, []string{"--by", "elapse,elapse"}, 2, "--by: elapse is given twice"},
 		{"empty by entry", good, []string{"--by", "elapse,,sensitivity"}, 2, "--by"},
 		{"bad pattern", good, []string{"--tool-call-pattern", "("}, 2, "--tool-call-pattern (: entry 1: error parsing regexp"},
@@ -171,6 +171,6 @@ func TestEvalNARErrors(t *testing.T) {
 
 		code, _, errOut = runCLI(t, "eval", "nar", "--input", "-")
 		assert.Equal(t, 1, code)
-		assert.Contains(t, errOut, "stdin: no items to evaluate")
+		assert.Equal(t, "timeaware: --input -: no records\n", errOut)
 	})
 }

@@ -101,6 +101,8 @@ func (a *app) runSplitsCheck(ctx context.Context, args []string, f *splitsCheckF
 		return usageError{ce.Err}
 	} else if errors.Is(err, splits.ErrNoSplitFiles) {
 		return usagef("splits check needs train and test files besides --against")
+	} else if ae := (*splits.ArgError)(nil); errors.As(err, &ae) {
+		return pathError(ae.Side, ae.Arg, ae.Err)
 	} else if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/timers"
 )
@@ -466,6 +467,7 @@ func Build(ctx context.Context, r io.Reader, name string, opt Options, emit func
 // with gen and hands them to emit one by one. It stops at the first bad
 // line (a *LineError, or gen's error, which the task's line annotates), at
 // the first error of emit, or when ctx is done (checked every 1024 tasks).
+// A file without a task is refused (dataset.ErrNoRecords).
 func eachRow[R any](ctx context.Context, tr *TaskReader, sel func(string) bool, tasks, skipped *int,
 	gen func(t *Task, dst []R) ([]R, error), emit func(*R) error) error {
 	var rows []R
@@ -476,6 +478,9 @@ func eachRow[R any](ctx context.Context, tr *TaskReader, sel func(string) bool, 
 			}
 		}
 		t, err := tr.Next()
+		if errors.Is(err, io.EOF) && *tasks == 0 {
+			return &FileError{Role: RoleTasks, Path: tr.lines.name, Err: dataset.ErrNoRecords}
+		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

@@ -12,6 +12,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -302,6 +303,9 @@ func ConvertTraces(ctx context.Context, r io.Reader, name string, opt SFTOptions
 			}
 		}
 		t, err := tr.Next()
+		if errors.Is(err, io.EOF) && sum.Traces == 0 {
+			return nil, fmt.Errorf("%s: %w", name, dataset.ErrNoRecords)
+		}
 		if errors.Is(err, io.EOF) {
 			return sum, nil
 		}

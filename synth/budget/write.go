@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/synth"
@@ -214,6 +215,9 @@ func taskSplit(path string, family Family, seed uint64, fraction float64) (*spli
 			seen[t.ID] = true
 			ids = append(ids, t.ID)
 		}
+	}
+	if len(ids) == 0 {
+		return nil, &FileError{Role: RoleTasks, Path: path, Err: dataset.ErrNoRecords}
 	}
 	if len(ids) < 2 {
 		return nil, fmt.Errorf("--test-fraction: %s has %d task(s); tasks go whole to one side, so a split needs two or more", path, len(ids))

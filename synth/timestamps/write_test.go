@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/internal/shard"
 )
@@ -137,17 +138,29 @@ func TestWriteShardAndNothing(t *testing.T) {
 	assert.Equal(t, 6-len(want), w.Summary.OtherShards)
 	assert.Equal(t, len(want), *w.Outputs[0].Rows)
 
-	// No record at all: an empty array, an empty JSONL file.
-	empty := filepath.Join(dir, "empty.jsonl")
-	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	// A shard that keeps none of the records writes an empty file, in
+	// either format.
+	opt.Keep = func(string) bool { return false }
 	for name, content := range map[string]string{"none.json": "[]\n", "none.jsonl": ""} {
 		out := filepath.Join(dir, name)
-		w, err := Write(context.Background(), []string{empty}, opt, Output{Path: out, Manifest: wtManifest()})
+		w, err := Write(context.Background(), files, opt, Output{Path: out, Manifest: wtManifest()})
 		require.NoError(t, err, name)
 		got, err := os.ReadFile(out)
 		require.NoError(t, err)
 		assert.Equal(t, content, string(got), name)
 		assert.Equal(t, 0, *w.Outputs[0].Rows)
+	}
+
+	// No record at all, an empty array or an empty JSONL file, is refused
+	// and writes nothing.
+	for name, content := range map[string]string{"empty.json": "[]\n", "empty.jsonl": ""} {
+		in := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(in, []byte(content), 0o644))
+		out := filepath.Join(dir, "from-"+name)
+		_, err := Write(context.Background(), []string{in}, opt, Output{Path: out, Manifest: wtManifest()})
+		require.ErrorIs(t, err, dataset.ErrNoRecords, name)
+		assert.EqualError(t, err, "timestamps: "+in+": no records")
+		assert.NoFileExists(t, out)
 	}
 }
 
