@@ -37,6 +37,9 @@ func (a *app) configCmd() *cobra.Command {
   timeaware --config examples/timeaware.yaml config show`,
 		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if err := a.checkSettings(); err != nil {
+				return err
+			}
 			out, err := a.effectiveConfig()
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/spf13/viper"
@@ -87,4 +88,90 @@ func TestEmptyVariableSetsTheKey(t *testing.T) {
 	code, fromEnv, stderr := runCLI(t, "config", "show")
 	require.Equal(t, exitOK, code, stderr)
 	assert.Contains(t, fromEnv, "    cache_dir: \"\" # from TIMEAWARE_PAIRS_GENERATE_CACHE_DIR\n")
+}
+
+// TestConfigShowRefusesWhatCommandsRefuse: for a bad value of every
+// section, config show refuses it in the words of the command that reads
+// it, with its exit code, and prints nothing on stdout.
+func TestConfigShowRefusesWhatCommandsRefuse(t *testing.T) {
+	tmp := t.TempDir()
+	out := func(name string) string { return filepath.Join(tmp, name) }
+	tests := []struct {
+		env, value string
+		command    []string
+	}{
+		{"TIMEAWARE_PAIRS_TIME_FORMAT", "utc", []string{"pairs", "build", "--input", demoTrajectories, "--out", out("p.parquet")}},
+		{"TIMEAWARE_PAIRS_FORMAT", "xml", []string{"pairs", "build", "--input", demoTrajectories, "--out", out("p.parquet")}},
+		{"TIMEAWARE_PAIRS_SPLIT", "random", []string{"pairs", "build", "--input", demoTrajectories, "--out", out("p.parquet")}},
+		{"TIMEAWARE_SPLITS_BANDS", "-3", []string{"splits", "check", "--text", "question", "--train", splitsTrain, "--test", splitsTest}},
+		{"TIMEAWARE_SYNTH_TIMESTAMPS_MODE", "nope", []string{"synth", "timestamps", "--input", demoTrajectories, "--seed", "1", "--out", out("t.jsonl")}},
+		{"TIMEAWARE_SYNTH_BUDGET_UNIT", "hours", []string{"synth", "budget", "--input", budgetTasks, "--family", "general", "--seed", "1", "--out", out("b.jsonl")}},
+		{"TIMEAWARE_SYNTH_BUDGET_MULTIPLIERS", "0", []string{"synth", "budget", "--input", budgetTasks, "--family", "game", "--seed", "1", "--out", out("b.jsonl")}},
+		{"TIMEAWARE_SYNTH_PUZZLES_YEARS", "2030-1900", []string{"synth", "puzzles", "--count", "2", "--seed", "1", "--out", out("z.jsonl")}},
+		{"TIMEAWARE_SYNTH_TRAVELER_CATEGORIES", "nope", []string{"synth", "traveler", "--count", "2", "--seed", "1", "--out", out("v.jsonl")}},
+		{"TIMEAWARE_SYNTH_NEGOTIATION_CONDITION", "nope", []string{"synth", "negotiation", "--count", "2", "--seed", "1", "--out", out("n.jsonl")}},
+		{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION", "nope", []string{"score", "--data-source", "timepuzzles", "--input", scorePuzzles}},
+		{"TIMEAWARE_TIMERS_DEFAULT_TTL", "soon", []string{"score", "--data-source", "timepuzzles", "--input", scorePuzzles}},
+		{"TIMEAWARE_SERVE_MAX_INFLIGHT", "0", []string{"serve", "--addr", "127.0.0.1:0"}},
+		{"TIMEAWARE_PAIRS_CATALOG", out("missing.json"), []string{"pairs", "build", "--input", demoTrajectories, "--out", out("p.parquet")}},
+	}
+	sections := map[string]bool{}
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			t.Setenv(tt.env, tt.value)
+			code, stdout, stderr := runCLI(t, "config", "show")
+			require.NotEqual(t, exitOK, code, "config show accepted %s=%s", tt.env, tt.value)
+			assert.Empty(t, stdout)
+			wantCode, _, wantErr := runCLI(t, tt.command...)
+			require.NotEqual(t, exitOK, wantCode, "%v accepted %s=%s", tt.command, tt.env, tt.value)
+			assert.Equal(t, wantCode, code)
+			assert.Equal(t, firstLine(wantErr), firstLine(stderr))
+			assert.NotContains(t, firstLine(stderr), "settings are refused")
+		})
+		sections[sectionOf(keyOfEnv(tt.env))] = true
+	}
+	for _, c := range configChecks {
+		assert.True(t, sections[c.section], "no bad value of section %s is tried", c.section)
+	}
+
+	t.Run("several", func(t *testing.T) {
+		t.Setenv("TIMEAWARE_PAIRS_TIME_FORMAT", "utc")
+		t.Setenv("TIMEAWARE_SPLITS_BANDS", "-3")
+		code, stdout, stderr := runCLI(t, "config", "show")
+		assert.Equal(t, exitUsage, code)
+		assert.Empty(t, stdout)
+		assert.Equal(t, []string{"timeaware: 2 settings are refused:",
+			`  TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format "utc" (want none, iso or iso_delta)`,
+			"  TIMEAWARE_SPLITS_BANDS=-3: want a divisor of the permutations (128)"}, strings.Split(stderr, "\n")[:3])
+	})
+}
+
+// TestConfigChecksCoverEveryKey: every key of the configuration is under
+// a section that config show checks.
+func TestConfigChecksCoverEveryKey(t *testing.T) {
+	for key := range defaults {
+		assert.NotEmpty(t, sectionOf(key), "key %s is under no section that config show checks", key)
+	}
+}
+
+// sectionOf is the section of configChecks that key is under, or "".
+func sectionOf(key string) string {
+	best := ""
+	for _, c := range configChecks {
+		if strings.HasPrefix(key, c.section+".") && len(c.section) > len(best) {
+			best = c.section
+		}
+	}
+	return best
+}
+
+// keyOfEnv is the config key of a TIMEAWARE_* variable, found among the
+// keys (an oracle apart from the CLI's own mapping).
+func keyOfEnv(env string) string {
+	for key := range defaults {
+		if "TIMEAWARE_"+strings.ToUpper(strings.NewReplacer(".", "_").Replace(key)) == env {
+			return key
+		}
+	}
+	return ""
 }

@@ -94,34 +94,14 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := prefpairs.DatasetOptions{Inputs: files, Out: f.out, Annotations: f.annotations, DirectAnswers: f.directAnswers,
-		Build: prefpairs.DefaultOptions(), Consistency: prefpairs.ConsistencyOptions{MaxInconsistencies: v.GetInt("pairs.max_inconsistencies")},
-		Dataset: dataset.Options{ZstdLevel: v.GetInt("pairs.zstd_level"), RowGroupRows: v.GetInt64("pairs.row_group_rows")}}
+	o := prefpairs.DatasetOptions{Inputs: files, Out: f.out, Annotations: f.annotations, DirectAnswers: f.directAnswers}
 	if o.Format, err = a.outputFormat("pairs.format", f.out); err != nil {
 		return nil, err
 	}
-	b := &o.Build
-	if b.TimeFormat, err = prefpairs.ParseTimeFormat(v.GetString("pairs.time_format")); err != nil {
-		return nil, a.badKey("pairs.time_format", err)
-	}
-	b.MinMargin, b.ConfidentOnly, b.LabelOnlyMargin = v.GetFloat64("pairs.min_margin"), v.GetBool("pairs.confident_only"), v.GetFloat64("pairs.label_only_margin")
-	b.ToolResponse, b.Workers = prefpairs.ToolResponse(v.GetString("pairs.tool_response")), v.GetInt("pairs.workers")
-	if b.MinMargin < 0 || b.MinMargin > 1.5 {
-		return nil, a.badKeyf("pairs.min_margin", "want a margin from 0 to 1.5")
-	}
-	if b.LabelOnlyMargin < 0 || b.LabelOnlyMargin > 1.5 {
-		return nil, a.badKeyf("pairs.label_only_margin", "want a margin from 0 to 1.5")
-	}
-	if b.ToolResponse != prefpairs.RepeatLastTurn && b.ToolResponse != prefpairs.RepeatLastCall {
-		return nil, a.badKeyf("pairs.tool_response", "want last_turn or last_call")
-	}
-	if b.Shard, err = parseShardFlag(f.shard); err != nil {
+	if err := a.pairsOptions(&o); err != nil {
 		return nil, err
 	}
-	if err := a.pairsSplit(&o); err != nil {
-		return nil, err
-	}
-	if o.Generate, err = a.pairsGenerator(); err != nil {
+	if o.Build.Shard, err = parseShardFlag(f.shard); err != nil {
 		return nil, err
 	}
 	o.Manifest = manifest("pairs build", typedConfig(v, "pairs.", "pairs.generate.api_key_env"))
@@ -134,6 +114,35 @@ func (a *app) planPairsBuild(f *pairsBuildFlags) (*pairsPlan, error) {
 		}
 	}
 	return &pairsPlan{opt: o}, nil
+}
+
+// pairsOptions reads the pairs.* keys into o: the build, the consistency
+// check, the dataset writer, the split and the direct replies' generator.
+func (a *app) pairsOptions(o *prefpairs.DatasetOptions) error {
+	v := a.v
+	o.Build, o.Consistency = prefpairs.DefaultOptions(), prefpairs.ConsistencyOptions{MaxInconsistencies: v.GetInt("pairs.max_inconsistencies")}
+	o.Dataset = dataset.Options{ZstdLevel: v.GetInt("pairs.zstd_level"), RowGroupRows: v.GetInt64("pairs.row_group_rows")}
+	b := &o.Build
+	var err error
+	if b.TimeFormat, err = prefpairs.ParseTimeFormat(v.GetString("pairs.time_format")); err != nil {
+		return a.badKey("pairs.time_format", err)
+	}
+	b.MinMargin, b.ConfidentOnly, b.LabelOnlyMargin = v.GetFloat64("pairs.min_margin"), v.GetBool("pairs.confident_only"), v.GetFloat64("pairs.label_only_margin")
+	b.ToolResponse, b.Workers = prefpairs.ToolResponse(v.GetString("pairs.tool_response")), v.GetInt("pairs.workers")
+	if b.MinMargin < 0 || b.MinMargin > 1.5 {
+		return a.badKeyf("pairs.min_margin", "want a margin from 0 to 1.5")
+	}
+	if b.LabelOnlyMargin < 0 || b.LabelOnlyMargin > 1.5 {
+		return a.badKeyf("pairs.label_only_margin", "want a margin from 0 to 1.5")
+	}
+	if b.ToolResponse != prefpairs.RepeatLastTurn && b.ToolResponse != prefpairs.RepeatLastCall {
+		return a.badKeyf("pairs.tool_response", "want last_turn or last_call")
+	}
+	if err := a.pairsSplit(o); err != nil {
+		return err
+	}
+	o.Generate, err = a.pairsGenerator()
+	return err
 }
 
 // pairsSplit maps the catalog and split keys of pairs build to its

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/timeaware/timeaware/prefpairs"
+	"github.com/timeaware/timeaware/synth/budget"
+	"github.com/timeaware/timeaware/synth/negotiation"
+)
+
+// configCheck validates the keys under a section of the configuration
+// with the option builders of the commands that read them, so that a
+// value is refused in the same words wherever it is read.
+type configCheck struct {
+	section string
+	check   func(a *app) error
+}
+
+// configChecks holds a check for every section of the configuration;
+// config show runs them all, so that what it shows is what the commands
+// accept. A new section is one line here: a test fails on a key that no
+// check covers.
+var configChecks = []configCheck{
+	{"pairs", func(a *app) error {
+		if err := a.formatKey("pairs.format"); err != nil {
+			return err
+		}
+		return a.pairsOptions(&prefpairs.DatasetOptions{})
+	}},
+	{"splits", func(a *app) error { _, err := a.gateOptions(); return err }},
+	{"synth.timestamps", func(a *app) error { _, _, err := a.timestampsOptions(&synthTimestampsFlags{}); return err }},
+	{"synth.budget", (*app).checkBudgetKeys},
+	{"synth.puzzles", func(a *app) error {
+		if err := a.formatKey("synth.puzzles.format"); err != nil {
+			return err
+		}
+		_, _, err := a.puzzleOptions()
+		return err
+	}},
+	{"synth.traveler", func(a *app) error {
+		if err := a.formatKey("synth.traveler.format"); err != nil {
+			return err
+		}
+		opt, err := a.travelerOptions()
+		if err != nil {
+			return err
+		}
+		if err := opt.Validate(); err != nil {
+			return a.optionError(err, travelerKeys)
+		}
+		return nil
+	}},
+	{"synth.negotiation", func(a *app) error {
+		if err := a.formatKey("synth.negotiation.format"); err != nil {
+			return err
+		}
+		opt, err := a.negotiationOptions()
+		if err != nil {
+			return err
+		}
+		opt.Count = 1 // a flag's, checked by the command
+		if path := a.v.GetString("synth.negotiation.scenario"); path != "" {
+			if opt.Scenarios, _, err = negotiation.ReadScenarios(path); err != nil {
+				return pathError("scenario", path, err)
+			}
+		}
+		if err := opt.Validate(); err != nil {
+			return a.optionError(err, negotiationKeys)
+		}
+		return nil
+	}},
+	{"rewards", func(a *app) error { _, err := a.rewardsConfig(); return err }},
+	{"timers", func(a *app) error { _, _, err := a.timerStore(); return err }},
+	{"serve", func(a *app) error {
+		_, err := a.serveOptions(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		return err
+	}},
+}
+
+// checkBudgetKeys checks the synth.budget keys as synth budget reads them:
+// its unit, the options of every family, and the token budgets'.
+func (a *app) checkBudgetKeys() error {
+	if err := a.formatKey("synth.budget.format"); err != nil {
+		return err
+	}
+	if _, err := a.budgetUnit(); err != nil {
+		return err
+	}
+	for _, family := range budget.Families {
+		opt, err := a.budgetOptions(family)
+		if err != nil {
+			return err
+		}
+		if err := opt.Validate(); err != nil {
+			return a.budgetError(err, budgetKeys(family))
+		}
+	}
+	opt, err := a.tokenOptions(budget.FamilyGeneral)
+	if err != nil {
+		return err
+	}
+	if err := opt.Validate(); err != nil {
+		return a.budgetError(err, budgetKeys(budget.FamilyGeneral))
+	}
+	return nil
+}
+
+// formatKey checks an output format key: empty (the output's extension
+// decides) or a format's name.
+func (a *app) formatKey(key string) error {
+	if a.v.GetString(key) == "" {
+		return nil
+	}
+	_, err := a.outputFormat(key, "")
+	return err
+}
+
+// checkSettings runs every check of configChecks: nil when the commands
+// accept every value in effect, else the error of the one section refused,
+// or of each, a line each, under a line that counts them (the exit code is
+// the first one's).
+func (a *app) checkSettings() error {
+	var errs []error
+	for _, c := range configChecks {
+		// serve reads the rewards and timers keys too: one line a setting.
+		if err := c.check(a); err != nil && !slices.ContainsFunc(errs, func(e error) bool { return e.Error() == err.Error() }) {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) <= 1 {
+		return errors.Join(errs...)
+	}
+	lines := make([]string, len(errs))
+	for i, err := range errs {
+		lines[i] = "  " + a.describe(err)
+	}
+	return &settingsError{msg: fmt.Sprintf("%d settings are refused:\n%s", len(errs), strings.Join(lines, "\n")), first: errs[0]}
+}
+
+// settingsError is several refused settings: its text lists them all, and
+// it unwraps to the first, whose kind sets the exit code.
+type settingsError struct {
+	msg   string
+	first error
+}
+
+func (e *settingsError) Error() string { return e.msg }
+func (e *settingsError) Unwrap() error { return e.first }
