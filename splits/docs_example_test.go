@@ -48,7 +48,7 @@ func TestCheckDocsExample(t *testing.T) {
 		CheckExactDuplicates: "no test text reappears in train after normalisation",
 		CheckNearDuplicates:  "1 train/test pair is a near-duplicate (estimated Jaccard ≥ 0.80)",
 		CheckContamination:   "1 train row duplicates or nearly duplicates a row of the 2 rows of the outside evaluation set",
-		CheckTestFraction:    "no target test fraction set (achieved 0.278, 5 of 18 rows)",
+		CheckTestFraction:    "no target test fraction set: give --test-fraction, or the split's manifest (achieved 0.278, 5 of 18 rows)",
 	}
 	for name, want := range summaries {
 		assert.Equal(t, want, gtCheck(rep, name).Summary, name)

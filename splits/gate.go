@@ -1348,7 +1348,7 @@ func (g *gate) checkTestFraction() CheckResult {
 	}
 	if target == 0 {
 		c.Status = StatusSkipped
-		c.Summary = fmt.Sprintf("no target test fraction set (achieved %.3f, %d of %d rows)", achieved, g.sides[sideTest].rows, total)
+		c.Summary = fmt.Sprintf("no target test fraction set: give --test-fraction, or the split's manifest (achieved %.3f, %d of %d rows)", achieved, g.sides[sideTest].rows, total)
 		return c
 	}
 	c.Summary = fmt.Sprintf("test fraction %.3f (%d of %d rows), target %.3f ± %.3f",

@@ -30,10 +30,12 @@ func (a *app) evalRunCmd() *cobra.Command {
 		Use:   "run --endpoint URL --model NAME --data FILE [--data FILE...] --out RESULTS.jsonl",
 		Short: "Evaluate a model behind an OpenAI-compatible endpoint on pairs and synth datasets",
 		Long:  longHelp("eval run"),
-		Example: `  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
-    --data out/pairs-test.parquet --data out/puzzles.parquet --out out/before.jsonl
+		Example: standin + `  # out/tictoc-test.parquet and out/puzzles.parquet are written by the second example of pairs build
+  # and the first of synth puzzles:
+  timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
+    --data out/tictoc-test.parquet --data out/puzzles.parquet --out out/before.jsonl
   timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model --samples 4 --temperature 0.7 --seed 1 \
-    --data out/pairs-test.parquet --data out/puzzles.parquet --out out/after.jsonl --json > out/report.json
+    --data out/tictoc-test.parquet --data out/puzzles.parquet --out out/after.jsonl --json > out/report.json
   timeaware eval compare out/before.jsonl out/after.jsonl
   timeaware eval run --endpoint http://127.0.0.1:8000/v1 --model my-model \
     --data examples/eval/length.jsonl --out out/length.jsonl --plot out/length.png`,
@@ -133,7 +135,8 @@ func (a *app) evalCompareCmd() *cobra.Command {
 		Use:   "compare A.jsonl B.jsonl",
 		Short: "Paired differences B − A of two eval runs on the same rows",
 		Long:  longHelp("eval compare"),
-		Example: `  timeaware eval compare out/before.jsonl out/after.jsonl
+		Example: `  # out/before.jsonl and out/after.jsonl are written by the first two examples of eval run:
+  timeaware eval compare out/before.jsonl out/after.jsonl
   timeaware eval compare out/before.jsonl out/after.jsonl --json > out/compare.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {

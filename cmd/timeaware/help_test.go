@@ -60,13 +60,15 @@ func leafCommands(root *cobra.Command) map[string]*cobra.Command {
 type helpExample struct {
 	line string
 	code int // the exit code it must give: 0, or 1 where a comment before it says "(exit 1)"
+	// comment is the comment lines since the previous command line.
+	comment string
 }
 
 // exampleLines are the command lines of a help text's Examples section,
 // with continuation lines joined; a "#" line is a comment on the next.
 func exampleLines(example string) []helpExample {
 	var out []helpExample
-	cur, code := "", exitOK
+	cur, code, comment := "", exitOK, ""
 	for _, line := range strings.Split(example, "\n") {
 		line = strings.TrimSpace(line)
 		switch {
@@ -76,14 +78,15 @@ func exampleLines(example string) []helpExample {
 			if strings.Contains(line, "(exit 1)") {
 				code = exitData
 			}
+			comment += line + "\n"
 			continue
 		}
 		if more, ok := strings.CutSuffix(line, `\`); ok {
 			cur += more
 			continue
 		}
-		out = append(out, helpExample{cur + line, code})
-		cur, code = "", exitOK
+		out = append(out, helpExample{cur + line, code, comment})
+		cur, code, comment = "", exitOK, ""
 	}
 	return out
 }
@@ -221,4 +224,102 @@ func TestHelpShowsOneDefault(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHelpExamplesStandAlone: the help examples of one command never
+// break another's. No two examples write the same file; an example that
+// reads a file that no earlier line of its own help writes names the file
+// and the command whose example writes it in a comment above; and the
+// examples that need a model say how to start the scripted stand-in the
+// repository ships.
+func TestHelpExamplesStandAlone(t *testing.T) {
+	leaves := leafCommands((&app{v: newViper()}).rootCmd())
+	type writer struct{ command, line string }
+	writers := map[string]writer{}
+	for _, path := range exampleOrder {
+		if c, ok := leaves[path]; ok {
+			for _, ex := range exampleLines(c.Example) {
+				writes, _ := exampleFiles(ex.line)
+				for _, p := range writes {
+					// A parent's help repeats its subcommands' examples.
+					if w, ok := writers[p]; ok && w.line != ex.line {
+						t.Errorf("%s is written by two examples:\n  %s\n  %s", p, w.line, ex.line)
+					}
+					writers[p] = writer{exampleCommand(ex.line), ex.line}
+				}
+			}
+		}
+	}
+	_, err := os.Stat("../../examples/eval/standin_model.py")
+	require.NoError(t, err, "the stand-in the examples name")
+	for _, path := range exampleOrder {
+		c, ok := leaves[path]
+		if !ok {
+			continue
+		}
+		comments, written, model := "", map[string]bool{}, false
+		for _, ex := range exampleLines(c.Example) {
+			comments += ex.comment
+			writes, reads := exampleFiles(ex.line)
+			for _, p := range reads {
+				w, ok := writers[p]
+				if !assert.True(t, ok, "%s reads %s, which no example writes", ex.line, p) || written[p] {
+					continue
+				}
+				assert.True(t, strings.Contains(comments, p) && strings.Contains(comments, w.command),
+					"%s: %s reads %s, written by %s, and no comment above says so", path, ex.line, p, w.line)
+			}
+			for _, p := range writes {
+				written[p] = true
+			}
+			if strings.Contains(ex.line, modelURLInExamples) && !model {
+				assert.Contains(t, comments, "python3 examples/eval/standin_model.py --port 8000 &",
+					"%s: the first example that needs a model says how to start the stand-in", path)
+				model = true
+			}
+		}
+	}
+}
+
+// exampleFiles are the files under out/ an example line writes (--out, its
+// train and test sides and manifest, the other output flags, "> FILE") and
+// those it reads (every other path under out/).
+func exampleFiles(line string) (writes, reads []string) {
+	words := strings.Fields(line)
+	split := slices.Contains(words, "--test-fraction") || slices.Contains(words, "group")
+	for i, w := range words {
+		if !strings.HasPrefix(w, "out/") {
+			continue
+		}
+		switch prev := words[i-1]; prev {
+		case "--out":
+			writes = append(writes, w)
+			if w != "out/demo" {
+				writes = append(writes, w+".manifest.json")
+			}
+			if ext := filepath.Ext(w); split {
+				base := strings.TrimSuffix(w, ext)
+				writes = append(writes, base+"-train"+ext, base+"-test"+ext)
+			}
+		case ">", "--teacher-requests", "--addr-file", "--plot":
+			writes = append(writes, w)
+		default:
+			reads = append(reads, w)
+		}
+	}
+	return writes, reads
+}
+
+// exampleCommand is the command an example line runs, "synth budget": the
+// words after "timeaware" up to the first flag, path or redirection.
+func exampleCommand(line string) string {
+	words := strings.Fields(line)
+	words = words[slices.Index(words, "timeaware")+1:]
+	end := slices.IndexFunc(words, func(w string) bool {
+		return strings.HasPrefix(w, "-") || strings.Contains(w, "/") || w == ">"
+	})
+	if end < 0 {
+		end = len(words)
+	}
+	return strings.Join(words[:end], " ")
 }

@@ -14,6 +14,13 @@ import (
 	"github.com/timeaware/timeaware/synth/negotiation"
 )
 
+// standin is the first lines of the help examples that need a model: where
+// one is expected, and how to start the scripted stand-in the repository
+// ships.
+const standin = `  # a model server at 127.0.0.1:8000 (vLLM, SGLang), or the scripted stand-in that needs no GPU:
+  #   python3 examples/eval/standin_model.py --port 8000 &
+`
+
 // modelFlags are the flags of the commands that put rows to a model behind
 // an OpenAI-compatible endpoint (eval run, synth distill).
 type modelFlags struct {

@@ -34,7 +34,7 @@ func (a *app) pairsBuildCmd() *cobra.Command {
 		Example: `  timeaware pairs build --input examples/pairs/trajectories.jsonl --annotations examples/pairs/votes.jsonl \
     --direct-answers examples/pairs/direct.jsonl --out out/pairs.parquet
   timeaware pairs build --input examples/pairs/trajectories.jsonl --annotations examples/pairs/votes.jsonl \
-    --direct-answers examples/pairs/direct.jsonl --time-format iso_delta --split group --seed 3 --out out/pairs.parquet`,
+    --direct-answers examples/pairs/direct.jsonl --time-format iso_delta --split group --seed 3 --out out/tictoc.parquet`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := a.planPairsBuild(&f)

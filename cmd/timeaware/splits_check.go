@@ -29,8 +29,10 @@ func (a *app) splitsCheckCmd() *cobra.Command {
 		Use:   "check [FILE|DIR|MANIFEST ...] [--train PATH ...] [--test PATH ...]",
 		Short: "Check train/test splits of any dataset for leakage (for CI)",
 		Long:  longHelp("splits check"),
-		Example: `  timeaware splits check out/rl.parquet.manifest.json
-  timeaware splits check out/rl-train.parquet out/rl-test.parquet --json > out/gate.json
+		Example: `  # out/timely.parquet.manifest.json, out/timely-train.parquet and out/timely-test.parquet: the
+  # split that the second example of synth budget writes (--test-fraction 0.34):
+  timeaware splits check out/timely.parquet.manifest.json
+  timeaware splits check out/timely-train.parquet out/timely-test.parquet --json > out/gate.json
   # examples/splits has two leaks planted, so this check fails (exit 1):
   timeaware splits check --train examples/splits/train.jsonl --test examples/splits/test.jsonl \
     --text question --group topic --id id`,
@@ -52,7 +54,7 @@ func (a *app) splitsCheckCmd() *cobra.Command {
 	fs.String("sensitivity-column", "", "column of the sensitivity level (default: the preset's; none drops it)")
 	fs.String("label-column", "", "column of the label whose balance is reported (default: the preset's; none drops it)")
 	fs.String("against-text", "", "text columns of the --against files (default: their preset's, else --text)")
-	fs.Float64("test-fraction", splits.DefaultTestFraction, "target share of rows on the test side; 0 skips the check (default: the manifest's target, else 0.35)")
+	fs.Float64("test-fraction", splits.DefaultTestFraction, "target share of rows on the test side; 0 skips the check (default: the target of the split's manifest; pairs files without one, 0.35; other files, skipped)")
 	// The usage says the default, which depends on the inputs; pflag would
 	// add a second one ("(default 0.35)") that is not always true.
 	fs.Lookup("test-fraction").DefValue = "0"

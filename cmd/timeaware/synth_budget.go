@@ -35,7 +35,7 @@ func (a *app) synthBudgetCmd() *cobra.Command {
 		Long:  longHelp("synth budget"),
 		Example: `  timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --out out/rl.parquet
   timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --test-fraction 0.34 \
-    --teacher-requests out/teacher.jsonl --teacher-model Qwen/Qwen3-8B --out out/rl.parquet
+    --teacher-requests out/teacher.jsonl --teacher-model Qwen/Qwen3-8B --out out/timely.parquet
   timeaware synth budget --input examples/budget/tasks.jsonl --family general --seed 1 --unit tokens \
     --reward length/thinkprune --token-budgets 1024,2048 --out out/tokens.parquet`,
 		Args: noArgs,

@@ -25,9 +25,10 @@ func (a *app) synthDistillCmd() *cobra.Command {
 		Use:   "distill --input ROWS --endpoint URL --model NAME --out TRACES.jsonl",
 		Short: "Teacher traces for synth sft: live conversations with a model, get_duration answered from a timer",
 		Long:  longHelp("synth distill"),
-		Example: `  timeaware synth distill --input out/rl-train.parquet --endpoint http://127.0.0.1:8000/v1 \
+		Example: standin + `  # out/timely-train.parquet is written by the second example of synth budget:
+  timeaware synth distill --input out/timely-train.parquet --endpoint http://127.0.0.1:8000/v1 \
     --model teacher --samples 2 --out out/traces.jsonl
-  timeaware synth sft --traces out/traces.jsonl --out out/sft.parquet`,
+  timeaware synth sft --traces out/traces.jsonl --out out/teacher-sft.parquet`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runSynthDistill(cmd, &f) },
 	}

@@ -100,11 +100,12 @@ func puzzleSourceFlags(fs *pflag.FlagSet, labels *bool, more ...string) {
 func (a *app) synthPuzzlesSolveCmd() *cobra.Command {
 	f := synthPuzzlesFlags{verb: true}
 	cmd := &cobra.Command{
-		Use:     "solve FILE",
-		Short:   "solve every puzzle of a file again and report those whose stored answer differs",
-		Long:    longHelp("synth puzzles solve"),
-		Example: `  timeaware synth puzzles solve out/puzzles-kb.jsonl`,
-		Args:    cobra.ExactArgs(1),
+		Use:   "solve FILE",
+		Short: "solve every puzzle of a file again and report those whose stored answer differs",
+		Long:  longHelp("synth puzzles solve"),
+		Example: `  # out/puzzles-kb.jsonl is written by the second example of synth puzzles:
+  timeaware synth puzzles solve out/puzzles-kb.jsonl`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.solve = args[0]
 			return a.runSolvePuzzles(cmd.Context(), &f)
