@@ -79,7 +79,29 @@ func (a *app) runDemo(ctx context.Context, dir, format string) error {
 	if err := a.demoRewards(ctx); err != nil {
 		return err
 	}
-	return demoBudget(ctx, a.stdout, dir)
+	if err := demoBudget(ctx, a.stdout, dir); err != nil {
+		return err
+	}
+	printDemoNext(a.stdout, dir)
+	return nil
+}
+
+// printDemoNext says what to run next, on the sample the demo wrote: every
+// "timeaware" line runs as printed (a test runs them).
+func printDemoNext(w io.Writer, dir string) {
+	in := func(name string) string { return filepath.Join(dir, "input", name) }
+	split := filepath.Join(dir, "split", "pairs.parquet")
+	fmt.Fprintf(w, `
+Next:
+  split the sample's pairs by scenario, then check the split for leaks, as a CI job would (on a sample
+  this small the gate fails: its one low-sensitivity scenario went to the train side):
+    timeaware pairs build --input %s --annotations %s \
+      --direct-answers %s --split group --seed 3 --out %s
+    timeaware splits check %s.manifest.json
+  serve the rewards and timers to a trainer (TRL, VeRL, OpenRLHF; docs/serve.md):
+    timeaware serve
+  every command: timeaware --help; the guides: README.md and docs/
+`, in("trajectories.jsonl"), in("votes.jsonl"), in("direct.jsonl"), split, split)
 }
 
 // printPair shows one pair the way a trainer will see it.

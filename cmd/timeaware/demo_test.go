@@ -71,3 +71,41 @@ func TestDemoRefusesAnUnknownFormatBeforeWriting(t *testing.T) {
 	assert.True(t, strings.HasPrefix(stderr, "timeaware: --format xml: want parquet, arrow or jsonl\n"), stderr)
 	assert.NoDirExists(t, dir)
 }
+
+// TestDemoSaysWhatToRunNext: the demo ends with what to run next, and its
+// commands run as printed on what the demo wrote (but serve, which runs
+// until stopped: its help examples run it); the gate finds what the demo
+// says it finds.
+func TestDemoSaysWhatToRunNext(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "demo")
+	code, stdout, stderr := runCLI(t, "demo", "--out", dir)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	_, next, ok := strings.Cut(stdout, "\nNext:\n")
+	require.True(t, ok, "the demo says what to run next:\n%s", stdout)
+	var commands [][]string
+	cur := ""
+	for _, line := range strings.Split(next, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "timeaware ") && cur == "" {
+			continue
+		}
+		if more, ok := strings.CutSuffix(line, `\`); ok {
+			cur += more
+			continue
+		}
+		commands = append(commands, strings.Fields(cur + line)[1:])
+		cur = ""
+	}
+	require.Equal(t, [][]string{
+		{"pairs", "build", "--input", filepath.Join(dir, "input", "trajectories.jsonl"), "--annotations", filepath.Join(dir, "input", "votes.jsonl"),
+			"--direct-answers", filepath.Join(dir, "input", "direct.jsonl"), "--split", "group", "--seed", "3", "--out", filepath.Join(dir, "split", "pairs.parquet")},
+		{"splits", "check", filepath.Join(dir, "split", "pairs.parquet.manifest.json")},
+		{"serve"},
+	}, commands)
+	code, _, stderr = runCLI(t, commands[0]...)
+	require.Equal(t, exitOK, code, "stderr: %s", stderr)
+	code, report, _ := runCLI(t, commands[1]...)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, report, `split "test" has no rows with sensitivity "low"`)
+	assert.Contains(t, report, "FAILED (1 of 10 checks)")
+}
