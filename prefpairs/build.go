@@ -69,6 +69,9 @@ type Options struct {
 	// sees the pair's metadata (id, scenario, sensitivity, elapse, label)
 	// before the responses are filled in.
 	Split func(p *Pair) (string, error)
+	// Generated, when set, counts the direct replies queued for Generator
+	// and those it returned, for a progress line while they are generated.
+	Generated *GenerationProgress
 	// CountOnly skips rendering and direct replies: emitted pairs carry only
 	// their metadata, margin and score. A first pass that sizes a split uses
 	// it; no sample is ever missing its direct reply in this mode.
@@ -354,6 +357,19 @@ type batch struct {
 	pending []pendingReply
 }
 
+// GenerationProgress counts the direct replies of a build: those queued for
+// the generator so far and those it has returned. Its methods are safe to
+// call while the build runs.
+type GenerationProgress struct {
+	queued, done atomic.Int64
+}
+
+// Queued is the number of direct replies queued for the generator so far.
+func (g *GenerationProgress) Queued() int64 { return g.queued.Load() }
+
+// Done is the number of direct replies the generator has returned.
+func (g *GenerationProgress) Done() int64 { return g.done.Load() }
+
 // pendingReply is a pair waiting for its generated direct reply.
 type pendingReply struct {
 	raw       conversation.RawRecord
@@ -398,7 +414,7 @@ func process(ctx context.Context, from conversation.Batch, in Input, opt *Option
 			return nil, err
 		}
 	}
-	if err := b.generate(ctx, opt.Generator); err != nil {
+	if err := b.generate(ctx, opt.Generator, opt.Generated); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -409,11 +425,15 @@ func process(ctx context.Context, from conversation.Batch, in Input, opt *Option
 // first failure stops the requests not yet sent and cancels those in
 // flight; the error returned is that of the first failed sample in record
 // order whose error is not a cancellation, or else the first cancellation.
-func (b *batch) generate(ctx context.Context, gen DirectSource) error {
+func (b *batch) generate(ctx context.Context, gen DirectSource, prog *GenerationProgress) error {
 	n := len(b.pending)
 	if n == 0 {
 		return nil
 	}
+	if prog == nil {
+		prog = &GenerationProgress{}
+	}
+	prog.queued.Add(int64(n))
 	limit := 1
 	if bs, ok := gen.(BoundedSource); ok {
 		limit = max(bs.Concurrency(), 1)
@@ -443,6 +463,7 @@ func (b *batch) generate(ctx context.Context, gen DirectSource) error {
 					return
 				}
 				setResponses(p.pair, p.toolReply, text)
+				prog.done.Add(1)
 			}
 		}()
 	}

@@ -472,11 +472,13 @@ func TestBuildGeneratedDirect(t *testing.T) {
 	opt := demoOptions(t)
 	opt.Direct = nil
 	gen := &fakeGenerator{}
-	opt.Generator = gen
+	opt.Generator, opt.Generated = gen, &prefpairs.GenerationProgress{}
 	pairs, sum, err := build(t, opt, demoInput(t))
 	require.NoError(t, err)
 	assert.Len(t, pairs, 16)
 	assert.EqualValues(t, 16, gen.calls.Load(), "only samples that become pairs are generated")
+	assert.EqualValues(t, 16, opt.Generated.Queued(), "the progress counts the replies queued")
+	assert.EqualValues(t, 16, opt.Generated.Done(), "and those returned")
 	assert.Equal(t, map[string]int{"generated": 16}, sum.DirectSource)
 	for _, p := range pairs {
 		direct := p.Rejected[0]

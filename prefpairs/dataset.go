@@ -55,6 +55,9 @@ type DatasetOptions struct {
 	OnInputs func([]*output.Input)
 	// OnPair, when set, sees every pair before it is written.
 	OnPair func(*Pair)
+	// Generated, when set, counts the direct replies as they are generated
+	// (see Options.Generated).
+	Generated *GenerationProgress
 }
 
 // Dataset is what BuildDataset wrote and what it found on the way.
@@ -142,7 +145,7 @@ func BuildDataset(ctx context.Context, opt DatasetOptions) (*Dataset, error) {
 		if err != nil {
 			return nil, &OptionError{Option: "generate", Err: err}
 		}
-		gen, bo.Generator = g, g
+		gen, bo.Generator, bo.Generated = g, g, opt.Generated
 	}
 	catalog := opt.Catalog
 	if catalog == nil {

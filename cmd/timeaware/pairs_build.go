@@ -199,7 +199,19 @@ func (a *app) pairsGenerator() (*prefpairs.GeneratorOptions, error) {
 // a terminal. A file an option names is reported with its flag.
 func (p *pairsPlan) execute(ctx context.Context, stderr io.Writer) (*prefpairs.Dataset, error) {
 	prog, opt := &progress.Meter{}, p.opt
-	opt.OnInputs = func(in []*output.Input) { prog = progress.New(stderr, "pairs").Reading(in) }
+	stop := func() {}
+	opt.OnInputs = func(in []*output.Input) {
+		prog = progress.New(stderr, "pairs").Reading(in)
+		if gen := opt.Generated; gen != nil {
+			// The replies come slower than the input is read: the line
+			// follows them, and moves while a batch waits on its replies.
+			prog.Waiting("direct replies", gen.Done, gen.Queued)
+			stop = prog.Every(time.Second)
+		}
+	}
+	if opt.Generate != nil {
+		opt.Generated = &prefpairs.GenerationProgress{}
+	}
 	opt.OnPair = func(pair *prefpairs.Pair) {
 		if p.onPair != nil {
 			p.onPair(pair)
@@ -207,6 +219,7 @@ func (p *pairsPlan) execute(ctx context.Context, stderr io.Writer) (*prefpairs.D
 		prog.Add(1)
 	}
 	d, err := prefpairs.BuildDataset(ctx, opt)
+	stop()
 	prog.Done()
 	var oe *prefpairs.OptionError
 	if errors.As(err, &oe) && oe.Path == "" {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,4 +67,44 @@ func TestProgressIsSilentOffATerminal(t *testing.T) {
 	p.Add(10)
 	p.Done()
 	assert.Empty(t, w.String())
+}
+
+// TestProgressFollowsWhatTheRunWaitsOn: with replies to wait on, the share
+// is the replies done over the total that those queued so far project
+// from the share of the input read, and the line moves on a refresh
+// without a new row; once the input is read, the queued replies are the
+// total.
+func TestProgressFollowsWhatTheRunWaitsOn(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "in.jsonl")
+	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("x"), 1000), 0o644))
+	in := output.OpenInput(path)
+	defer in.Close()
+	var w bytes.Buffer
+	clock := &fakeClock{t: time.Unix(0, 0), step: 2 * time.Second}
+	var done, queued atomic.Int64
+	p := NewTo(&w, "pairs", clock.now).Reading([]*output.Input{in}).Waiting("direct replies", done.Load, queued.Load)
+	_, err := in.Read(make([]byte, 500))
+	require.NoError(t, err)
+	queued.Store(10)
+	done.Store(5)
+	p.Add(3)
+	// Half the input read has queued 10: 20 in all, 5 done in 2 s leaves
+	// 15 at that pace, 6 s.
+	assert.Equal(t, "\r3 pairs, 5/10 direct replies 25%, 0:06 left\x1b[K", w.String())
+	w.Reset()
+	_, err = in.Read(make([]byte, 500))
+	require.NoError(t, err)
+	queued.Store(16)
+	done.Store(12)
+	p.Refresh()
+	// All read: 16 in all, 12 done in 4 s leaves 4, 1 s and a third.
+	assert.Equal(t, "\r3 pairs, 12/16 direct replies 75%, 0:01 left\x1b[K", w.String())
+	w.Reset()
+	stop := p.Every(time.Millisecond)
+	done.Store(16)
+	require.Eventually(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return w.Len() > 0 }, 10*time.Second, time.Millisecond)
+	stop()
+	p.Done()
+	assert.True(t, strings.HasSuffix(w.String(), "\r3 pairs, 16/16 direct replies 100%\x1b[K\n"), w.String())
 }
