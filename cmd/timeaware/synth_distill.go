@@ -87,7 +87,7 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 				return nil, false, err
 			}
 			run = r
-			return conversations(rows, run.results), run.err == nil && !run.gaveUp, nil
+			return eval.Conversations(rows, run.results), run.err == nil && !run.gaveUp, nil
 		})
 	if err != nil {
 		return a.budgetError(err, nil)
@@ -95,21 +95,6 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 	return a.distilled(f, d, run, client.Stats())
 }
 
-// conversations are the finished results of a distill run as the
-// conversations of their rows.
-func conversations(rows []eval.Row, results []*eval.Result) []*budget.Conversation {
-	out := make([]*budget.Conversation, len(results))
-	for i, r := range results {
-		if r == nil {
-			continue
-		}
-		row := &rows[r.Row]
-		out[i] = &budget.Conversation{ID: row.ID, Sample: r.Sample, Prompt: row.Prompt, Turns: r.Turns, GroundTruth: row.GroundTruth,
-			TimeLimitS: row.Timer.TimeLimitS, ElapsedS: r.Details["elapsed_s"], OnTime: r.Details["on_time"] == 1, Right: r.Details["acc"] == 1,
-			TurnLimit: r.TurnLimit, OutOfTime: r.OutOfTime, Error: r.Error, RequestID: r.RequestID}
-	}
-	return out
-}
 
 // distilled prints what a distill run did and fails when it stopped or
 // too many conversations failed.
