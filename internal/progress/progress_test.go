@@ -45,12 +45,17 @@ func TestProgressShowsTheShareAndTheTimeLeft(t *testing.T) {
 	assert.Equal(t, "150/600 puzzles 25%, 3:47 left\x1b[K\n", lines[len(lines)-1]+"\n")
 }
 
-func TestProgressReadsTheInputsSize(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "in.jsonl")
+// kiloInput is an input of 1,000 bytes, not yet read.
+func kiloInput(t *testing.T) *output.Input {
+	path := filepath.Join(t.TempDir(), "in.jsonl")
 	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("x"), 1000), 0o644))
 	in := output.OpenInput(path)
-	defer in.Close()
+	t.Cleanup(func() { in.Close() })
+	return in
+}
+
+func TestProgressReadsTheInputsSize(t *testing.T) {
+	in := kiloInput(t)
 	var w bytes.Buffer
 	clock := &fakeClock{t: time.Unix(0, 0), step: 2 * time.Second}
 	p := NewTo(&w, "pairs", clock.now).Reading([]*output.Input{in})
@@ -75,11 +80,7 @@ func TestProgressIsSilentOffATerminal(t *testing.T) {
 // without a new row; once the input is read, the queued replies are the
 // total.
 func TestProgressFollowsWhatTheRunWaitsOn(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "in.jsonl")
-	require.NoError(t, os.WriteFile(path, bytes.Repeat([]byte("x"), 1000), 0o644))
-	in := output.OpenInput(path)
-	defer in.Close()
+	in := kiloInput(t)
 	var w bytes.Buffer
 	clock := &fakeClock{t: time.Unix(0, 0), step: 2 * time.Second}
 	var done, queued atomic.Int64
