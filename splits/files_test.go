@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // cfRows writes JSONL rows at dir/name and returns the path.
@@ -289,6 +291,55 @@ func TestCheckFiles(t *testing.T) {
 	cancel()
 	_, err = CheckFiles(ctx, files[:2], FilesOptions{Columns: Overrides{Text: &text}})
 	assert.ErrorIs(t, err, context.Canceled, "the gate's own error")
+}
+
+// TestCheckFilesRefusesASideWithoutRows: a side whose files hold no row
+// (empty JSONL files, however many; rows that all go to the other side) is
+// refused, naming its files by their side, before or after the gate reads
+// them; an empty file beside others of its side is not.
+func TestCheckFilesRefusesASideWithoutRows(t *testing.T) {
+	dir := t.TempDir()
+	train := cfRows(t, dir, "train.jsonl", cfRow("t1", "rivers", "How long is the Nile river in Egypt today?"))
+	test := cfRows(t, dir, "test.jsonl", cfRow("q1", "deserts", "How large is the Sahara desert in Africa?"))
+	empty := cfRows(t, dir, "empty.jsonl")
+	blank := filepath.Join(dir, "blank.jsonl")
+	require.NoError(t, os.WriteFile(blank, []byte("\n \n"), 0o644))
+	labelled := cfRows(t, dir, "labelled.jsonl", map[string]any{"id": "a", "question": "How long is a day on Mars?", "split": "train"},
+		map[string]any{"id": "b", "question": "How long is a year on Venus?", "split": "train"})
+	text := "question"
+	opt := FilesOptions{Columns: Overrides{Text: &text}}
+	for _, tc := range []struct {
+		name  string
+		files []ArgFile
+		side  string
+		arg   string
+		msg   string
+	}{
+		{"empty train", []ArgFile{{Path: empty, Side: Train}, {Path: test, Side: Test}}, Train, empty, "no records on the train side"},
+		{"blank test", []ArgFile{{Path: train, Side: Train}, {Path: blank, Side: Test}}, Test, blank, "no records on the test side"},
+		{"two empty test files", []ArgFile{{Path: train, Side: Train}, {Path: empty, Side: Test}, {Path: blank, Side: Test}},
+			Test, empty + ", " + blank, "no records on the test side"},
+		{"empty against", []ArgFile{{Path: train, Side: Train}, {Path: test, Side: Test}, {Path: empty, Side: Against}},
+			Against, empty, "no records on the against side"},
+		{"every row on the train side", []ArgFile{{Path: labelled}}, "", labelled, "no records on the train or test side"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := opt
+			if tc.side == "" {
+				opt.Columns.Split = new("split")
+			}
+			_, err := CheckFiles(context.Background(), tc.files, opt)
+			var ae *ArgError
+			require.ErrorAs(t, err, &ae)
+			require.ErrorIs(t, err, dataset.ErrNoRecords)
+			assert.Equal(t, tc.side, ae.Side)
+			assert.Equal(t, tc.arg, ae.Arg)
+			assert.EqualError(t, err, tc.msg)
+		})
+	}
+	rep, err := CheckFiles(context.Background(), []ArgFile{{Path: empty, Side: Train}, {Path: train, Side: Train}, {Path: test, Side: Test}}, opt)
+	require.NoError(t, err, "an empty part beside a part with rows")
+	assert.Equal(t, 1, rep.Splits[Train].Rows)
 }
 
 // TestCheckFilesOfAManifest: the files of a manifest check with their
