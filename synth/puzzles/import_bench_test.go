@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // readBenchInput reads the published-format input of
@@ -52,4 +55,25 @@ func BenchmarkImportPublished(b *testing.B) {
 			b.Fatalf("%d records imported, want 700", n)
 		}
 	}
+}
+
+// TestImportCauseCostsNoAllocationPerDay: finding why a published answer
+// is wrong tries the published generator's readings on every day of the
+// range, and reads each constraint's JSON once, not once a day: a wrong
+// record over 1800–2050 (91,676 days) costs a few thousand allocations,
+// not millions.
+func TestImportCauseCostsNoAllocationPerDay(t *testing.T) {
+	rec := []byte(`[{"identifier": "off", "constraints_meta": [{"type": "explicit_year", "value": 2000}, {"type": "month", "value": 1}, {"type": "first_day_of_month", "value": true}, {"type": "lunar_month", "value": 11}], "solutions": ["2000-01-02"], "year_range": [1800, 2050]}]`)
+	solver := NewSolver()
+	var verdict, cause string
+	allocs := testing.AllocsPerRun(3, func() {
+		_, err := ImportPublished(context.Background(), bytes.NewReader(rec), "p.json", ImportOptions{Solver: solver}, func(im *Imported) error {
+			verdict, cause = im.Verdict, im.Cause
+			return nil
+		})
+		require.NoError(t, err)
+	})
+	assert.Equal(t, VerdictWrong, verdict)
+	assert.Equal(t, CauseUnexplained, cause)
+	assert.Less(t, allocs, 20000.0, "allocations to import one wrong record")
 }

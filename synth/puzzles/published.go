@@ -626,13 +626,13 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	}
 	im.to = to
 	facts := make([]Fact, 0, len(rec.Meta))
-	metas := make([]meta, len(rec.Meta))
+	cons := make([]constraint, len(rec.Meta))
 	group := ""
 	for i, raw := range rec.Meta {
-		if err := json.Unmarshal(raw, &metas[i]); err != nil {
+		var m meta
+		if err := json.Unmarshal(raw, &m); err != nil {
 			return malformed(fmt.Errorf("constraint %d: %w", i+1, err))
 		}
-		m := metas[i]
 		f, err := im.convert(m)
 		var nc *notConverted
 		if errors.As(err, &nc) {
@@ -648,6 +648,7 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 		if ev, _ := m.str("event"); m["aspect"] != nil && ev != "" {
 			group = ev
 		}
+		cons[i] = readConstraint(m, &f)
 		facts = append(facts, f)
 	}
 	p := &Puzzle{
@@ -690,14 +691,14 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 				out.Cause = CauseLunarDisputed
 			}
 		} else {
-			out.Verdict, out.Cause = VerdictWrong, im.cause(u, metas, facts, pub, sol)
+			out.Verdict, out.Cause = VerdictWrong, im.cause(u, cons, facts, pub, sol)
 		}
 	default:
 		out.Solved = sol.dates()
 		if slices.Equal(out.Solved, out.Published) {
 			out.Verdict = VerdictAgree
 		} else {
-			out.Verdict, out.Cause = VerdictWrong, im.cause(u, metas, facts, pub, sol)
+			out.Verdict, out.Cause = VerdictWrong, im.cause(u, cons, facts, pub, sol)
 		}
 	}
 	p.Solutions = out.Solved
@@ -707,6 +708,26 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	p.Target = len(p.Solutions)
 	buildMessages(im.render, p, season)
 	return out
+}
+
+// constraint is what the published generator's readings need of one
+// published constraint, read from its JSON once rather than for every day
+// a reading is tried on: its type, the name of an event, and the first and
+// last day of a lifetime or term of office.
+type constraint struct {
+	typ, name   string
+	first, last int
+}
+
+// readConstraint reads the constraint m, converted to the fact f.
+func readConstraint(m meta, f *Fact) constraint {
+	c := constraint{}
+	c.typ, _ = m.str("type")
+	c.name, _ = m.str("name")
+	if f.Kind == KindEvent {
+		c.first, c.last, _ = eventDays(f)
+	}
+	return c
 }
 
 // readings are the published generator's own readings of some constraint
@@ -725,27 +746,12 @@ var readings = []struct {
 // them together, else whether lunar month starts a day or two apart
 // explain what is left. A reading reproduces the answer when the two
 // differ at most on days the lunar calendar leaves in doubt.
-func (im *importer) cause(u *universe, metas []meta, facts []Fact, pub []int, sol *solution) string {
+func (im *importer) cause(u *universe, cons []constraint, facts []Fact, pub []int, sol *solution) string {
 	var doubtful []int
 	if sol.doubt != nil {
 		doubtful = sol.doubt.days
 	}
-	solveWith := func(causes ...string) []int {
-		out := []int{}
-		for n := u.first; n < u.first+u.n; n++ {
-			ok := true
-			for i := range facts {
-				if !im.holdsAs(u, &facts[i], metas[i], n, causes) {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				out = append(out, n-u.first)
-			}
-		}
-		return out
-	}
+	solveWith := func(causes ...string) []int { return im.answerAs(u, cons, facts, causes) }
 	sameOffDoubt := func(a, b []int) bool {
 		for _, d := range symmetricDifference(a, b) {
 			if _, ok := slices.BinarySearch(doubtful, d); !ok {
@@ -765,10 +771,29 @@ func (im *importer) cause(u *universe, metas []meta, facts []Fact, pub []int, so
 	if sameOffDoubt(rest, pub) {
 		return CauseSeveral
 	}
-	if im.boundaryExplains(u, metas, facts, rest, pub, doubtful, all) {
+	if im.boundaryExplains(u, cons, facts, rest, pub, doubtful, all) {
 		return CauseLunarTable
 	}
 	return CauseUnexplained
+}
+
+// answerAs is the answer (day indexes) of facts, converted from the
+// constraints cons, with the published reading of the causes given.
+func (im *importer) answerAs(u *universe, cons []constraint, facts []Fact, causes []string) []int {
+	out := []int{}
+	for n := u.first; n < u.first+u.n; n++ {
+		ok := true
+		for i := range facts {
+			if !im.holdsAs(u, &facts[i], &cons[i], n, causes) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, n-u.first)
+		}
+	}
+	return out
 }
 
 // boundaryExplains says whether lunar month starts placed a day or two
@@ -779,7 +804,7 @@ func (im *importer) cause(u *universe, metas []meta, facts []Fact, pub []int, so
 // pub's side too. Answers a whole zodiac year or lunar month apart are not
 // explained: moving a start passes a day to the month next to it, never
 // further.
-func (im *importer) boundaryExplains(u *universe, metas []meta, facts []Fact, answer, pub, doubtful []int, causes []string) bool {
+func (im *importer) boundaryExplains(u *universe, cons []constraint, facts []Fact, answer, pub, doubtful []int, causes []string) bool {
 	if !slices.ContainsFunc(facts, func(f Fact) bool { return isLunarKind(f.Kind) }) {
 		return false
 	}
@@ -790,12 +815,12 @@ func (im *importer) boundaryExplains(u *universe, metas []meta, facts []Fact, an
 		for i := range facts {
 			f := &facts[i]
 			if !isLunarKind(f.Kind) {
-				if !im.holdsAs(u, f, metas[i], u.first+d, causes) {
+				if !im.holdsAs(u, f, &cons[i], u.first+d, causes) {
 					return false
 				}
 				continue
 			}
-			if f.Kind == KindLunar && im.readsAs(metas[i], causes, CauseLeapMonth) {
+			if f.Kind == KindLunar && im.readsAs(&cons[i], causes, CauseLeapMonth) {
 				if l.month != f.Month {
 					return false
 				}
@@ -856,10 +881,9 @@ func (im *importer) boundaryExplains(u *universe, metas []meta, facts []Fact, an
 
 // readsAs says a constraint is read the published generator's way for
 // cause c, among causes.
-func (im *importer) readsAs(m meta, causes []string, c string) bool {
-	typ, _ := m.str("type")
+func (im *importer) readsAs(k *constraint, causes []string, c string) bool {
 	for _, r := range readings {
-		if r.cause == c && slices.Contains(causes, c) && slices.Contains(r.types, typ) {
+		if r.cause == c && slices.Contains(causes, c) && slices.Contains(r.types, k.typ) {
 			return true
 		}
 	}
@@ -867,11 +891,10 @@ func (im *importer) readsAs(m meta, causes []string, c string) bool {
 }
 
 // holdsAs is holds with the published reading of the causes given.
-func (im *importer) holdsAs(u *universe, f *Fact, m meta, n int, causes []string) bool {
-	typ, _ := m.str("type")
+func (im *importer) holdsAs(u *universe, f *Fact, k *constraint, n int, causes []string) bool {
 	for _, c := range causes {
 		for _, r := range readings {
-			if r.cause != c || !slices.Contains(r.types, typ) {
+			if r.cause != c || !slices.Contains(r.types, k.typ) {
 				continue
 			}
 			switch c {
@@ -880,16 +903,14 @@ func (im *importer) holdsAs(u *universe, f *Fact, m meta, n int, causes []string
 				return i >= 0 && u.lunar.months[i].month == f.Month
 			case CauseYearSetRule:
 				y, _, _ := civil(n)
-				name, _ := m.str("name")
-				switch name {
+				switch k.name {
 				case "summer_olympics":
 					return y >= 1896 && (y-1896)%4 == 0 && y != 1916 && y != 1940 && y != 1944
 				case "world_cup":
 					return y >= 1930 && (y-1930)%4 == 0 && y != 1942 && y != 1946
 				}
 			case CauseBoundaryDays:
-				a, b, _ := eventDays(f)
-				return n > a && n < b
+				return n > k.first && n < k.last
 			}
 		}
 	}
