@@ -21,6 +21,8 @@ import (
 
 // publishedRecord is one record of the published format. Fields this
 // package does not read (seed_date, noise_date, solution_count) are ignored.
+// The answer is solutions, a list of dates: [] when no date fits (the
+// published None, solution_count 0).
 // The identifier is the field the published experiment scripts key each
 // record by (a UUID they add to the file when it has none).
 type publishedRecord struct {
@@ -28,7 +30,7 @@ type publishedRecord struct {
 	Constraints []string          `json:"constraints"`
 	Explicit    []string          `json:"explicit_constraints"`
 	Meta        []json.RawMessage `json:"constraints_meta"`
-	Solutions   []string          `json:"solutions"`
+	Solutions   json.RawMessage   `json:"solutions"`
 	YearRange   []int             `json:"year_range"`
 }
 
@@ -607,12 +609,11 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return malformed(fmt.Errorf("not a published record: %w", err))
 	}
-	out.Published = setOf(rec.Solutions)
-	for _, d := range out.Published {
-		if _, err := parseDate(d); err != nil {
-			return malformed(fmt.Errorf("solutions: %w", err))
-		}
+	published, err := publishedSolutions(rec.Solutions)
+	if err != nil {
+		return malformed(fmt.Errorf("solutions: %w", err))
 	}
+	out.Published = published
 	if len(rec.YearRange) != 2 || rec.YearRange[0] > rec.YearRange[1] {
 		return malformed(fmt.Errorf("year_range: want [first, last] years, have %v", rec.YearRange))
 	}
@@ -728,6 +729,22 @@ func readConstraint(m meta, f *Fact) constraint {
 		c.first, c.last, _ = eventDays(f)
 	}
 	return c
+}
+
+// publishedSolutions reads a record's answer: a list of dates, sorted and
+// without repeats, [] when no date fits. A record without one, or with null,
+// says nothing of its answer: it is malformed, not a published None.
+func publishedSolutions(raw json.RawMessage) ([]string, error) {
+	var dates []string
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, &dates) != nil {
+		return nil, fmt.Errorf("want a list of dates, [] when no date fits, have %s", shown(raw))
+	}
+	for _, d := range dates {
+		if _, err := parseDate(d); err != nil {
+			return nil, err
+		}
+	}
+	return setOf(dates), nil
 }
 
 // readings are the published generator's own readings of some constraint

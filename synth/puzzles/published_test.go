@@ -141,6 +141,10 @@ func TestImportPublishedMalformedRecords(t *testing.T) {
 		{"no constraints", `{"identifier": "bad", "constraints_meta": [], "solutions": [], "year_range": [1990, 2000]}`, "constraints_meta: no constraints"},
 		{"not a record", `{"identifier": "bad", "constraints_meta": "month", "year_range": [1990, 2000]}`, "not a published record"},
 		{"bad solution", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solutions": ["2000-02-30"], "year_range": [1990, 2010]}`, `solutions: "2000-02-30" is not a date`},
+		// A record without an answer is not one whose answer is None ([]).
+		{"no solutions", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solution_count": 1, "year_range": [1990, 2010]}`, `solutions: want a list of dates, [] when no date fits, have nothing`},
+		{"null solutions", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solutions": null, "solution_count": 1, "year_range": [1990, 2010]}`, `solutions: want a list of dates, [] when no date fits, have null`},
+		{"solutions not a list", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solutions": "None", "year_range": [1990, 2010]}`, `solutions: want a list of dates, [] when no date fits, have "None"`},
 		{"no type", rec(`{"value": 3}`), `constraint 2: field "type": want a non-empty string, have nothing`},
 		{"bad value", rec(`{"type": "month", "value": "May"}`), `constraint 2: field "value": want an integer, have "May"`},
 		{"bad weekday", rec(`{"type": "weekday", "value": "Funday"}`), `constraint 2: field "value": "Funday" is not a weekday name`},
