@@ -53,7 +53,7 @@ func (im *Imported) Report() string {
 	case VerdictWrong:
 		solved := answerList(im.Solved)
 		if len(im.Undecided) > 0 {
-			solved += ", undecidable on " + strings.Join(im.Undecided, ",")
+			solved += ", undecidable on " + dayRuns(im.Undecided)
 		}
 		line := fmt.Sprintf("%s: wrong (%s): published %s, solved %s", where, im.Cause, answerList(im.Published), solved)
 		if noDay {

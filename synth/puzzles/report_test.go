@@ -50,7 +50,7 @@ func TestImportedReport(t *testing.T) {
 		{"wrong", Imported{ID: "e", Record: 5, Verdict: VerdictWrong, Cause: CauseYearSetRule, Published: []string{"2020-07-24"}, Solved: []string{"2021-07-24"}},
 			"e (record 5): wrong (year_set_rule): published 2020-07-24, solved 2021-07-24"},
 		{"wrong with undecided days", Imported{ID: "f", Record: 6, Verdict: VerdictWrong, Cause: CauseUnexplained, Solved: []string{"2000-01-01"}, Undecided: []string{"2000-02-01", "2000-02-02"}},
-			"f (record 6): wrong (unexplained): published None, solved 2000-01-01, undecidable on 2000-02-01,2000-02-02"},
+			"f (record 6): wrong (unexplained): published None, solved 2000-01-01, undecidable on 2000-02-01 and 2000-02-02"},
 		{"wrong on no day", Imported{ID: "g", Record: 7, Verdict: VerdictWrong, Cause: CauseNoDay, Published: []string{"2000-01-01"}, Solved: []string{}, Err: noDay},
 			"g (record 7): wrong (no_day): published 2000-01-01, solved None: fact 2: no day satisfies it"},
 	} {
