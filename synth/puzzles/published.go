@@ -137,7 +137,8 @@ type ImportSummary struct {
 	Converted    int            `json:"converted"`
 	NotConverted map[string]int `json:"not_converted"`
 	Agree        int            `json:"agree"`
-	NoDay        int            `json:"no_day"` // agreeing or wrong records with a constraint no day satisfies
+	AgreeNoDay   int            `json:"agree_no_day"` // of Agree, the records with a constraint no day satisfies: no solution, as published
+	NoDay        int            `json:"no_day"`       // agreeing or wrong records with a constraint no day satisfies
 	Wrong        map[string]int `json:"wrong"`
 	Undecidable  map[string]int `json:"undecidable"`
 	ByType       map[string]int `json:"constraint_types"`
@@ -209,6 +210,9 @@ func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOp
 		case VerdictAgree:
 			sum.Converted++
 			sum.Agree++
+			if out.Cause == CauseNoDay {
+				sum.AgreeNoDay++
+			}
 		case VerdictWrong:
 			sum.Converted++
 			sum.Wrong[out.Cause]++

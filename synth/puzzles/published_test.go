@@ -317,6 +317,7 @@ func TestImportPublishedHandWorked(t *testing.T) {
 	assert.Equal(t, "It is the 32nd day of its month.", got[10].Puzzle.Constraints[0])
 	assert.Equal(t, "It is the 6th Monday of its month.", got[10].Puzzle.Constraints[1])
 	assert.Equal(t, 3, sum.NoDay)
+	assert.Equal(t, 2, sum.AgreeNoDay, "m13 and the 32nd day agree on no solution; m13-date is wrong")
 	assert.Equal(t, len(handWorked), sum.Records)
 }
 

@@ -83,7 +83,7 @@ func TestSummaryLines(t *testing.T) {
 
 func TestSolveSummaryString(t *testing.T) {
 	assert.Equal(t, "6 puzzles checked, 0 differ, 0 undecidable", (&SolveSummary{Checked: 6}).String())
-	assert.Equal(t, "30 puzzles checked, 1 differ, 2 undecidable, 3 without a solution (a fact no day satisfies)",
+	assert.Equal(t, "30 puzzles checked (3 without a solution: a fact no day satisfies), 1 differ, 2 undecidable",
 		(&SolveSummary{Checked: 30, Differ: 1, Undecidable: 2, NoDay: 3}).String())
 }
 
@@ -97,12 +97,14 @@ func TestImportSummaryLines(t *testing.T) {
 		"undecidable:   0",
 		"not converted: 2 (malformed 1, type_a 1)",
 	}, s.Lines())
-	s = &ImportSummary{Records: 1, Converted: 1, Agree: 1, NoDay: 1}
+	// Records without a solution are counted inside their verdict, so that
+	// the verdicts add up to the records: agreeing ones in agree, wrong ones
+	// by their cause, no_day.
+	s = &ImportSummary{Records: 3, Converted: 3, Agree: 2, AgreeNoDay: 1, NoDay: 2, Wrong: map[string]int{CauseNoDay: 1}}
 	assert.Equal(t, []string{
-		"1 records, 1 converted, 0 not converted",
-		"agree:         1",
-		"no solution:   1 (a constraint no day satisfies)",
-		"wrong:         0",
+		"3 records, 3 converted, 0 not converted",
+		"agree:         2 (no solution 1)",
+		"wrong:         1 (no_day 1)",
 		"undecidable:   0",
 	}, s.Lines())
 }
