@@ -272,6 +272,20 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "9 puzzles checked, 0 differ, 0 undecidable")
 
+	// --disputed allow lets the embedded table decide p6 (the sixth lunar
+	// month of 1933 starts on 1933-07-23 by the table), as generation does:
+	// it agrees and is written; solve still calls it undecidable.
+	allowedOut := filepath.Join(dir, "allowed-import.jsonl")
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "import-published", sample, "--disputed", "allow", "--out", allowedOut)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, "p6 (record 6)")
+	for _, want := range []string{"  agree:         5\n", "  undecidable:   0\n", "  written:       10 puzzles written to "} {
+		assert.Contains(t, stdout, want)
+	}
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "solve", allowedOut)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "10 puzzles checked, 0 differ, 1 undecidable")
+
 	// A generated set that lets disputed days decide: --solve reports those
 	// puzzles undecidable, not wrong, and exits 0.
 	allowed := filepath.Join(dir, "allowed.jsonl")

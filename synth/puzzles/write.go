@@ -67,7 +67,10 @@ func (e *InputError) Unwrap() error { return e.Err }
 // o's files with their manifest, which records the file among its inputs
 // with role "published_puzzles". opt renders and solves them: its KB,
 // YearSets, Seasons, Prompt, Explicit, Split, Ability, YearSetReading and
-// disputed lunar data; the rest is not used. The rows are not split: o's
+// disputed lunar data with its policy, as in generation: DisputedAvoid
+// leaves a record whose answer depends on a disputed day undecidable,
+// DisputedAllow lets the embedded table decide it (days outside the table
+// stay undecidable); the rest is not used. The rows are not split: o's
 // TestFraction must be zero. An error while the file is read (from the
 // file, from report, or ctx's) is an *InputError with Key
 // "import_published"; the others are about o's files.
@@ -76,9 +79,13 @@ func WritePublished(ctx context.Context, opt Options, path string, o synth.Outpu
 	if o.TestFraction != 0 {
 		return nil, &synth.OptionError{Family: "puzzles", Key: "test_fraction", Err: errors.New("an imported set is not split")}
 	}
+	so := SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths}
+	if opt.Disputed == DisputedAllow {
+		so = SolverOptions{} // the table decides the disputed days
+	}
 	iopt := ImportOptions{KB: opt.KB, YearSets: opt.YearSets, Seasons: opt.Seasons, Prompt: opt.Prompt,
 		Explicit: opt.Explicit, Split: opt.Split, Ability: opt.Ability, YearSetReading: opt.YearSetReading,
-		Solver: NewSolverWith(SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths})}
+		Solver: NewSolverWith(so)}
 	in := output.OpenInput(path)
 	defer in.Close()
 	// The file's entry is known once it is read: its place among the

@@ -184,6 +184,52 @@ func TestWritePublished(t *testing.T) {
 	assert.EqualValues(t, 12, m.Summary.(map[string]any)["records"])
 }
 
+// TestWritePublishedDisputedPolicy: the disputed-data policy of generation
+// holds for the import: with avoid (the default) a record whose answer
+// depends on a disputed lunar day is undecidable and not written; with
+// allow the embedded table decides it, as it decides generated puzzles, and
+// it is judged and written. Days outside the table stay undecidable.
+func TestWritePublishedDisputedPolicy(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "published.json")
+	require.NoError(t, os.WriteFile(in, []byte(`[
+{"identifier": "m6", "constraints_meta": [{"type": "explicit_year", "value": 1933}, {"type": "month", "value": 7}, {"type": "day_of_month_specific", "value": 23}, {"type": "lunar_month", "value": 6}], "solutions": ["1933-07-23"], "year_range": [1900, 2000]},
+{"identifier": "m12", "constraints_meta": [{"type": "month", "value": 1}, {"type": "day_of_month_specific", "value": 10}, {"type": "lunar_month", "value": 12}], "solutions": ["1802-01-10", "1803-01-10", "1805-01-10", "1807-01-10", "1808-01-10", "1810-01-10"], "year_range": [1800, 1810]}
+]`), 0o644))
+	for _, tc := range []struct {
+		policy   string
+		verdicts []string
+		causes   []string
+		written  []string
+	}{
+		{"", []string{VerdictUndecidable, VerdictUndecidable}, []string{CauseLunarDisputed, CauseLunarUnknown}, nil},
+		{DisputedAvoid, []string{VerdictUndecidable, VerdictUndecidable}, []string{CauseLunarDisputed, CauseLunarUnknown}, nil},
+		// The table starts the sixth month of 1933 on 07-23, and puts
+		// 1808-01-10 (the disputed new year's month before) in month 12, as
+		// published; 1800-01-10 precedes the table.
+		{DisputedAllow, []string{VerdictAgree, VerdictUndecidable}, []string{"", CauseLunarUnknown}, []string{"m6"}},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			opt := DefaultOptions()
+			opt.Disputed = tc.policy
+			o := testOutput(filepath.Join(t.TempDir(), "pub.jsonl"))
+			var verdicts, causes []string
+			_, err := WritePublished(context.Background(), opt, in, o, func(im *Imported) error {
+				verdicts, causes = append(verdicts, im.Verdict), append(causes, im.Cause)
+				return nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tc.verdicts, verdicts)
+			assert.Equal(t, tc.causes, causes)
+			var written []string
+			for _, r := range jsonRows(t, o.Path) {
+				written = append(written, r["extra_info"].(map[string]any)["id"].(string))
+			}
+			assert.Equal(t, tc.written, written)
+		})
+	}
+}
+
 func mustShard(t *testing.T, s string) shard.Shard {
 	t.Helper()
 	sh, err := shard.Parse(s)
