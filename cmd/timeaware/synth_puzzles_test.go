@@ -260,6 +260,9 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	rows := readJSONLines(t, out)
 	require.Len(t, rows, 9)
 	assert.Equal(t, "p3", get(rows[2], "extra_info", "id"))
+	for _, r := range rows {
+		assert.Equal(t, "test", get(r, "extra_info", "split"), "the published set is an evaluation set")
+	}
 	assert.Equal(t, "2021-07-24", get(rows[2], "reward_model", "ground_truth"))
 	var m output.Manifest
 	b, err := os.ReadFile(output.ManifestPath(out))

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // The published Time Puzzles set is a JSON array (or JSON lines) of records
@@ -44,8 +46,9 @@ type ImportOptions struct {
 	YearSets []YearSet
 	// Seasons resolves season names.
 	Seasons []Season
-	// Prompt, Explicit, Split and Ability render the imported puzzles as
-	// Options does for generated ones.
+	// Prompt, Explicit and Ability render the imported puzzles as Options
+	// does for generated ones. Split is their extra_info.split, "test" when
+	// empty: the published set is an evaluation set.
 	Prompt         Prompt
 	Explicit       bool
 	Split, Ability string
@@ -165,7 +168,7 @@ func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOp
 		opt.Prompt = def.Prompt
 	}
 	if opt.Split == "" {
-		opt.Split = def.Split
+		opt.Split = output.Test
 	}
 	if opt.Ability == "" {
 		opt.Ability = def.Ability

@@ -76,6 +76,7 @@ func TestImportPublished(t *testing.T) {
 		}
 		p := g.Puzzle
 		require.NotNil(t, p)
+		assert.Equal(t, "test", p.Split, "the published set is an evaluation set")
 		assert.Len(t, p.Constraints, len(p.Facts))
 		assert.Len(t, p.Explicit, len(p.Facts))
 		assert.Contains(t, p.Messages[len(p.Messages)-1].Content, p.Constraints[0])

@@ -65,8 +65,9 @@ func (e *InputError) Unwrap() error { return e.Err }
 // (ImportPublished), calls report with every record in file order, and
 // writes the decided ones (Imported.Decided), with their solved answers, to
 // o's files with their manifest, which records the file among its inputs
-// with role "published_puzzles". opt renders and solves them: its KB,
-// YearSets, Seasons, Prompt, Explicit, Split, Ability, YearSetReading and
+// with role "published_puzzles". The rows' split is output.Test, whatever
+// opt.Split: the published set is an evaluation set. opt renders and solves
+// them: its KB, YearSets, Seasons, Prompt, Explicit, Ability, YearSetReading and
 // disputed lunar data with its policy, as in generation: DisputedAvoid
 // leaves a record whose answer depends on a disputed day undecidable,
 // DisputedAllow lets the embedded table decide it (days outside the table
@@ -84,7 +85,7 @@ func WritePublished(ctx context.Context, opt Options, path string, o synth.Outpu
 		so = SolverOptions{} // the table decides the disputed days
 	}
 	iopt := ImportOptions{KB: opt.KB, YearSets: opt.YearSets, Seasons: opt.Seasons, Prompt: opt.Prompt,
-		Explicit: opt.Explicit, Split: opt.Split, Ability: opt.Ability, YearSetReading: opt.YearSetReading,
+		Explicit: opt.Explicit, Split: output.Test, Ability: opt.Ability, YearSetReading: opt.YearSetReading,
 		Solver: NewSolverWith(so)}
 	in := output.OpenInput(path)
 	defer in.Close()

@@ -176,6 +176,10 @@ func TestWritePublished(t *testing.T) {
 	rows := jsonRows(t, o.Path)
 	require.Len(t, rows, decided)
 	assert.Equal(t, 9, decided)
+	for _, r := range rows {
+		// DefaultOptions' split, train, labels generated rows only.
+		assert.Equal(t, "test", r["extra_info"].(map[string]any)["split"], "the published set is an evaluation set")
+	}
 	assert.Equal(t, []output.Entry{kb}, callers, "the caller's inputs stay as they were")
 	m := readManifest(t, w.ManifestPath)
 	require.Len(t, m.Inputs, 2)
