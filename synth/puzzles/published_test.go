@@ -79,7 +79,7 @@ func TestImportPublished(t *testing.T) {
 		assert.Equal(t, "test", p.Split, "the published set is an evaluation set")
 		assert.Len(t, p.Constraints, len(p.Facts))
 		assert.Len(t, p.Explicit, len(p.Facts))
-		assert.Contains(t, p.Messages[len(p.Messages)-1].Content, p.Constraints[0])
+		assert.Contains(t, p.Messages[len(p.Messages)-1].Text(), p.Constraints[0])
 		if g.Verdict != VerdictUndecidable {
 			assert.Equal(t, g.Solved, p.Solutions)
 			assert.True(t, g.Decided())

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/synth"
 )
@@ -317,11 +318,6 @@ func kindNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Message is one prompt turn.
-type Message struct {
-	Role, Content string
-}
-
 // Puzzle is one generated Time Puzzle: its facts in three forms (implicit
 // text, explicit text, structured), its answer set and its prompt.
 type Puzzle struct {
@@ -340,8 +336,10 @@ type Puzzle struct {
 	Solutions []string
 	// FirstDate and LastDate bound the dates that count (YYYY-MM-DD).
 	FirstDate, LastDate string
-	Messages            []Message
-	Split, Ability      string
+	// Messages are the prompt's turns: a system turn when the options give
+	// one, then the user turn.
+	Messages       []conversation.Message
+	Split, Ability string
 	// Variant is "implicit" or "explicit": the rendering in the prompt.
 	Variant string
 	// ID names the puzzle uniquely across sets: puzzles-s<seed>-<index>.
@@ -764,9 +762,10 @@ func buildMessages(opt *Options, p *Puzzle, season bool) {
 		"{last_date}", p.LastDate, "{season_note}", note, "{conventions}", opt.Prompt.Conventions).Replace(opt.Prompt.Instruction)
 	p.Messages = p.Messages[:0]
 	if opt.Prompt.System != "" {
-		p.Messages = append(p.Messages, Message{"system", opt.Prompt.System})
+		system := opt.Prompt.System
+		p.Messages = append(p.Messages, conversation.Message{Role: conversation.RoleSystem, Content: &system})
 	}
-	p.Messages = append(p.Messages, Message{"user", text})
+	p.Messages = append(p.Messages, conversation.Message{Role: conversation.RoleUser, Content: &text})
 }
 
 // seasonNote defines the seasons: "Seasons go by month: winter is
