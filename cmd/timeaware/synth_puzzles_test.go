@@ -432,3 +432,45 @@ func TestPuzzleVerbsAndTheirDeprecatedFlags(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "import-published needs --out")
 }
+
+// TestPuzzleCommandsRefuseAnInputWithoutRecords: solve and import-published
+// give every command's answer to an input without records (an empty file,
+// blank lines, an empty JSON array): the file named, "no records", exit 1,
+// nothing printed and nothing written.
+func TestPuzzleCommandsRefuseAnInputWithoutRecords(t *testing.T) {
+	dir := t.TempDir()
+	empty := writeFile(t, filepath.Join(dir, "empty.jsonl"), "")
+	blank := writeFile(t, filepath.Join(dir, "blank.jsonl"), "\n\n")
+	emptyJSON := writeFile(t, filepath.Join(dir, "empty.json"), "")
+	emptyArray := writeFile(t, filepath.Join(dir, "array.json"), "[]\n")
+	out := filepath.Join(dir, "out.jsonl")
+	const want = ": want a JSON array of published Time Puzzles records\n"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"solve empty", []string{"solve", empty}, "timeaware: " + empty + ": no records\n"},
+		{"solve blank lines", []string{"solve", blank}, "timeaware: " + blank + ": no records\n"},
+		{"import empty", []string{"import-published", emptyJSON, "--out", out}, "timeaware: " + emptyJSON + ": no records" + want},
+		{"import empty array", []string{"import-published", emptyArray, "--out", out}, "timeaware: " + emptyArray + ": no records" + want},
+		{"import blank lines", []string{"import-published", blank, "--out", out}, "timeaware: " + blank + ": no records" + want},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"synth", "puzzles"}, tc.args...)...)
+			assert.Equal(t, exitData, code)
+			assert.Equal(t, tc.stderr, stderr)
+			assert.Empty(t, stdout)
+			assert.NoFileExists(t, out)
+			assert.NoFileExists(t, output.ManifestPath(out))
+		})
+	}
+	// The deprecated flags name the file as theirs.
+	code, _, stderr := runCLI(t, "synth", "puzzles", "--solve", empty)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, "timeaware: --solve "+empty+": no records\n")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--import-published", emptyArray, "--out", out)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, "timeaware: --import-published "+emptyArray+": no records"+want)
+	assert.NoFileExists(t, out)
+}

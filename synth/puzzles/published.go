@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/output"
 )
 
@@ -152,7 +153,9 @@ type ImportSummary struct {
 // converts each record and calls emit with it in file order. Every record
 // gets a verdict: one that cannot be converted, malformed ones included, is
 // not_converted with the error naming the record, its ID, the constraint and
-// the field; errors are for a file that cannot be read or is not JSON.
+// the field; errors are for a file that cannot be read or is not JSON, and
+// for one without records (empty, or an empty array), which wraps
+// dataset.ErrNoRecords.
 func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOptions, emit func(*Imported) error) (*ImportSummary, error) {
 	def := DefaultOptions()
 	if opt.KB == nil {
@@ -238,7 +241,7 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 	}
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if len(data) == 0 {
-		return nil, fmt.Errorf("%s: empty: want a JSON array of published Time Puzzles records", name)
+		return nil, noRecords(name)
 	}
 	var records []json.RawMessage
 	if data[0] == '[' {
@@ -279,9 +282,15 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 		}
 	}
 	if len(records) == 0 {
-		return nil, fmt.Errorf("%s: no records", name)
+		return nil, noRecords(name)
 	}
 	return records, nil
+}
+
+// noRecords is the error of a published file without records, empty or an
+// empty array: dataset.ErrNoRecords, with what the file should hold.
+func noRecords(name string) error {
+	return fmt.Errorf("%s: %w: want a JSON array of published Time Puzzles records", name, dataset.ErrNoRecords)
 }
 
 // isWrapper says an object holds no constraints_meta of its own.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // examples/puzzles/published_sample.json is written by hand in the published
@@ -114,16 +117,23 @@ func TestImportPublished(t *testing.T) {
 // TestImportPublishedFileErrors: only a file that cannot be split into
 // records stops the import.
 func TestImportPublishedFileErrors(t *testing.T) {
-	for _, tc := range []struct{ name, body, err string }{
-		{"empty", "", "sample.json: empty"},
-		{"not json", "[{", "sample.json: not a JSON array of records"},
-		{"no records", "[]", "sample.json: no records"},
-		{"bad jsonl", "{\"constraints_meta\": []}\n{", "sample.json: record 2"},
+	for _, tc := range []struct {
+		name, body, err string
+		noRecords       bool
+	}{
+		// A file without records gets every command's answer, with what the
+		// file should hold.
+		{"empty", "", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
+		{"blank", " \n\n", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
+		{"no records", "[]", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
+		{"not json", "[{", "sample.json: not a JSON array of records", false},
+		{"bad jsonl", "{\"constraints_meta\": []}\n{", "sample.json: record 2", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ImportPublished(context.Background(), strings.NewReader(tc.body), "sample.json", ImportOptions{}, func(*Imported) error { return nil })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.err)
+			assert.Equal(t, tc.noRecords, errors.Is(err, dataset.ErrNoRecords))
 		})
 	}
 }

@@ -130,7 +130,8 @@ type SolveSummary struct {
 // Solve reads the puzzle file at path in format, solves every puzzle again
 // from its constraints_meta with a solver of so (Check), calls report with
 // each verdict in file order and counts them. Every error but ctx's is
-// about the file: an *fs.PathError when it cannot be opened.
+// about the file: an *fs.PathError when it cannot be opened, one wrapping
+// dataset.ErrNoRecords when it holds no puzzle.
 func Solve(ctx context.Context, path string, format *dataset.Format, so SolverOptions,
 	report func(*Verdict) error) (*SolveSummary, error) {
 	f, err := os.Open(path)
@@ -155,6 +156,9 @@ func Solve(ctx context.Context, path string, format *dataset.Format, so SolverOp
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sum.Checked == 0 {
+		return nil, fmt.Errorf("%s: %w", path, dataset.ErrNoRecords)
 	}
 	return sum, nil
 }

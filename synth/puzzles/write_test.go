@@ -324,6 +324,41 @@ func TestSolveCounts(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
+// TestSolveRefusesAFileWithoutRecords: an empty file, one of blank lines
+// and a Parquet file of no rows hold no puzzle to check: Solve refuses them
+// with dataset.ErrNoRecords, naming the file, and reports nothing.
+func TestSolveRefusesAFileWithoutRecords(t *testing.T) {
+	dir := t.TempDir()
+	noRows := filepath.Join(dir, "none.parquet")
+	o := testOutput(noRows)
+	o.Format = dataset.Parquet
+	_, err := Write(context.Background(), testOptions(1, nil), Range{Count: 0}, 1, o)
+	require.NoError(t, err)
+	empty, blank := filepath.Join(dir, "empty.jsonl"), filepath.Join(dir, "blank.jsonl")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	require.NoError(t, os.WriteFile(blank, []byte("\n\n"), 0o644))
+	for _, tc := range []struct {
+		name, path string
+		format     *dataset.Format
+	}{
+		{"empty", empty, dataset.JSONL},
+		{"blank lines", blank, dataset.JSONL},
+		{"no rows", noRows, dataset.Parquet},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reported := 0
+			sum, err := Solve(context.Background(), tc.path, tc.format, SolverOptions{}, func(*Verdict) error {
+				reported++
+				return nil
+			})
+			require.ErrorIs(t, err, dataset.ErrNoRecords)
+			assert.EqualError(t, err, tc.path+": no records")
+			assert.Nil(t, sum)
+			assert.Zero(t, reported)
+		})
+	}
+}
+
 func TestReadFiles(t *testing.T) {
 	dir := t.TempDir()
 	kb := filepath.Join("..", "..", "examples", "puzzles", "kb.csv")
