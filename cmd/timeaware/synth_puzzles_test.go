@@ -143,7 +143,7 @@ func TestSynthPuzzlesSolveDetectsTampering(t *testing.T) {
 		code, stdout, stderr := runCLI(t, "synth", "puzzles", "--solve", ok)
 		assert.Equal(t, 0, code, stderr)
 		assert.Contains(t, stdout, "row 1 (id puzzles-s4-0, index 0): no solution, as stored: fact 1 (month): month 13 is not from 1 to 12, so no day satisfies it\n")
-		assert.Contains(t, stdout, "30 puzzles checked, 0 differ, 0 undecidable, 1 without a solution (a fact no day satisfies)\n")
+		assert.Contains(t, stdout, "30 puzzles checked (1 without a solution: a fact no day satisfies), 0 differ, 0 undecidable\n")
 	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestSynthPuzzlesSolveDetectsTampering(t *testing.T) {
 			code, stdout, stderr := runCLI(t, "synth", "puzzles", "--solve", bad)
 			assert.Equal(t, 1, code)
 			assert.Contains(t, stdout, tc.want)
-			assert.Contains(t, stdout, "30 puzzles checked, 1 differ")
+			assert.Regexp(t, `30 puzzles checked( \(1 without a solution: a fact no day satisfies\))?, 1 differ`, stdout)
 			assert.Contains(t, stderr, "1 of 30 puzzles have a stored answer that differs")
 		})
 	}
@@ -260,6 +260,9 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	rows := readJSONLines(t, out)
 	require.Len(t, rows, 9)
 	assert.Equal(t, "p3", get(rows[2], "extra_info", "id"))
+	for _, r := range rows {
+		assert.Equal(t, "test", get(r, "extra_info", "split"), "the published set is an evaluation set")
+	}
 	assert.Equal(t, "2021-07-24", get(rows[2], "reward_model", "ground_truth"))
 	var m output.Manifest
 	b, err := os.ReadFile(output.ManifestPath(out))
@@ -272,6 +275,20 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "9 puzzles checked, 0 differ, 0 undecidable")
 
+	// --disputed allow lets the embedded table decide p6 (the sixth lunar
+	// month of 1933 starts on 1933-07-23 by the table), as generation does:
+	// it agrees and is written; solve still calls it undecidable.
+	allowedOut := filepath.Join(dir, "allowed-import.jsonl")
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "import-published", sample, "--disputed", "allow", "--out", allowedOut)
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, "p6 (record 6)")
+	for _, want := range []string{"  agree:         5\n", "  undecidable:   0\n", "  written:       10 puzzles written to "} {
+		assert.Contains(t, stdout, want)
+	}
+	code, stdout, stderr = runCLI(t, "synth", "puzzles", "solve", allowedOut)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "10 puzzles checked, 0 differ, 1 undecidable")
+
 	// A generated set that lets disputed days decide: --solve reports those
 	// puzzles undecidable, not wrong, and exits 0.
 	allowed := filepath.Join(dir, "allowed.jsonl")
@@ -281,7 +298,7 @@ func TestSynthPuzzlesImportPublished(t *testing.T) {
 	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", allowed)
 	require.Equal(t, 0, code, stderr)
 	assert.Regexp(t, `300 puzzles checked, 0 differ, [1-9]\d* undecidable`, stdout)
-	assert.Contains(t, stdout, "a day whose lunar month or year is disputed")
+	assert.Regexp(t, `(a day|days) whose lunar month or year is disputed; in the answer under every reading: `, stdout)
 }
 
 // TestSynthPuzzlesImportNeverAborts: a file whose records hold a malformed
@@ -299,6 +316,7 @@ func TestSynthPuzzlesImportNeverAborts(t *testing.T) {
 		`{"identifier": "c9d0", "constraints_meta": [{"type": "explicit_year", "value": 2020}, {"type": "lunar_month", "value": 0}], "solutions": ["2020-01-01"], "year_range": [1950, 2050]}`,
 		`{"identifier": "e4f1", "constraints_meta": [{"type": "month", "value": 2}, {"type": "day_of_month_specific", "value": 15}, {"type": "chinese_zodiac", "value": "Ox"}], "solutions": [], "year_range": [1889, 1890]}`,
 		`{"constraints_meta": [{"type": "explicit_year", "value": 2000}, {"type": "month", "value": 2}, {"type": "last_day_of_month", "value": true}], "solutions": ["2000-02-29"], "year_range": [1990, 2010]}`,
+		`{"identifier": "f5a2", "constraints_meta": [{"type": "chinese_zodiac", "value": "Ox"}, {"type": "month", "value": 2}, {"type": "day_of_month", "operator": "<", "value": 10}, {"type": "lunar_month", "value": 12}], "solutions": ["1890-02-01", "1890-02-02", "1890-02-03", "1890-02-04", "1890-02-05", "1890-02-06", "1890-02-07", "1890-02-08", "1890-02-09"], "year_range": [1890, 1890]}`,
 	}
 	require.NoError(t, os.WriteFile(in, []byte(strings.Join(records, "\n")+"\n"), 0o644))
 	out := filepath.Join(dir, "imported.jsonl")
@@ -308,11 +326,11 @@ func TestSynthPuzzlesImportNeverAborts(t *testing.T) {
 b21c (record 2): agree (no_day), no solution: fact 2 (lunar_month): month 13 is not from 1 to 12, so no day satisfies it
 c9d0 (record 3): wrong (no_day): published 2020-01-01, solved None: fact 2 (lunar_month): month 0 is not from 1 to 12, so no day satisfies it
 e4f1 (record 4): wrong (unexplained): published None, solved 1889-02-15, undecidable on 1890-02-15
-synth puzzles --import-published: 5 records, 4 converted, 1 not converted
-  agree:         2
-  no solution:   2 (a constraint no day satisfies)
+f5a2 (record 6): undecidable (lunar_disputed), published 1890-02-01,1890-02-02,1890-02-03,1890-02-04,1890-02-05,1890-02-06,1890-02-07,1890-02-08,1890-02-09: facts 1 (zodiac) and 4 (lunar_month): undecidable: the answer depends on 1890-02-01 to 1890-02-09, days whose lunar month or year is disputed; in the answer under every reading: none
+synth puzzles --import-published: 6 records, 5 converted, 1 not converted
+  agree:         2 (no solution 1)
   wrong:         2 (no_day 1, unexplained 1)
-  undecidable:   0
+  undecidable:   1 (lunar_disputed 1)
   not converted: 1 (malformed 1)
   written:       3 puzzles written to `+out+` (jsonl, 5.8 KiB): the decided ones, agreeing and wrong, with the solved answers
   manifest:      `+output.ManifestPath(out)+`
@@ -326,7 +344,7 @@ synth puzzles --import-published: 5 records, 4 converted, 1 not converted
 	code, stdout, stderr = runCLI(t, "synth", "puzzles", "--solve", out)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "row 2 (id c9d0, index 2): no solution, as stored: fact 2 (lunar_month): month 0 is not from 1 to 12")
-	assert.Contains(t, stdout, "3 puzzles checked, 0 differ, 0 undecidable, 2 without a solution")
+	assert.Contains(t, stdout, "3 puzzles checked (2 without a solution: a fact no day satisfies), 0 differ, 0 undecidable")
 }
 
 // TestSynthPuzzlesYearSetReading: --year-set-reading rule reads the
@@ -413,4 +431,46 @@ func TestPuzzleVerbsAndTheirDeprecatedFlags(t *testing.T) {
 	code, _, stderr = runCLI(t, "synth", "puzzles", "import-published", sample)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "import-published needs --out")
+}
+
+// TestPuzzleCommandsRefuseAnInputWithoutRecords: solve and import-published
+// give every command's answer to an input without records (an empty file,
+// blank lines, an empty JSON array): the file named, "no records", exit 1,
+// nothing printed and nothing written.
+func TestPuzzleCommandsRefuseAnInputWithoutRecords(t *testing.T) {
+	dir := t.TempDir()
+	empty := writeFile(t, filepath.Join(dir, "empty.jsonl"), "")
+	blank := writeFile(t, filepath.Join(dir, "blank.jsonl"), "\n\n")
+	emptyJSON := writeFile(t, filepath.Join(dir, "empty.json"), "")
+	emptyArray := writeFile(t, filepath.Join(dir, "array.json"), "[]\n")
+	out := filepath.Join(dir, "out.jsonl")
+	const want = ": want a JSON array of published Time Puzzles records\n"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"solve empty", []string{"solve", empty}, "timeaware: " + empty + ": no records\n"},
+		{"solve blank lines", []string{"solve", blank}, "timeaware: " + blank + ": no records\n"},
+		{"import empty", []string{"import-published", emptyJSON, "--out", out}, "timeaware: " + emptyJSON + ": no records" + want},
+		{"import empty array", []string{"import-published", emptyArray, "--out", out}, "timeaware: " + emptyArray + ": no records" + want},
+		{"import blank lines", []string{"import-published", blank, "--out", out}, "timeaware: " + blank + ": no records" + want},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"synth", "puzzles"}, tc.args...)...)
+			assert.Equal(t, exitData, code)
+			assert.Equal(t, tc.stderr, stderr)
+			assert.Empty(t, stdout)
+			assert.NoFileExists(t, out)
+			assert.NoFileExists(t, output.ManifestPath(out))
+		})
+	}
+	// The deprecated flags name the file as theirs.
+	code, _, stderr := runCLI(t, "synth", "puzzles", "--solve", empty)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, "timeaware: --solve "+empty+": no records\n")
+	code, _, stderr = runCLI(t, "synth", "puzzles", "--import-published", emptyArray, "--out", out)
+	assert.Equal(t, exitData, code)
+	assert.Contains(t, stderr, "timeaware: --import-published "+emptyArray+": no records"+want)
+	assert.NoFileExists(t, out)
 }

@@ -207,6 +207,9 @@ type lunarDoubt struct {
 	// under some reading; disputed says days[0] is disputed, not unknown.
 	fact     int
 	disputed bool
+	// facts are the indexes, sorted, of every lunar fact that some reading
+	// decides differently on a doubtful day (or that is unknown there).
+	facts []int
 	// groups hold, for each dispute group with doubtful days, the days of
 	// the group the other facts allow and whether each is in the answer
 	// under each reading: in[r][k] for day at[k].
@@ -251,6 +254,9 @@ func (u *universe) doubt(facts []Fact, sets []*dateSet, dz *disputes, scratch *d
 		if first < 0 || day < first {
 			first, d.fact, d.disputed = day, fact, disputed
 		}
+		if k, found := slices.BinarySearch(d.facts, fact); !found {
+			d.facts = slices.Insert(d.facts, k, fact)
+		}
 	}
 	// Unknown days: a lunar fact is unknown there, true or false.
 	unknownOf := func(f *Fact) *dateSet {
@@ -260,21 +266,22 @@ func (u *universe) doubt(facts []Fact, sets []*dateSet, dz *disputes, scratch *d
 		return &u.yearUnknown
 	}
 	if month && u.monthUnknown.hi > 0 || year && u.yearUnknown.hi > 0 {
+		var unknownFacts []int
 		u.unknownMembers(rest, month, year, func(day int) {
-			unknownFact := -1
+			unknownFacts = unknownFacts[:0]
 			for _, i := range lunarFacts {
 				switch {
 				case unknownOf(&facts[i]).has(day):
-					if unknownFact < 0 {
-						unknownFact = i
-					}
+					unknownFacts = append(unknownFacts, i)
 				case !sets[i].has(day):
 					return // known false: out whatever the calendar
 				}
 			}
-			if unknownFact >= 0 {
+			if len(unknownFacts) > 0 {
 				d.unknown = append(d.unknown, day)
-				note(day, unknownFact, false)
+				for _, i := range unknownFacts {
+					note(day, i, false)
+				}
 			}
 		})
 	}
@@ -307,20 +314,23 @@ func (u *universe) doubt(facts []Fact, sets []*dateSet, dz *disputes, scratch *d
 				}
 			}
 			for k, day := range ga.at {
+				doubtful := false
 				for r := 1; r < len(ga.in); r++ {
 					if ga.in[r][k] == ga.in[0][k] {
 						continue
 					}
-					varies = true
-					d.days = append(d.days, day)
-					// Name the first lunar fact that reads the day differently.
+					doubtful = true
+					// Name every lunar fact that reads the day differently
+					// under a reading that changes the answer.
 					for _, i := range lunarFacts {
 						if u.holdsOn(&facts[i], g.labels[r][day-g.lo]) != u.holdsOn(&facts[i], g.labels[0][day-g.lo]) {
 							note(day, i, true)
-							break
 						}
 					}
-					break
+				}
+				if doubtful {
+					varies = true
+					d.days = append(d.days, day)
 				}
 			}
 			if varies {

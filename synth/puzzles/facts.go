@@ -643,11 +643,17 @@ func ordinal(n int) string {
 }
 
 // orList joins items as "a", "a or b", "a, b or c".
-func orList(items []string) string {
-	if len(items) == 1 {
-		return items[0]
+func orList(items []string) string { return joinList(items, " or ") }
+
+// andList joins items as "a", "a and b", "a, b and c".
+func andList(items []string) string { return joinList(items, " and ") }
+
+// joinList joins items with commas, the last two with last.
+func joinList(items []string, last string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
 	}
-	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+	return strings.Join(items[:len(items)-1], ", ") + last + items[len(items)-1]
 }
 
 // implicit renders f the way a puzzle states it: events by description,

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/output"
 )
 
 // The published Time Puzzles set is a JSON array (or JSON lines) of records
@@ -21,6 +24,8 @@ import (
 
 // publishedRecord is one record of the published format. Fields this
 // package does not read (seed_date, noise_date, solution_count) are ignored.
+// The answer is solutions, a list of dates: [] when no date fits (the
+// published None, solution_count 0).
 // The identifier is the field the published experiment scripts key each
 // record by (a UUID they add to the file when it has none).
 type publishedRecord struct {
@@ -28,7 +33,7 @@ type publishedRecord struct {
 	Constraints []string          `json:"constraints"`
 	Explicit    []string          `json:"explicit_constraints"`
 	Meta        []json.RawMessage `json:"constraints_meta"`
-	Solutions   []string          `json:"solutions"`
+	Solutions   json.RawMessage   `json:"solutions"`
 	YearRange   []int             `json:"year_range"`
 }
 
@@ -42,8 +47,9 @@ type ImportOptions struct {
 	YearSets []YearSet
 	// Seasons resolves season names.
 	Seasons []Season
-	// Prompt, Explicit, Split and Ability render the imported puzzles as
-	// Options does for generated ones.
+	// Prompt, Explicit and Ability render the imported puzzles as Options
+	// does for generated ones. Split is their extra_info.split, "test" when
+	// empty: the published set is an evaluation set.
 	Prompt         Prompt
 	Explicit       bool
 	Split, Ability string
@@ -135,7 +141,8 @@ type ImportSummary struct {
 	Converted    int            `json:"converted"`
 	NotConverted map[string]int `json:"not_converted"`
 	Agree        int            `json:"agree"`
-	NoDay        int            `json:"no_day"` // agreeing or wrong records with a constraint no day satisfies
+	AgreeNoDay   int            `json:"agree_no_day"` // of Agree, the records with a constraint no day satisfies: no solution, as published
+	NoDay        int            `json:"no_day"`       // agreeing or wrong records with a constraint no day satisfies
 	Wrong        map[string]int `json:"wrong"`
 	Undecidable  map[string]int `json:"undecidable"`
 	ByType       map[string]int `json:"constraint_types"`
@@ -146,7 +153,9 @@ type ImportSummary struct {
 // converts each record and calls emit with it in file order. Every record
 // gets a verdict: one that cannot be converted, malformed ones included, is
 // not_converted with the error naming the record, its ID, the constraint and
-// the field; errors are for a file that cannot be read or is not JSON.
+// the field; errors are for a file that cannot be read or is not JSON, and
+// for one without records (empty, or an empty array), which wraps
+// dataset.ErrNoRecords.
 func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOptions, emit func(*Imported) error) (*ImportSummary, error) {
 	def := DefaultOptions()
 	if opt.KB == nil {
@@ -162,7 +171,7 @@ func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOp
 		opt.Prompt = def.Prompt
 	}
 	if opt.Split == "" {
-		opt.Split = def.Split
+		opt.Split = output.Test
 	}
 	if opt.Ability == "" {
 		opt.Ability = def.Ability
@@ -207,6 +216,9 @@ func ImportPublished(ctx context.Context, r io.Reader, name string, opt ImportOp
 		case VerdictAgree:
 			sum.Converted++
 			sum.Agree++
+			if out.Cause == CauseNoDay {
+				sum.AgreeNoDay++
+			}
 		case VerdictWrong:
 			sum.Converted++
 			sum.Wrong[out.Cause]++
@@ -229,7 +241,7 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 	}
 	data = bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if len(data) == 0 {
-		return nil, fmt.Errorf("%s: empty: want a JSON array of published Time Puzzles records", name)
+		return nil, noRecords(name)
 	}
 	var records []json.RawMessage
 	if data[0] == '[' {
@@ -270,9 +282,15 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 		}
 	}
 	if len(records) == 0 {
-		return nil, fmt.Errorf("%s: no records", name)
+		return nil, noRecords(name)
 	}
 	return records, nil
+}
+
+// noRecords is the error of a published file without records, empty or an
+// empty array: dataset.ErrNoRecords, with what the file should hold.
+func noRecords(name string) error {
+	return fmt.Errorf("%s: %w: want a JSON array of published Time Puzzles records", name, dataset.ErrNoRecords)
 }
 
 // isWrapper says an object holds no constraints_meta of its own.
@@ -607,12 +625,11 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return malformed(fmt.Errorf("not a published record: %w", err))
 	}
-	out.Published = setOf(rec.Solutions)
-	for _, d := range out.Published {
-		if _, err := parseDate(d); err != nil {
-			return malformed(fmt.Errorf("solutions: %w", err))
-		}
+	published, err := publishedSolutions(rec.Solutions)
+	if err != nil {
+		return malformed(fmt.Errorf("solutions: %w", err))
 	}
+	out.Published = published
 	if len(rec.YearRange) != 2 || rec.YearRange[0] > rec.YearRange[1] {
 		return malformed(fmt.Errorf("year_range: want [first, last] years, have %v", rec.YearRange))
 	}
@@ -626,13 +643,13 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	}
 	im.to = to
 	facts := make([]Fact, 0, len(rec.Meta))
-	metas := make([]meta, len(rec.Meta))
+	cons := make([]constraint, len(rec.Meta))
 	group := ""
 	for i, raw := range rec.Meta {
-		if err := json.Unmarshal(raw, &metas[i]); err != nil {
+		var m meta
+		if err := json.Unmarshal(raw, &m); err != nil {
 			return malformed(fmt.Errorf("constraint %d: %w", i+1, err))
 		}
-		m := metas[i]
 		f, err := im.convert(m)
 		var nc *notConverted
 		if errors.As(err, &nc) {
@@ -648,6 +665,7 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 		if ev, _ := m.str("event"); m["aspect"] != nil && ev != "" {
 			group = ev
 		}
+		cons[i] = readConstraint(m, &f)
 		facts = append(facts, f)
 	}
 	p := &Puzzle{
@@ -690,14 +708,14 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 				out.Cause = CauseLunarDisputed
 			}
 		} else {
-			out.Verdict, out.Cause = VerdictWrong, im.cause(u, metas, facts, pub, sol)
+			out.Verdict, out.Cause = VerdictWrong, im.cause(u, cons, facts, pub, sol)
 		}
 	default:
 		out.Solved = sol.dates()
 		if slices.Equal(out.Solved, out.Published) {
 			out.Verdict = VerdictAgree
 		} else {
-			out.Verdict, out.Cause = VerdictWrong, im.cause(u, metas, facts, pub, sol)
+			out.Verdict, out.Cause = VerdictWrong, im.cause(u, cons, facts, pub, sol)
 		}
 	}
 	p.Solutions = out.Solved
@@ -707,6 +725,42 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	p.Target = len(p.Solutions)
 	buildMessages(im.render, p, season)
 	return out
+}
+
+// constraint is what the published generator's readings need of one
+// published constraint, read from its JSON once rather than for every day
+// a reading is tried on: its type, the name of an event, and the first and
+// last day of a lifetime or term of office.
+type constraint struct {
+	typ, name   string
+	first, last int
+}
+
+// readConstraint reads the constraint m, converted to the fact f.
+func readConstraint(m meta, f *Fact) constraint {
+	c := constraint{}
+	c.typ, _ = m.str("type")
+	c.name, _ = m.str("name")
+	if f.Kind == KindEvent {
+		c.first, c.last, _ = eventDays(f)
+	}
+	return c
+}
+
+// publishedSolutions reads a record's answer: a list of dates, sorted and
+// without repeats, [] when no date fits. A record without one, or with null,
+// says nothing of its answer: it is malformed, not a published None.
+func publishedSolutions(raw json.RawMessage) ([]string, error) {
+	var dates []string
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, &dates) != nil {
+		return nil, fmt.Errorf("want a list of dates, [] when no date fits, have %s", shown(raw))
+	}
+	for _, d := range dates {
+		if _, err := parseDate(d); err != nil {
+			return nil, err
+		}
+	}
+	return setOf(dates), nil
 }
 
 // readings are the published generator's own readings of some constraint
@@ -725,27 +779,12 @@ var readings = []struct {
 // them together, else whether lunar month starts a day or two apart
 // explain what is left. A reading reproduces the answer when the two
 // differ at most on days the lunar calendar leaves in doubt.
-func (im *importer) cause(u *universe, metas []meta, facts []Fact, pub []int, sol *solution) string {
+func (im *importer) cause(u *universe, cons []constraint, facts []Fact, pub []int, sol *solution) string {
 	var doubtful []int
 	if sol.doubt != nil {
 		doubtful = sol.doubt.days
 	}
-	solveWith := func(causes ...string) []int {
-		out := []int{}
-		for n := u.first; n < u.first+u.n; n++ {
-			ok := true
-			for i := range facts {
-				if !im.holdsAs(u, &facts[i], metas[i], n, causes) {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				out = append(out, n-u.first)
-			}
-		}
-		return out
-	}
+	solveWith := func(causes ...string) []int { return im.answerAs(u, cons, facts, causes) }
 	sameOffDoubt := func(a, b []int) bool {
 		for _, d := range symmetricDifference(a, b) {
 			if _, ok := slices.BinarySearch(doubtful, d); !ok {
@@ -765,10 +804,29 @@ func (im *importer) cause(u *universe, metas []meta, facts []Fact, pub []int, so
 	if sameOffDoubt(rest, pub) {
 		return CauseSeveral
 	}
-	if im.boundaryExplains(u, metas, facts, rest, pub, doubtful, all) {
+	if im.boundaryExplains(u, cons, facts, rest, pub, doubtful, all) {
 		return CauseLunarTable
 	}
 	return CauseUnexplained
+}
+
+// answerAs is the answer (day indexes) of facts, converted from the
+// constraints cons, with the published reading of the causes given.
+func (im *importer) answerAs(u *universe, cons []constraint, facts []Fact, causes []string) []int {
+	out := []int{}
+	for n := u.first; n < u.first+u.n; n++ {
+		ok := true
+		for i := range facts {
+			if !im.holdsAs(u, &facts[i], &cons[i], n, causes) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, n-u.first)
+		}
+	}
+	return out
 }
 
 // boundaryExplains says whether lunar month starts placed a day or two
@@ -779,7 +837,7 @@ func (im *importer) cause(u *universe, metas []meta, facts []Fact, pub []int, so
 // pub's side too. Answers a whole zodiac year or lunar month apart are not
 // explained: moving a start passes a day to the month next to it, never
 // further.
-func (im *importer) boundaryExplains(u *universe, metas []meta, facts []Fact, answer, pub, doubtful []int, causes []string) bool {
+func (im *importer) boundaryExplains(u *universe, cons []constraint, facts []Fact, answer, pub, doubtful []int, causes []string) bool {
 	if !slices.ContainsFunc(facts, func(f Fact) bool { return isLunarKind(f.Kind) }) {
 		return false
 	}
@@ -790,12 +848,12 @@ func (im *importer) boundaryExplains(u *universe, metas []meta, facts []Fact, an
 		for i := range facts {
 			f := &facts[i]
 			if !isLunarKind(f.Kind) {
-				if !im.holdsAs(u, f, metas[i], u.first+d, causes) {
+				if !im.holdsAs(u, f, &cons[i], u.first+d, causes) {
 					return false
 				}
 				continue
 			}
-			if f.Kind == KindLunar && im.readsAs(metas[i], causes, CauseLeapMonth) {
+			if f.Kind == KindLunar && im.readsAs(&cons[i], causes, CauseLeapMonth) {
 				if l.month != f.Month {
 					return false
 				}
@@ -856,10 +914,9 @@ func (im *importer) boundaryExplains(u *universe, metas []meta, facts []Fact, an
 
 // readsAs says a constraint is read the published generator's way for
 // cause c, among causes.
-func (im *importer) readsAs(m meta, causes []string, c string) bool {
-	typ, _ := m.str("type")
+func (im *importer) readsAs(k *constraint, causes []string, c string) bool {
 	for _, r := range readings {
-		if r.cause == c && slices.Contains(causes, c) && slices.Contains(r.types, typ) {
+		if r.cause == c && slices.Contains(causes, c) && slices.Contains(r.types, k.typ) {
 			return true
 		}
 	}
@@ -867,11 +924,10 @@ func (im *importer) readsAs(m meta, causes []string, c string) bool {
 }
 
 // holdsAs is holds with the published reading of the causes given.
-func (im *importer) holdsAs(u *universe, f *Fact, m meta, n int, causes []string) bool {
-	typ, _ := m.str("type")
+func (im *importer) holdsAs(u *universe, f *Fact, k *constraint, n int, causes []string) bool {
 	for _, c := range causes {
 		for _, r := range readings {
-			if r.cause != c || !slices.Contains(r.types, typ) {
+			if r.cause != c || !slices.Contains(r.types, k.typ) {
 				continue
 			}
 			switch c {
@@ -880,16 +936,14 @@ func (im *importer) holdsAs(u *universe, f *Fact, m meta, n int, causes []string
 				return i >= 0 && u.lunar.months[i].month == f.Month
 			case CauseYearSetRule:
 				y, _, _ := civil(n)
-				name, _ := m.str("name")
-				switch name {
+				switch k.name {
 				case "summer_olympics":
 					return y >= 1896 && (y-1896)%4 == 0 && y != 1916 && y != 1940 && y != 1944
 				case "world_cup":
 					return y >= 1930 && (y-1930)%4 == 0 && y != 1942 && y != 1946
 				}
 			case CauseBoundaryDays:
-				a, b, _ := eventDays(f)
-				return n > a && n < b
+				return n > k.first && n < k.last
 			}
 		}
 	}

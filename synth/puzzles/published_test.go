@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/timeaware/timeaware/internal/dataset"
 )
 
 // examples/puzzles/published_sample.json is written by hand in the published
@@ -76,9 +79,10 @@ func TestImportPublished(t *testing.T) {
 		}
 		p := g.Puzzle
 		require.NotNil(t, p)
+		assert.Equal(t, "test", p.Split, "the published set is an evaluation set")
 		assert.Len(t, p.Constraints, len(p.Facts))
 		assert.Len(t, p.Explicit, len(p.Facts))
-		assert.Contains(t, p.Messages[len(p.Messages)-1].Content, p.Constraints[0])
+		assert.Contains(t, p.Messages[len(p.Messages)-1].Text(), p.Constraints[0])
 		if g.Verdict != VerdictUndecidable {
 			assert.Equal(t, g.Solved, p.Solutions)
 			assert.True(t, g.Decided())
@@ -113,16 +117,23 @@ func TestImportPublished(t *testing.T) {
 // TestImportPublishedFileErrors: only a file that cannot be split into
 // records stops the import.
 func TestImportPublishedFileErrors(t *testing.T) {
-	for _, tc := range []struct{ name, body, err string }{
-		{"empty", "", "sample.json: empty"},
-		{"not json", "[{", "sample.json: not a JSON array of records"},
-		{"no records", "[]", "sample.json: no records"},
-		{"bad jsonl", "{\"constraints_meta\": []}\n{", "sample.json: record 2"},
+	for _, tc := range []struct {
+		name, body, err string
+		noRecords       bool
+	}{
+		// A file without records gets every command's answer, with what the
+		// file should hold.
+		{"empty", "", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
+		{"blank", " \n\n", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
+		{"no records", "[]", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
+		{"not json", "[{", "sample.json: not a JSON array of records", false},
+		{"bad jsonl", "{\"constraints_meta\": []}\n{", "sample.json: record 2", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ImportPublished(context.Background(), strings.NewReader(tc.body), "sample.json", ImportOptions{}, func(*Imported) error { return nil })
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.err)
+			assert.Equal(t, tc.noRecords, errors.Is(err, dataset.ErrNoRecords))
 		})
 	}
 }
@@ -141,6 +152,10 @@ func TestImportPublishedMalformedRecords(t *testing.T) {
 		{"no constraints", `{"identifier": "bad", "constraints_meta": [], "solutions": [], "year_range": [1990, 2000]}`, "constraints_meta: no constraints"},
 		{"not a record", `{"identifier": "bad", "constraints_meta": "month", "year_range": [1990, 2000]}`, "not a published record"},
 		{"bad solution", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solutions": ["2000-02-30"], "year_range": [1990, 2010]}`, `solutions: "2000-02-30" is not a date`},
+		// A record without an answer is not one whose answer is None ([]).
+		{"no solutions", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solution_count": 1, "year_range": [1990, 2010]}`, `solutions: want a list of dates, [] when no date fits, have nothing`},
+		{"null solutions", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solutions": null, "solution_count": 1, "year_range": [1990, 2010]}`, `solutions: want a list of dates, [] when no date fits, have null`},
+		{"solutions not a list", `{"identifier": "bad", "constraints_meta": [{"type": "month", "value": 1}], "solutions": "None", "year_range": [1990, 2010]}`, `solutions: want a list of dates, [] when no date fits, have "None"`},
 		{"no type", rec(`{"value": 3}`), `constraint 2: field "type": want a non-empty string, have nothing`},
 		{"bad value", rec(`{"type": "month", "value": "May"}`), `constraint 2: field "value": want an integer, have "May"`},
 		{"bad weekday", rec(`{"type": "weekday", "value": "Funday"}`), `constraint 2: field "value": "Funday" is not a weekday name`},
@@ -313,6 +328,7 @@ func TestImportPublishedHandWorked(t *testing.T) {
 	assert.Equal(t, "It is the 32nd day of its month.", got[10].Puzzle.Constraints[0])
 	assert.Equal(t, "It is the 6th Monday of its month.", got[10].Puzzle.Constraints[1])
 	assert.Equal(t, 3, sum.NoDay)
+	assert.Equal(t, 2, sum.AgreeNoDay, "m13 and the 32nd day agree on no solution; m13-date is wrong")
 	assert.Equal(t, len(handWorked), sum.Records)
 }
 

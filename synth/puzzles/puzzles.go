@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/synth"
 )
@@ -317,11 +318,6 @@ func kindNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Message is one prompt turn.
-type Message struct {
-	Role, Content string
-}
-
 // Puzzle is one generated Time Puzzle: its facts in three forms (implicit
 // text, explicit text, structured), its answer set and its prompt.
 type Puzzle struct {
@@ -340,8 +336,10 @@ type Puzzle struct {
 	Solutions []string
 	// FirstDate and LastDate bound the dates that count (YYYY-MM-DD).
 	FirstDate, LastDate string
-	Messages            []Message
-	Split, Ability      string
+	// Messages are the prompt's turns: a system turn when the options give
+	// one, then the user turn.
+	Messages       []conversation.Message
+	Split, Ability string
 	// Variant is "implicit" or "explicit": the rendering in the prompt.
 	Variant string
 	// ID names the puzzle uniquely across sets: puzzles-s<seed>-<index>.
@@ -764,9 +762,10 @@ func buildMessages(opt *Options, p *Puzzle, season bool) {
 		"{last_date}", p.LastDate, "{season_note}", note, "{conventions}", opt.Prompt.Conventions).Replace(opt.Prompt.Instruction)
 	p.Messages = p.Messages[:0]
 	if opt.Prompt.System != "" {
-		p.Messages = append(p.Messages, Message{"system", opt.Prompt.System})
+		system := opt.Prompt.System
+		p.Messages = append(p.Messages, conversation.Message{Role: conversation.RoleSystem, Content: &system})
 	}
-	p.Messages = append(p.Messages, Message{"user", text})
+	p.Messages = append(p.Messages, conversation.Message{Role: conversation.RoleUser, Content: &text})
 }
 
 // seasonNote defines the seasons: "Seasons go by month: winter is
@@ -778,11 +777,7 @@ func seasonNote(seasons []Season) string {
 		for j, m := range s.Months {
 			names[j] = monthNames[m]
 		}
-		and := orList(names)
-		if k := strings.LastIndex(and, " or "); k >= 0 {
-			and = and[:k] + " and " + and[k+4:]
-		}
-		parts[i] = strings.ToLower(s.Name) + " is " + and
+		parts[i] = strings.ToLower(s.Name) + " is " + andList(names)
 	}
 	return "Seasons go by month: " + strings.Join(parts, "; ") + "."
 }
@@ -793,24 +788,85 @@ var ErrUndecidable = errors.New("undecidable")
 // UndecidableError says why a puzzle is undecidable: a lunar or zodiac fact
 // would decide a day the other facts allow, but the lunar calendar of that
 // day is unknown (outside the table) or disputed. It matches
-// ErrUndecidable with errors.Is.
+// ErrUndecidable with errors.Is. Its message names every fact in doubt,
+// every day in doubt and every day in the answer for sure.
 type UndecidableError struct {
-	Fact     int    // 1-based position of the lunar or zodiac fact
+	Fact     int    // 1-based position of the first lunar or zodiac fact in doubt (on Day)
 	Kind     Kind   // its kind
-	Day      string // the first such day, YYYY-MM-DD
+	Day      string // the first day in doubt, YYYY-MM-DD
 	Disputed bool   // the day is in the table but disputed, not unknown
+	// Facts are the 1-based positions, in order, of every lunar or zodiac
+	// fact some reading of the calendar decides differently on a day in
+	// doubt, or that is unknown there; Kinds their kinds.
+	Facts []int
+	Kinds []Kind
 	// Sure are the days in the answer whatever the calendar says, Doubtful
 	// those in it under some reading of the calendar and not under another
-	// (YYYY-MM-DD, sorted).
-	Sure, Doubtful []string
+	// (YYYY-MM-DD, sorted); Unknown are the doubtful days outside the table,
+	// the others being disputed.
+	Sure, Doubtful, Unknown []string
 }
 
 func (e *UndecidableError) Error() string {
-	why := "the lunar calendar is not known on %s, a day the other facts allow"
-	if e.Disputed {
-		why = "the answer depends on %s, a day whose lunar month or year is disputed"
+	facts := make([]string, len(e.Facts))
+	for i, n := range e.Facts {
+		facts[i] = fmt.Sprintf("%d (%s)", n, e.Kinds[i])
 	}
-	return fmt.Sprintf("fact %d (%s): %v: "+why, e.Fact, e.Kind, ErrUndecidable, e.Day)
+	which := "fact " + andList(facts)
+	if len(facts) > 1 {
+		which = "facts " + andList(facts)
+	}
+	var disputed []string
+	for _, d := range e.Doubtful {
+		if _, unknown := slices.BinarySearch(e.Unknown, d); !unknown {
+			disputed = append(disputed, d)
+		}
+	}
+	plural := func(days []string, one, many string) string {
+		if len(days) == 1 {
+			return one
+		}
+		return many
+	}
+	var why []string
+	if len(disputed) > 0 {
+		why = append(why, fmt.Sprintf("the answer depends on %s, %s whose lunar month or year is disputed",
+			dayRuns(disputed), plural(disputed, "a day", "days")))
+	}
+	if len(e.Unknown) > 0 {
+		why = append(why, fmt.Sprintf("the lunar calendar is not known on %s, %s the other facts allow",
+			dayRuns(e.Unknown), plural(e.Unknown, "a day", "days")))
+	}
+	sure := "none"
+	if len(e.Sure) > 0 {
+		sure = dayRuns(e.Sure)
+	}
+	return fmt.Sprintf("%s: %v: %s; in the answer under every reading: %s", which, ErrUndecidable, strings.Join(why, ", and "), sure)
+}
+
+// dayRuns writes sorted dates (YYYY-MM-DD) for a reader: runs of three or
+// more consecutive days as "FIRST to LAST", the rest one by one, joined by
+// commas and a last "and".
+func dayRuns(days []string) string {
+	var parts []string
+	for i := 0; i < len(days); {
+		j := i + 1
+		prev, _ := parseDate(days[i])
+		for ; j < len(days); j++ {
+			n, _ := parseDate(days[j])
+			if n != prev+1 {
+				break
+			}
+			prev = n
+		}
+		if j-i >= 3 {
+			parts = append(parts, days[i]+" to "+days[j-1])
+		} else {
+			parts = append(parts, days[i:j]...)
+		}
+		i = j
+	}
+	return andList(parts)
 }
 
 // Is makes errors.Is(err, ErrUndecidable) true.
@@ -949,6 +1005,12 @@ func (sol *solution) dates() []string {
 func (sol *solution) undecidable(facts []Fact) *UndecidableError {
 	d, u := sol.doubt, sol.u
 	e := &UndecidableError{Fact: d.fact + 1, Kind: facts[d.fact].Kind, Day: formatDate(u.first + d.days[0]), Disputed: d.disputed}
+	for _, i := range d.facts {
+		e.Facts, e.Kinds = append(e.Facts, i+1), append(e.Kinds, facts[i].Kind)
+	}
+	for _, i := range d.unknown {
+		e.Unknown = append(e.Unknown, formatDate(u.first+i))
+	}
 	e.Sure = []string{}
 	for _, i := range sol.answer {
 		if _, ok := slices.BinarySearch(d.days, i); !ok {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/dataset"
 	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/rewards"
@@ -535,9 +536,13 @@ func TestPromptAndSeasons(t *testing.T) {
 	require.NoError(t, err)
 	p, err := g.Generate(0)
 	require.NoError(t, err)
+	// The prompt's turns are the codebase's one message type.
+	require.IsType(t, []conversation.Message{}, any(p.Messages))
 	require.Len(t, p.Messages, 2)
-	assert.Equal(t, Message{"system", "You are careful."}, p.Messages[0])
-	user := p.Messages[1].Content
+	assert.Equal(t, conversation.RoleSystem, p.Messages[0].Role)
+	assert.Equal(t, "You are careful.", p.Messages[0].Text())
+	assert.Equal(t, conversation.RoleUser, p.Messages[1].Role)
+	user := p.Messages[1].Text()
 	assert.Contains(t, user, "only dates from 1900-01-01 to 2030-12-31 count")
 	assert.Contains(t, user, "dry season is November, December, January, February, March and April; wet season is May")
 	for i, c := range p.Constraints {
@@ -551,9 +556,9 @@ func TestPromptAndSeasons(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "explicit", e.Variant)
 	assert.Equal(t, p.Solutions, e.Solutions)
-	assert.NotContains(t, e.Messages[1].Content, "dry season is")
+	assert.NotContains(t, e.Messages[1].Text(), "dry season is")
 	for i, c := range e.Explicit {
-		assert.Contains(t, e.Messages[1].Content, fmt.Sprintf("%d. %s", i+1, c))
+		assert.Contains(t, e.Messages[1].Text(), fmt.Sprintf("%d. %s", i+1, c))
 	}
 }
 
@@ -848,7 +853,7 @@ func TestWordingLeavesNoRoomForMisreading(t *testing.T) {
 	for i := range 300 {
 		p, err := g.Generate(int64(i))
 		require.NoError(t, err)
-		user := p.Messages[len(p.Messages)-1].Content
+		user := p.Messages[len(p.Messages)-1].Text()
 		assert.NotRegexp(t, bare, user)
 		assert.Contains(t, user, "proleptic Gregorian calendar")
 		assert.Contains(t, user, "UTC+8")
@@ -866,7 +871,7 @@ func TestWordingLeavesNoRoomForMisreading(t *testing.T) {
 	require.NoError(t, err)
 	p, err := g.Generate(0)
 	require.NoError(t, err)
-	assert.Contains(t, p.Messages[len(p.Messages)-1].Content, "count. All dates are Gregorian.")
+	assert.Contains(t, p.Messages[len(p.Messages)-1].Text(), "count. All dates are Gregorian.")
 }
 
 // TestThePublishedRangeWorks: over 1800–2050, the published setting, the

@@ -53,7 +53,7 @@ func (im *Imported) Report() string {
 	case VerdictWrong:
 		solved := answerList(im.Solved)
 		if len(im.Undecided) > 0 {
-			solved += ", undecidable on " + strings.Join(im.Undecided, ",")
+			solved += ", undecidable on " + dayRuns(im.Undecided)
 		}
 		line := fmt.Sprintf("%s: wrong (%s): published %s, solved %s", where, im.Cause, answerList(im.Published), solved)
 		if noDay {
@@ -101,30 +101,30 @@ func (s *Summary) Lines() []string {
 	return lines
 }
 
-// String is the summary as a command shows it: the puzzles checked, those
-// that differ and the undecidable ones, and those without a solution when
-// there are any.
+// String is the summary as a command shows it: the puzzles checked (of
+// them, those without a solution, when there are any, whether their stored
+// answer agrees or not), those that differ and the undecidable ones.
 func (s *SolveSummary) String() string {
-	line := fmt.Sprintf("%d puzzles checked, %d differ, %d undecidable", s.Checked, s.Differ, s.Undecidable)
+	checked := fmt.Sprintf("%d puzzles checked", s.Checked)
 	if s.NoDay > 0 {
-		line += fmt.Sprintf(", %d without a solution (a fact no day satisfies)", s.NoDay)
+		checked += fmt.Sprintf(" (%d without a solution: a fact no day satisfies)", s.NoDay)
 	}
-	return line
+	return fmt.Sprintf("%s, %d differ, %d undecidable", checked, s.Differ, s.Undecidable)
 }
 
 // Lines are the summary as a command shows it: first the records, those
-// converted and those not, then one verdict a line with its count by
-// cause: agreeing, without a solution (when any), wrong, undecidable and
-// not converted (when any).
+// converted and those not, then one verdict a line with its count, which
+// add up to the records: agreeing (of them, those that agree on no solution,
+// when any), then wrong, undecidable and not converted (when any) by cause.
 func (s *ImportSummary) Lines() []string {
 	notConverted := total(s.NotConverted)
-	lines := []string{fmt.Sprintf("%d records, %d converted, %d not converted", s.Records, s.Converted, notConverted),
-		fmt.Sprintf("agree:         %d", s.Agree)}
-	if s.NoDay > 0 {
-		lines = append(lines, fmt.Sprintf("no solution:   %d (a constraint no day satisfies)", s.NoDay))
+	agree := fmt.Sprintf("agree:         %d", s.Agree)
+	if s.AgreeNoDay > 0 {
+		agree += fmt.Sprintf(" (no solution %d)", s.AgreeNoDay)
 	}
-	lines = append(lines, fmt.Sprintf("wrong:         %d%s", total(s.Wrong), byCause(s.Wrong)),
-		fmt.Sprintf("undecidable:   %d%s", total(s.Undecidable), byCause(s.Undecidable)))
+	lines := []string{fmt.Sprintf("%d records, %d converted, %d not converted", s.Records, s.Converted, notConverted), agree,
+		fmt.Sprintf("wrong:         %d%s", total(s.Wrong), byCause(s.Wrong)),
+		fmt.Sprintf("undecidable:   %d%s", total(s.Undecidable), byCause(s.Undecidable))}
 	if notConverted > 0 {
 		lines = append(lines, fmt.Sprintf("not converted: %d%s", notConverted, byCause(s.NotConverted)))
 	}

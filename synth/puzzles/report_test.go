@@ -50,7 +50,7 @@ func TestImportedReport(t *testing.T) {
 		{"wrong", Imported{ID: "e", Record: 5, Verdict: VerdictWrong, Cause: CauseYearSetRule, Published: []string{"2020-07-24"}, Solved: []string{"2021-07-24"}},
 			"e (record 5): wrong (year_set_rule): published 2020-07-24, solved 2021-07-24"},
 		{"wrong with undecided days", Imported{ID: "f", Record: 6, Verdict: VerdictWrong, Cause: CauseUnexplained, Solved: []string{"2000-01-01"}, Undecided: []string{"2000-02-01", "2000-02-02"}},
-			"f (record 6): wrong (unexplained): published None, solved 2000-01-01, undecidable on 2000-02-01,2000-02-02"},
+			"f (record 6): wrong (unexplained): published None, solved 2000-01-01, undecidable on 2000-02-01 and 2000-02-02"},
 		{"wrong on no day", Imported{ID: "g", Record: 7, Verdict: VerdictWrong, Cause: CauseNoDay, Published: []string{"2000-01-01"}, Solved: []string{}, Err: noDay},
 			"g (record 7): wrong (no_day): published 2000-01-01, solved None: fact 2: no day satisfies it"},
 	} {
@@ -83,7 +83,7 @@ func TestSummaryLines(t *testing.T) {
 
 func TestSolveSummaryString(t *testing.T) {
 	assert.Equal(t, "6 puzzles checked, 0 differ, 0 undecidable", (&SolveSummary{Checked: 6}).String())
-	assert.Equal(t, "30 puzzles checked, 1 differ, 2 undecidable, 3 without a solution (a fact no day satisfies)",
+	assert.Equal(t, "30 puzzles checked (3 without a solution: a fact no day satisfies), 1 differ, 2 undecidable",
 		(&SolveSummary{Checked: 30, Differ: 1, Undecidable: 2, NoDay: 3}).String())
 }
 
@@ -97,12 +97,14 @@ func TestImportSummaryLines(t *testing.T) {
 		"undecidable:   0",
 		"not converted: 2 (malformed 1, type_a 1)",
 	}, s.Lines())
-	s = &ImportSummary{Records: 1, Converted: 1, Agree: 1, NoDay: 1}
+	// Records without a solution are counted inside their verdict, so that
+	// the verdicts add up to the records: agreeing ones in agree, wrong ones
+	// by their cause, no_day.
+	s = &ImportSummary{Records: 3, Converted: 3, Agree: 2, AgreeNoDay: 1, NoDay: 2, Wrong: map[string]int{CauseNoDay: 1}}
 	assert.Equal(t, []string{
-		"1 records, 1 converted, 0 not converted",
-		"agree:         1",
-		"no solution:   1 (a constraint no day satisfies)",
-		"wrong:         0",
+		"3 records, 3 converted, 0 not converted",
+		"agree:         2 (no solution 1)",
+		"wrong:         1 (no_day 1)",
 		"undecidable:   0",
 	}, s.Lines())
 }

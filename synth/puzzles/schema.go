@@ -220,7 +220,7 @@ func (r *RecordBuilder) Append(p *Puzzle) {
 	gt := p.GroundTruth()
 	r.AppendHead(DataSource, p.Ability, &gt)
 	for _, m := range p.Messages {
-		r.AppendTurn(m.Role, m.Content)
+		r.AppendTurn(m.Role, m.Text())
 	}
 	r.split.Append(p.Split)
 	r.index.Append(p.Index)

@@ -65,9 +65,13 @@ func (e *InputError) Unwrap() error { return e.Err }
 // (ImportPublished), calls report with every record in file order, and
 // writes the decided ones (Imported.Decided), with their solved answers, to
 // o's files with their manifest, which records the file among its inputs
-// with role "published_puzzles". opt renders and solves them: its KB,
-// YearSets, Seasons, Prompt, Explicit, Split, Ability, YearSetReading and
-// disputed lunar data; the rest is not used. The rows are not split: o's
+// with role "published_puzzles". The rows' split is output.Test, whatever
+// opt.Split: the published set is an evaluation set. opt renders and solves
+// them: its KB, YearSets, Seasons, Prompt, Explicit, Ability, YearSetReading and
+// disputed lunar data with its policy, as in generation: DisputedAvoid
+// leaves a record whose answer depends on a disputed day undecidable,
+// DisputedAllow lets the embedded table decide it (days outside the table
+// stay undecidable); the rest is not used. The rows are not split: o's
 // TestFraction must be zero. An error while the file is read (from the
 // file, from report, or ctx's) is an *InputError with Key
 // "import_published"; the others are about o's files.
@@ -76,9 +80,13 @@ func WritePublished(ctx context.Context, opt Options, path string, o synth.Outpu
 	if o.TestFraction != 0 {
 		return nil, &synth.OptionError{Family: "puzzles", Key: "test_fraction", Err: errors.New("an imported set is not split")}
 	}
+	so := SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths}
+	if opt.Disputed == DisputedAllow {
+		so = SolverOptions{} // the table decides the disputed days
+	}
 	iopt := ImportOptions{KB: opt.KB, YearSets: opt.YearSets, Seasons: opt.Seasons, Prompt: opt.Prompt,
-		Explicit: opt.Explicit, Split: opt.Split, Ability: opt.Ability, YearSetReading: opt.YearSetReading,
-		Solver: NewSolverWith(SolverOptions{DisputedYears: opt.DisputedYears, DisputedMonths: opt.DisputedMonths})}
+		Explicit: opt.Explicit, Split: output.Test, Ability: opt.Ability, YearSetReading: opt.YearSetReading,
+		Solver: NewSolverWith(so)}
 	in := output.OpenInput(path)
 	defer in.Close()
 	// The file's entry is known once it is read: its place among the
@@ -122,7 +130,8 @@ type SolveSummary struct {
 // Solve reads the puzzle file at path in format, solves every puzzle again
 // from its constraints_meta with a solver of so (Check), calls report with
 // each verdict in file order and counts them. Every error but ctx's is
-// about the file: an *fs.PathError when it cannot be opened.
+// about the file: an *fs.PathError when it cannot be opened, one wrapping
+// dataset.ErrNoRecords when it holds no puzzle.
 func Solve(ctx context.Context, path string, format *dataset.Format, so SolverOptions,
 	report func(*Verdict) error) (*SolveSummary, error) {
 	f, err := os.Open(path)
@@ -147,6 +156,9 @@ func Solve(ctx context.Context, path string, format *dataset.Format, so SolverOp
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sum.Checked == 0 {
+		return nil, fmt.Errorf("%s: %w", path, dataset.ErrNoRecords)
 	}
 	return sum, nil
 }

@@ -176,12 +176,62 @@ func TestWritePublished(t *testing.T) {
 	rows := jsonRows(t, o.Path)
 	require.Len(t, rows, decided)
 	assert.Equal(t, 9, decided)
+	for _, r := range rows {
+		// DefaultOptions' split, train, labels generated rows only.
+		assert.Equal(t, "test", r["extra_info"].(map[string]any)["split"], "the published set is an evaluation set")
+	}
 	assert.Equal(t, []output.Entry{kb}, callers, "the caller's inputs stay as they were")
 	m := readManifest(t, w.ManifestPath)
 	require.Len(t, m.Inputs, 2)
 	assert.Equal(t, kb, m.Inputs[0])
 	assert.Equal(t, output.Entry{Path: sample, Role: "published_puzzles", SHA256: sha256Of(t, sample), Bytes: fileSize(t, sample)}, m.Inputs[1])
 	assert.EqualValues(t, 12, m.Summary.(map[string]any)["records"])
+}
+
+// TestWritePublishedDisputedPolicy: the disputed-data policy of generation
+// holds for the import: with avoid (the default) a record whose answer
+// depends on a disputed lunar day is undecidable and not written; with
+// allow the embedded table decides it, as it decides generated puzzles, and
+// it is judged and written. Days outside the table stay undecidable.
+func TestWritePublishedDisputedPolicy(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "published.json")
+	require.NoError(t, os.WriteFile(in, []byte(`[
+{"identifier": "m6", "constraints_meta": [{"type": "explicit_year", "value": 1933}, {"type": "month", "value": 7}, {"type": "day_of_month_specific", "value": 23}, {"type": "lunar_month", "value": 6}], "solutions": ["1933-07-23"], "year_range": [1900, 2000]},
+{"identifier": "m12", "constraints_meta": [{"type": "month", "value": 1}, {"type": "day_of_month_specific", "value": 10}, {"type": "lunar_month", "value": 12}], "solutions": ["1802-01-10", "1803-01-10", "1805-01-10", "1807-01-10", "1808-01-10", "1810-01-10"], "year_range": [1800, 1810]}
+]`), 0o644))
+	for _, tc := range []struct {
+		policy   string
+		verdicts []string
+		causes   []string
+		written  []string
+	}{
+		{"", []string{VerdictUndecidable, VerdictUndecidable}, []string{CauseLunarDisputed, CauseLunarUnknown}, nil},
+		{DisputedAvoid, []string{VerdictUndecidable, VerdictUndecidable}, []string{CauseLunarDisputed, CauseLunarUnknown}, nil},
+		// The table starts the sixth month of 1933 on 07-23, and puts
+		// 1808-01-10 (the disputed new year's month before) in month 12, as
+		// published; 1800-01-10 precedes the table.
+		{DisputedAllow, []string{VerdictAgree, VerdictUndecidable}, []string{"", CauseLunarUnknown}, []string{"m6"}},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			opt := DefaultOptions()
+			opt.Disputed = tc.policy
+			o := testOutput(filepath.Join(t.TempDir(), "pub.jsonl"))
+			var verdicts, causes []string
+			_, err := WritePublished(context.Background(), opt, in, o, func(im *Imported) error {
+				verdicts, causes = append(verdicts, im.Verdict), append(causes, im.Cause)
+				return nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tc.verdicts, verdicts)
+			assert.Equal(t, tc.causes, causes)
+			var written []string
+			for _, r := range jsonRows(t, o.Path) {
+				written = append(written, r["extra_info"].(map[string]any)["id"].(string))
+			}
+			assert.Equal(t, tc.written, written)
+		})
+	}
 }
 
 func mustShard(t *testing.T, s string) shard.Shard {
@@ -272,6 +322,41 @@ func TestSolveCounts(t *testing.T) {
 	cancel()
 	_, err = Solve(ctx, bad, dataset.JSONL, SolverOptions{}, func(*Verdict) error { return nil })
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// TestSolveRefusesAFileWithoutRecords: an empty file, one of blank lines
+// and a Parquet file of no rows hold no puzzle to check: Solve refuses them
+// with dataset.ErrNoRecords, naming the file, and reports nothing.
+func TestSolveRefusesAFileWithoutRecords(t *testing.T) {
+	dir := t.TempDir()
+	noRows := filepath.Join(dir, "none.parquet")
+	o := testOutput(noRows)
+	o.Format = dataset.Parquet
+	_, err := Write(context.Background(), testOptions(1, nil), Range{Count: 0}, 1, o)
+	require.NoError(t, err)
+	empty, blank := filepath.Join(dir, "empty.jsonl"), filepath.Join(dir, "blank.jsonl")
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	require.NoError(t, os.WriteFile(blank, []byte("\n\n"), 0o644))
+	for _, tc := range []struct {
+		name, path string
+		format     *dataset.Format
+	}{
+		{"empty", empty, dataset.JSONL},
+		{"blank lines", blank, dataset.JSONL},
+		{"no rows", noRows, dataset.Parquet},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reported := 0
+			sum, err := Solve(context.Background(), tc.path, tc.format, SolverOptions{}, func(*Verdict) error {
+				reported++
+				return nil
+			})
+			require.ErrorIs(t, err, dataset.ErrNoRecords)
+			assert.EqualError(t, err, tc.path+": no records")
+			assert.Nil(t, sum)
+			assert.Zero(t, reported)
+		})
+	}
 }
 
 func TestReadFiles(t *testing.T) {
