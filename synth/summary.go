@@ -19,3 +19,12 @@ func CountList(m map[string]int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Counted writes a count with its noun, singular for one: "1 record",
+// "3 records".
+func Counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}

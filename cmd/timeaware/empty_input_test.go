@@ -50,6 +50,8 @@ func TestEmptyInputIsRefused(t *testing.T) {
 		{"eval run", append([]string{"eval", "run", "--data", empty}, endpoint...), "--data " + empty},
 		{"eval nar", []string{"eval", "nar", "--input", empty}, "--input " + empty},
 		{"eval compare", []string{"eval", "compare", empty, empty}, empty},
+		{"synth puzzles solve", []string{"synth", "puzzles", "solve", empty}, empty},
+		{"synth puzzles import-published", []string{"synth", "puzzles", "import-published", array}, array},
 		{"splits check, empty train", append(gate, "--train", empty, "--test", splitsTest), "--train " + empty},
 		{"splits check, empty test", append(gate, "--train", splitsTrain, "--test", blank), "--test " + blank},
 		{"splits check, both empty", append(gate, "--train", empty, "--test", blank), "--train " + empty},
@@ -59,7 +61,7 @@ func TestEmptyInputIsRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			args := tt.args
-			if tt.args[0] != "splits" && tt.args[0] != "eval" || tt.args[1] == "run" {
+			if tt.args[0] != "splits" && tt.args[0] != "eval" && tt.args[2] != "solve" || tt.args[1] == "run" {
 				out := filepath.Join(dir, "out.jsonl")
 				if tt.args[1] == "sft" {
 					out = filepath.Join(dir, "out.parquet")
@@ -68,7 +70,7 @@ func TestEmptyInputIsRefused(t *testing.T) {
 			}
 			code, stdout, stderr := runCLI(t, args...)
 			assert.Equal(t, exitData, code, "stderr: %s", stderr)
-			assert.Regexp(t, `^timeaware: `+regexp.QuoteMeta(tt.want)+`: no records( on the (train|test) side)?$`, firstLine(stderr))
+			assert.Regexp(t, `^timeaware: `+regexp.QuoteMeta(tt.want)+`: no records( on the (train|test) side|: want a JSON array of published Time Puzzles records)?$`, firstLine(stderr))
 			assert.Empty(t, stdout)
 			assert.Empty(t, dirNames(t, dir), "a refused input writes nothing")
 		})

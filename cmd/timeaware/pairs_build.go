@@ -17,6 +17,7 @@ import (
 	"github.com/timeaware/timeaware/prefpairs"
 	"github.com/timeaware/timeaware/splits"
 	"github.com/timeaware/timeaware/splits/scenario"
+	"github.com/timeaware/timeaware/synth"
 )
 
 type pairsBuildFlags struct {
@@ -237,9 +238,9 @@ func printPairsSummary(w io.Writer, r *prefpairs.Dataset) {
 		if i > 0 {
 			head = "            "
 		}
-		fmt.Fprintf(w, "%s %s written to %s (%s, %s)\n", head, counted(*o.Rows, "pair"), o.Path, o.Format, humanBytes(o.Bytes))
+		fmt.Fprintf(w, "%s %s written to %s (%s, %s)\n", head, synth.Counted(*o.Rows, "pair"), o.Path, o.Format, humanBytes(o.Bytes))
 	}
-	fmt.Fprintf(w, "  inputs:      %s, %s, %s\n", counted(len(s.Inputs), "file"), counted(s.Records, "record"), counted(s.Samples, "sample"))
+	fmt.Fprintf(w, "  inputs:      %s, %s, %s\n", synth.Counted(len(s.Inputs), "file"), synth.Counted(s.Records, "record"), synth.Counted(s.Samples, "sample"))
 	fmt.Fprintf(w, "  chosen:      %s\n  sensitivity: %s\n  split:       %s\n  preference:  %s\n  direct from: %s\n",
 		countList(s.ByLabel), countList(s.BySensitivity), countList(s.BySplit), countList(s.ScoreSource), countList(s.DirectSource))
 	d := s.Dropped

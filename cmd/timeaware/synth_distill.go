@@ -95,7 +95,6 @@ func (a *app) runSynthDistill(cmd *cobra.Command, f *synthDistillFlags) error {
 	return a.distilled(f, d, run, client.Stats())
 }
 
-
 // distilled prints what a distill run did and fails when it stopped or
 // too many conversations failed.
 func (a *app) distilled(f *synthDistillFlags, d *budget.Distilled, run *modelRun, stats chat.Stats) error {

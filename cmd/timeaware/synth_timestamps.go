@@ -11,6 +11,7 @@ import (
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/internal/progress"
 	"github.com/timeaware/timeaware/splits/scenario"
+	"github.com/timeaware/timeaware/synth"
 	"github.com/timeaware/timeaware/synth/timestamps"
 )
 
@@ -86,7 +87,7 @@ func (a *app) runSynthTimestamps(ctx context.Context, f *synthTimestampsFlags) e
 		return streamError(err)
 	}
 	s := w.Summary
-	inputsLine := fmt.Sprintf("inputs:      %s, %s", counted(len(files), "file"), counted(s.Records, "record"))
+	inputsLine := fmt.Sprintf("inputs:      %s, %s", synth.Counted(len(files), "file"), synth.Counted(s.Records, "record"))
 	if s.OtherShards > 0 {
 		inputsLine += fmt.Sprintf(", %d in other shards", s.OtherShards)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/timeaware/timeaware/internal/output"
@@ -75,16 +74,8 @@ func printSplit(w io.Writer, s *output.SplitSummary, outs []output.Entry) {
 		return
 	}
 	fmt.Fprintf(w, "  split:       %s split by %s, test fraction %.3f (target %.3f): train %s, %s in %s; test %s, %s in %s\n",
-		s.Strategy, s.Unit, s.TestFraction, s.Target, counted(s.Rows[splits.Train], "row"), counted(s.Units[splits.Train], s.Unit), outs[0].Path,
-		counted(s.Rows[splits.Test], "row"), counted(s.Units[splits.Test], s.Unit), outs[1].Path)
-}
-
-// counted renders "1 task", "3 tasks".
-func counted(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
+		s.Strategy, s.Unit, s.TestFraction, s.Target, synth.Counted(s.Rows[splits.Train], "row"), synth.Counted(s.Units[splits.Train], s.Unit), outs[0].Path,
+		synth.Counted(s.Rows[splits.Test], "row"), synth.Counted(s.Units[splits.Test], s.Unit), outs[1].Path)
 }
 
 // writtenTo describes outputs for a summary's first line: "120 rows written
@@ -97,7 +88,7 @@ func writtenTo(outs []output.Entry, noun string) string {
 		rows, size = rows+*o.Rows, size+o.Bytes
 		paths = append(paths, o.Path)
 	}
-	return fmt.Sprintf("%s written to %s (%s, %s)", counted(rows, noun), strings.Join(paths, " and "), outs[0].Format, humanBytes(size))
+	return fmt.Sprintf("%s written to %s (%s, %s)", synth.Counted(rows, noun), strings.Join(paths, " and "), outs[0].Format, humanBytes(size))
 }
 
 // streamError is the error of a streaming build: an interruption says that

@@ -105,7 +105,7 @@ func (s *Summary) Lines() []string {
 // them, those without a solution, when there are any, whether their stored
 // answer agrees or not), those that differ and the undecidable ones.
 func (s *SolveSummary) String() string {
-	checked := fmt.Sprintf("%d puzzles checked", s.Checked)
+	checked := synth.Counted(s.Checked, "puzzle") + " checked"
 	if s.NoDay > 0 {
 		checked += fmt.Sprintf(" (%d without a solution: a fact no day satisfies)", s.NoDay)
 	}
@@ -122,7 +122,7 @@ func (s *ImportSummary) Lines() []string {
 	if s.AgreeNoDay > 0 {
 		agree += fmt.Sprintf(" (no solution %d)", s.AgreeNoDay)
 	}
-	lines := []string{fmt.Sprintf("%d records, %d converted, %d not converted", s.Records, s.Converted, notConverted), agree,
+	lines := []string{fmt.Sprintf("%s, %d converted, %d not converted", synth.Counted(s.Records, "record"), s.Converted, notConverted), agree,
 		fmt.Sprintf("wrong:         %d%s", total(s.Wrong), byCause(s.Wrong)),
 		fmt.Sprintf("undecidable:   %d%s", total(s.Undecidable), byCause(s.Undecidable))}
 	if notConverted > 0 {
