@@ -106,15 +106,29 @@ type LengthConfig struct {
 	// the closing tag: one without it was cut while thinking and is all
 	// thinking, with no answer, rather than all answer.
 	ThinkInPrompt bool
-	// LCPOAlpha is α of LCPO-Exact and LCPO-Max, the reward lost per token
-	// of distance from the budget.
-	LCPOAlpha float64
+	// LCPOAlpha is α of LCPO-Exact, the reward lost per token of distance
+	// from the budget, and LCPOMaxAlpha that of LCPO-Max, the slope of its
+	// clipped term (see LCPOExact and LCPOMax for what each source uses).
+	LCPOAlpha, LCPOMaxAlpha float64
 	// LCPODelta is δ of LCPO-Max, the reward a correct answer keeps at
 	// exactly its budget.
 	LCPODelta float64
 	// ThinkPruneLimit is ThinkPrune's token limit L for items without
 	// extra_info.token_budget.
 	ThinkPruneLimit int
+	// DAPOMaxTokens and DAPOBufferTokens are L_max and L_cache of DAPO's
+	// soft overlong punishment, for items without extra_info.token_budget:
+	// no penalty up to L_max − L_cache tokens, then −1/L_cache a token more,
+	// to −1 at L_max and past it.
+	DAPOMaxTokens, DAPOBufferTokens int
+	// CosineMaxTokens is L_max of the cosine-scaled reward, for items
+	// without extra_info.token_budget: the length at which its cosine
+	// reaches its long end, and past which lengths count as L_max.
+	CosineMaxTokens int
+	// CosineCorrectShort and CosineCorrectLong are the cosine reward of a
+	// right answer at length 0 and at L_max (r_0^c and r_L^c); CosineWrongShort
+	// and CosineWrongLong those of a wrong answer (r_0^w and r_L^w).
+	CosineCorrectShort, CosineCorrectLong, CosineWrongShort, CosineWrongLong float64
 	// ElasticThinkBudget and ElasticAnswerBudget are Elastic Reasoning's t
 	// and s for items without extra_info.think_budget or answer_budget.
 	ElasticThinkBudget, ElasticAnswerBudget int
@@ -180,8 +194,16 @@ func DefaultConfig() Config {
 			ThinkOpen:           "<think>",
 			ThinkClose:          "</think>",
 			LCPOAlpha:           0.0003,
+			LCPOMaxAlpha:        0.0003,
 			LCPODelta:           0.5,
 			ThinkPruneLimit:     4000,
+			DAPOMaxTokens:       20480,
+			DAPOBufferTokens:    4096,
+			CosineMaxTokens:     4096,
+			CosineCorrectShort:  1.0,
+			CosineCorrectLong:   0.5,
+			CosineWrongShort:    -1.0,
+			CosineWrongLong:     -0.5,
 			ElasticThinkBudget:  1024,
 			ElasticAnswerBudget: 1024,
 			AnytimePrior:        AnytimeUniform,
@@ -211,15 +233,20 @@ func (c Config) Validate() error {
 		return &ConfigError{Key: key, Err: fmt.Errorf(format, args...)}
 	}
 	for key, v := range map[string]float64{
-		"fallback_score":           c.FallbackScore,
-		"timely.format_reward":     c.Timely.FormatReward,
-		"timely.lambda":            c.Timely.Lambda,
-		"timely.correct_reward":    c.Timely.CorrectReward,
-		"timely.ml_weight":         c.Timely.MLWeight,
-		"timely.game_exponent":     c.Timely.GameExponent,
-		"timely.honesty_tolerance": c.Timely.HonestyTolerance,
-		"length.lcpo_alpha":        c.Length.LCPOAlpha,
-		"length.lcpo_delta":        c.Length.LCPODelta,
+		"fallback_score":              c.FallbackScore,
+		"timely.format_reward":        c.Timely.FormatReward,
+		"timely.lambda":               c.Timely.Lambda,
+		"timely.correct_reward":       c.Timely.CorrectReward,
+		"timely.ml_weight":            c.Timely.MLWeight,
+		"timely.game_exponent":        c.Timely.GameExponent,
+		"timely.honesty_tolerance":    c.Timely.HonestyTolerance,
+		"length.lcpo_alpha":           c.Length.LCPOAlpha,
+		"length.lcpo_max_alpha":       c.Length.LCPOMaxAlpha,
+		"length.lcpo_delta":           c.Length.LCPODelta,
+		"length.cosine_correct_short": c.Length.CosineCorrectShort,
+		"length.cosine_correct_long":  c.Length.CosineCorrectLong,
+		"length.cosine_wrong_short":   c.Length.CosineWrongShort,
+		"length.cosine_wrong_long":    c.Length.CosineWrongLong,
 	} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return bad(key, "not a finite number")
@@ -285,6 +312,9 @@ func (c LengthConfig) validate() error {
 	if c.LCPOAlpha < 0 {
 		return bad("lcpo_alpha", "%v must not be negative", c.LCPOAlpha)
 	}
+	if c.LCPOMaxAlpha < 0 {
+		return bad("lcpo_max_alpha", "%v must not be negative", c.LCPOMaxAlpha)
+	}
 	if c.MaxBytesPerToken < 1 {
 		return bad("max_bytes_per_token", "%d: want at least 1", c.MaxBytesPerToken)
 	}
@@ -298,10 +328,15 @@ func (c LengthConfig) validate() error {
 		"thinkprune_limit":      c.ThinkPruneLimit,
 		"elastic_think_budget":  c.ElasticThinkBudget,
 		"elastic_answer_budget": c.ElasticAnswerBudget,
+		"dapo_max_tokens":       c.DAPOMaxTokens,
+		"cosine_max_tokens":     c.CosineMaxTokens,
 	} {
 		if v < 1 {
 			return bad(key, "%d: a budget must be at least 1 token", v)
 		}
+	}
+	if c.DAPOBufferTokens < 0 || c.DAPOBufferTokens > c.DAPOMaxTokens {
+		return bad("dapo_buffer_tokens", "%d: want from 0 to dapo_max_tokens (%d)", c.DAPOBufferTokens, c.DAPOMaxTokens)
 	}
 	switch c.AnytimePrior {
 	case AnytimeUniform, AnytimeLinear, AnytimeBase:

@@ -60,9 +60,13 @@ const (
 //	r = c − α·|n_gold − n_y|
 //
 // with n_gold = extra_info.token_budget, n_y = extra_info.response_tokens
-// and α = LengthConfig.LCPOAlpha (0.0003, the authors' released training
-// configuration). The length term applies whatever the answer, so a wrong
-// answer of the asked length scores above a wrong answer far from it.
+// and α = LengthConfig.LCPOAlpha, 0.0003: the value the paper reports and
+// the one the authors' current training script for LCPO-Exact sets
+// (scripts/train/run_l1_exact.sh, reward_config.alpha=0.0003); their first
+// release divided by 3000 instead (deepscaler/rewards/math_reward.py,
+// get_delta_score_exact), α = 1/3000, which the key reproduces. The length
+// term applies whatever the answer, so a wrong answer of the asked length
+// scores above a wrong answer far from it.
 var LCPOExact = &Reward{
 	DataSource:  "length/lcpo_exact",
 	Summary:     "L1 LCPO-Exact: correctness minus α·|n_gold − n_y|, for a response asked to think for n_gold tokens",
@@ -75,10 +79,15 @@ var LCPOExact = &Reward{
 //
 //	r = c · clip(α·(n_gold − n_y) + δ, 0, 1)
 //
-// with α = LengthConfig.LCPOAlpha (0.0003) and δ = LengthConfig.LCPODelta
-// (0.5): a correct answer under its budget scores between δ and 1, one a
-// little over still scores above a wrong answer, and a wrong answer
-// scores 0 at any length.
+// with α = LengthConfig.LCPOMaxAlpha and δ = LengthConfig.LCPODelta (0.5):
+// a correct answer under its budget scores between δ and 1, one a little
+// over still scores above a wrong answer, and a wrong answer scores 0 at
+// any length. α defaults to 0.0003, the α the paper's Eq. 2 shares with
+// Eq. 1. The authors' first release computes this term as
+// (clip(−(n_y − n_gold)/500, −1, 1) + 1)/2 (get_delta_score_max), which is
+// clip(0.5 + (n_gold − n_y)/1000, 0, 1): α = 0.001 with δ = 0.5, the
+// setting that reproduces it; their current LCPO-Max script sets no length
+// term at all.
 var LCPOMax = &Reward{
 	DataSource:  "length/lcpo_max",
 	Summary:     "L1 LCPO-Max: correctness times clip(α·(n_gold − n_y) + δ, 0, 1), for a response asked to think for at most n_gold tokens",
@@ -500,7 +509,7 @@ func LCPOExactReward(cfg LengthConfig, c, nGold, n float64) float64 {
 // LCPOMaxReward is Eq. 2 of the L1 paper for correctness c, maximum n_gold
 // and length n: c·clip(α·(n_gold − n) + δ, 0, 1).
 func LCPOMaxReward(cfg LengthConfig, c, nGold, n float64) float64 {
-	return c * min(max(cfg.LCPOAlpha*(nGold-n)+cfg.LCPODelta, 0), 1)
+	return c * min(max(cfg.LCPOMaxAlpha*(nGold-n)+cfg.LCPODelta, 0), 1)
 }
 
 func scoreThinkPrune(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, error) {

@@ -84,7 +84,7 @@ func TestLCPOMaxByHand(t *testing.T) {
 	}
 	runLengthCases(t, LCPOMax, nil, cases)
 	// α = 0.001, δ = 0.2: 1·clip(0.001·300 + 0.2) = 0.5
-	runLengthCases(t, LCPOMax, func(c *Config) { c.Length.LCPOAlpha, c.Length.LCPODelta = 0.001, 0.2 }, []lengthCase{
+	runLengthCases(t, LCPOMax, func(c *Config) { c.Length.LCPOMaxAlpha, c.Length.LCPODelta = 0.001, 0.2 }, []lengthCase{
 		{name: "configured alpha and delta", sol: right, ei: ExtraInfo{ResponseTokens: tokens(700), TokenBudget: tokens(1000)}, score: 0.5, within: 1},
 	})
 }
@@ -607,4 +607,37 @@ func TestTokenCountsWithARealTokenizer(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	require.Greater(t, seen, 100)
+}
+
+// TestThinkSplitsAtTheFirstClosingTag: a response with more than one
+// closing think tag splits at the first, as vLLM's reasoning parsers and
+// the Python adapter's token counts do: the thinking is what comes before
+// it, and everything after it, later tags included, is the answer, whose
+// last tagged answer the check reads.
+func TestThinkSplitsAtTheFirstClosingTag(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, think, answer string
+		inPrompt                bool
+	}{
+		{"two closings", "<think>a</think>b</think>c", "a", "b</think>c", false},
+		{"a closing inside the answer", "<think>a</think><answer>4</answer></think>", "a", "<answer>4</answer></think>", false},
+		{"closings only, the opening in the prompt", "a</think>b</think>", "a", "b</think>", true},
+		{"a second opening after the first closing", "<think>a</think><think>b</think>c", "a", "<think>b</think>c", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			think, answer, tagged, closed := splitThink(tc.in, "<think>", "</think>", tc.inPrompt)
+			assert.Equal(t, tc.think, think)
+			assert.Equal(t, tc.answer, answer)
+			assert.True(t, tagged)
+			assert.True(t, closed)
+		})
+	}
+	// Scored: the answer after the first closing tag is read, its last
+	// tagged answer deciding, whatever a second thinking holds.
+	runLengthCases(t, ThinkPrune, nil, []lengthCase{
+		{name: "two closings, the last answer right", sol: "<think>a</think><answer>41</answer> no, </think><answer>42</answer>",
+			ei: ExtraInfo{ResponseTokens: tokens(20)}, score: 1, within: 1},
+		{name: "two closings, the last answer wrong", sol: "<think>a</think><answer>42</answer> no, </think><answer>41</answer>",
+			ei: ExtraInfo{ResponseTokens: tokens(20)}, score: 0, within: 1},
+	})
 }

@@ -132,6 +132,8 @@ var All = []*Reward{
 	LCPOExact,
 	LCPOMax,
 	ThinkPrune,
+	DAPOOverlong,
+	CosineScaled,
 	Elastic,
 	Anytime,
 }

@@ -3,6 +3,7 @@ package rewards
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +43,13 @@ var rightAnswers = map[string]struct {
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), TokenBudget: f64(500)}}, 0.53},
 	"length/thinkprune": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), TokenBudget: f64(400)}}, 1},
+	// right (+1), 1928 tokens of L_max 5000 with the default buffer 4096:
+	// 1 + ((5000 − 4096) − 1928)/4096
+	"length/dapo": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(1928), TokenBudget: f64(5000)}}, 1 + (904.0-1928)/4096},
+	// 1 at length 0 to 0.5 at L_max: a quarter of the way, 0.75 + 0.25·cos(π/4)
+	"length/cosine": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(1024)}}, 0.75 + 0.25*math.Sqrt2/2},
 	"length/elastic": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), ThinkTokens: f64(300), AnswerTokens: f64(90)}}, 1},
 	// uniform over two budgets, right at the second only

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/viper"
+
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/timers"
 	"github.com/timeaware/timeaware/tokenizer"
@@ -49,26 +51,13 @@ func (a *app) rewardsConfig() (rewards.Config, error) {
 	c.TicToc.MarginWeighted = v.GetBool("rewards.tictoc.margin_weighted")
 	c.TicToc.ToolCallPatterns = v.GetStringSlice("rewards.tictoc.tool_call_patterns")
 	c.TimePuzzles.Metric = v.GetString("rewards.timepuzzles.metric")
-	l := &c.Length
-	l.AnswerTag = v.GetString("rewards.length.answer_tag")
-	l.ThinkOpen = v.GetString("rewards.length.think_open")
-	l.ThinkClose = v.GetString("rewards.length.think_close")
-	l.ThinkInPrompt = v.GetBool("rewards.length.think_in_prompt")
-	l.LCPOAlpha = v.GetFloat64("rewards.length.lcpo_alpha")
-	l.LCPODelta = v.GetFloat64("rewards.length.lcpo_delta")
-	l.ThinkPruneLimit = v.GetInt("rewards.length.thinkprune_limit")
-	l.ElasticThinkBudget = v.GetInt("rewards.length.elastic_think_budget")
-	l.ElasticAnswerBudget = v.GetInt("rewards.length.elastic_answer_budget")
-	l.AnytimePrior = v.GetString("rewards.length.anytime_prior")
-	l.MaxBytesPerToken = v.GetInt("rewards.length.max_bytes_per_token")
-	l.CountSlack = v.GetInt("rewards.length.count_slack")
-	l.CountSlackFraction = v.GetFloat64("rewards.length.count_slack_fraction")
+	lengthConfig(v, &c.Length)
 	if path := v.GetString("rewards.length.tokenizer"); path != "" {
 		tok, err := tokenizer.Load(path)
 		if err != nil {
 			return c, a.badKey("rewards.length.tokenizer", tokenizerError(path, err))
 		}
-		l.Tokenizer = tok
+		c.Length.Tokenizer = tok
 	}
 	if err := c.Validate(); err != nil {
 		return c, a.rewardsError(err)
@@ -140,4 +129,29 @@ func (a *app) timerStore() (store *timers.Store, shared bool, err error) {
 		return nil, false, a.timersError(err)
 	}
 	return store, shared, nil
+}
+
+// lengthConfig reads the rewards.length keys but the tokenizer's file.
+func lengthConfig(v *viper.Viper, l *rewards.LengthConfig) {
+	l.AnswerTag = v.GetString("rewards.length.answer_tag")
+	l.ThinkOpen = v.GetString("rewards.length.think_open")
+	l.ThinkClose = v.GetString("rewards.length.think_close")
+	l.ThinkInPrompt = v.GetBool("rewards.length.think_in_prompt")
+	l.LCPOAlpha = v.GetFloat64("rewards.length.lcpo_alpha")
+	l.LCPOMaxAlpha = v.GetFloat64("rewards.length.lcpo_max_alpha")
+	l.LCPODelta = v.GetFloat64("rewards.length.lcpo_delta")
+	l.ThinkPruneLimit = v.GetInt("rewards.length.thinkprune_limit")
+	l.DAPOMaxTokens = v.GetInt("rewards.length.dapo_max_tokens")
+	l.DAPOBufferTokens = v.GetInt("rewards.length.dapo_buffer_tokens")
+	l.CosineMaxTokens = v.GetInt("rewards.length.cosine_max_tokens")
+	l.CosineCorrectShort = v.GetFloat64("rewards.length.cosine_correct_short")
+	l.CosineCorrectLong = v.GetFloat64("rewards.length.cosine_correct_long")
+	l.CosineWrongShort = v.GetFloat64("rewards.length.cosine_wrong_short")
+	l.CosineWrongLong = v.GetFloat64("rewards.length.cosine_wrong_long")
+	l.ElasticThinkBudget = v.GetInt("rewards.length.elastic_think_budget")
+	l.ElasticAnswerBudget = v.GetInt("rewards.length.elastic_answer_budget")
+	l.AnytimePrior = v.GetString("rewards.length.anytime_prior")
+	l.MaxBytesPerToken = v.GetInt("rewards.length.max_bytes_per_token")
+	l.CountSlack = v.GetInt("rewards.length.count_slack")
+	l.CountSlackFraction = v.GetFloat64("rewards.length.count_slack_fraction")
 }

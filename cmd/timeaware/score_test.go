@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,34 +50,84 @@ func TestScoreWritesOneResultPerLineInOrder(t *testing.T) {
 	}
 }
 
-// TestScoreLengthRewardsReadTheirKeys: the rewards.length keys reach the
-// length rewards (α and δ of LCPO-Max, ThinkPrune's limit).
-func TestScoreLengthRewardsReadTheirKeys(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("TIMEAWARE_REWARDS_LENGTH_LCPO_ALPHA", "0.001")
-	t.Setenv("TIMEAWARE_REWARDS_LENGTH_LCPO_DELTA", "0.25")
-	t.Setenv("TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT", "899")
-	score := func(ds, extra string) map[string]any {
-		in := writeFile(t, filepath.Join(dir, "items.jsonl"), `{"solution_str":"<answer>7</answer>","ground_truth":"7","extra_info":`+extra+`}`+"\n")
-		out := filepath.Join(dir, "scores.jsonl")
-		code, _, stderr := runCLI(t, "score", "--data-source", ds, "--input", in, "--out", out)
-		require.Equal(t, exitOK, code, stderr)
-		raw, err := os.ReadFile(out)
-		require.NoError(t, err)
-		res := readResults(t, string(raw))
-		require.Len(t, res, 1)
-		return res[0]
+// TestScoreLengthKeysArePinnedOneByOne: every rewards.length key reaches
+// its reward on its own. Each case sets one key, leaving every other at its
+// default, and scores an item whose score, worked by hand, differs between
+// the default and the value set: a key read in place of another, or read
+// into the wrong field, fails its case.
+func TestScoreLengthKeysArePinnedOneByOne(t *testing.T) {
+	const (
+		right = `"solution_str":"<think>Add.</think><answer>7</answer>","ground_truth":"7"`
+		wrong = `"solution_str":"<think>Add.</think><answer>8</answer>","ground_truth":"7"`
+	)
+	anytime := `"solution_str":"<think>Add","ground_truth":"7","extra_info":{"anytime":[{"budget":100,"summary":"<answer>7</answer>"},{"budget":200,"summary":"<answer>8</answer>"}]}`
+	refused := math.Inf(-1) // the item is refused
+	tests := []struct {
+		key, value, source, item string
+		before, after           float64 // the score at the default and with the value
+	}{
+		// 1 − α·|1000 − 900|
+		{"lcpo_alpha", "0.001", "length/lcpo_exact", right + `,"extra_info":{"response_tokens":900,"token_budget":1000}`, 0.97, 0.9},
+		// clip(α·100 + δ)
+		{"lcpo_max_alpha", "0.001", "length/lcpo_max", right + `,"extra_info":{"response_tokens":900,"token_budget":1000}`, 0.53, 0.6},
+		{"lcpo_delta", "0.25", "length/lcpo_max", right + `,"extra_info":{"response_tokens":900,"token_budget":1000}`, 0.53, 0.28},
+		{"thinkprune_limit", "899", "length/thinkprune", right + `,"extra_info":{"response_tokens":900}`, 1, 0},
+		{"elastic_think_budget", "299", "length/elastic", right + `,"extra_info":{"response_tokens":400,"think_tokens":300,"answer_tokens":90}`, 1, 0},
+		{"elastic_answer_budget", "89", "length/elastic", right + `,"extra_info":{"response_tokens":400,"think_tokens":300,"answer_tokens":90}`, 1, 0},
+		// right at the first budget only: uniform 1/2, base (the largest only) 0
+		{"anytime_prior", "base", "length/anytime", anytime, 0.5, 0},
+		// 1 + ((20,480 − 4,096) − 18,432)/4,096; with L_max 18,432: 1 − 1
+		{"dapo_max_tokens", "18432", "length/dapo", right + `,"extra_info":{"response_tokens":18432}`, 0.5, 0},
+		// with L_cache 2,048 the penalty starts at 18,432
+		{"dapo_buffer_tokens", "2048", "length/dapo", right + `,"extra_info":{"response_tokens":18432}`, 0.5, 1},
+		// half of L_max 4,096: 0.5 + (1 − 0.5)/2; at L_max 2,048: 0.5
+		{"cosine_max_tokens", "2048", "length/cosine", right + `,"extra_info":{"response_tokens":2048}`, 0.75, 0.5},
+		{"cosine_correct_short", "2", "length/cosine", right + `,"extra_info":{"response_tokens":2048}`, 0.75, 1.25},
+		{"cosine_correct_long", "0", "length/cosine", right + `,"extra_info":{"response_tokens":2048}`, 0.75, 0.5},
+		{"cosine_wrong_short", "-2", "length/cosine", wrong + `,"extra_info":{"response_tokens":2048}`, -0.75, -1.25},
+		{"cosine_wrong_long", "0", "length/cosine", wrong + `,"extra_info":{"response_tokens":2048}`, -0.75, -0.5},
+		{"answer_tag", "final", "length/thinkprune", `"solution_str":"<final>7</final>","ground_truth":"7","extra_info":{"response_tokens":9}`, 0, 1},
+		{"think_open", "<reason>", "length/thinkprune", `"solution_str":"<reason>Add","ground_truth":"7","extra_info":{"response_tokens":9}`, 0, 0},
+		{"think_close", "</reason>", "length/thinkprune", `"solution_str":"<think>Add.</reason><answer>7</answer>","ground_truth":"7","extra_info":{"response_tokens":9}`, 0, 1},
+		// an untagged response: all answer, or a thinking never closed
+		{"think_in_prompt", "true", "length/thinkprune", `"solution_str":"<answer>7</answer>","ground_truth":"7","extra_info":{"response_tokens":9}`, 1, 0},
+		// 36 bytes in 2 tokens: within 32 bytes a token, not within 8
+		{"max_bytes_per_token", "8", "length/thinkprune", right + `,"extra_info":{"response_tokens":2}`, 1, refused},
 	}
-	got := score("length/lcpo_max", `{"response_tokens":900,"token_budget":1000}`)
-	assert.InDelta(t, 0.001*100+0.25, got["score"], 1e-12) // 1·clip(α·(1000 − 900) + δ)
-	got = score("length/thinkprune", `{"response_tokens":900}`)
-	assert.Equal(t, 0.0, got["score"], "900 tokens is over a limit of 899")
-	assert.Equal(t, 1.0, got["overshoot_tokens"])
-	got = score("length/thinkprune", `{"response_tokens":800}`)
-	assert.Equal(t, 1.0, got["score"], "an untagged response is all answer")
-	t.Setenv("TIMEAWARE_REWARDS_LENGTH_THINK_IN_PROMPT", "true")
-	got = score("length/thinkprune", `{"response_tokens":800}`)
-	assert.Equal(t, 0.0, got["score"], "under think_in_prompt an untagged response is a thinking that never closed")
+	// Pinned by the tests named, which need a tokenizer.
+	elsewhere := map[string]string{"tokenizer": "TestScoreLengthTokenizer", "count_slack": "TestScoreLengthTokenizer",
+		"count_slack_fraction": "TestScoreLengthTokenizer"}
+	dir := t.TempDir()
+	score := func(source, item string) (float64, error) {
+		in := writeFile(t, filepath.Join(dir, "items.jsonl"), "{"+item+"}\n")
+		code, stdout, stderr := runCLI(t, "score", "--data-source", source, "--input", in, "--max-errors", "0")
+		if code != exitOK {
+			return 0, fmt.Errorf("exit %d: %s", code, stderr)
+		}
+		return readResults(t, stdout)[0]["score"].(float64), nil
+	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		covered[tt.key] = true
+		t.Run(tt.key, func(t *testing.T) {
+			before, err := score(tt.source, tt.item)
+			require.NoError(t, err)
+			assert.InDelta(t, tt.before, before, 1e-12, "at the defaults")
+			t.Setenv("TIMEAWARE_REWARDS_LENGTH_"+strings.ToUpper(tt.key), tt.value)
+			after, err := score(tt.source, tt.item)
+			if tt.after == refused {
+				assert.ErrorContains(t, err, "rewards.length."+tt.key)
+				return
+			}
+			require.NoError(t, err)
+			assert.InDelta(t, tt.after, after, 1e-12, "with %s = %s", tt.key, tt.value)
+		})
+	}
+	for key := range defaults {
+		if name, ok := strings.CutPrefix(key, "rewards.length."); ok {
+			assert.True(t, covered[name] || elsewhere[name] != "", "no case pins %s", key)
+		}
+	}
 }
 
 // TestScoreLengthTokenizer: with rewards.length.tokenizer, the length

@@ -169,6 +169,8 @@ BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "length/lcpo_max": _LENGTH_KEYS,
     "length/thinkprune": _LENGTH_KEYS,
     "length/elastic": _LENGTH_KEYS,
+    "length/dapo": (*_LENGTH_KEYS, "overlong_penalty"),
+    "length/cosine": _LENGTH_KEYS,
     "length/anytime": ("correct", "budgets", "think_tokens", *(f"r_{j}" for j in range(1, 9))),
 }
 
