@@ -50,7 +50,6 @@ def test_cosine_is_trls(server, monkeypatch, n):
     """TRL's cosine reward at its defaults with max_len 400, for a right and
     a wrong answer of n tokens, past max_len included."""
     import trl.rewards.accuracy_rewards as accuracy
-
     from trl.rewards import get_cosine_scaled_reward
 
     monkeypatch.setattr(accuracy, "accuracy_reward", lambda completions, solution: [1.0, 0.0])
