@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // The published Time Puzzles set is a JSON array (or JSON lines) of records
@@ -234,7 +236,7 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 	var records []json.RawMessage
 	if data[0] == '[' {
 		if err := json.Unmarshal(data, &records); err != nil {
-			return nil, fmt.Errorf("%s: not a JSON array of records: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, jsonscan.ExplainRecords(data, err))
 		}
 	} else {
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -245,7 +247,7 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 				break
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: record %d: %w", name, len(records)+1, err)
+				return nil, fmt.Errorf("%s: record %d: %w", name, len(records)+1, jsonscan.Explain("", nil, err))
 			}
 			records = append(records, v)
 		}
@@ -605,7 +607,7 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	}
 	var rec publishedRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		return malformed(fmt.Errorf("not a published record: %w", err))
+		return malformed(fmt.Errorf("not a published record: %w", jsonscan.Explain("", raw, err)))
 	}
 	out.Published = setOf(rec.Solutions)
 	for _, d := range out.Published {
@@ -630,7 +632,7 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	group := ""
 	for i, raw := range rec.Meta {
 		if err := json.Unmarshal(raw, &metas[i]); err != nil {
-			return malformed(fmt.Errorf("constraint %d: %w", i+1, err))
+			return malformed(fmt.Errorf("constraint %d: %w", i+1, jsonscan.Explain("", raw, err)))
 		}
 		m := metas[i]
 		f, err := im.convert(m)

@@ -115,7 +115,8 @@ func TestImportPublished(t *testing.T) {
 func TestImportPublishedFileErrors(t *testing.T) {
 	for _, tc := range []struct{ name, body, err string }{
 		{"empty", "", "sample.json: empty"},
-		{"not json", "[{", "sample.json: not a JSON array of records"},
+		{"not json", "[{", "sample.json: record 1 at byte 2: the file ends inside the record"},
+		{"cut in a record", "[{\"constraints_meta\": []},\n {\"constraints_meta\": [{\"type\"", "sample.json: record 2 at byte 29: the file ends inside the record"},
 		{"no records", "[]", "sample.json: no records"},
 		{"bad jsonl", "{\"constraints_meta\": []}\n{", "sample.json: record 2"},
 	} {
