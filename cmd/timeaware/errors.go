@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,8 +13,12 @@ import (
 	"strings"
 	"syscall"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/internal/suggest"
 )
 
@@ -122,9 +127,11 @@ var internalPackages = []string{
 var packagePrefix = regexp.MustCompile(`(^|: )(?:` + strings.Join(internalPackages, "|") + `): `)
 
 // message is the text of a command's error as the user reads it: the
-// library packages' prefixes removed wherever a wrapped error adds one.
+// library packages' prefixes removed wherever a wrapped error adds one, and
+// a decoder's error that no library explained said in JSON's or YAML's
+// words (plainDecoderText).
 func message(err error) string {
-	msg := err.Error()
+	msg := plainDecoderText(err, err.Error())
 	for {
 		next := packagePrefix.ReplaceAllString(msg, "$1")
 		if next == msg {
@@ -132,6 +139,28 @@ func message(err error) string {
 		}
 		msg = next
 	}
+}
+
+// plainDecoderText replaces in msg the text of a decoder's error that
+// reached the command as the decoder wrote it ("cannot unmarshal number
+// into Go struct field …") by jsonscan's words for it: whichever way an
+// error comes, no Go type name reaches the user.
+func plainDecoderText(err error, msg string) string {
+	var (
+		ste *json.UnmarshalTypeError
+		gte *gojson.UnmarshalTypeError
+		yte *yaml.TypeError
+	)
+	if errors.As(err, &ste) {
+		msg = strings.Replace(msg, ste.Error(), jsonscan.Explain("", nil, ste).Error(), 1)
+	}
+	if errors.As(err, &gte) {
+		msg = strings.Replace(msg, gte.Error(), jsonscan.Explain("", nil, gte).Error(), 1)
+	}
+	if errors.As(err, &yte) {
+		msg = strings.Replace(msg, yte.Error(), jsonscan.ExplainYAML(yte).Error(), 1)
+	}
+	return msg
 }
 
 // named records that the flag named these inputs: an error a library
