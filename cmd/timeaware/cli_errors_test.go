@@ -109,11 +109,11 @@ func TestErrorsNameTheirSource(t *testing.T) {
 		want string
 	}{
 		{"flag", nil, append(slicesClone(build), "--time-format", "utc"),
-			`--time-format utc: unknown time format "utc" (want none, iso or iso_delta)`},
+			`--time-format utc: unknown time format (want none, iso or iso_delta)`},
 		{"variable", map[string]string{"TIMEAWARE_PAIRS_TIME_FORMAT": "utc"}, build,
-			`TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format "utc" (want none, iso or iso_delta)`},
+			`TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format (want none, iso or iso_delta)`},
 		{"config file", nil, append([]string{"--config", badFile}, build...),
-			`--config ` + badFile + `: pairs.time_format utc: unknown time format "utc" (want none, iso or iso_delta)`},
+			`--config ` + badFile + `: pairs.time_format utc: unknown time format (want none, iso or iso_delta)`},
 		{"the flag wins over the file", nil, append(append([]string{"--config", badFile}, build...), "--time-format", "none"), ""},
 		{"misspelt config key", nil, append([]string{"--config", typoFile}, build...),
 			`--config ` + typoFile + `: unknown key pairs.time_fromat; did you mean pairs.time_format?`},

@@ -153,7 +153,9 @@ func (a *app) origin(key string) string {
 // "TIMEAWARE_PAIRS_TIME_FORMAT=utc: reason", "--config my.yaml:
 // pairs.time_format utc: reason".
 func (a *app) badKey(key string, reason error) error {
-	val := configText(a.v.Get(key))
+	raw := a.v.Get(key)
+	val := configText(raw)
+	reason = sayOnce(fmt.Sprint(raw), reason)
 	if _, list := defaults[key].([]string); list {
 		if items, err := cast.ToStringSliceE(a.v.Get(key)); err == nil {
 			val = showValue(strings.Join(items, ","))
@@ -210,7 +212,7 @@ func (a *app) flagValueError(flag string, reason error) error {
 			val = f.Value.String()
 		}
 	}
-	return usageError{fmt.Errorf("--%s %s: %w", flag, showValue(val), reason)}
+	return usageError{fmt.Errorf("--%s %s: %w", flag, showValue(val), sayOnce(val, reason))}
 }
 
 // optionError names a task family's bad option (a *synth.OptionError)

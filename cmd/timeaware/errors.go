@@ -49,7 +49,7 @@ type fileError struct {
 }
 
 func (e *fileError) Error() string {
-	reason := message(pathReason(e.path, e.err))
+	reason := message(sayOnce(e.path, pathReason(e.path, e.err)))
 	reason = strings.TrimPrefix(reason, e.path+": ")
 	if e.flag == "" {
 		return e.path + ": " + reason
@@ -250,6 +250,38 @@ func plainValueError(ve *pflag.InvalidValueError) string {
 	}
 	return ve.Unwrap().Error()
 }
+
+// sayOnce is reason without the value that the message puts before it: a
+// library names the value it refuses (`family "x" is not general, game or
+// ml`), and "--family x: " has named it already. Only the value's quoted
+// form is taken out, so no other text is touched.
+func sayOnce(value string, reason error) error {
+	if value == "" || reason == nil {
+		return reason
+	}
+	q := strconv.Quote(value)
+	msg := reason.Error()
+	out := strings.TrimPrefix(msg, q+": ")
+	if rest, ok := strings.CutPrefix(out, q+" is "); ok {
+		out = rest
+	}
+	out = strings.ReplaceAll(out, " "+q+":", ":")
+	out = strings.ReplaceAll(out, " "+q, "")
+	if out == msg {
+		return reason
+	}
+	return &restated{msg: out, err: reason}
+}
+
+// restated is an error said in other words; errors.Is and As still see
+// the error it restates.
+type restated struct {
+	msg string
+	err error
+}
+
+func (r *restated) Error() string { return r.msg }
+func (r *restated) Unwrap() error { return r.err }
 
 // showValue writes a value for an error message: as it is, unless it is
 // empty or has spaces, when it is quoted.

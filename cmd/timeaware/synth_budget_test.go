@@ -283,7 +283,7 @@ func TestSynthBudgetUsageErrors(t *testing.T) {
 		{"no family", without("--family"), nil, "--family is required"},
 		{"no seed", without("--seed"), nil, "--seed is required"},
 		{"no out", without("--out"), nil, "--out is required"},
-		{"bad family", append(without("--family"), "--family", "chess"), nil, `--family chess: family "chess" is not general, game or ml`},
+		{"bad family", append(without("--family"), "--family", "chess"), nil, `--family chess: family is not general, game or ml`},
 		{"bad seed", append(without("--seed"), "--seed", "-3"), nil, "--seed"},
 		{"bad format", with("--format", "xml"), nil, "--format xml: want parquet, arrow or jsonl"},
 		{"bad shard", with("--shard", "3/2"), nil, "--shard"},
