@@ -176,8 +176,8 @@ func (a *app) named(flag string, paths ...string) {
 }
 
 // describe is the line a command's error is reported in: "--flag PATH:
-// reason" for an input a flag named, "PATH: reason" for an argument, and
-// never a library package's name.
+// reason" (or "--flag PATH:LINE: reason") for an input a flag named, "PATH:
+// reason" for an argument, and never a library package's name.
 func (a *app) describe(err error) string {
 	msg := message(err)
 	if strings.HasPrefix(msg, "--") {
@@ -186,7 +186,7 @@ func (a *app) describe(err error) string {
 	best := ""
 	for path := range a.inputFlags {
 		prefix := strings.TrimSuffix(path, string(filepath.Separator))
-		if (strings.HasPrefix(msg, prefix+": ") || strings.HasPrefix(msg, prefix+string(filepath.Separator))) && len(path) > len(best) {
+		if (strings.HasPrefix(msg, prefix+": ") || strings.HasPrefix(msg, prefix+string(filepath.Separator)) || atLine(msg, prefix)) && len(path) > len(best) {
 			best = path
 		}
 	}
@@ -194,6 +194,12 @@ func (a *app) describe(err error) string {
 		return "--" + a.inputFlags[best] + " " + msg
 	}
 	return msg
+}
+
+// atLine says msg starts with path and a line of it: "PATH:12: reason".
+func atLine(msg, path string) bool {
+	rest, ok := strings.CutPrefix(msg, path+":")
+	return ok && rest != "" && '0' <= rest[0] && rest[0] <= '9'
 }
 
 // flagError turns pflag's errors into usage errors in the CLI's shape,

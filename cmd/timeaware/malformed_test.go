@@ -307,6 +307,9 @@ func TestMalformedInputsAreToldInUserWords(t *testing.T) {
 					return
 				}
 				assert.Contains(t, line, path, "%s: the message names the file", what)
+				if in.flag != "" && !in.lenient {
+					assert.Contains(t, line, "--"+in.flag+" "+path, "%s: the message names the flag with the file", what)
+				}
 			}
 			for _, kind := range in.corpora {
 				for _, c := range corpus[kind] {
