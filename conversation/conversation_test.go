@@ -88,21 +88,6 @@ func TestNormalize(t *testing.T) {
 	}
 }
 
-// TestFieldPath checks how the general decoder's type-error paths are
-// rewritten to the notation the other errors use.
-func TestFieldPath(t *testing.T) {
-	tests := map[string]string{
-		"":                                      "",
-		"history":                               "history",
-		"history.0.role":                        "history[0].role",
-		"history.12.tool_calls.3.function.name": "history[12].tool_calls[3].function.name",
-		"history.0":                             "history[0]",
-	}
-	for in, want := range tests {
-		assert.Equal(t, want, fieldPath(in), in)
-	}
-}
-
 func TestScenarioAlias(t *testing.T) {
 	for _, tt := range []struct{ id, want string }{
 		{"flight_rep_fail_3", "flight_rep_fail"},

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 	"time"
 
@@ -188,7 +187,7 @@ func (rd *Reader) nextArray() (RawRecord, error) {
 	c, err := rd.skipSpace()
 	if err != nil {
 		if err == io.EOF {
-			err = errors.New("unexpected end of input: the JSON array is not closed")
+			err = errors.New("the file ends before the array is closed")
 		}
 		return RawRecord{}, rd.fail(err)
 	}
@@ -200,7 +199,7 @@ func (rd *Reader) nextArray() (RawRecord, error) {
 			_, _ = rd.r.ReadByte()
 			if c, err = rd.skipSpace(); err != nil {
 				if err == io.EOF {
-					err = errors.New("unexpected end of input after ','")
+					err = errors.New("the file ends after a ','")
 				}
 				return RawRecord{}, rd.fail(err)
 			}
@@ -241,7 +240,7 @@ func (rd *Reader) scanValue() ([]byte, error) {
 		if rd.r.Buffered() == 0 {
 			if _, err := rd.r.Peek(1); err != nil {
 				if err == io.EOF {
-					return nil, errors.New("unexpected end of input inside a record")
+					return nil, errors.New("the file ends inside the record")
 				}
 				return nil, err
 			}
@@ -314,16 +313,12 @@ type wireMessage struct {
 // carrying the raw record's position, the id when readable, and the field.
 func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 	fail := func(id, field string, err error) error {
+		field, err = jsonscan.ExplainField(field, nil, err) // a decoding error's path, placed at field
 		return &RecordError{Source: raw.Source, Record: raw.Record, Line: raw.Line, ID: id, Field: field, Err: err}
 	}
 	var w wireRecord
 	if err := decodeWire(raw.Data, &w); err != nil {
-		id := peekID(raw.Data)
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return nil, fail(id, fieldPath(te.Field), fmt.Errorf("cannot use JSON %s here (want %s)", te.Value, jsonKind(te.Type)))
-		}
-		return nil, fail(id, "", fmt.Errorf("invalid JSON: %w", err))
+		return nil, fail(peekID(raw.Data), "", jsonscan.Explain("", raw.Data, err))
 	}
 	var id string
 	if len(w.ID) == 0 || unmarshalString(w.ID, &id) != nil || strings.TrimSpace(id) == "" {
@@ -336,7 +331,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 	}
 	if !isAbsent(rawTools) {
 		if err := unmarshalTools(rawTools, &t.Tools); err != nil {
-			return nil, fail(id, toolsField, fmt.Errorf("want a list of tool schemas: %v", err))
+			return nil, fail(id, toolsField, jsonscan.Wanting("a list of tool schemas", err))
 		}
 		t.ToolsJSON = jsonscan.AppendCompact(make([]byte, 0, len(rawTools)), rawTools)
 	}
@@ -456,7 +451,7 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 			t.ToolCall = []ToolCall{tc}
 		}
 		if err != nil {
-			return nil, fail(id, "tool_call", fmt.Errorf("want a tool call object or a list of them: %v", err))
+			return nil, fail(id, "tool_call", jsonscan.Wanting("a tool call object or a list of them", jsonscan.Explain("", w.ToolCall, err)))
 		}
 		for j, tc := range t.ToolCall {
 			if tc.Function.Name == "" {
@@ -470,23 +465,6 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 	return t, nil
 }
 
-// fieldPath writes the general decoder's field path (history.0.role) the way
-// the other errors name fields (history[0].role).
-func fieldPath(p string) string {
-	var b strings.Builder
-	for i, part := range strings.Split(p, ".") {
-		if i > 0 && part != "" && strings.Trim(part, "0123456789") == "" {
-			b.WriteString("[" + part + "]")
-			continue
-		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(part)
-	}
-	return b.String()
-}
-
 // historyField names history[i] without formatting it unless an error needs it.
 func historyField(i int) func() string {
 	return func() string { return fmt.Sprintf("history[%d]", i) }
@@ -494,30 +472,6 @@ func historyField(i int) func() string {
 
 func isAbsent(raw json.RawMessage) bool {
 	return len(raw) == 0 || bytes.Equal(raw, []byte("null"))
-}
-
-// jsonKind names the JSON a Go type decodes from, for error messages that
-// should not mention the package's internal types.
-func jsonKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		if t.Elem().Kind() == reflect.Uint8 {
-			return "a JSON value"
-		}
-		return "a list"
-	case reflect.Struct, reflect.Map:
-		return "an object"
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Pointer:
-		return jsonKind(t.Elem())
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "a number"
-	}
-	return t.String()
 }
 
 // unmarshalString and unmarshalTools take the fast decoder's path when they
@@ -551,7 +505,7 @@ func unmarshalTools(raw []byte, tools *[]Tool) error {
 		return nil
 	}
 	*tools = nil
-	return json.Unmarshal(raw, tools)
+	return jsonscan.Explain("", raw, json.Unmarshal(raw, tools))
 }
 
 // decodeWire decodes a record with the fast decoder, falling back to the
@@ -573,7 +527,7 @@ func perLevel[T any](raw json.RawMessage) ([]*T, error) {
 	if raw[0] == '[' {
 		var vs []*T
 		if err := json.Unmarshal(raw, &vs); err != nil {
-			return nil, fmt.Errorf("want a value or a list of %d values: %v", NumElapse, err)
+			return nil, jsonscan.Explain("", raw, err)
 		}
 		if len(vs) != 1 && len(vs) != NumElapse {
 			return nil, fmt.Errorf("a list of %d values: want one value for every level or a list of %d (one per elapse level)", len(vs), NumElapse)
@@ -588,7 +542,12 @@ func perLevel[T any](raw json.RawMessage) ([]*T, error) {
 		}
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, fmt.Errorf("want a value or a list of %d values: %v", NumElapse, err)
+		err = jsonscan.Explain("", raw, err)
+		var de *jsonscan.DecodeError
+		if errors.As(err, &de) && de.Want != "" {
+			err = jsonscan.Wanting(fmt.Sprintf("%s or a list of %d (one per elapse level)", de.Want, NumElapse), err)
+		}
+		return nil, err
 	}
 	return []*T{&v}, nil
 }

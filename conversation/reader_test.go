@@ -205,10 +205,10 @@ func TestReaderSyntaxErrors(t *testing.T) {
 		wantMsg string // substring of the error text
 	}{
 		{name: "not json", in: "\n\nid,history\n", record: 1, line: 3, wantMsg: `input starts with 'i'`},
-		{name: "unclosed empty array", in: "[\n", record: 1, line: 2, wantMsg: "the JSON array is not closed"},
-		{name: "unclosed array", in: "[\n{\"id\":\"a\"},\n{\"id\":\"b\"}\n", nOK: 2, record: 3, line: 4, wantMsg: "the JSON array is not closed"},
-		{name: "array ends after a comma", in: "[\n{\"id\":\"a\"},\n", nOK: 1, record: 2, line: 3, wantMsg: "unexpected end of input after ','"},
-		{name: "unclosed record", in: "[\n{\"id\":\"a\",\n\"history\":[\n", record: 1, line: 4, wantMsg: "unexpected end of input inside a record"},
+		{name: "unclosed empty array", in: "[\n", record: 1, line: 2, wantMsg: "the file ends before the array is closed"},
+		{name: "unclosed array", in: "[\n{\"id\":\"a\"},\n{\"id\":\"b\"}\n", nOK: 2, record: 3, line: 4, wantMsg: "the file ends before the array is closed"},
+		{name: "array ends after a comma", in: "[\n{\"id\":\"a\"},\n", nOK: 1, record: 2, line: 3, wantMsg: "the file ends after a ','"},
+		{name: "unclosed record", in: "[\n{\"id\":\"a\",\n\"history\":[\n", record: 1, line: 4, wantMsg: "the file ends inside the record"},
 		{name: "garbage between records", in: "[\n{\"id\":\"a\"}\n  x {\"id\":\"b\"}]", nOK: 1, record: 2, line: 3, wantMsg: `unexpected 'x' between records: want ',' or ']'`},
 		{name: "missing comma", in: "[{\"id\":\"a\"}\n{\"id\":\"b\"}]", nOK: 1, record: 2, line: 2, wantMsg: `unexpected '{' between records`},
 		{name: "array element is a number", in: "[\n{\"id\":\"a\"},\n 5\n]", nOK: 1, record: 2, line: 3, wantMsg: `array element starts with '5': want a JSON object`},
@@ -221,8 +221,8 @@ func TestReaderSyntaxErrors(t *testing.T) {
 		{name: "jsonl line is an array", in: "{\"id\":\"a\"}\n\n[{\"id\":\"b\"}]\n", nOK: 1, record: 2, line: 3, wantMsg: `line starts with '[': want a JSON object`},
 		{name: "jsonl line is a string", in: "{\"id\":\"a\"}\r\n\"b\"\r\n", nOK: 1, record: 2, line: 2, wantMsg: `line starts with '"'`},
 		{name: "unterminated string in an array, at a newline", in: "[\n{\"id\":\"a\"},\n{\"id\":\"b},\n{\"id\":\"c\"}]", nOK: 1, record: 2, line: 3, wantMsg: "newline inside a JSON string"},
-		{name: "unterminated string at the end of input", in: "[{\"id\":\"abc", record: 1, line: 1, wantMsg: "unexpected end of input inside a record"},
-		{name: "unterminated escape at the end of input", in: "[{\"id\":\"ab\\", record: 1, line: 1, wantMsg: "unexpected end of input inside a record"},
+		{name: "unterminated string at the end of input", in: "[{\"id\":\"abc", record: 1, line: 1, wantMsg: "the file ends inside the record"},
+		{name: "unterminated escape at the end of input", in: "[{\"id\":\"ab\\", record: 1, line: 1, wantMsg: "the file ends inside the record"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -401,15 +401,15 @@ func TestParseTrajectoryMalformed(t *testing.T) {
 		{"missing history", mkRecord(id, nil, goodFunction), "history", "weather_1", "missing or empty"},
 		{"empty history", mkRecord(id, []string{}, goodFunction), "history", "weather_1", "missing or empty"},
 		{"null history", mkRecord(id, nil, `"history":null`), "history", "weather_1", "missing or empty"},
-		{"history is an object", mkRecord(id, nil, `"history":{"role":"user"}`), "history", "weather_1", "cannot use JSON object here"},
-		{"history is a string", mkRecord(id, nil, `"history":"hi"`), "history", "weather_1", "cannot use JSON string here"},
+		{"history is an object", mkRecord(id, nil, `"history":{"role":"user"}`), "history", "weather_1", "want a list, got an object"},
+		{"history is a string", mkRecord(id, nil, `"history":"hi"`), "history", "weather_1", `want a list, got "hi"`},
 		{"unknown role", mkRecord(id, withMsg(1, `{"role":"robot","content":"x","time":"2025-12-04T10:00:00Z"}`)), "history[1].role", "weather_1", `unknown role "robot"`},
 		{"missing role", mkRecord(id, withMsg(1, `{"content":"x","time":"2025-12-04T10:00:00Z"}`)), "history[1].role", "weather_1", "missing"},
 		{"null message", mkRecord(id, withMsg(3, `null`)), "history[3].role", "weather_1", "missing"},
-		{"role is a number", mkRecord(id, withMsg(1, `{"role":5}`)), "history[1].role", "weather_1", "cannot use JSON number here"},
-		{"content is a number", mkRecord(id, withMsg(4, `{"role":"assistant","content":5}`)), "history[4].content", "weather_1", "cannot use JSON number here"},
-		{"tool_calls is an object", mkRecord(id, withMsg(2, `{"role":"assistant","tool_calls":{}}`)), "history[2].tool_calls", "weather_1", "cannot use JSON object here"},
-		{"function name is a number", mkRecord(id, withMsg(2, `{"role":"assistant","tool_calls":[{"function":{"name":5}}]}`)), "history[2].tool_calls[0].function.name", "weather_1", "cannot use JSON number here"},
+		{"role is a number", mkRecord(id, withMsg(1, `{"role":5}`)), "history[1].role", "weather_1", "want a string, got 5"},
+		{"content is a number", mkRecord(id, withMsg(4, `{"role":"assistant","content":5}`)), "history[4].content", "weather_1", "want a string, got 5"},
+		{"tool_calls is an object", mkRecord(id, withMsg(2, `{"role":"assistant","tool_calls":{}}`)), "history[2].tool_calls", "weather_1", "want a list, got an object"},
+		{"function name is a number", mkRecord(id, withMsg(2, `{"role":"assistant","tool_calls":[{"function":{"name":5}}]}`)), "history[2].tool_calls[0].function.name", "weather_1", "want a string, got 5"},
 		{"time not RFC 3339", mkRecord(id, withMsg(2, `{"role":"assistant","content":"x","time":"2025-12-04 10:00:02"}`)), "history[2].time", "weather_1", `invalid time "2025-12-04 10:00:02"`},
 		{"time is a number", mkRecord(id, withMsg(2, `{"role":"assistant","content":"x","time":1733306402}`)), "history[2].time", "weather_1", "want an RFC 3339 string"},
 		{"time list on a non-final message", mkRecord(id, withMsg(1, `{"role":"user","content":"x","time":["2025-12-04T10:00:00Z","2025-12-04T10:00:00Z","2025-12-04T10:00:00Z"]}`)), "history[1].time", "weather_1", "only allowed on the final message"},
@@ -424,22 +424,23 @@ func TestParseTrajectoryMalformed(t *testing.T) {
 		{"pref_score above 3", mkRecord(id, goodMsgs(), `"pref_score":3.5`), "pref_score[0]", "weather_1", "3.5 is outside [0, 3]"},
 		{"pref_score below 0 in a list", mkRecord(id, goodMsgs(), `"pref_score":[1,-0.25,null]`), "pref_score[1]", "weather_1", "-0.25 is outside [0, 3]"},
 		{"pref_score list of 2", mkRecord(id, goodMsgs(), `"pref_score":[1,2]`), "pref_score", "weather_1", "a list of 2 values: want one value for every level or a list of 3"},
-		{"pref_score is a string", mkRecord(id, goodMsgs(), `"pref_score":"high"`), "pref_score", "weather_1", "want a value or a list of 3 values"},
+		{"pref_score is a string", mkRecord(id, goodMsgs(), `"pref_score":"high"`), "pref_score", "weather_1", `want a number or a list of 3 (one per elapse level), got "high"`},
 		{"preference maybe", mkRecord(id, goodMsgs(), `"preference":"maybe"`), "preference[0]", "weather_1", `"maybe" is not tool or direct`},
 		{"preference maybe in a list", mkRecord(id, goodMsgs(), `"preference":["tool",null,"maybe"]`), "preference[2]", "weather_1", `"maybe" is not tool or direct`},
-		{"direct_answer is a number", mkRecord(id, goodMsgs(), `"direct_answer":42`), "direct_answer", "weather_1", "want a value or a list of 3 values"},
-		{"direct_answer is an object", mkRecord(id, goodMsgs(), `"direct_answer":{"text":"x"}`), "direct_answer", "weather_1", "want a value or a list of 3 values"},
-		{"direct_answer list of numbers", mkRecord(id, goodMsgs(), `"direct_answer":[1,2,3]`), "direct_answer", "weather_1", "want a value or a list of 3 values"},
+		{"direct_answer is a number", mkRecord(id, goodMsgs(), `"direct_answer":42`), "direct_answer", "weather_1", "want a string or a list of 3 (one per elapse level), got 42"},
+		{"direct_answer is an object", mkRecord(id, goodMsgs(), `"direct_answer":{"text":"x"}`), "direct_answer", "weather_1", "want a string or a list of 3 (one per elapse level), got an object"},
+		{"direct_answer list of numbers", mkRecord(id, goodMsgs(), `"direct_answer":[1,2,3]`), "direct_answer[0]", "weather_1", "want a string, got 1"},
 		{"tool_call without name", mkRecord(id, goodMsgs(), `"tool_call":{"type":"function","function":{"arguments":"{}"}}`), "tool_call[0].function.name", "weather_1", "missing"},
 		{"tool_call list entry without name", mkRecord(id, goodMsgs(), `"tool_call":[{"function":{"name":"a"}},{"function":{}}]`), "tool_call[1].function.name", "weather_1", "missing"},
-		{"tool_call is a string", mkRecord(id, goodMsgs(), `"tool_call":"get_weather"`), "tool_call", "weather_1", "want a tool call object or a list of them"},
+		{"tool_call is a string", mkRecord(id, goodMsgs(), `"tool_call":"get_weather"`), "tool_call", "weather_1", `want a tool call object or a list of them, got "get_weather"`},
 		{"function entry without name", mkRecord(id, goodMsgs(), `"function":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"description":"no name"}}]`), "function[1].function.name", "weather_1", "missing"},
 		{"tools entry without name", mkRecord(id, goodMsgs(), `"tools":[{"type":"function"}]`), "tools[0].function.name", "weather_1", "missing"},
-		{"function is an object", mkRecord(id, goodMsgs(), `"function":{"name":"a"}`), "function", "weather_1", "want a list of tool schemas"},
+		{"function is an object", mkRecord(id, goodMsgs(), `"function":{"name":"a"}`), "function", "weather_1", "want a list of tool schemas, got an object"},
+		{"function name is a number", mkRecord(id, goodMsgs(), `"function":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":7}}]`), "function[1].function.name", "weather_1", "want a string, got 7"},
 		{"two objects on one line", mkRecord(id, goodMsgs()) + ` {"id":"other"}`, "", "weather_1", "invalid JSON"},
 		{"truncated", strings.TrimSuffix(mkRecord(id, goodMsgs()), "]}"), "", "", "invalid JSON"},
 		{"unterminated string", `{"id":"weather_1","history":[{"role":"user}]}`, "", "", "invalid JSON"},
-		{"not an object", `["weather_1"]`, "", "", "cannot use JSON array here"},
+		{"not an object", `["weather_1"]`, "", "", "want an object, got a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -821,6 +822,6 @@ func TestTypeErrorNamesJSONKinds(t *testing.T) {
 	rec := `{"id":"a_1","history":{"role":"user"}}`
 	_, err := ParseTrajectory(RawRecord{Source: "x", Record: 1, Data: []byte(rec)})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "history: cannot use JSON object here (want a list)")
+	assert.Contains(t, err.Error(), "history: want a list, got an object")
 	assert.NotContains(t, err.Error(), "conversation.")
 }

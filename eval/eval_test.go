@@ -345,12 +345,19 @@ func TestReadRowsErrors(t *testing.T) {
 		{map[string]any{"prompt": []any{}}, "row 1: neither a pairs row"},
 		{map[string]any{"data_source": "nope", "prompt": []any{}}, `row 1: data_source: unknown data_source "nope"`},
 		{map[string]any{"data_source": "timepuzzles", "prompt": []any{}, "reward_model": map[string]any{}}, "row 1: prompt: empty"},
-		{map[string]any{"data_source": "timepuzzles", "prompt": "hi", "reward_model": map[string]any{}}, "row 1: prompt: not a list of messages"},
+		{map[string]any{"data_source": "timepuzzles", "reward_model": map[string]any{}}, "row 1: prompt: missing"},
+		{map[string]any{"data_source": "timepuzzles", "prompt": "hi", "reward_model": map[string]any{}}, `row 1: prompt: want a list, got "hi"`},
+		{map[string]any{"data_source": "timepuzzles", "prompt": []any{map[string]any{"role": "user", "content": "x"}, map[string]any{"role": "user", "content": 5}}, "reward_model": map[string]any{}},
+			"row 1: prompt[1].content: want a string, got 5"},
+		{map[string]any{"data_source": "timely/general", "prompt": []any{map[string]any{"role": "user", "content": "x"}}, "reward_model": map[string]any{}, "extra_info": map[string]any{"time_limit_s": "ten"}},
+			`row 1: extra_info.time_limit_s: want a number, got "ten"`},
 		{map[string]any{"data_source": "timepuzzles", "prompt": []any{map[string]any{"content": "x"}}, "reward_model": map[string]any{}}, "row 1: prompt[0].role: missing"},
 		{map[string]any{"data_source": "timepuzzles", "prompt": []any{map[string]any{"role": "user", "content": "x"}}}, "row 1: reward_model: missing"},
 		{map[string]any{"chosen": []any{}, "tools": "[]", "label": "maybe"}, `row 1: label: want "tool" or "direct"`},
 		{map[string]any{"chosen": []any{}, "tools": "[]", "label": "tool", "elapse": 0}, "row 1: id: missing"},
-		{map[string]any{"chosen": []any{}, "tools": "{", "label": "tool", "id": "a", "elapse": 0, "prompt": []any{map[string]any{"role": "user", "content": "x"}}}, "row 1: tools: not a JSON list"},
+		{map[string]any{"chosen": []any{}, "tools": "{", "label": "tool", "id": "a", "elapse": 0, "prompt": []any{map[string]any{"role": "user", "content": "x"}}}, "row 1: tools: invalid JSON at byte 1: the text ends inside a value"},
+		{map[string]any{"chosen": []any{}, "tools": `[{"type": "function", "function": 3}]`, "label": "tool", "id": "a", "elapse": 0, "prompt": []any{map[string]any{"role": "user", "content": "x"}}},
+			"row 1: tools[0].function: want an object, got 3"},
 	} {
 		p := writeRows(t, tc.row)
 		_, err := ReadRows(p)
@@ -573,7 +580,9 @@ func TestReadResults(t *testing.T) {
 	_, err = ReadResults(strings.NewReader("{\n  \"endpoint\": \"http://h/v1\",\n"), "rep.json")
 	assert.ErrorContains(t, err, "rep.json: this is an eval report (eval run --json); compare reads the RESULTS.jsonl files")
 	_, err = ReadResults(strings.NewReader("{\"request_id\":\"a\",\"data_source\":\"x\"}\n[1]\n"), "r.jsonl")
-	assert.ErrorContains(t, err, "eval: r.jsonl: line 2: not a result")
+	assert.EqualError(t, err, "eval: r.jsonl: line 2: want an object, got a list")
+	_, err = ReadResults(strings.NewReader("{\"request_id\":\"a\",\"data_source\":\"x\",\"details\":{\"em\":\"1\"}}\n"), "r.jsonl")
+	assert.EqualError(t, err, `eval: r.jsonl: line 1: details.em: want a number, got "1"`)
 }
 
 // TestNARResamplesKeepBothClasses: on rows of both classes, a resample

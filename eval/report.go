@@ -485,7 +485,7 @@ func ReadResults(r io.Reader, name string) ([]*Result, error) {
 		}
 		var res Result
 		if err := json.Unmarshal(line, &res); err != nil {
-			return nil, fmt.Errorf("eval: %s: line %d: not a result: %w", name, n, err)
+			return nil, fmt.Errorf("eval: %s: line %d: %w", name, n, jsonscan.Explain("", line, err))
 		}
 		if res.DataSource == "" || res.RequestID == "" {
 			return nil, fmt.Errorf("eval: %s: line %d: a result needs data_source and request_id", name, n)

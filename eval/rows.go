@@ -167,7 +167,7 @@ func ReadRows(path string) ([]Row, error) {
 func decodeRow(line []byte, file string, n int) (Row, error) {
 	var raw rawRow
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return Row{}, fmt.Errorf("not a JSON object: %w", err)
+		return Row{}, jsonscan.Explain("", line, err)
 	}
 	r := Row{File: file, Line: n}
 	switch {
@@ -195,7 +195,7 @@ func decodePair(raw *rawRow, r *Row) error {
 		return err
 	}
 	if err := json.Unmarshal([]byte(*raw.Tools), &r.Tools); err != nil {
-		return fmt.Errorf("tools: not a JSON list of tool schemas: %w", err)
+		return jsonscan.Explain("tools", []byte(*raw.Tools), err)
 	}
 	gt := map[string]any{"preferred": label}
 	if raw.Margin != nil {
@@ -228,7 +228,7 @@ func decodeVeRL(raw *rawRow, r *Row) error {
 	var ef extraFields
 	if len(raw.ExtraInfo) > 0 && string(raw.ExtraInfo) != "null" {
 		if err := json.Unmarshal(raw.ExtraInfo, &ef); err != nil {
-			return fmt.Errorf("extra_info: %w", err)
+			return jsonscan.Explain("extra_info", raw.ExtraInfo, err)
 		}
 	}
 	r.ID = idText(ef.RequestID)
@@ -265,7 +265,7 @@ func decodeVeRL(raw *rawRow, r *Row) error {
 			ts = &timers.Settings{}
 			if len(ef.Timer) > 0 && ef.Timer[0] == '{' {
 				if err := json.Unmarshal(ef.Timer, ts); err != nil {
-					return fmt.Errorf("extra_info.timer: %w", err)
+					return jsonscan.Explain("extra_info.timer", ef.Timer, err)
 				}
 			}
 		}
@@ -287,8 +287,11 @@ func decodeVeRL(raw *rawRow, r *Row) error {
 
 // decodePrompt reads the prompt: a non-empty list of chat messages.
 func decodePrompt(raw json.RawMessage, r *Row) error {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return errors.New("prompt: missing")
+	}
 	if err := json.Unmarshal(raw, &r.Prompt); err != nil {
-		return fmt.Errorf("prompt: not a list of messages: %w", err)
+		return jsonscan.Explain("prompt", raw, err)
 	}
 	if len(r.Prompt) == 0 {
 		return errors.New("prompt: empty")
@@ -354,7 +357,7 @@ func CheckRows(rows []Row, cfg rewards.Config) error {
 		it := rewards.Item{DataSource: r.DataSource, GroundTruth: r.GroundTruth}
 		if len(r.ExtraInfo) > 0 && string(r.ExtraInfo) != "null" {
 			if err := json.Unmarshal(r.ExtraInfo, &it.ExtraInfo); err != nil {
-				return fmt.Errorf("eval: %s: row %d: extra_info: %w", r.File, r.Line, err)
+				return fmt.Errorf("eval: %s: row %d: %w", r.File, r.Line, jsonscan.Explain("extra_info", r.ExtraInfo, err))
 			}
 		}
 		if sourceFor(r.DataSource).tokens != tokensNone {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/timeaware/timeaware/chat"
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth/budget"
 	"github.com/timeaware/timeaware/synth/negotiation"
@@ -206,7 +207,7 @@ func (w *worker) run(ctx context.Context, rows []Row, i int) *Result {
 	item := rewards.Item{DataSource: row.DataSource, GroundTruth: row.GroundTruth}
 	if len(row.ExtraInfo) > 0 && string(row.ExtraInfo) != "null" {
 		if err := json.Unmarshal(row.ExtraInfo, &item.ExtraInfo); err != nil {
-			r.Error = "extra_info: " + err.Error()
+			r.Error = jsonscan.Explain("extra_info", row.ExtraInfo, err).Error()
 			return r
 		}
 	}

@@ -117,7 +117,7 @@ sensitivity=(missing)        1      0     0     1     0   100.0%*       -  100.0
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "Input", oe.Option)
 	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader("{oops\n"), Rewards: cfg})
-	assert.ErrorContains(t, err, "stdin: line 1: not a JSON object")
+	assert.ErrorContains(t, err, "stdin: line 1: invalid JSON at byte 2")
 	bad := rewards.DefaultConfig()
 	bad.TicToc.ToolCallPatterns = []string{"("}
 	_, err = NAR(NAROptions{Input: "-", Stdin: strings.NewReader(narItems), Rewards: bad})

@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // DirectAnswers holds direct-reply texts from a side file, keyed by id and
@@ -73,7 +74,7 @@ func (d *DirectAnswers) add(b []byte, source string, line int, seen map[SampleKe
 	}
 	where := fmt.Sprintf("%s: line %d", source, line)
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return fmt.Errorf("%s: invalid JSON: %w", where, err)
+		return fmt.Errorf("%s: %w", where, jsonscan.Explain("", b, err))
 	}
 	if rec.ID == nil || strings.TrimSpace(*rec.ID) == "" {
 		return fmt.Errorf("%s: id: missing or empty", where)

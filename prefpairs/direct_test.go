@@ -55,7 +55,7 @@ func TestReadDirectAnswersErrors(t *testing.T) {
 	}{
 		{"bad json", `{"id":`, "d.jsonl: line 1: invalid JSON"},
 		{"missing id", `{"direct_answer":"x"}`, "d.jsonl: line 1: id: missing or empty"},
-		{"id not string", `{"id":5,"direct_answer":"x"}`, "d.jsonl: line 1: invalid JSON"},
+		{"id not string", `{"id":5,"direct_answer":"x"}`, "d.jsonl: line 1: id: want a string, got 5"},
 		{"empty answer", `{"id":"a_1","direct_answer":"  "}`, "d.jsonl: line 1 (id a_1): direct_answer: missing or empty"},
 		{"missing answer", `{"id":"a_1"}`, "line 1 (id a_1): direct_answer: missing or empty"},
 		{"bad elapse", `{"id":"a_1","elapse":3,"direct_answer":"x"}`, "line 1 (id a_1): elapse: 3 is not 0, 1 or 2"},

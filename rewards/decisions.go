@@ -43,7 +43,7 @@ func decodeDecision(line []byte, scorer *Scorer, by []string) (ToolDecision, map
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(line, &fields); err != nil {
-		return ToolDecision{}, nil, fmt.Errorf("not a JSON object: %w", err)
+		return ToolDecision{}, nil, jsonscan.Explain("", line, err)
 	}
 	if raw, ok := fields["data_source"]; ok && !isNull(raw) {
 		var ds string

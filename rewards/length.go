@@ -618,20 +618,20 @@ func decodeStrict(b []byte, v any) error {
 }
 
 // anytimeShapeError words why extra_info.anytime did not decode, naming
-// the entry at fault when the list itself is one (the list is decoded
-// whole on the way that succeeds, and entry by entry only here).
+// the entry at fault: a value of the wrong kind by its path, an unknown
+// member (which the decoder does not place) by decoding the entries one by
+// one.
 func anytimeShapeError(b []byte, err error) error {
 	var entries []json.RawMessage
-	if json.Unmarshal(b, &entries) != nil {
-		return fieldErrorf("extra_info.anytime", "want a list of {\"budget\", \"summary\"} objects: %v", err)
-	}
-	for i, e := range entries {
-		var one anytimeEntry
-		if err := decodeStrict(e, &one); err != nil {
-			return fieldErrorf(fmt.Sprintf("extra_info.anytime[%d]", i), "want {\"budget\": tokens, \"summary\": text}: %v", err)
+	if json.Unmarshal(b, &entries) == nil {
+		for i, e := range entries {
+			var one anytimeEntry
+			if err := decodeStrict(e, &one); err != nil {
+				return decodeError(fmt.Sprintf("extra_info.anytime[%d]", i), e, err, `{"budget": tokens, "summary": text}`)
+			}
 		}
 	}
-	return fieldErrorf("extra_info.anytime", "want a list of {\"budget\", \"summary\"} objects: %v", err)
+	return decodeError("extra_info.anytime", b, err, `a list of {"budget", "summary"} objects`)
 }
 
 // AnytimeWeights returns the prior P over budgets b (increasing) for a

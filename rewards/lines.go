@@ -117,7 +117,7 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		}
 		switch {
 		case itemErr != nil:
-			itemErr = fmt.Errorf("not a valid item: %w", itemErr)
+			itemErr = fmt.Errorf("not a valid item: %w", jsonscan.Explain("", line, itemErr))
 		case rw == nil:
 			itemRw, itemErr = lookupItemReward(it.DataSource)
 		case it.DataSource != "" && it.DataSource != rw.DataSource:

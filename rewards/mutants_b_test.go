@@ -354,8 +354,8 @@ func TestBReadDecisionsErrors(t *testing.T) {
 	s := newTestScorer(t, nil)
 	good := `{"solution_str": "It is 3 pm.", "ground_truth": "direct", "extra_info": {"k": "v"}}`
 	tests := []struct{ name, line, want string }{
-		{"not an object", `[1, 2]`, "d.jsonl: line 2: not a JSON object: "},
-		{"not JSON", `{"solution_str": `, "d.jsonl: line 2: not a JSON object: "},
+		{"not an object", `[1, 2]`, "d.jsonl: line 2: want an object, got a list"},
+		{"not JSON", `{"solution_str": `, "d.jsonl: line 2: invalid JSON at byte 18: the text ends inside a value"},
 		{"data source not a string", `{"data_source": 5, "solution_str": "x", "ground_truth": "tool"}`, "d.jsonl: line 2: data_source: 5 is not a string"},
 		{"other data source", `{"data_source": "traveler", "solution_str": "x", "ground_truth": "tool"}`, `d.jsonl: line 2: data_source: "traveler" is not tictoc/decision`},
 		{"no solution", `{"ground_truth": "tool"}`, "d.jsonl: line 2: solution_str: missing: the decision is read from the response"},
@@ -674,7 +674,7 @@ func TestBParseNegotiationGroundTruth(t *testing.T) {
 		{`42`, "ground_truth: 42: want the negotiation object"},
 		{string(obj) + ` {}`, "ground_truth: text after the object"},
 		{string(obj) + ` x`, "ground_truth: text after the object"},
-		{`{"role": 5}`, "ground_truth: json: cannot unmarshal"},
+		{`{"role": 5}`, "ground_truth.role: want a string, got 5"},
 	} {
 		_, err := ParseNegotiationGroundTruth(json.RawMessage(tc.raw))
 		require.Error(t, err, tc.raw)
@@ -709,11 +709,11 @@ func TestBParseNegotiationTranscript(t *testing.T) {
 			{"[]", "empty transcript"},
 			{"[1, 2", "not a JSON array of messages"},
 			{"{\"text\": \"a\"}\n\n{\"text\": \"b\"}\nnot json", "line 4 is not JSON"},
-			{`[{"text": "a"}, 5]`, "message 2: not an object {role, text, action}"},
+			{`[{"text": "a"}, 5]`, "message 2: want an object, got 5"},
 			{`[{"text": "a"}, {"role": "b"}]`, "message 2: text must be a string"},
 			{`[{"text": "a"}, {"text": "b", "think_s": 1000000.5}]`, "message 2: think_s 1.0000005e+06 is not a number of seconds from 0 to 1e+06"},
 			{`[{"text": "a"}, {"text": "b", "think_s": -0.5}]`, "message 2: think_s -0.5 is not"},
-			{`[{"text": "a", "role": 3}]`, "message 1: not an object"},
+			{`[{"text": "a", "role": 3}]`, "message 1: role: want a string, got 3"},
 		} {
 			_, err := ParseNegotiationTranscript(tc.in)
 			require.Error(t, err, tc.in)
@@ -894,7 +894,7 @@ func TestBTravelerGroundTruthEdges(t *testing.T) {
 		{`"null"`, `ground_truth: "null": want a TRAVELER object`},
 		{`"  "`, `ground_truth: "  ": want a TRAVELER object`},
 		{`"{\"category`, "ground_truth: not a valid JSON string"},
-		{`{"category": 5}`, "ground_truth: want a TRAVELER object {category, template, answer or probabilities}: "},
+		{`{"category": 5}`, "ground_truth.category: want a string, got 5"},
 		{`{"category":"explicit","template":"did","answer":null}`, "ground_truth.answer: missing"},
 		{`{"category":"explicit","template":"did","answer":true}`, "ground_truth.answer: true: want \"yes\" or \"no\""},
 		{`{"category":"explicit","template":"did","answer":"no "}`, "ground_truth.answer: \"no \": want \"yes\" or \"no\""},
@@ -907,7 +907,7 @@ func TestBTravelerGroundTruthEdges(t *testing.T) {
 		{`{"category":"vague","template":"did","probabilities":{"Tom":[0.5]}}`, "ground_truth.probabilities: want a list of probabilities"},
 		{`{"category":"vague","template":"who","probabilities":{"Tom":[0.5],"Mary Ann":[0.1]}}`, `ground_truth.probabilities: "Mary Ann" is not a name`},
 		{`{"category":"vague","template":"who","probabilities":{"Tom":[2]}}`, "ground_truth.probabilities: Tom: item 1: 2 is not in [0, 1]"},
-		{`{"category":"vague","template":"who","probabilities":{"Tom":0.5}}`, "ground_truth.probabilities: Tom: want a list of probabilities"},
+		{`{"category":"vague","template":"who","probabilities":{"Tom":0.5}}`, "ground_truth.probabilities.Tom: want a list of probabilities, got 0.5"},
 		{`{"category":"vague","template":"who","probabilities":{"Tom":[` + strings.Repeat("0,", 2048) + `0],"Mary":[` + strings.TrimSuffix(strings.Repeat("0,", 2048), ",") + `]}}`,
 			"ground_truth.probabilities: more than 4096 probabilities"},
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // Negotiation conditions (the Real-Time Deadlines paper, §3.2 and §4.2–4.3). The three clock
@@ -521,7 +523,7 @@ func ParseNegotiationAction(raw json.RawMessage) (NegotiationAction, error) {
 		Offer  map[string]json.RawMessage `json:"offer"`
 	}
 	if err := json.Unmarshal(raw, &obj); err != nil {
-		return NegotiationAction{}, fmt.Errorf("not an action object: %w", err)
+		return NegotiationAction{}, fmt.Errorf("not an action object: %w", jsonscan.Explain("", raw, err))
 	}
 	if obj.Action == nil {
 		return NegotiationAction{}, errors.New(`no "action" field`)
@@ -586,7 +588,7 @@ func ParseNegotiationTranscript(s string) ([]NegotiationTurn, error) {
 			ThinkS *float64        `json:"think_s"`
 		}
 		if err := json.Unmarshal(r, &m); err != nil {
-			return nil, fmt.Errorf("message %d: not an object {role, text, action}: %w", i+1, err)
+			return nil, fmt.Errorf("message %d: %w", i+1, jsonscan.Explain("", r, err))
 		}
 		if m.Text == nil {
 			return nil, fmt.Errorf("message %d: text must be a string", i+1)
@@ -845,7 +847,7 @@ func ParseNegotiationGroundTruth(raw json.RawMessage) (*NegotiationGroundTruth, 
 	dec.DisallowUnknownFields()
 	var gt NegotiationGroundTruth
 	if err := dec.Decode(&gt); err != nil {
-		return nil, fieldErrorf("ground_truth", "%v", err)
+		return nil, decodeError("ground_truth", b, err)
 	}
 	if dec.More() {
 		return nil, fieldErrorf("ground_truth", "text after the object")

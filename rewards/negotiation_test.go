@@ -238,7 +238,7 @@ func TestNegotiationGroundTruthErrors(t *testing.T) {
 	}{
 		{"missing", nil, "ground_truth: missing"},
 		{"not an object", json.RawMessage(`[1]`), "ground_truth: [1]: want the negotiation object"},
-		{"unknown field", json.RawMessage(`{"scenari": {}}`), `ground_truth: json: unknown field "scenari"`},
+		{"unknown field", json.RawMessage(`{"scenari": {}}`), `ground_truth: unknown field "scenari"`},
 		{"role", negGT(t, func(g *NegotiationGroundTruth) { g.Role = "ceo" }), `ground_truth.role: "ceo" is not a role`},
 		{"first speaker", negGT(t, func(g *NegotiationGroundTruth) { g.FirstSpeaker = "" }), "ground_truth.first_speaker"},
 		{"condition", negGT(t, func(g *NegotiationGroundTruth) { g.Condition = "panic" }), `ground_truth.condition: "panic" is not one of control`},

@@ -21,6 +21,8 @@ import (
 	"math"
 	"strings"
 	"unicode"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // Item is one rollout to score, in the shape VeRL's compute_score receives:
@@ -178,6 +180,18 @@ func (e *FieldError) Unwrap() []error { return []error{e.Err, ErrInvalidItem} }
 
 func fieldErrorf(field, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
+// decodeError is the FieldError of b, the item's value at field, that did
+// not decode: it names the part of the value at fault by its path and says
+// what was wanted there in JSON's words. want, when given, says what the
+// value itself should be, for a value of the wrong kind.
+func decodeError(field string, b []byte, err error, want ...string) error {
+	path, reason := jsonscan.ExplainField(field, b, err)
+	if path == field && len(want) > 0 {
+		reason = jsonscan.Wanting(want[0], reason)
+	}
+	return &FieldError{Field: path, Err: reason}
 }
 
 // Scorer scores items with one configuration. It is safe for concurrent use.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // travelerKeys are the details of the TRAVELER scorer:
@@ -225,7 +227,7 @@ func travelerParseGold(raw json.RawMessage) (*travelerGold, error) {
 	}
 	var gt TravelerGroundTruth
 	if err := json.Unmarshal(b, &gt); err != nil {
-		return nil, fieldErrorf("ground_truth", "want a TRAVELER object {category, template, answer or probabilities}: %v", err)
+		return nil, decodeError("ground_truth", b, err, "a TRAVELER object {category, template, answer or probabilities}")
 	}
 	g := &travelerGold{template: gt.Template}
 	switch gt.Template {
@@ -265,7 +267,7 @@ func travelerParseCrisp(template string, raw json.RawMessage) (TravelerAnswer, e
 	case TravelerWho:
 		var names []string
 		if err := json.Unmarshal(b, &names); err != nil {
-			return a, fieldErrorf(field, "want a list of subject names ([] for nobody): %v", err)
+			return a, decodeError(field, b, err, "a list of subject names ([] for nobody)")
 		}
 		for i, n := range names {
 			k := travelerNameKey(n)
@@ -306,10 +308,10 @@ func (g *travelerGold) parseProbabilities(raw json.RawMessage) error {
 	if len(b) == 0 || string(b) == "null" {
 		return fieldErrorf(field, "missing")
 	}
-	list := func(b []byte, where string) ([]float64, error) {
+	list := func(b []byte, path, where string) ([]float64, error) {
 		var ps []float64
 		if err := json.Unmarshal(b, &ps); err != nil {
-			return nil, fieldErrorf(field, "%swant a list of probabilities: %v", where, err)
+			return nil, decodeError(path, b, err, "a list of probabilities")
 		}
 		for i, p := range ps {
 			if !(p >= 0 && p <= 1) {
@@ -322,7 +324,7 @@ func (g *travelerGold) parseProbabilities(raw json.RawMessage) error {
 	case TravelerWhenLast:
 		return fieldErrorf("ground_truth.template", "when_last has no vague form")
 	case TravelerDid, TravelerHowOften:
-		ps, err := list(b, "")
+		ps, err := list(b, field, "")
 		if err != nil {
 			return err
 		}
@@ -334,7 +336,7 @@ func (g *travelerGold) parseProbabilities(raw json.RawMessage) error {
 	}
 	var bySubject map[string]json.RawMessage
 	if err := json.Unmarshal(b, &bySubject); err != nil {
-		return fieldErrorf(field, "want an object subject → list of probabilities: %v", err)
+		return decodeError(field, b, err, "an object subject → list of probabilities")
 	}
 	if len(bySubject) == 0 {
 		return fieldErrorf(field, "names no subject")
@@ -349,7 +351,7 @@ func (g *travelerGold) parseProbabilities(raw json.RawMessage) error {
 		if _, dup := g.subjects[k]; dup {
 			return fieldErrorf(field, "subject %s twice", quoteForError(name))
 		}
-		ps, err := list(rawPs, name+": ")
+		ps, err := list(rawPs, jsonscan.Member(field, name), name+": ")
 		if err != nil {
 			return err
 		}

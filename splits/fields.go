@@ -66,7 +66,7 @@ func Fields(path string) (*FieldSet, error) {
 			dec := json.NewDecoder(strings.NewReader(string(line)))
 			dec.UseNumber()
 			if err := dec.Decode(&obj); err != nil {
-				return nil, fmt.Errorf("splits: %s: line %d: not a JSON object: %w", path, n, err)
+				return nil, fmt.Errorf("splits: %s: line %d: %w", path, n, jsonscan.Explain("", line, err))
 			}
 			keys := make([]string, 0, len(obj))
 			for k := range obj {

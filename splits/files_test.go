@@ -279,7 +279,7 @@ func TestCheckFiles(t *testing.T) {
 		_, err = CheckFiles(context.Background(), set, FilesOptions{Columns: Overrides{Text: &text}, AgainstText: new("nothing")})
 		require.Error(t, err)
 		assert.False(t, errors.As(err, &ce), "%v", err)
-		assert.Contains(t, err.Error(), broken+": line 1: not a JSON object")
+		assert.Contains(t, err.Error(), broken+": line 1: invalid JSON at byte 2")
 	}
 
 	_, err = CheckFiles(context.Background(), []ArgFile{{Path: published, Side: Against}}, FilesOptions{})

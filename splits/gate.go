@@ -588,7 +588,7 @@ func (g *gate) pass(ctx context.Context, src RowSource, workers int,
 				break
 			}
 			if err != nil {
-				return fmt.Errorf("splits: read rows: %w", err)
+				return fmt.Errorf("splits: %w", err) // the reader names the file and line
 			}
 			side, err := g.side(r)
 			if err != nil {

@@ -87,7 +87,7 @@ func TestCheckCloseAndCancel(t *testing.T) {
 	// A read error wins over the close error.
 	it = &gcIter{gtIter: gtIter{rows: rows, err: errors.New("bad row")}, closeErr: boom}
 	_, err = Check(context.Background(), func() (RowIterator, error) { return it, nil }, gtOptions())
-	assert.EqualError(t, err, "splits: read rows: bad row")
+	assert.EqualError(t, err, "splits: bad row")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

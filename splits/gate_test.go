@@ -791,7 +791,7 @@ func TestCheckRowErrors(t *testing.T) {
 			src: func() (RowIterator, error) {
 				return &gtIter{rows: []Row{{Side: Test, Text: "a"}}, err: boom}, nil
 			},
-			want: "splits: read rows: disk on fire",
+			want: "splits: disk on fire",
 			is:   boom,
 		},
 		{

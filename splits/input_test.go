@@ -403,8 +403,8 @@ func TestFieldsOfJSONL(t *testing.T) {
 	assert.Equal(t, "", fs.Top()[0], "Top returns a copy")
 
 	for _, tc := range []struct{ name, content, err string }{
-		{"not an object", "\n[1, 2]\n", "d.jsonl: line 2: not a JSON object"},
-		{"bad JSON", `{"a": }` + "\n", "d.jsonl: line 1: not a JSON object"},
+		{"not an object", "\n[1, 2]\n", "d.jsonl: line 2: want an object, got a list"},
+		{"bad JSON", `{"a": }` + "\n", "d.jsonl: line 1: invalid JSON at byte 7: invalid character '}' looking for beginning of value"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.NoError(t, os.WriteFile(p, []byte(tc.content), 0o644))

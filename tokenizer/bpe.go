@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // bpe is a BPE model: a vocabulary, and merges ranked by their place in
@@ -52,14 +54,14 @@ func parseBPE(raw json.RawMessage) (*bpe, error) {
 		Type string `json:"type"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, jsonError(err)
+		return nil, jsonscan.Explain("", raw, err)
 	}
 	if head.Type != "" && head.Type != "BPE" {
 		return nil, fmt.Errorf("type: the %s model is not read here (only BPE): its count could differ from the tokenizer's", head.Type)
 	}
 	var f bpeFile
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, jsonError(err)
+		return nil, jsonscan.Explain("", raw, err)
 	}
 	if f.Dropout != nil && *f.Dropout > 0 {
 		return nil, fmt.Errorf("dropout: %v: BPE dropout tokenizes a text differently each time, so it has no one count; a model's tokenizer.json has none", *f.Dropout)

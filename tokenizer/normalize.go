@@ -7,6 +7,8 @@ import (
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // normalizer is one of tokenizer.json's normalizers.
@@ -33,7 +35,7 @@ func parseNormalizer(raw json.RawMessage, field string) (normalizer, error) {
 		Content     string            `json:"content"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("%s: %w", field, jsonError(err))
+		return nil, jsonscan.Explain(field, raw, err)
 	}
 	switch head.Type {
 	case "Sequence":

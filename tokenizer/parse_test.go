@@ -29,14 +29,14 @@ func TestParseErrors(t *testing.T) {
 	cases := []struct {
 		name, json, want string
 	}{
-		{"not JSON", `{"model":`, "not a tokenizer.json: byte 9"},
-		{"an array", `[1]`, "not a tokenizer.json: want a JSON object, not array"},
+		{"not JSON", `{"model":`, "not a tokenizer.json: invalid JSON at byte 9: the text ends inside a value"},
+		{"an array", `[1]`, "not a tokenizer.json: want an object, got a list"},
 		{"no model", `{"normalizer":null}`, "model: missing"},
 		{"WordPiece", minimal("null", "null", `{"type":"WordPiece","vocab":{"a":0}}`, ""), "model: type: the WordPiece model is not read here (only BPE)"},
 		{"Unigram", minimal("null", "null", `{"type":"Unigram","vocab":[["a",0]]}`, ""), "the Unigram model is not read here"},
 		{"dropout", minimal("null", "null", `{"type":"BPE","vocab":{"a":0},"merges":[],"dropout":0.1}`, ""), "model: dropout: 0.1: BPE dropout"},
 		{"empty vocab", minimal("null", "null", `{"type":"BPE","vocab":{},"merges":[]}`, ""), "model: vocab: missing or empty"},
-		{"vocab of strings", minimal("null", "null", `{"type":"BPE","vocab":{"a":"x"},"merges":[]}`, ""), "model: vocab: want a JSON number, not string"},
+		{"vocab of strings", minimal("null", "null", `{"type":"BPE","vocab":{"a":"x"},"merges":[]}`, ""), `model: vocab.a: want a whole number, got "x"`},
 		{"unknown unk", minimal("null", "null", `{"type":"BPE","vocab":{"a":0},"merges":[],"unk_token":"<unk>"}`, ""), `model: unk_token: "<unk>" is not in the vocab`},
 		{"merge of three", minimal("null", "null", `{"type":"BPE","vocab":{"a":0},"merges":[["a","a","a"]]}`, ""), "model: merges[0]: 3 tokens: want 2"},
 		{"merge string", minimal("null", "null", `{"type":"BPE","vocab":{"a":0},"merges":["aa"]}`, ""), `model: merges[0]: "aa": want two tokens with one space between`},
@@ -55,7 +55,7 @@ func TestParseErrors(t *testing.T) {
 		{"metaspace scheme", minimal("null", `{"type":"Metaspace","replacement":"▁","prepend_scheme":"sometimes"}`, "", ""), `pre_tokenizer.prepend_scheme: "sometimes": want always, first or never`},
 		{"pre-tokenizer without type", minimal("null", `{"type":""}`, "", ""), "pre_tokenizer: no type"},
 		{"added without content", minimal("null", "null", "", `[{"id":3,"content":""}]`), "added_tokens[0] (id 3): no content"},
-		{"added of wrong shape", minimal("null", "null", "", `{"id":3}`), "not a tokenizer.json: added_tokens: want a JSON array, not object"},
+		{"added of wrong shape", minimal("null", "null", "", `{"id":3}`), "not a tokenizer.json: added_tokens: want a list, got an object"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

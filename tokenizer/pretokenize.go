@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // preTokenizer is one of tokenizer.json's pre-tokenizers: it cuts each
@@ -38,7 +40,7 @@ func parsePreTokenizer(raw json.RawMessage, field string) ([]preTokenizer, error
 		IndividualDigits bool              `json:"individual_digits"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return nil, fmt.Errorf("%s: %w", field, jsonError(err))
+		return nil, jsonscan.Explain(field, raw, err)
 	}
 	switch head.Type {
 	case "Sequence":

@@ -29,6 +29,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // Tokenizer counts tokens as one tokenizer.json does. It is safe for
@@ -101,7 +103,7 @@ func Load(path string) (*Tokenizer, error) {
 func Parse(data []byte) (*Tokenizer, error) {
 	var f file
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("not a tokenizer.json: %w", jsonError(err))
+		return nil, fmt.Errorf("not a tokenizer.json: %w", jsonscan.Explain("", data, err))
 	}
 	if len(f.Model) == 0 || string(f.Model) == "null" {
 		return nil, errors.New("model: missing")
@@ -127,37 +129,6 @@ func Parse(data []byte) (*Tokenizer, error) {
 		return nil, err
 	}
 	return t, nil
-}
-
-// jsonError words a decoding error without the decoder's Go type names.
-func jsonError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field != "" {
-			return fmt.Errorf("%s: want a JSON %s, not %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
-		}
-		return fmt.Errorf("want a JSON object, not %s", te.Value)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("byte %d: %v", se.Offset, se)
-	}
-	return err
-}
-
-// jsonKind names a Go kind as JSON does.
-func jsonKind(kind string) string {
-	switch kind {
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	case "slice", "array":
-		return "array"
-	case "map", "struct", "ptr", "interface":
-		return "object"
-	}
-	return "number"
 }
 
 // split is a piece of text on its way to the model; first says it starts

@@ -25,7 +25,7 @@ func TestLengthRewardsOverHTTP(t *testing.T) {
 	assert.Equal(t, 800.0, body["response_tokens"])
 
 	bad := []struct{ name, ds, ei, field, msg string }{
-		{"a count as text", "length/lcpo_max", `"response_tokens":"800","token_budget":1000`, "extra_info.response_tokens", "got JSON string"},
+		{"a count as text", "length/lcpo_max", `"response_tokens":"800","token_budget":1000`, "extra_info.response_tokens", `want a number, got "800"`},
 		{"a fractional count", "length/lcpo_exact", `"response_tokens":800.5,"token_budget":1000`, "extra_info.response_tokens", "whole number"},
 		{"a negative count", "length/thinkprune", `"response_tokens":-1`, "extra_info.response_tokens", "negative"},
 		{"a zero budget", "length/lcpo_max", `"response_tokens":8,"token_budget":0`, "extra_info.token_budget", "at least 1"},

@@ -53,7 +53,7 @@ func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 	}
 	var req openRLHFRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, decodeError("", err)
+		return nil, decodeError("", body, err)
 	}
 	n := len(req.Query)
 	if req.Query == nil {
@@ -151,7 +151,7 @@ func labelItem(label json.RawMessage, it *rewards.Item) error {
 	}
 	if raw, ok := fields["extra_info"]; ok {
 		if err := json.Unmarshal(raw, &it.ExtraInfo); err != nil {
-			return decodeError("extra_info", err)
+			return decodeError("extra_info", raw, err)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -19,32 +20,24 @@ import (
 // scored on several cores.
 const parallelBatch = 512
 
-// decodeError turns a JSON decoding error into a 400 that names the
-// problem and, for a wrong type, the field.
-func decodeError(prefix string, err error) error {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		field := ute.Field
-		if prefix != "" && field != "" {
-			field = prefix + "." + field
-		} else if prefix != "" {
-			field = prefix
-		}
-		if field == "" {
-			return badRequest("invalid_json", "", fmt.Sprintf("want a JSON object, got JSON %s", ute.Value))
-		}
-		return badRequest("invalid_json", field, fmt.Sprintf("%s: want %s, got JSON %s", field, ute.Type, ute.Value))
+// decodeError turns the error of decoding data, which lies at prefix in
+// the request, into a 400 that names the problem in JSON's words
+// (jsonscan.Explain) and, for a value of the wrong kind, the field.
+func decodeError(prefix string, data []byte, err error) error {
+	e := jsonscan.Explain(prefix, data, err)
+	var de *jsonscan.DecodeError
+	if errors.As(e, &de) && de.Want != "" {
+		return badRequest("invalid_json", de.Path, e.Error())
 	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return badRequest("malformed_json", prefix, fmt.Sprintf("malformed JSON at byte %d: %v", se.Offset, se))
+	if errors.As(e, &de) && de.Offset > 0 {
+		return badRequest("malformed_json", prefix, fmt.Sprintf("malformed JSON at byte %d: %s", de.Offset, de.Reason))
 	}
 	field := prefix
 	if _, name, ok := strings.Cut(err.Error(), `unknown field "`); ok {
 		name, _, _ = strings.Cut(name, `"`)
 		field = strings.TrimPrefix(prefix+"."+name, ".")
 	}
-	return badRequest("malformed_json", field, "malformed JSON: "+err.Error())
+	return badRequest("malformed_json", field, "malformed JSON: "+e.Error())
 }
 
 func (s *Server) listRewards(*http.Request, []byte) (any, error) {
@@ -69,7 +62,7 @@ func (s *Server) scoreOne(r *http.Request, body []byte) (any, error) {
 	}
 	var it rewards.Item
 	if err := json.Unmarshal(body, &it); err != nil {
-		return nil, decodeError("", err)
+		return nil, decodeError("", body, err)
 	}
 	if it.DataSource == "" {
 		return nil, badRequest("invalid_item", "data_source", "data_source: missing; see GET /v1/rewards")
@@ -132,7 +125,7 @@ func (s *Server) decodeBatch(body []byte) ([]rewards.Item, []error, error) {
 	}
 	var raw rawBatchRequest
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, nil, decodeError("", err)
+		return nil, nil, decodeError("", body, err)
 	}
 	if raw.Items == nil {
 		return nil, nil, badRequest("invalid_request", "items", "items: missing; send {\"items\": [...]}")
@@ -141,7 +134,7 @@ func (s *Server) decodeBatch(body []byte) ([]rewards.Item, []error, error) {
 	errs := make([]error, len(raw.Items))
 	for i, b := range raw.Items {
 		if err := json.Unmarshal(b, &items[i]); err != nil {
-			errs[i] = decodeError("", err)
+			errs[i] = decodeError("", b, err)
 			// Keep the data source, when it decodes, so the result still
 			// carries that reward's keys.
 			var head struct {

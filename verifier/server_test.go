@@ -126,7 +126,7 @@ func TestScoreBatchKeepsOrderAndIsolatesBadItems(t *testing.T) {
 	assert.Equal(t, 0.0, get(5)["score"])
 	assert.Equal(t, 0.0, get(5)["on_time"])
 
-	for i, want := range map[int]string{1: "extra_info.max_score", 3: "unknown data_source", 4: "elapsed_s", 6: "want a JSON object, got JSON array"} {
+	for i, want := range map[int]string{1: "extra_info.max_score", 3: "unknown data_source", 4: "elapsed_s", 6: "want an object, got a list"} {
 		r := get(i)
 		assert.Equal(t, 0.0, r["score"], "item %d gets the fallback", i)
 		assert.Contains(t, r["error"], want, "item %d", i)

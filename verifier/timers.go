@@ -24,7 +24,7 @@ func (s *Server) decodeStrict(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError("", err)
+		return decodeError("", body, err)
 	}
 	return nil
 }

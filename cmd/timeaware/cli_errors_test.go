@@ -109,11 +109,11 @@ func TestErrorsNameTheirSource(t *testing.T) {
 		want string
 	}{
 		{"flag", nil, append(slicesClone(build), "--time-format", "utc"),
-			`--time-format utc: unknown time format "utc" (want none, iso or iso_delta)`},
+			`--time-format utc: unknown time format (want none, iso or iso_delta)`},
 		{"variable", map[string]string{"TIMEAWARE_PAIRS_TIME_FORMAT": "utc"}, build,
-			`TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format "utc" (want none, iso or iso_delta)`},
+			`TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format (want none, iso or iso_delta)`},
 		{"config file", nil, append([]string{"--config", badFile}, build...),
-			`--config ` + badFile + `: pairs.time_format utc: unknown time format "utc" (want none, iso or iso_delta)`},
+			`--config ` + badFile + `: pairs.time_format utc: unknown time format (want none, iso or iso_delta)`},
 		{"the flag wins over the file", nil, append(append([]string{"--config", badFile}, build...), "--time-format", "none"), ""},
 		{"misspelt config key", nil, append([]string{"--config", typoFile}, build...),
 			`--config ` + typoFile + `: unknown key pairs.time_fromat; did you mean pairs.time_format?`},
@@ -156,6 +156,7 @@ func TestErrorsHaveOneShape(t *testing.T) {
 	missing := filepath.Join(tmp, "missing.jsonl")
 	notJSON := writeFile(t, filepath.Join(tmp, "notjson.jsonl"), "not json\n")
 	aFile := writeFile(t, filepath.Join(tmp, "plain"), "x\n")
+	badCatalog := writeFile(t, filepath.Join(tmp, "catalog.yaml"), "scenarios:\n  - {name: Alpha, sensitivity: low, io: read_only, paper_split: train,\n     aliases: alpha}\n")
 	pzl := filepath.Join(tmp, "p.jsonl")
 	// The example votes with the first line's elapse written as a float, as
 	// a spreadsheet export writes it.
@@ -180,6 +181,8 @@ func TestErrorsHaveOneShape(t *testing.T) {
 			`--annotations ` + notJSON + `: line 1: .+`},
 		{"pairs float elapse", []string{"pairs", "build", "--input", demoTrajectories, "--annotations", floatVotes, "--out", pzl}, exitData,
 			`--annotations ` + floatVotes + `: line 1 \(sample_id flight_status_1\): elapse: want 0, 1 or 2 written as a single digit, got 1\.0$`},
+		{"pairs catalog", []string{"pairs", "build", "--input", demoTrajectories, "--catalog", badCatalog, "--out", pzl}, exitData,
+			`--catalog ` + badCatalog + `:2: scenario 1 \(Alpha\): line 3: want a list, got "alpha"$`},
 		{"gate argument", []string{"splits", "check", missing}, exitIO,
 			missing + `: no such file or directory`},
 		{"gate train", []string{"splits", "check", "--train", missing, "--test", splitsTest}, exitIO,

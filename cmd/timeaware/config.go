@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -15,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/timeaware/timeaware/examples"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -150,7 +153,9 @@ func (a *app) origin(key string) string {
 // "TIMEAWARE_PAIRS_TIME_FORMAT=utc: reason", "--config my.yaml:
 // pairs.time_format utc: reason".
 func (a *app) badKey(key string, reason error) error {
-	val := showValue(fmt.Sprint(a.v.Get(key)))
+	raw := a.v.Get(key)
+	val := configText(raw)
+	reason = sayOnce(fmt.Sprint(raw), reason)
 	if _, list := defaults[key].([]string); list {
 		if items, err := cast.ToStringSliceE(a.v.Get(key)); err == nil {
 			val = showValue(strings.Join(items, ","))
@@ -164,6 +169,18 @@ func (a *app) badKey(key string, reason error) error {
 		return usageError{fmt.Errorf("%s=%s: %w", where, val, reason)}
 	}
 	return usageError{fmt.Errorf("%s %s: %w", where, val, reason)}
+}
+
+// configText writes a config value as the user wrote it: a scalar as it
+// is (showValue), a list or a mapping as JSON, shortened; never as Go
+// prints a map or a slice.
+func configText(v any) string {
+	if k := reflect.ValueOf(v).Kind(); k == reflect.Map || k == reflect.Slice {
+		if b, err := json.Marshal(v); err == nil {
+			return jsonscan.Shorten(string(b))
+		}
+	}
+	return showValue(fmt.Sprint(v))
 }
 
 // badKeyf is badKey with a reason made from a format.
@@ -195,7 +212,7 @@ func (a *app) flagValueError(flag string, reason error) error {
 			val = f.Value.String()
 		}
 	}
-	return usageError{fmt.Errorf("--%s %s: %w", flag, showValue(val), reason)}
+	return usageError{fmt.Errorf("--%s %s: %w", flag, showValue(val), sayOnce(val, reason))}
 }
 
 // optionError names a task family's bad option (a *synth.OptionError)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,8 +13,12 @@ import (
 	"strings"
 	"syscall"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/internal/suggest"
 )
 
@@ -44,7 +49,7 @@ type fileError struct {
 }
 
 func (e *fileError) Error() string {
-	reason := message(pathReason(e.path, e.err))
+	reason := message(sayOnce(e.path, pathReason(e.path, e.err)))
 	reason = strings.TrimPrefix(reason, e.path+": ")
 	if e.flag == "" {
 		return e.path + ": " + reason
@@ -122,9 +127,11 @@ var internalPackages = []string{
 var packagePrefix = regexp.MustCompile(`(^|: )(?:` + strings.Join(internalPackages, "|") + `): `)
 
 // message is the text of a command's error as the user reads it: the
-// library packages' prefixes removed wherever a wrapped error adds one.
+// library packages' prefixes removed wherever a wrapped error adds one, and
+// a decoder's error that no library explained said in JSON's or YAML's
+// words (plainDecoderText).
 func message(err error) string {
-	msg := err.Error()
+	msg := plainDecoderText(err, err.Error())
 	for {
 		next := packagePrefix.ReplaceAllString(msg, "$1")
 		if next == msg {
@@ -132,6 +139,28 @@ func message(err error) string {
 		}
 		msg = next
 	}
+}
+
+// plainDecoderText replaces in msg the text of a decoder's error that
+// reached the command as the decoder wrote it ("cannot unmarshal number
+// into Go struct field …") by jsonscan's words for it: whichever way an
+// error comes, no Go type name reaches the user.
+func plainDecoderText(err error, msg string) string {
+	var (
+		ste *json.UnmarshalTypeError
+		gte *gojson.UnmarshalTypeError
+		yte *yaml.TypeError
+	)
+	if errors.As(err, &ste) {
+		msg = strings.Replace(msg, ste.Error(), jsonscan.Explain("", nil, ste).Error(), 1)
+	}
+	if errors.As(err, &gte) {
+		msg = strings.Replace(msg, gte.Error(), jsonscan.Explain("", nil, gte).Error(), 1)
+	}
+	if errors.As(err, &yte) {
+		msg = strings.Replace(msg, yte.Error(), jsonscan.ExplainYAML(yte).Error(), 1)
+	}
+	return msg
 }
 
 // named records that the flag named these inputs: an error a library
@@ -147,8 +176,9 @@ func (a *app) named(flag string, paths ...string) {
 }
 
 // describe is the line a command's error is reported in: "--flag PATH:
-// reason" (or "--flag PATH, PATH2: reason") for an input a flag named, "PATH: reason" for an argument, and
-// never a library package's name.
+// reason" (or "--flag PATH:LINE: reason", "--flag PATH, PATH2: reason")
+// for an input a flag named, "PATH: reason" for an argument, and never a
+// library package's name.
 func (a *app) describe(err error) string {
 	msg := message(err)
 	if strings.HasPrefix(msg, "--") {
@@ -157,7 +187,8 @@ func (a *app) describe(err error) string {
 	best := ""
 	for path := range a.inputFlags {
 		prefix := strings.TrimSuffix(path, string(filepath.Separator))
-		named := strings.HasPrefix(msg, prefix+": ") || strings.HasPrefix(msg, prefix+", ") || strings.HasPrefix(msg, prefix+string(filepath.Separator))
+		named := strings.HasPrefix(msg, prefix+": ") || strings.HasPrefix(msg, prefix+", ") ||
+			strings.HasPrefix(msg, prefix+string(filepath.Separator)) || atLine(msg, prefix)
 		if named && len(path) > len(best) {
 			best = path
 		}
@@ -166,6 +197,12 @@ func (a *app) describe(err error) string {
 		return "--" + a.inputFlags[best] + " " + msg
 	}
 	return msg
+}
+
+// atLine says msg starts with path and a line of it: "PATH:12: reason".
+func atLine(msg, path string) bool {
+	rest, ok := strings.CutPrefix(msg, path+":")
+	return ok && rest != "" && '0' <= rest[0] && rest[0] <= '9'
 }
 
 // flagError turns pflag's errors into usage errors in the CLI's shape,
@@ -222,6 +259,38 @@ func plainValueError(ve *pflag.InvalidValueError) string {
 	}
 	return ve.Unwrap().Error()
 }
+
+// sayOnce is reason without the value that the message puts before it: a
+// library names the value it refuses (`family "x" is not general, game or
+// ml`), and "--family x: " has named it already. Only the value's quoted
+// form is taken out, so no other text is touched.
+func sayOnce(value string, reason error) error {
+	if value == "" || reason == nil {
+		return reason
+	}
+	q := strconv.Quote(value)
+	msg := reason.Error()
+	out := strings.TrimPrefix(msg, q+": ")
+	if rest, ok := strings.CutPrefix(out, q+" is "); ok {
+		out = rest
+	}
+	out = strings.ReplaceAll(out, " "+q+":", ":")
+	out = strings.ReplaceAll(out, " "+q, "")
+	if out == msg {
+		return reason
+	}
+	return &restated{msg: out, err: reason}
+}
+
+// restated is an error said in other words; errors.Is and As still see
+// the error it restates.
+type restated struct {
+	msg string
+	err error
+}
+
+func (r *restated) Error() string { return r.msg }
+func (r *restated) Unwrap() error { return r.err }
 
 // showValue writes a value for an error message: as it is, unless it is
 // empty or has spaces, when it is quoted.

@@ -132,7 +132,7 @@ func TestEvalNARErrors(t *testing.T) {
 		{"response not text", `{"solution_str":5,"ground_truth":{"preferred":"tool"}}`, nil, 1, "line 1: solution_str: not a string"},
 		{"other data source", `{"data_source":"timepuzzles","solution_str":"x","ground_truth":{"preferred":"tool"}}`, nil, 1,
 			`line 1: data_source: "timepuzzles" is not tictoc/decision`},
-		{"not json", good + "{oops\n", nil, 1, "line 2: not a JSON object"},
+		{"not json", good + "{oops\n", nil, 1, "line 2: invalid JSON at byte 2: invalid character 'o' looking for beginning of object key string"},
 		{"empty line", good + "\n" + good, nil, 1, "line 2: empty line"},
 		{"group by object", `{"solution_str":"x","ground_truth":{"preferred":"tool"},"extra_info":{"sensitivity":{"a":1}}}`, []string{"--by", "sensitivity"}, 1,
 			"line 1: extra_info.sensitivity: an object or array cannot label a group"},

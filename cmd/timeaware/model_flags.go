@@ -63,7 +63,7 @@ func (m *modelFlags) check(out string) error {
 	case !(m.temperature >= 0 && m.temperature <= 100):
 		return usagef("--temperature %g: want a number from 0 to 100", m.temperature)
 	case m.toolChoice != "auto" && m.toolChoice != "none" && m.toolChoice != "omit":
-		return usagef("--tool-choice %q: want auto, none or omit", m.toolChoice)
+		return usagef("--tool-choice %s: want auto, none or omit", showValue(m.toolChoice))
 	case m.maxTokens < 0:
 		return usagef("--max-tokens %d: must not be negative", m.maxTokens)
 	case m.maxTurns <= 0:
@@ -97,7 +97,7 @@ func (m *modelFlags) client(name, out string) (*chat.Client, error) {
 		Concurrency: m.concurrency, Timeout: m.timeout, CacheDir: m.cache(out),
 	})
 	if err != nil {
-		return nil, usagef("--endpoint %s: %v", m.endpoint, err)
+		return nil, usagef("--endpoint %s: %w", showValue(m.endpoint), sayOnce(m.endpoint, err))
 	}
 	return c, nil
 }

@@ -144,7 +144,7 @@ func TestPairsBuildUsageErrors(t *testing.T) {
 		{"no input", []string{"pairs", "build", "--out", out}, exitUsage, []string{"--input is required"}},
 		{"no out", []string{"pairs", "build", "--input", demoTrajectories}, exitUsage, []string{"--out is required"}},
 		{"format xml", append(base, "--format", "xml"), exitUsage, []string{"--format xml: want parquet, arrow or jsonl"}},
-		{"time format utc", append(base, "--time-format", "utc"), exitUsage, []string{`--time-format utc: unknown time format "utc"`, "none, iso or iso_delta"}},
+		{"time format utc", append(base, "--time-format", "utc"), exitUsage, []string{`--time-format utc: unknown time format (want`, "none, iso or iso_delta"}},
 		{"min margin 2", append(base, "--min-margin", "2"), exitUsage, []string{"--min-margin 2: want a margin from 0 to 1.5"}},
 		{"label-only margin -1", append(base, "--label-only-margin", "-1"), exitUsage, []string{"--label-only-margin -1: want a margin from 0 to 1.5"}},
 		{"unknown flag", append(base, "--no-such-flag"), exitUsage, []string{"unknown flag --no-such-flag"}},

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/internal/suggest"
 )
 
@@ -204,7 +205,11 @@ func (a *app) loadConfig(cmd *cobra.Command) error {
 			if errors.As(err, &pe) {
 				return pathError("config", a.configFile, err)
 			}
-			return usagef("--config %s: %v", a.configFile, err)
+			var parse viper.ConfigParseError
+			if errors.As(err, &parse) {
+				err = parse.Unwrap() // without viper's "While parsing config"
+			}
+			return usagef("--config %s: %v", a.configFile, jsonscan.ExplainYAML(err))
 		}
 		keys := slices.Sorted(maps.Keys(defaults))
 		for _, k := range a.v.AllKeys() {

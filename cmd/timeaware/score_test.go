@@ -64,7 +64,7 @@ func TestScoreLengthKeysArePinnedOneByOne(t *testing.T) {
 	refused := math.Inf(-1) // the item is refused
 	tests := []struct {
 		key, value, source, item string
-		before, after           float64 // the score at the default and with the value
+		before, after            float64 // the score at the default and with the value
 	}{
 		// 1 − α·|1000 − 900|
 		{"lcpo_alpha", "0.001", "length/lcpo_exact", right + `,"extra_info":{"response_tokens":900,"token_budget":1000}`, 0.97, 0.9},

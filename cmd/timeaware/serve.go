@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"syscall"
 	"time"
@@ -58,6 +59,10 @@ func (a *app) runServe(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("serve.memory_limit: %w", oe.Err)
 	case errors.Is(oe.Err, syscall.EADDRINUSE):
 		return a.badKeyf("serve.addr", "the address is in use; --addr 127.0.0.1:0 takes a free port, and --addr-file FILE writes the one taken")
+	case oe.Field == "Addr" && errors.As(oe.Err, new(*net.AddrError)):
+		var ae *net.AddrError
+		errors.As(oe.Err, &ae)
+		return a.badKey("serve.addr", errors.New(ae.Err)) // "missing port in address", without the address again
 	case errors.Is(oe.Err, verifier.ErrNoToken):
 		return a.badKeyf("serve.addr", "listening beyond loopback needs serve.token (TIMEAWARE_SERVE_TOKEN); pass --allow-no-token to let anyone who reaches the port call every route")
 	}

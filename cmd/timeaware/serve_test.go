@@ -414,11 +414,11 @@ func TestServeUsageErrors(t *testing.T) {
 	}{
 		{"bad timeout", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_REQUEST_TIMEOUT": "soon"}, "TIMEAWARE_SERVE_REQUEST_TIMEOUT=soon: want a positive duration"},
 		{"short secret", []string{"serve"}, map[string]string{"TIMEAWARE_TIMERS_SECRET": "short"}, "at least 16 bytes"},
-		{"bad utilization", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "TIMEAWARE_REWARDS_TIMELY_UTILIZATION=cubic: \"cubic\" is not sin, linear or step"},
+		{"bad utilization", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_UTILIZATION": "cubic"}, "TIMEAWARE_REWARDS_TIMELY_UTILIZATION=cubic: not sin, linear or step"},
 		{"bad step table", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TIMELY_STEP_TABLE": "0.1,x"}, "TIMEAWARE_REWARDS_TIMELY_STEP_TABLE=0.1,x: entry 2"},
 		{"bad openrlhf source", []string{"serve"}, map[string]string{"TIMEAWARE_SERVE_OPENRLHF_DATA_SOURCE": "gsm8k"}, "gsm8k"},
 		{"bad pattern", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS": "("}, "TIMEAWARE_REWARDS_TICTOC_TOOL_CALL_PATTERNS=(: entry 1: error parsing regexp"},
-		{"bad anytime prior", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR": "flat"}, "TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR=flat: \"flat\" is not uniform, linear or base"},
+		{"bad anytime prior", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR": "flat"}, "TIMEAWARE_REWARDS_LENGTH_ANYTIME_PRIOR=flat: not uniform, linear or base"},
 		{"zero thinkprune limit", []string{"serve"}, map[string]string{"TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT": "0"}, "TIMEAWARE_REWARDS_LENGTH_THINKPRUNE_LIMIT=0: 0: a budget must be at least 1 token"},
 		{"bad addr", []string{"serve", "--addr", "256.0.0.1:99999"}, nil, "--addr"},
 		{"stray argument", []string{"serve", "now"}, nil, `"timeaware serve" takes no arguments; got "now"`},

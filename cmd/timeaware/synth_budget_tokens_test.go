@@ -243,8 +243,8 @@ func TestSynthBudgetTokensUsageErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{"unknown unit", with(base, "--unit", "words"), nil, `--unit words: unit "words" is not seconds or tokens`},
-		{"unknown reward", with(tokens, "--reward", "length/lcpo"), nil, `--reward length/lcpo: reward "length/lcpo" is not one of length/lcpo_exact, length/lcpo_max, length/thinkprune or length/elastic`},
+		{"unknown unit", with(base, "--unit", "words"), nil, `--unit words: unit is not seconds or tokens`},
+		{"unknown reward", with(tokens, "--reward", "length/lcpo"), nil, `--reward length/lcpo: reward is not one of length/lcpo_exact, length/lcpo_max, length/thinkprune or length/elastic`},
 		{"anytime", with(tokens, "--reward", "length/anytime"), nil, "--reward length/anytime: length/anytime scores the summaries a rollout writes"},
 		{"reward with seconds", with(base, "--reward", "length/lcpo_max"), nil, "--reward applies to --unit tokens only; the unit here is seconds"},
 		{"budgets with seconds", with(base, "--token-budgets", "512"), nil, "--token-budgets applies to --unit tokens only"},
@@ -254,7 +254,7 @@ func TestSynthBudgetTokensUsageErrors(t *testing.T) {
 		{"every multiplier with tokens", with(tokens, "--every-multiplier"), nil, "--every-multiplier applies to --unit seconds only"},
 		{"zero budget", with(tokens, "--token-budgets", "512,0"), nil, "--token-budgets 512,0: entry 2 (0) is not a whole number of tokens from 1 to 10000000"},
 		{"negative budget", with(tokens, "--token-budgets", "-4"), nil, "--token-budgets -4: entry 1 (-4)"},
-		{"fractional budget", with(tokens, "--token-budgets", "512.5"), nil, `--token-budgets 512.5: entry 1 "512.5" is not a whole number`},
+		{"fractional budget", with(tokens, "--token-budgets", "512.5"), nil, `--token-budgets 512.5: entry 1 is not a whole number`},
 		{"range min > max", with(tokens, "--token-budget-range", "4000,100"), nil, "--token-budget-range 4000,100: [4000, 100] is not a range of tokens with 1 <= min <= max"},
 		{"range of zero", with(tokens, "--token-budget-range", "0,0"), nil, "--token-budget-range 0,0: no range, and no token_budgets either"},
 		{"set and range", with(tokens, "--token-budgets", "512", "--token-budget-range", "1,9"), nil, "--token-budgets and --token-budget-range both give the budgets; give one"},

@@ -136,7 +136,7 @@ func TestSynthNegotiationUsageErrors(t *testing.T) {
 		{"no count", nil, []string{"--seed", "1", "--out", out}, "--count is required"},
 		{"negative count", nil, []string{"--seed", "1", "--count", "-1", "--out", out}, "--count -1: want a number of rows from 1"},
 		{"no out", nil, []string{"--seed", "1", "--count", "3"}, "--out is required"},
-		{"condition", nil, []string{"--seed", "1", "--count", "3", "--condition", "calm", "--out", out}, `--condition calm: "calm" is not one of`},
+		{"condition", nil, []string{"--seed", "1", "--count", "3", "--condition", "calm", "--out", out}, `--condition calm: not one of`},
 		{"format", nil, []string{"--seed", "1", "--count", "3", "--format", "csv", "--out", out}, "--format"},
 		{"wpm", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_WPM": "-1"}, []string{"--seed", "1", "--count", "3", "--out", out}, "TIMEAWARE_SYNTH_NEGOTIATION_WPM=-1: -1 is not from 1 to 10000 words per minute"},
 		{"deadlines", map[string]string{"TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S": "300,x"}, []string{"--seed", "1", "--count", "3", "--out", out}, `TIMEAWARE_SYNTH_NEGOTIATION_DEADLINES_S=300,x: entry 2 "x" is not a number`},

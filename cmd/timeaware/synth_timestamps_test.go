@@ -245,7 +245,7 @@ func TestSynthTimestampsUsageErrors(t *testing.T) {
 		{"bad extension", []string{"--input", input, "--seed", "1", "--out", filepath.Join(tmp, "out.parquet")}, "want a .json (JSON array) or .jsonl"},
 		{"bad start", []string{"--input", input, "--seed", "1", "--start", "yesterday", "--out", out}, "--start yesterday: invalid time"},
 		{"bad sensitivity", []string{"--input", input, "--seed", "1", "--sensitivity", "extreme", "--out", out}, `--sensitivity extreme: want low, medium or high`},
-		{"bad mode", []string{"--input", input, "--seed", "1", "--mode", "merge", "--out", out}, `--mode merge: mode "merge"`},
+		{"bad mode", []string{"--input", input, "--seed", "1", "--mode", "merge", "--out", out}, `--mode merge: mode is not replace or fill`},
 		{"bad shard", []string{"--input", input, "--seed", "1", "--shard", "3/3", "--out", out}, "--shard"},
 		{"bad seed", []string{"--input", input, "--seed", "-1", "--out", out}, "seed"},
 		{"output among the inputs", []string{"--input", filepath.Dir(input), "--seed", "1", "--out", input}, "is also an input"},

@@ -132,7 +132,7 @@ func TestSynthTravelerUsageErrors(t *testing.T) {
 		{"zero count", []string{"--count", "0", "--seed", "1", "--out", out}, "--count 0: want at least 1"},
 		{"no seed", []string{"--count", "3", "--out", out}, "--seed is required"},
 		{"no out", []string{"--count", "3", "--seed", "1"}, "--out is required"},
-		{"bad events", []string{"--count", "3", "--seed", "1", "--events", "many", "--out", out}, "--events many: \"many\""},
+		{"bad events", []string{"--count", "3", "--seed", "1", "--events", "many", "--out", out}, "--events many: want A-B, e.g. 5-100, or one number"},
 		{"events out of range", []string{"--count", "3", "--seed", "1", "--events", "10-5", "--out", out}, "--events 10-5: 10-5"},
 		{"bad category", []string{"--count", "3", "--seed", "1", "--categories", "explicit,fuzzy", "--out", out}, "--categories explicit,fuzzy: \"fuzzy\""},
 		{"template never asked", []string{"--count", "3", "--seed", "1", "--categories", "vague", "--templates", "when_last", "--out", out}, "--templates when_last: none of when_last"},

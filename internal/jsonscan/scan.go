@@ -3,6 +3,12 @@
 // place and skips values without building them. The decoders that need more
 // speed than encoding/json's reflection (JSONL datasets, the leakage gate's
 // column paths) drive it with their own logic for what a value means.
+//
+// It is also the one place that words the errors of the JSON decoders
+// (encoding/json, goccy/go-json) and of YAML's for the person who wrote the
+// text: the path of the value at fault, what was wanted and what was found
+// in JSON's terms, the byte where a text stops being JSON; never a Go type
+// name (Explain, ExplainRecords, ExplainYAML).
 package jsonscan
 
 import (

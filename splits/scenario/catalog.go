@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/timeaware/timeaware/conversation"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 )
 
 // Values of Scenario.Sensitivity.
@@ -269,11 +270,7 @@ func deref(n *yaml.Node) *yaml.Node {
 
 // yamlErrText flattens a yaml decoding error onto one line.
 func yamlErrText(err error) string {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return strings.Join(te.Errors, "; ")
-	}
-	return err.Error()
+	return jsonscan.ExplainYAML(err).Error()
 }
 
 // Default loads the built-in catalog, embedded from scenarios.yaml. Each

@@ -13,6 +13,7 @@ import (
 
 	"github.com/timeaware/timeaware/conversation"
 	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/rewards"
 )
 
@@ -50,10 +51,10 @@ var traceFields = []string{"custom_id", "messages", "ground_truth", "time_limit_
 func ParseTrace(line []byte) (*Trace, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return nil, &LineError{Err: fmt.Errorf("not a JSON object: %w", err)}
+		return nil, &LineError{Err: jsonscan.Explain("", line, err)}
 	}
 	if raw == nil {
-		return nil, &LineError{Err: errors.New("not a JSON object")}
+		return nil, &LineError{Err: errors.New("want an object, got null")}
 	}
 	t := &Trace{}
 	bad := func(field, format string, args ...any) error {
@@ -80,7 +81,8 @@ func ParseTrace(line []byte) (*Trace, error) {
 		return nil, bad("messages", "want an array of messages, got %s", truncate(b))
 	}
 	if err := json.Unmarshal(msgs, &t.Messages); err != nil {
-		return nil, bad("messages", "%v", err)
+		field, reason := jsonscan.ExplainField("messages", msgs, err)
+		return nil, &LineError{ID: t.CustomID, Field: field, Err: reason}
 	}
 	if len(t.Messages) == 0 {
 		return nil, bad("messages", "empty")

@@ -115,7 +115,7 @@ func TestParseTraceErrors(t *testing.T) {
 		field string
 		msg   string
 	}{
-		{"not an object", `[1]`, "", "", "not a JSON object"},
+		{"not an object", `[1]`, "", "", "want an object, got a list"},
 		{"missing custom_id", `{"messages":[]}`, "", "custom_id", "missing"},
 		{"unknown field", traceLine("a", ok, `,"elapsed_s":1,"time_limit":5`), "a", "time_limit", "unknown field"},
 		{"messages missing", `{"custom_id":"a","ground_truth":1,"elapsed_s":1}`, "a", "messages", "missing"},

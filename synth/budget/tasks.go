@@ -125,10 +125,10 @@ var taskFields = []string{"id", "question", "answer", "baseline_seconds", "steps
 func ParseTask(line []byte, family Family) (*Task, error) {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(line, &raw); err != nil {
-		return nil, &LineError{Err: fmt.Errorf("not a JSON object: %w", err)}
+		return nil, &LineError{Err: jsonscan.Explain("", line, err)}
 	}
 	if raw == nil {
-		return nil, &LineError{Err: errors.New("not a JSON object")}
+		return nil, &LineError{Err: errors.New("want an object, got null")}
 	}
 	t := &Task{}
 	bad := func(field string, format string, args ...any) error {

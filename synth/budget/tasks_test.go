@@ -50,9 +50,9 @@ func TestParseTaskErrors(t *testing.T) {
 		field  string
 		msg    string
 	}{
-		{"not JSON", FamilyGeneral, `{"id":`, "", "", "not a JSON object"},
-		{"an array", FamilyGeneral, `[1,2]`, "", "", "not a JSON object"},
-		{"null", FamilyGeneral, `null`, "", "", "not a JSON object"},
+		{"not JSON", FamilyGeneral, `{"id":`, "", "", "invalid JSON at byte 6: the text ends inside a value"},
+		{"an array", FamilyGeneral, `[1,2]`, "", "", "want an object, got a list"},
+		{"null", FamilyGeneral, `null`, "", "", "want an object, got null"},
 		{"missing id", FamilyGeneral, `{"question":"Q","answer":"a"}`, "", "id", "missing"},
 		{"blank id", FamilyGeneral, `{"id":"  ","question":"Q","answer":"a"}`, "", "id", "missing"},
 		{"numeric id", FamilyGeneral, `{"id":3,"question":"Q","answer":"a"}`, "", "id", "want a string"},

@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/internal/shard"
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
@@ -70,7 +71,7 @@ func LoadScenarios(data []byte) ([]rewards.NegotiationScenario, error) {
 		Scenarios []rewards.NegotiationScenario `json:"scenarios"`
 	}
 	if err := dec.Decode(&file); err != nil {
-		return nil, fmt.Errorf("not a scenario file: %w", err)
+		return nil, jsonscan.Explain("", b, err)
 	}
 	if len(file.Scenarios) == 0 {
 		return nil, errors.New("scenarios: empty, want at least one")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Event is one row of a Time Puzzles knowledge base: a public event
@@ -154,6 +155,12 @@ func readTable(r io.Reader, name string, columns []string, required int, row fun
 		if len(rec) != len(header) {
 			line, _ := cr.FieldPos(0)
 			return fmt.Errorf("%s: line %d: %d fields, the header has %d", name, line, len(rec), len(header))
+		}
+		for i, f := range rec {
+			if !utf8.ValidString(f) {
+				line, c := cr.FieldPos(i)
+				return fmt.Errorf("%s: line %d, column %d: not UTF-8 text (save the file as UTF-8)", name, line, c)
+			}
 		}
 		if err := row(&tableRow{cr: cr, col: col, rec: rec, name: name}); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/timeaware/timeaware/internal/dataset"
+	"github.com/timeaware/timeaware/internal/jsonscan"
 	"github.com/timeaware/timeaware/internal/output"
 )
 
@@ -246,7 +247,7 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 	var records []json.RawMessage
 	if data[0] == '[' {
 		if err := json.Unmarshal(data, &records); err != nil {
-			return nil, fmt.Errorf("%s: not a JSON array of records: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, jsonscan.ExplainRecords(data, err))
 		}
 	} else {
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -257,7 +258,7 @@ func readPublished(r io.Reader, name string) ([]json.RawMessage, error) {
 				break
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: record %d: %w", name, len(records)+1, err)
+				return nil, fmt.Errorf("%s: record %d: %w", name, len(records)+1, jsonscan.Explain("", nil, err))
 			}
 			records = append(records, v)
 		}
@@ -623,7 +624,7 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	}
 	var rec publishedRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		return malformed(fmt.Errorf("not a published record: %w", err))
+		return malformed(fmt.Errorf("not a published record: %w", jsonscan.Explain("", raw, err)))
 	}
 	published, err := publishedSolutions(rec.Solutions)
 	if err != nil {
@@ -648,7 +649,7 @@ func (im *importer) record(n int, raw json.RawMessage) *Imported {
 	for i, raw := range rec.Meta {
 		var m meta
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return malformed(fmt.Errorf("constraint %d: %w", i+1, err))
+			return malformed(fmt.Errorf("constraint %d: %w", i+1, jsonscan.Explain("", raw, err)))
 		}
 		f, err := im.convert(m)
 		var nc *notConverted

@@ -126,7 +126,8 @@ func TestImportPublishedFileErrors(t *testing.T) {
 		{"empty", "", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
 		{"blank", " \n\n", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
 		{"no records", "[]", "sample.json: no records: want a JSON array of published Time Puzzles records", true},
-		{"not json", "[{", "sample.json: not a JSON array of records", false},
+		{"not json", "[{", "sample.json: record 1 at byte 2: the file ends inside the record", false},
+		{"cut in a record", "[{\"constraints_meta\": []},\n {\"constraints_meta\": [{\"type\"", "sample.json: record 2 at byte 29: the file ends inside the record", false},
 		{"bad jsonl", "{\"constraints_meta\": []}\n{", "sample.json: record 2", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -636,6 +636,7 @@ func TestParseKB(t *testing.T) {
 		{"end first", "event,start,end\nx,1970-05-01,1970-04\n", "line 2, column 14 (end): 1970-04 is before start 1970-05-01"},
 		{"empty event", "start,event\n1969,\n", "line 2, column 6 (event): empty"},
 		{"field count", "event,start,end\nx,1969\n", "line 2: 2 fields, the header has 3"},
+		{"not UTF-8", "event,start,end\ncaf\xe9 opening,1969,\n", "line 2, column 1: not UTF-8 text"},
 		{"quote", "event,start\n\"x,1969\n", "kb.csv: line 2, column"},
 		{"bare quote", "event,start\nx\"y,1969\n", "line 2, column 2"},
 	} {
