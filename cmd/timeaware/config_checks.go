@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 
@@ -66,7 +67,7 @@ var configChecks = []configCheck{
 		opt.Count = 1 // a flag's, checked by the command
 		if path := a.v.GetString("synth.negotiation.scenario"); path != "" {
 			if opt.Scenarios, _, err = negotiation.ReadScenarios(path); err != nil {
-				return pathError("scenario", path, err)
+				return a.keyFileError("synth.negotiation.scenario", "scenario", path, err)
 			}
 		}
 		if err := opt.Validate(); err != nil {
@@ -127,8 +128,12 @@ func (a *app) formatKey(key string) error {
 func (a *app) checkSettings() error {
 	var errs []error
 	for _, c := range configChecks {
+		err := c.check(a)
+		if err != nil {
+			err = a.setBy(c.section, err)
+		}
 		// serve reads the rewards and timers keys too: one line a setting.
-		if err := c.check(a); err != nil && !slices.ContainsFunc(errs, func(e error) bool { return e.Error() == err.Error() }) {
+		if err != nil && !slices.ContainsFunc(errs, func(e error) bool { return e.Error() == err.Error() }) {
 			errs = append(errs, err)
 		}
 	}
@@ -151,3 +156,38 @@ type settingsError struct {
 
 func (e *settingsError) Error() string { return e.msg }
 func (e *settingsError) Unwrap() error { return e.first }
+
+// setBy puts in front of a section's error where its values were set (the
+// config file, TIMEAWARE_* variables), when the error does not say: an
+// option builder may name the key, or only what the keys describe
+// ("reading speed"), and config show must say where to look.
+func (a *app) setBy(section string, err error) error {
+	msg := a.describe(err)
+	if strings.HasPrefix(msg, "--") || strings.HasPrefix(msg, "TIMEAWARE_") {
+		return err
+	}
+	var where []string
+	for _, key := range slices.Sorted(maps.Keys(defaults)) {
+		if !strings.HasPrefix(key, section+".") {
+			continue
+		}
+		origin, _, _ := strings.Cut(a.origin(key), ": ")
+		if origin != key && !slices.Contains(where, origin) {
+			where = append(where, origin)
+		}
+	}
+	if len(where) == 0 {
+		return err
+	}
+	return &prefixedError{prefix: strings.Join(where, ", ") + ": ", err: err}
+}
+
+// prefixedError is err with a prefix to its text; it unwraps to err, whose
+// kind sets the exit code.
+type prefixedError struct {
+	prefix string
+	err    error
+}
+
+func (e *prefixedError) Error() string { return e.prefix + e.err.Error() }
+func (e *prefixedError) Unwrap() error { return e.err }

@@ -141,7 +141,7 @@ func TestConfigShowRefusesWhatCommandsRefuse(t *testing.T) {
 		assert.Equal(t, exitUsage, code)
 		assert.Empty(t, stdout)
 		assert.Equal(t, []string{"timeaware: 2 settings are refused:",
-			`  TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format "utc" (want none, iso or iso_delta)`,
+			`  TIMEAWARE_PAIRS_TIME_FORMAT=utc: unknown time format (want none, iso or iso_delta)`,
 			"  TIMEAWARE_SPLITS_BANDS=-3: want a divisor of the permutations (128)"}, strings.Split(stderr, "\n")[:3])
 	})
 }

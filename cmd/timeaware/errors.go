@@ -65,6 +65,21 @@ func pathError(flag, path string, err error) error {
 	return &fileError{flag: flag, path: path, err: err}
 }
 
+// keyFileError is the error about the file that config key names and that
+// flag sets: named by the flag when the flag gave it, else by where the
+// key was set (a variable, the config file and key), with the file
+// system's reason and exit code.
+func (a *app) keyFileError(key, flag, path string, err error) error {
+	where := a.origin(key)
+	switch {
+	case where == "--"+flag || where == key:
+		return pathError(flag, path, err)
+	case strings.HasPrefix(where, "TIMEAWARE_"):
+		return fmt.Errorf("%s=%s: %w", where, path, pathReason(path, err))
+	}
+	return fmt.Errorf("%s %s: %w", where, path, pathReason(path, err))
+}
+
 // pathReason is err without the "op PATH: " that a *fs.PathError about
 // path adds: what to say after a message that already names path.
 func pathReason(path string, err error) error {

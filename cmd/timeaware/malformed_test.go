@@ -289,6 +289,9 @@ func TestMalformedInputsAreToldInUserWords(t *testing.T) {
 					return
 				}
 				switch {
+				case in.usage && code == exitIO:
+					// A key of the config naming a file that is not there.
+					assert.Contains(t, firstLine(stderr), "no such file or directory", "%s: stderr: %s", what, stderr)
 				case in.usage:
 					assert.Equal(t, exitUsage, code, "%s: stderr: %s", what, stderr)
 				case in.columns && code == exitUsage:

@@ -26,16 +26,17 @@ func (a *app) pairsCmd() *cobra.Command {
 // What several commands share: their side files, and how their summaries
 // render counts, fractions, agreement and sizes.
 
-// readSideFile opens, reads and hashes a whole side file, named by the
+// readSideFile opens, reads and hashes a whole side file that config key
+// names (a missing file is named by where the key was set), named by the
 // flag of its role (annotations_file is --annotations-file).
-func readSideFile[T any](a *app, path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
+func readSideFile[T any](a *app, key, path, role string, read func(io.Reader, string) (T, error)) (T, output.Entry, error) {
 	var zero T
 	flag := strings.ReplaceAll(role, "_", "-")
 	a.named(flag, path)
 	in := output.OpenInput(path)
 	defer in.Close()
 	if _, err := os.Stat(path); err != nil {
-		return zero, output.Entry{}, pathError(flag, path, err)
+		return zero, output.Entry{}, a.keyFileError(key, flag, path, err)
 	}
 	v, err := read(in, path)
 	if err != nil {

@@ -152,7 +152,7 @@ func (a *app) pairsOptions(o *prefpairs.DatasetOptions) error {
 func (a *app) pairsSplit(o *prefpairs.DatasetOptions) error {
 	v := a.v
 	if path := v.GetString("pairs.catalog"); path != "" {
-		cat, mf, err := readSideFile(a, path, "catalog", scenario.Load)
+		cat, mf, err := readSideFile(a, "pairs.catalog", path, "catalog", scenario.Load)
 		if err != nil {
 			return err
 		}
@@ -191,6 +191,9 @@ func (a *app) pairsGenerator() (*prefpairs.GeneratorOptions, error) {
 		g.APIKey = os.Getenv(env)
 	}
 	if g.Model == "" {
+		if where := a.origin("pairs.generate.url"); where != "--generate-direct" {
+			return nil, a.badKeyf("pairs.generate.url", "needs a model too (--model or pairs.generate.model)")
+		}
 		return nil, usagef("--generate-direct needs --model")
 	}
 	return g, nil

@@ -84,7 +84,7 @@ func (a *app) runSynthNegotiation(cmd *cobra.Command, f *synthNegotiationFlags) 
 	if path := a.v.GetString("synth.negotiation.scenario"); path != "" {
 		scenarios, in, err := negotiation.ReadScenarios(path)
 		if err != nil {
-			return pathError("scenario", path, err)
+			return a.keyFileError("synth.negotiation.scenario", "scenario", path, err)
 		}
 		opt.Scenarios, o.Manifest.Inputs = scenarios, []output.Entry{in}
 	}

@@ -164,7 +164,7 @@ func (a *app) puzzleOptions() (puzzles.Options, []output.Entry, error) {
 	}
 	inputs, err := o.ReadFiles(a.v.GetString("synth.puzzles.kb"), a.v.GetString("synth.puzzles.year_sets"))
 	if ie := (*puzzles.InputError)(nil); errors.As(err, &ie) {
-		return o, nil, pathError(strings.ReplaceAll(ie.Key, "_", "-"), ie.Path, ie.Err)
+		return o, nil, a.keyFileError("synth.puzzles."+ie.Key, strings.ReplaceAll(ie.Key, "_", "-"), ie.Path, ie.Err)
 	}
 	if err := o.Validate(); err != nil {
 		return o, nil, a.optionError(err, nil)

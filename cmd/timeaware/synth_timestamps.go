@@ -130,7 +130,7 @@ func (a *app) timestampsOptions(f *synthTimestampsFlags) (opt timestamps.Options
 	m = manifest("synth timestamps", f.record(typedConfig(v, k)))
 	if path := v.GetString(k + "catalog"); path != "" {
 		m.Inputs = make([]output.Entry, 1)
-		if opt.Catalog, m.Inputs[0], err = readSideFile(a, path, "catalog", scenario.Load); err != nil {
+		if opt.Catalog, m.Inputs[0], err = readSideFile(a, k+"catalog", path, "catalog", scenario.Load); err != nil {
 			return opt, m, err
 		}
 	} else if opt.Catalog, err = scenario.Default(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/synth"
 )
 
@@ -72,6 +73,9 @@ func ParseTokenReward(s string) (TokenReward, error) {
 	}
 	if s == rewardAnytime {
 		return "", fmt.Errorf("%s scores the summaries a rollout writes at each of its budgets (extra_info.anytime), which a prompt row cannot hold; choose %s", s, tokenRewardNames())
+	}
+	if s == rewards.DAPOOverlong.DataSource || s == rewards.CosineScaled.DataSource {
+		return "", fmt.Errorf("%s measures a response against the generation cap, which a prompt does not state: it scores any row with the trainer's token counts (rewards.length keys, or extra_info.token_budget); choose %s to write budgeted prompts", s, tokenRewardNames())
 	}
 	return "", fmt.Errorf("reward %q is not one of %s", s, tokenRewardNames())
 }
