@@ -129,6 +129,13 @@ type LengthConfig struct {
 	// right answer at length 0 and at L_max (r_0^c and r_L^c); CosineWrongShort
 	// and CosineWrongLong those of a wrong answer (r_0^w and r_L^w).
 	CosineCorrectShort, CosineCorrectLong, CosineWrongShort, CosineWrongLong float64
+	// KimiWeight is w of Kimi k1.5's length reward, the weight of the
+	// length term added to the correctness.
+	KimiWeight float64
+	// ShorterBetterAlpha and ShorterBetterBeta are ShorterBetter's α, the
+	// reward of a right answer, and β, the reward lost per token away from
+	// the group's sample optimal length.
+	ShorterBetterAlpha, ShorterBetterBeta float64
 	// ElasticThinkBudget and ElasticAnswerBudget are Elastic Reasoning's t
 	// and s for items without extra_info.think_budget or answer_budget.
 	ElasticThinkBudget, ElasticAnswerBudget int
@@ -204,6 +211,9 @@ func DefaultConfig() Config {
 			CosineCorrectLong:   0.5,
 			CosineWrongShort:    -1.0,
 			CosineWrongLong:     -0.5,
+			KimiWeight:          1,
+			ShorterBetterAlpha:  2,
+			ShorterBetterBeta:   0.001,
 			ElasticThinkBudget:  1024,
 			ElasticAnswerBudget: 1024,
 			AnytimePrior:        AnytimeUniform,
@@ -247,6 +257,9 @@ func (c Config) Validate() error {
 		"length.cosine_correct_long":  c.Length.CosineCorrectLong,
 		"length.cosine_wrong_short":   c.Length.CosineWrongShort,
 		"length.cosine_wrong_long":    c.Length.CosineWrongLong,
+		"length.kimi_weight":          c.Length.KimiWeight,
+		"length.shorterbetter_alpha":  c.Length.ShorterBetterAlpha,
+		"length.shorterbetter_beta":   c.Length.ShorterBetterBeta,
 	} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return bad(key, "not a finite number")
@@ -311,6 +324,11 @@ func (c LengthConfig) validate() error {
 	}
 	if c.LCPOAlpha < 0 {
 		return bad("lcpo_alpha", "%v must not be negative", c.LCPOAlpha)
+	}
+	for key, v := range map[string]float64{"kimi_weight": c.KimiWeight, "shorterbetter_alpha": c.ShorterBetterAlpha, "shorterbetter_beta": c.ShorterBetterBeta} {
+		if v < 0 {
+			return bad(key, "%v must not be negative", v)
+		}
 	}
 	if c.LCPOMaxAlpha < 0 {
 		return bad("lcpo_max_alpha", "%v must not be negative", c.LCPOMaxAlpha)

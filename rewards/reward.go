@@ -34,6 +34,11 @@ type Item struct {
 	SolutionStr string          `json:"solution_str"`
 	GroundTruth json.RawMessage `json:"ground_truth"`
 	ExtraInfo   ExtraInfo       `json:"extra_info"`
+	// Group and GroupSize name the group of a reward scored group-wise
+	// (GroupRewards): the completions of one prompt in one step share the
+	// key, and the group has GroupSize of them. Other rewards ignore them.
+	Group     string `json:"group"`
+	GroupSize int    `json:"group_size"`
 }
 
 // ExtraInfo holds the fields of a row's extra_info that rewards read. Other
@@ -118,9 +123,35 @@ type Reward struct {
 	GroundTruth string
 	// Keys are the detail keys reported next to "score", in order.
 	Keys []string
-	// score fills details (len(Keys), zeroed) and returns the score.
+	// score fills details (len(Keys), zeroed) and returns the score; nil
+	// for a reward scored group-wise.
 	score func(ctx context.Context, s *Scorer, it *Item, details []float64) (float64, error)
+	// group, for a reward scored group-wise, fills the details of every
+	// member of one whole group and returns their scores; a lone item is
+	// a group of one.
+	group func(ctx context.Context, s *Scorer, members []*Item, details [][]float64) ([]float64, error)
 }
+
+// scoreItem scores one item: a group-wise reward scores it as a group of
+// one, and refuses it as a member of a larger group, which must be scored
+// whole (Scorer.ScoreGroup).
+func (r *Reward) scoreItem(ctx context.Context, s *Scorer, it *Item, details []float64) (float64, error) {
+	if r.group == nil {
+		return r.score(ctx, s, it, details)
+	}
+	if it.GroupSize > 1 {
+		return 0, fieldErrorf("group_size", "%d: %s scores the completions of one prompt together; send the group's members in one request to /v1/score/batch", it.GroupSize, r.DataSource)
+	}
+	scores, err := r.group(ctx, s, []*Item{it}, [][]float64{details})
+	if err != nil {
+		return 0, err
+	}
+	return scores[0], nil
+}
+
+// Grouped reports whether the reward scores the completions of one prompt
+// together (Scorer.ScoreGroup), as a GRPO trainer forms its groups.
+func (r *Reward) Grouped() bool { return r.group != nil }
 
 // All lists every reward, in the order the registry shows them.
 var All = []*Reward{
@@ -138,6 +169,8 @@ var All = []*Reward{
 	CosineScaled,
 	Elastic,
 	Anytime,
+	Kimi,
+	ShorterBetter,
 }
 
 // Lookup returns the reward registered for a data source.
@@ -248,7 +281,7 @@ func (s *Scorer) ScoreWith(ctx context.Context, r *Reward, it *Item) (res Result
 		trimmed.SolutionStr = cut
 		it = &trimmed
 	}
-	score, err := r.score(ctx, s, it, details)
+	score, err := r.scoreItem(ctx, s, it, details)
 	if err == nil && !finite(score) {
 		err = fmt.Errorf("rewards: %s: score is not finite", r.DataSource)
 	}

@@ -50,6 +50,12 @@ var rightAnswers = map[string]struct {
 	// 1 at length 0 to 0.5 at L_max: a quarter of the way, 0.75 + 0.25·cos(π/4)
 	"length/cosine": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(1024)}}, 0.75 + 0.25*math.Sqrt2/2},
+	// a group of one: no length term
+	"length/kimi": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(400)}, Group: "g", GroupSize: 1}, 1},
+	// a group of one: SOL is its own length, α = 2
+	"length/shorterbetter": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(400)}}, 2},
 	"length/elastic": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), ThinkTokens: f64(300), AnswerTokens: f64(90)}}, 1},
 	// uniform over two budgets, right at the second only

@@ -171,6 +171,24 @@ func (d *fastDecoder) optNumber(dst **float64) bool {
 	return true
 }
 
+// optInt reads a whole number or null (0) into *dst; anything else, a
+// fraction or an exponent included, is the general decoder's to explain.
+func (d *fastDecoder) optInt(dst *int) bool {
+	if d.null() {
+		return true // encoding/json leaves a number unchanged on null
+	}
+	if !jsonscan.IsNumberStart(d.s.Peek()) {
+		return false
+	}
+	n, err := d.s.ReadNumber()
+	if err != nil {
+		return false
+	}
+	v, err := strconv.Atoi(unsafe.String(unsafe.SliceData(n), len(n)))
+	*dst = v
+	return err == nil
+}
+
 // skip consumes any JSON value, checking its grammar.
 func (d *fastDecoder) skip(depth int) bool {
 	if d.s.Peek() == jsonscan.End {
@@ -231,6 +249,10 @@ func (d *fastDecoder) item(it *rewards.Item) bool {
 		case "ground_truth":
 			it.GroundTruth = d.raw(3) // body, items, item
 			return it.GroundTruth != nil
+		case "group":
+			return d.optString(&it.Group)
+		case "group_size":
+			return d.optInt(&it.GroupSize)
 		}
 		return d.extraInfo(&it.ExtraInfo)
 	})
@@ -282,7 +304,7 @@ func (d *fastDecoder) members(known jsonscan.Keys, member func(idx int) bool) bo
 // from a known one only in case goes to it.
 var (
 	batchKeys     = jsonscan.Keys{"items"}
-	itemKeys      = jsonscan.Keys{"data_source", "solution_str", "ground_truth", "extra_info"}
+	itemKeys      = jsonscan.Keys{"data_source", "solution_str", "ground_truth", "extra_info", "group", "group_size"}
 	extraInfoKeys = jsonscan.Keys{"time_limit_s", "elapsed_s", "score", "max_score", "accuracy", "timer",
 		"response_tokens", "think_tokens", "answer_tokens", "token_budget", "think_budget", "answer_budget", "answer_check", "anytime"}
 )

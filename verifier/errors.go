@@ -64,7 +64,10 @@ func toAPIError(err error) *apiError {
 	if te := timerError(err, field); te != nil {
 		return te
 	}
+	var ge *rewards.GroupError
 	switch {
+	case errors.As(err, &ge):
+		return badRequest("invalid_group", ge.Field, err.Error())
 	case fe != nil:
 		return badRequest("invalid_item", fe.Field, err.Error())
 	case errors.Is(err, rewards.ErrUnknownSource):

@@ -37,6 +37,11 @@ type metrics struct {
 	// state (idle, closing); evicted counts those it replaced.
 	evictable *prometheus.GaugeVec
 	evicted   *prometheus.CounterVec
+	// groupSolveRate is the solve rate of each group a group-wise reward
+	// scored, and groupsFailed counts the groups that could not be, by data
+	// source.
+	groupSolveRate *prometheus.HistogramVec
+	groupsFailed   *prometheus.CounterVec
 }
 
 // clientFallbacksHeader carries, on a batch request, how many items the
@@ -87,7 +92,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.evicted = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "timeaware_evicted_connections_total", Help: "Connections closed to make room for a new one, by the state they were in: idle or closing.",
 	}, []string{"state"})
-	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks, m.shed, m.conns, m.evictable, m.evicted)
+	m.groupSolveRate = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "timeaware_group_solve_rate", Help: "Solve rate of each group a group-wise reward scored (the completions of one prompt), by data source.",
+		Buckets: prometheus.LinearBuckets(0, 0.1, 11),
+	}, []string{"data_source"})
+	m.groupsFailed = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "timeaware_groups_failed_total", Help: "Groups a group-wise reward could not score (a member that could not be), by data source.",
+	}, []string{"data_source"})
+	reg.MustRegister(m.requests, m.latency, m.inflight, m.items, m.batchItems, m.timers, m.clientFallbacks, m.shed, m.conns, m.evictable, m.evicted,
+		m.groupSolveRate, m.groupsFailed)
 	for _, r := range rewards.All {
 		m.bySource[r.DataSource] = [2]prometheus.Counter{
 			m.items.WithLabelValues(r.DataSource, "ok"), m.items.WithLabelValues(r.DataSource, "error"),
@@ -108,6 +121,20 @@ func (m *metrics) scored(ds string, n, failed int) {
 	}
 	if failed > 0 {
 		c[1].Add(float64(failed))
+	}
+}
+
+// group records one group a group-wise reward scored: its solve rate, read
+// from a member's details, or its failure.
+func (m *metrics) group(r *rewards.Reward, res rewards.Result) {
+	if res.Err != nil {
+		m.groupsFailed.WithLabelValues(r.DataSource).Inc()
+		return
+	}
+	for i, k := range r.Keys {
+		if k == "solve_rate" {
+			m.groupSolveRate.WithLabelValues(r.DataSource).Observe(res.Details[i])
+		}
 	}
 }
 

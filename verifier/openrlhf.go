@@ -92,7 +92,11 @@ func (s *Server) openRLHF(r *http.Request, body []byte) (any, error) {
 		}
 	}
 	s.metrics.batchItems.Observe(float64(n))
-	out := s.scoreItems(r.Context(), items, itemErrs)
+	groups, err := rewards.GroupItems(items, func(i int) bool { return itemErrs[i] != nil })
+	if err != nil {
+		return nil, err
+	}
+	out := s.scoreItems(r.Context(), items, itemErrs, groups)
 	res := openRLHFResponse{Rewards: make([]float64, n), Scores: make([]float64, n), ExtraLogs: map[string][]float64{}}
 	failed := make([]float64, n)
 	for i, ir := range out.results {

@@ -95,9 +95,13 @@ func (s *Server) scoreBatch(r *http.Request, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	groups, err := rewards.GroupItems(items, func(i int) bool { return itemErrs != nil && itemErrs[i] != nil })
+	if err != nil {
+		return nil, err
+	}
 	s.metrics.clientReport(r.Header.Get(clientFallbacksHeader))
 	s.metrics.batchItems.Observe(float64(len(items)))
-	return s.scoreItems(r.Context(), items, itemErrs), nil
+	return s.scoreItems(r.Context(), items, itemErrs, groups), nil
 }
 
 // decodeBatch decodes {"items": [...]}. The common case (every item well
@@ -152,13 +156,15 @@ func tooManyItems(field string, limit int) error {
 		Message: fmt.Sprintf("%s: more than %d entries, the limit per request; split the batch", field, limit)}
 }
 
-func (s *Server) scoreItems(ctx context.Context, items []rewards.Item, itemErrs []error) *batchResults {
+func (s *Server) scoreItems(ctx context.Context, items []rewards.Item, itemErrs []error, groups []rewards.Group) *batchResults {
 	out := &batchResults{results: make([]itemResult, len(items))}
 	score := func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			res := &out.results[i]
 			res.rw, _ = rewards.Lookup(items[i].DataSource)
 			switch {
+			case res.rw != nil && res.rw.Grouped() && (itemErrs == nil || itemErrs[i] == nil):
+				// scored with its group below
 			case itemErrs != nil && itemErrs[i] != nil:
 				res.err = itemErrs[i]
 				res.res = rewards.Result{Score: s.opts.Scorer.Config().FallbackScore}
@@ -182,6 +188,16 @@ func (s *Server) scoreItems(ctx context.Context, items []rewards.Item, itemErrs 
 		wg.Wait()
 	} else {
 		score(0, n)
+	}
+	for _, g := range groups {
+		members := make([]*rewards.Item, len(g.Members))
+		for k, i := range g.Members {
+			members[k] = &items[i]
+		}
+		for k, res := range s.opts.Scorer.ScoreGroup(ctx, g.Reward, members) {
+			out.results[g.Members[k]].res, out.results[g.Members[k]].err = res, res.Err
+		}
+		s.metrics.group(g.Reward, out.results[g.Members[0]].res)
 	}
 	s.countBatch(out)
 	return out

@@ -94,9 +94,11 @@ func TestScoreLengthKeysArePinnedOneByOne(t *testing.T) {
 		// 36 bytes in 2 tokens: within 32 bytes a token, not within 8
 		{"max_bytes_per_token", "8", "length/thinkprune", right + `,"extra_info":{"response_tokens":2}`, 1, refused},
 	}
-	// Pinned by the tests named, which need a tokenizer.
+	// Pinned by the tests named: they need a tokenizer, or a group, which
+	// the service scores (score takes a group-wise reward's item alone).
 	elsewhere := map[string]string{"tokenizer": "TestScoreLengthTokenizer", "count_slack": "TestScoreLengthTokenizer",
-		"count_slack_fraction": "TestScoreLengthTokenizer"}
+		"count_slack_fraction": "TestScoreLengthTokenizer", "kimi_weight": "TestServeGroupRewards",
+		"shorterbetter_alpha": "TestServeGroupRewards", "shorterbetter_beta": "TestServeGroupRewards"}
 	dir := t.TempDir()
 	score := func(source, item string) (float64, error) {
 		in := writeFile(t, filepath.Join(dir, "items.jsonl"), "{"+item+"}\n")

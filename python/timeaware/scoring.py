@@ -144,6 +144,8 @@ _TIMELY_KEYS = (
 )
 _LENGTH_KEYS = ("correct", "response_tokens", "think_tokens", "answer_tokens", "token_budget", "within_budget",
                 "overshoot_tokens")
+_GROUP_KEYS = (*_LENGTH_KEYS, "group_size", "solve_rate", "group_min_tokens", "group_max_tokens",
+               "shortest_correct_tokens", "length_term")
 BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "timely/general": _TIMELY_KEYS,
     "timely/game": _TIMELY_KEYS,
@@ -171,6 +173,8 @@ BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "length/elastic": _LENGTH_KEYS,
     "length/dapo": (*_LENGTH_KEYS, "overlong_penalty"),
     "length/cosine": _LENGTH_KEYS,
+    "length/kimi": _GROUP_KEYS,
+    "length/shorterbetter": _GROUP_KEYS,
     "length/anytime": ("correct", "budgets", "think_tokens", *(f"r_{j}" for j in range(1, 9))),
 }
 

@@ -74,10 +74,19 @@ func ParseTokenReward(s string) (TokenReward, error) {
 	if s == rewardAnytime {
 		return "", fmt.Errorf("%s scores the summaries a rollout writes at each of its budgets (extra_info.anytime), which a prompt row cannot hold; choose %s", s, tokenRewardNames())
 	}
-	if s == rewards.DAPOOverlong.DataSource || s == rewards.CosineScaled.DataSource {
-		return "", fmt.Errorf("%s measures a response against the generation cap, which a prompt does not state: it scores any row with the trainer's token counts (rewards.length keys, or extra_info.token_budget); choose %s to write budgeted prompts", s, tokenRewardNames())
+	if against, ok := unstatedBudgets[s]; ok {
+		return "", fmt.Errorf("%s measures a response against %s, which a prompt does not state: it scores any row with the trainer's token counts; choose %s to write budgeted prompts", s, against, tokenRewardNames())
 	}
 	return "", fmt.Errorf("reward %q is not one of %s", s, tokenRewardNames())
+}
+
+// unstatedBudgets are the length rewards whose measure no prompt states,
+// with what they measure a response against.
+var unstatedBudgets = map[string]string{
+	rewards.DAPOOverlong.DataSource:  "the generation cap",
+	rewards.CosineScaled.DataSource:  "the generation cap",
+	rewards.Kimi.DataSource:          "the other completions of its group",
+	rewards.ShorterBetter.DataSource: "the other completions of its group",
 }
 
 func tokenRewardNames() string {
