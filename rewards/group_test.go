@@ -3,6 +3,7 @@ package rewards
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -148,4 +149,65 @@ func TestScoreGroupFailsWholeOnABadMember(t *testing.T) {
 	}
 	lone := s.Score(context.Background(), member(ShorterBetter, true, 100, 4))
 	assert.EqualError(t, lone.Err, "group_size: 4: length/shorterbetter scores the completions of one prompt together; send the group's members in one request to /v1/score/batch")
+}
+
+// TestGroupItemsTakesWholeGroups: a group of one, members that agree on a
+// budget given to both, and two groups of one key under two rewards pass.
+func TestGroupItemsTakesWholeGroups(t *testing.T) {
+	one := *member(Kimi, true, 100, 1)
+	a, b := *member(ShorterBetter, true, 100, 2), *member(ShorterBetter, false, 200, 2)
+	a.ExtraInfo.TokenBudget, b.ExtraInfo.TokenBudget = tokens(300), tokens(300)
+	groups, err := GroupItems([]Item{one, a, b}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, []Group{{Reward: Kimi, Key: "g", Members: []int{0}}, {Reward: ShorterBetter, Key: "g", Members: []int{1, 2}}}, groups)
+	// One member with a budget and one without are two prompts.
+	b.ExtraInfo.TokenBudget = nil
+	_, err = GroupItems([]Item{a, b}, nil)
+	assert.ErrorContains(t, err, "extra_info.token_budget: member 1 has another budget than the first")
+	a.ExtraInfo.TokenBudget, b.ExtraInfo.TokenBudget = nil, tokens(300)
+	_, err = GroupItems([]Item{a, b}, nil)
+	assert.ErrorContains(t, err, "extra_info.token_budget: member 1 has another budget than the first")
+}
+
+// TestScoreGroupTrimsStopsAndRefusesNonFinite: members ending in a chat
+// template's end-of-turn token score as without it, and a reward that
+// gives a score or a detail that is not finite fails the group.
+func TestScoreGroupTrimsStopsAndRefusesNonFinite(t *testing.T) {
+	s := newTestScorer(t, nil)
+	plain := []*Item{member(Kimi, true, 100, 2), member(Kimi, false, 300, 2)}
+	ended := []*Item{member(Kimi, true, 100, 2), member(Kimi, false, 300, 2)}
+	for _, it := range ended {
+		it.SolutionStr += "<|im_end|>"
+	}
+	want := s.ScoreGroup(context.Background(), Kimi, plain)
+	got := s.ScoreGroup(context.Background(), Kimi, ended)
+	require.NoError(t, got[0].Err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, 1.5, got[0].Score, "right and the shortest, its answer read through the end-of-turn token")
+
+	for _, tc := range []struct {
+		name          string
+		score, detail float64
+		ok            bool
+	}{
+		{"finite", 1, 2, true},
+		{"a score that is not a number", math.NaN(), 2, false},
+		{"an infinite detail", 1, math.Inf(1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := &Reward{DataSource: "fake/group", Keys: []string{"x"},
+				group: func(_ context.Context, _ *Scorer, m []*Item, d [][]float64) ([]float64, error) {
+					d[0][0] = tc.detail
+					return []float64{tc.score}, nil
+				}}
+			res := s.ScoreGroup(context.Background(), fake, []*Item{member(Kimi, true, 100, 1)})
+			if tc.ok {
+				require.NoError(t, res[0].Err)
+				assert.Equal(t, 1.0, res[0].Score)
+				return
+			}
+			assert.EqualError(t, res[0].Err, "rewards: fake/group: member 0: a score or detail is not finite")
+			assert.Equal(t, []float64{0}, res[0].Details)
+		})
+	}
 }

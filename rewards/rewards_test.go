@@ -183,6 +183,21 @@ func TestTimelyDetails(t *testing.T) {
 	}
 }
 
+// TestConfigTakesTheEdges: the least values the length keys allow are
+// valid: no weight, no penalty, a buffer of 0 or the whole cap.
+func TestConfigTakesTheEdges(t *testing.T) {
+	for _, mod := range []func(*Config){
+		func(c *Config) { c.Length.KimiWeight, c.Length.ShorterBetterAlpha, c.Length.ShorterBetterBeta = 0, 0, 0 },
+		func(c *Config) { c.Length.DAPOBufferTokens = 0 },
+		func(c *Config) { c.Length.DAPOBufferTokens = c.Length.DAPOMaxTokens },
+		func(c *Config) { c.Length.LCPOMaxAlpha, c.Length.CosineMaxTokens = 0, 1 },
+	} {
+		cfg := DefaultConfig()
+		mod(&cfg)
+		assert.NoError(t, cfg.Validate())
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -198,6 +213,14 @@ func TestConfigValidate(t *testing.T) {
 		{"bad tag", func(c *Config) { c.Timely.AnswerTag = "an swer" }, "timely.answer_tag", `"an swer" is not a tag name`},
 		{"metric", func(c *Config) { c.TimePuzzles.Metric = "bleu" }, "timepuzzles.metric", `"bleu" is not em, f1 or jaccard`},
 		{"pattern", func(c *Config) { c.TicToc.ToolCallPatterns = []string{"("} }, "tictoc.tool_call_patterns", "missing closing )"},
+		{"kimi weight", func(c *Config) { c.Length.KimiWeight = -0.5 }, "length.kimi_weight", "-0.5 must not be negative"},
+		{"shorterbetter alpha", func(c *Config) { c.Length.ShorterBetterAlpha = -1 }, "length.shorterbetter_alpha", "-1 must not be negative"},
+		{"shorterbetter beta", func(c *Config) { c.Length.ShorterBetterBeta = -0.001 }, "length.shorterbetter_beta", "-0.001 must not be negative"},
+		{"dapo buffer past the cap", func(c *Config) { c.Length.DAPOBufferTokens = 20481 }, "length.dapo_buffer_tokens", "20481: want from 0 to dapo_max_tokens (20480)"},
+		{"dapo negative buffer", func(c *Config) { c.Length.DAPOBufferTokens = -1 }, "length.dapo_buffer_tokens", "-1: want from 0"},
+		{"cosine cap", func(c *Config) { c.Length.CosineMaxTokens = 0 }, "length.cosine_max_tokens", "0: a budget must be at least 1 token"},
+		{"lcpo max alpha", func(c *Config) { c.Length.LCPOMaxAlpha = -1 }, "length.lcpo_max_alpha", "-1 must not be negative"},
+		{"nan cosine value", func(c *Config) { c.Length.CosineWrongLong = math.NaN() }, "length.cosine_wrong_long", "not a finite number"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
