@@ -174,8 +174,10 @@ func TestGroupItemsTakesWholeGroups(t *testing.T) {
 // gives a score or a detail that is not finite fails the group.
 func TestScoreGroupTrimsStopsAndRefusesNonFinite(t *testing.T) {
 	s := newTestScorer(t, nil)
-	plain := []*Item{member(Kimi, true, 100, 2), member(Kimi, false, 300, 2)}
-	ended := []*Item{member(Kimi, true, 100, 2), member(Kimi, false, 300, 2)}
+	// 2 tokens hold the 56 bytes of a response, not the 66 with the
+	// end-of-turn token: only the trimmed text passes the count's check.
+	plain := []*Item{member(Kimi, true, 2, 2), member(Kimi, false, 300, 2)}
+	ended := []*Item{member(Kimi, true, 2, 2), member(Kimi, false, 300, 2)}
 	for _, it := range ended {
 		it.SolutionStr += "<|im_end|>"
 	}

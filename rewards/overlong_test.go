@@ -43,6 +43,9 @@ func TestDAPOOverlongByHand(t *testing.T) {
 		{name: "a thinking cut off is a missing answer", sol: cut, ei: n(20480, 0), score: -2, within: 1},
 		// the row's cap 8,000: 1 + (3,904 − 6,000)/4,096
 		{name: "the row's own cap", sol: right, ei: n(6000, 8000), score: 1 + (3904.0-6000)/4096, within: 1},
+		// a cap equal to the buffer: the penalty runs from 0 tokens,
+		// 1 + (0 − 2,048)/4,096
+		{name: "a cap as long as the buffer", sol: right, ei: n(2048, 4096), score: 0.5, within: 1},
 	})
 	runLengthCases(t, DAPOOverlong, func(c *Config) { c.Length.DAPOMaxTokens, c.Length.DAPOBufferTokens = 10, 4 }, []lengthCase{
 		{name: "small cap, at 6", sol: right, ei: n(6, 0), score: 1, within: 1},

@@ -69,7 +69,9 @@ type tally struct {
 	pkg                                                  string
 	killed, lived, equivalent, timedOut, notCovered, bad int
 	survivors                                            []string
-	ran                                                  bool
+	// uncovered are the mutants on lines no test of the package runs.
+	uncovered []string
+	ran       bool
 }
 
 func (t *tally) efficacy() float64 {
@@ -161,12 +163,14 @@ func count(pkg string, r *report, equivalent map[string]string, seen map[string]
 				t.timedOut++
 			case "NOT COVERED":
 				t.notCovered++
+				t.uncovered = append(t.uncovered, key)
 			default: // NOT VIABLE, SKIPPED: no test can say anything
 				t.bad++
 			}
 		}
 	}
 	slices.Sort(t.survivors)
+	slices.Sort(t.uncovered)
 	return t
 }
 
@@ -261,6 +265,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	for _, t := range tallies {
+		for _, s := range t.uncovered {
+			fmt.Fprintf(stdout, "not covered: %s\n", s)
+		}
 		for _, s := range t.survivors {
 			fmt.Fprintf(stdout, "lived: %s\n", s)
 		}
