@@ -95,23 +95,34 @@ func checkGroup(items []Item, g Group) error {
 		return bad("group_size", "%d: a group has at least one member", size)
 	}
 	for _, i := range g.Members[1:] {
-		it := &items[i]
-		switch {
-		case it.GroupSize != size:
-			return bad("group_size", "member %d says %d, the first %d", i, it.GroupSize, size)
-		case !bytes.Equal(bytes.TrimSpace(it.GroundTruth), bytes.TrimSpace(first.GroundTruth)):
-			return bad("ground_truth", "member %d has another ground truth than the first: a group is the completions of one prompt", i)
-		case !sameNumber(it.ExtraInfo.TokenBudget, first.ExtraInfo.TokenBudget):
-			return bad("extra_info.token_budget", "member %d has another budget than the first: a group is the completions of one prompt", i)
-		case it.ExtraInfo.AnswerCheck != first.ExtraInfo.AnswerCheck:
-			return bad("extra_info.answer_check", "member %d has another answer check than the first", i)
+		if err := sameGroup(first, &items[i], i, size, bad); err != nil {
+			return err
 		}
 	}
-	switch n := len(g.Members); {
-	case n < size:
+	n := len(g.Members)
+	if n < size {
 		return bad("group_size", "%d of its %d members are in this request: a group is scored whole, in one request", n, size)
-	case n > size:
+	}
+	if n > size {
 		return bad("group_size", "%d members for a group of %d: a member is given twice, or the key names two groups", n, size)
+	}
+	return nil
+}
+
+// sameGroup checks that item i says what the group's first member says:
+// its size, ground truth, budget and answer check.
+func sameGroup(first, it *Item, i, size int, bad func(field, format string, args ...any) error) error {
+	if it.GroupSize != size {
+		return bad("group_size", "member %d says %d, the first %d", i, it.GroupSize, size)
+	}
+	if !bytes.Equal(bytes.TrimSpace(it.GroundTruth), bytes.TrimSpace(first.GroundTruth)) {
+		return bad("ground_truth", "member %d has another ground truth than the first: a group is the completions of one prompt", i)
+	}
+	if !sameNumber(it.ExtraInfo.TokenBudget, first.ExtraInfo.TokenBudget) {
+		return bad("extra_info.token_budget", "member %d has another budget than the first: a group is the completions of one prompt", i)
+	}
+	if it.ExtraInfo.AnswerCheck != first.ExtraInfo.AnswerCheck {
+		return bad("extra_info.answer_check", "member %d has another answer check than the first", i)
 	}
 	return nil
 }
@@ -189,14 +200,26 @@ func allFinite(xs []float64) bool {
 var groupKeys = append(append([]string(nil), lengthKeys...),
 	"group_size", "solve_rate", "group_min_tokens", "group_max_tokens", "shortest_correct_tokens", "length_term")
 
-const (
-	gSize = lOvershoot + 1 + iota
-	gSolveRate
-	gMin
-	gMax
-	gShortestCorrect
-	gTerm
+// The indices of the group details among groupKeys.
+var (
+	gSize            = keyIndex(groupKeys, "group_size")
+	gSolveRate       = keyIndex(groupKeys, "solve_rate")
+	gMin             = keyIndex(groupKeys, "group_min_tokens")
+	gMax             = keyIndex(groupKeys, "group_max_tokens")
+	gShortestCorrect = keyIndex(groupKeys, "shortest_correct_tokens")
+	gTerm            = keyIndex(groupKeys, "length_term")
 )
+
+// keyIndex is the index of key among keys; it panics, at start, on a key
+// that is not there.
+func keyIndex(keys []string, key string) int {
+	for i, k := range keys {
+		if k == key {
+			return i
+		}
+	}
+	panic("rewards: no detail key " + key)
+}
 
 // groupStats are what the group-wise rewards read of a group.
 type groupStats struct {

@@ -13,7 +13,7 @@ import (
 var dapoKeys = append(append([]string(nil), lengthKeys...), "overlong_penalty")
 
 // lOverlong is the index of overlong_penalty among dapoKeys.
-const lOverlong = lOvershoot + 1
+var lOverlong = keyIndex(dapoKeys, "overlong_penalty")
 
 // DAPOOverlong is DAPO's rule-based reward with its soft overlong
 // punishment ("DAPO: An Open-Source LLM Reinforcement Learning System at
@@ -67,10 +67,10 @@ func scoreDAPO(ctx context.Context, s *Scorer, it *Item, d []float64) (float64, 
 // maxTokens − buffer, falling by 1/buffer a token to −1 at maxTokens, and
 // −1 past it. A buffer of 0 is a hard cap: 0 up to maxTokens, −1 past it.
 func OverlongPenalty(n, maxTokens, buffer float64) float64 {
-	switch {
-	case n <= maxTokens-buffer:
+	if n <= maxTokens-buffer {
 		return 0
-	case n <= maxTokens:
+	}
+	if n <= maxTokens {
 		return (maxTokens - buffer - n) / buffer
 	}
 	return -1

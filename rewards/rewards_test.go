@@ -187,7 +187,9 @@ func TestTimelyDetails(t *testing.T) {
 // valid: no weight, no penalty, a buffer of 0 or the whole cap.
 func TestConfigTakesTheEdges(t *testing.T) {
 	for _, mod := range []func(*Config){
-		func(c *Config) { c.Length.KimiWeight, c.Length.ShorterBetterAlpha, c.Length.ShorterBetterBeta = 0, 0, 0 },
+		func(c *Config) {
+			c.Length.KimiWeight, c.Length.ShorterBetterAlpha, c.Length.ShorterBetterBeta = 0, 0, 0
+		},
 		func(c *Config) { c.Length.DAPOBufferTokens = 0 },
 		func(c *Config) { c.Length.DAPOBufferTokens = c.Length.DAPOMaxTokens },
 		func(c *Config) { c.Length.LCPOMaxAlpha, c.Length.CosineMaxTokens = 0, 1 },
