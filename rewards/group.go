@@ -101,7 +101,7 @@ func checkGroup(items []Item, g Group) error {
 	}
 	n := len(g.Members)
 	if n < size {
-		return bad("group_size", "%d of its %d members are in this request: a group is scored whole, in one request", n, size)
+		return bad("group_size", "%d of its %d members are given: a group is scored whole, its members together", n, size)
 	}
 	if n > size {
 		return bad("group_size", "%d members for a group of %d: a member is given twice, or the key names two groups", n, size)

@@ -115,7 +115,7 @@ func TestGroupItemsRefusesWhatIsNotAWholeGroup(t *testing.T) {
 		{"mixed prompts", two(func(_, b *Item) { b.GroundTruth = json.RawMessage(`"43"`) }), "ground_truth", `group "g": ground_truth: member 2 has another ground truth than the first: a group is the completions of one prompt`},
 		{"mixed budgets", two(func(_, b *Item) { b.ExtraInfo.TokenBudget = tokens(9) }), "extra_info.token_budget", `group "g": extra_info.token_budget: member 2 has another budget than the first: a group is the completions of one prompt`},
 		{"mixed checks", two(func(_, b *Item) { b.ExtraInfo.AnswerCheck = "timepuzzles" }), "extra_info.answer_check", `group "g": extra_info.answer_check: member 2 has another answer check than the first`},
-		{"a member missing", two(func(a, b *Item) { a.GroupSize, b.GroupSize = 3, 3 }), "group_size", `group "g": group_size: 2 of its 3 members are in this request: a group is scored whole, in one request`},
+		{"a member missing", two(func(a, b *Item) { a.GroupSize, b.GroupSize = 3, 3 }), "group_size", `group "g": group_size: 2 of its 3 members are given: a group is scored whole, its members together`},
 		{"a member twice", append(two(nil), *member(Kimi, true, 100, 2)), "group_size", `group "g": group_size: 3 members for a group of 2: a member is given twice, or the key names two groups`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestGroupItemsRefusesWhatIsNotAWholeGroup(t *testing.T) {
 	}
 	// A member the caller could not decode leaves its group short.
 	_, err = GroupItems(two(nil), func(i int) bool { return i == 2 })
-	assert.ErrorContains(t, err, "1 of its 2 members are in this request")
+	assert.ErrorContains(t, err, "1 of its 2 members are given")
 }
 
 // TestScoreGroupFailsWholeOnABadMember: a member that cannot be scored
@@ -148,7 +148,7 @@ func TestScoreGroupFailsWholeOnABadMember(t *testing.T) {
 		assert.Len(t, r.Details, len(Kimi.Keys))
 	}
 	lone := s.Score(context.Background(), member(ShorterBetter, true, 100, 4))
-	assert.EqualError(t, lone.Err, "group_size: 4: length/shorterbetter scores the completions of one prompt together; send the group's members in one request to /v1/score/batch")
+	assert.EqualError(t, lone.Err, "group_size: 4: length/shorterbetter scores the completions of one prompt together; send the group's members together (one POST /v1/score/batch, or one file to timeaware score)")
 }
 
 // TestGroupItemsTakesWholeGroups: a group of one, members that agree on a

@@ -69,6 +69,10 @@ func (s *LinesSummary) Mean() float64 {
 	return s.Sum / float64(s.Items)
 }
 
+// maxPendingLines bounds the lines ScoreLines holds back while a group's
+// members are still to come.
+const maxPendingLines = 1 << 16
+
 // ScoreLines scores a JSONL stream of items (named name in errors) with rw
 // and writes one result per line to w, in input order: the score, the
 // reward's detail keys, and for an item that cannot be scored (not an
@@ -80,106 +84,202 @@ func (s *LinesSummary) Mean() float64 {
 // its reward now differs, or it was scored once and not now, or the other
 // way round), counted in the summary; one logged as unscored that still
 // cannot be scored is counted as Unscored, not Failed, and a line of
-// another data source than rw's is not compared. A blank line, or one that cannot be
-// read, stops it with an error naming the line.
+// another data source than rw's is not compared. The members of a group of
+// a group-wise reward (GroupSize above 1) are scored together once the
+// last of them is read, their results still written in input order; a
+// group whose members are not all in the stream, or that is not one
+// prompt's, fails each member (GroupItems says why), and one whose
+// members lie more than maxPendingLines apart stops it. A blank line, or
+// one that cannot be read, stops it with an error naming the line.
 func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name string, w io.Writer, opt LinesOptions) (*LinesSummary, error) {
-	sum := &LinesSummary{}
-	bw := bufio.NewWriterSize(w, 1<<16)
+	ls := &lineScorer{s: s, ctx: ctx, sum: &LinesSummary{}, bw: bufio.NewWriterSize(w, 1<<16), groups: map[[2]string][]*pendingLine{}}
 	lines := jsonscan.NewLineReader(r)
-	var buf []byte
 	for {
 		line, n, err := lines.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return sum, fmt.Errorf("%s: line %d: %w", name, n, err)
+			return ls.sum, fmt.Errorf("%s: line %d: %w", name, n, err)
 		}
-		sum.Lines = n
+		ls.sum.Lines = n
 		if !opt.Shard.HasIndex(int64(opt.Before + n - 1)) {
-			sum.Skipped++
+			ls.sum.Skipped++
 			continue
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
-			return sum, fmt.Errorf("%s: line %d: empty line; every line must be one JSON item", name, n)
+			return ls.sum, fmt.Errorf("%s: line %d: empty line; every line must be one JSON item", name, n)
 		}
-		var it Item
-		var res Result
-		var logged loggedReward
-		itemRw := rw
-		otherSource := false
-		itemErr := uniqueMembers(line)
-		if itemErr == nil {
-			itemErr = json.Unmarshal(line, &it)
+		p := &pendingLine{n: n, rw: rw}
+		p.itemErr = uniqueMembers(line)
+		if p.itemErr == nil {
+			p.itemErr = json.Unmarshal(line, &p.it)
 		}
-		if itemErr == nil {
-			itemErr = json.Unmarshal(line, &logged)
+		if p.itemErr == nil {
+			p.itemErr = json.Unmarshal(line, &p.logged)
 		}
 		switch {
-		case itemErr != nil:
-			itemErr = fmt.Errorf("not a valid item: %w", jsonscan.Explain("", line, itemErr))
+		case p.itemErr != nil:
+			p.itemErr = fmt.Errorf("not a valid item: %w", jsonscan.Explain("", line, p.itemErr))
 		case rw == nil:
-			itemRw, itemErr = lookupItemReward(it.DataSource)
-		case it.DataSource != "" && it.DataSource != rw.DataSource:
-			itemErr = fmt.Errorf("data_source: %q differs from the data source being scored, %s", it.DataSource, rw.DataSource)
-			otherSource = true
+			p.rw, p.itemErr = lookupItemReward(p.it.DataSource)
+		case p.it.DataSource != "" && p.it.DataSource != rw.DataSource:
+			p.itemErr = fmt.Errorf("data_source: %q differs from the data source being scored, %s", p.it.DataSource, rw.DataSource)
+			p.otherSource = true
 		}
-		if itemErr == nil {
-			res = s.ScoreWith(ctx, itemRw, &it)
-			itemErr = res.Err
+		ls.queue = append(ls.queue, p)
+		if len(ls.queue) > maxPendingLines {
+			return ls.sum, fmt.Errorf("%s: line %d: group %q of line %d waits on more than %d lines: write a group's lines together",
+				name, n, ls.queue[0].it.Group, ls.queue[0].n, maxPendingLines)
 		}
-		// A logged reward is compared unless the line is another data
-		// source's, left out of this run on purpose.
-		compare := len(logged.Reward) > 0 && !otherSource
-		stillUnscored := compare && itemErr != nil && string(bytes.TrimSpace(logged.Reward)) == "null"
-		if itemErr != nil {
-			res = Result{Score: s.cfg.FallbackScore}
-			if stillUnscored {
-				sum.Unscored++
-			} else {
-				sum.Failed++
-				if len(sum.FirstErrors) < 3 {
-					sum.FirstErrors = append(sum.FirstErrors, fmt.Sprintf("line %d: %v", n, itemErr))
-				}
+		if p.itemErr == nil && p.rw.Grouped() && p.it.GroupSize > 1 {
+			ls.addMember(p)
+		} else {
+			if p.itemErr == nil {
+				p.res = s.ScoreWith(ctx, p.rw, &p.it)
+				p.itemErr = p.res.Err
 			}
+			p.done = true
 		}
-		sum.Items++
-		sum.Sum += res.Score
-		var keys []string
-		if itemRw != nil {
-			keys = itemRw.Keys
-		}
-		buf = res.AppendJSON(buf[:0], keys, itemErr)
-		if compare {
-			var changed bool
-			if buf, changed, err = appendChange(buf, logged.Reward, res.Score, itemErr == nil); err != nil {
-				return sum, fmt.Errorf("%s: line %d: reward: %w", name, n, err)
-			}
-			sum.Logged++
-			if changed {
-				sum.Changed++
-				if len(sum.FirstChanges) < 3 {
-					now := "unscored"
-					if itemErr == nil {
-						now = string(appendFloat(nil, res.Score))
-					}
-					was := string(bytes.TrimSpace(logged.Reward))
-					if was == "null" {
-						was = "unscored"
-					}
-					sum.FirstChanges = append(sum.FirstChanges, fmt.Sprintf("line %d (%s): %s -> %s", n, it.DataSource, was, now))
-				}
-			}
-		}
-		buf = append(buf, '\n')
-		if _, err := bw.Write(buf); err != nil {
-			return sum, fmt.Errorf("writing results: %w", err)
+		if err := ls.flush(name); err != nil {
+			return ls.sum, err
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return sum, fmt.Errorf("writing results: %w", err)
+	for _, members := range ls.groups {
+		ls.scoreGroup(members) // fails: the group is short
 	}
-	return sum, nil
+	if err := ls.flush(name); err != nil {
+		return ls.sum, err
+	}
+	if err := ls.bw.Flush(); err != nil {
+		return ls.sum, fmt.Errorf("writing results: %w", err)
+	}
+	return ls.sum, nil
+}
+
+// pendingLine is one line of ScoreLines, until its result is written.
+type pendingLine struct {
+	n           int
+	it          Item
+	logged      loggedReward
+	rw          *Reward
+	otherSource bool
+	res         Result
+	itemErr     error
+	done        bool
+}
+
+// lineScorer is the state of one ScoreLines: the lines read but not yet
+// written, in order, and the groups still waiting on members.
+type lineScorer struct {
+	s      *Scorer
+	ctx    context.Context
+	sum    *LinesSummary
+	bw     *bufio.Writer
+	buf    []byte
+	queue  []*pendingLine
+	groups map[[2]string][]*pendingLine
+}
+
+// addMember adds a member to its group, and scores the group once it has
+// as many members as it says.
+func (ls *lineScorer) addMember(p *pendingLine) {
+	k := [2]string{p.rw.DataSource, p.it.Group}
+	ls.groups[k] = append(ls.groups[k], p)
+	if len(ls.groups[k]) >= p.it.GroupSize {
+		ls.scoreGroup(ls.groups[k])
+		delete(ls.groups, k)
+	}
+}
+
+// scoreGroup scores a group's members together, or fails each with the
+// reason the group is not whole and of one prompt.
+func (ls *lineScorer) scoreGroup(members []*pendingLine) {
+	items := make([]Item, len(members))
+	for i, p := range members {
+		items[i] = p.it
+	}
+	var res []Result
+	if groups, err := GroupItems(items, nil); err != nil {
+		for range members {
+			res = append(res, Result{Score: ls.s.cfg.FallbackScore, Err: err})
+		}
+	} else {
+		ptrs := make([]*Item, len(items))
+		for i, m := range groups[0].Members {
+			ptrs[i] = &items[m]
+		}
+		res = ls.s.ScoreGroup(ls.ctx, groups[0].Reward, ptrs)
+	}
+	for i, p := range members {
+		p.res, p.itemErr, p.done = res[i], res[i].Err, true
+	}
+}
+
+// flush writes the results at the head of the queue that are known.
+func (ls *lineScorer) flush(name string) error {
+	k := 0
+	for ; k < len(ls.queue) && ls.queue[k].done; k++ {
+		if err := ls.write(name, ls.queue[k]); err != nil {
+			return err
+		}
+	}
+	ls.queue = append(ls.queue[:0], ls.queue[k:]...)
+	return nil
+}
+
+// write counts a line's result in the summary and writes it.
+func (ls *lineScorer) write(name string, p *pendingLine) error {
+	sum, res, itemErr := ls.sum, p.res, p.itemErr
+	// A logged reward is compared unless the line is another data
+	// source's, left out of this run on purpose.
+	compare := len(p.logged.Reward) > 0 && !p.otherSource
+	stillUnscored := compare && itemErr != nil && string(bytes.TrimSpace(p.logged.Reward)) == "null"
+	if itemErr != nil {
+		res = Result{Score: ls.s.cfg.FallbackScore}
+		if stillUnscored {
+			sum.Unscored++
+		} else {
+			sum.Failed++
+			if len(sum.FirstErrors) < 3 {
+				sum.FirstErrors = append(sum.FirstErrors, fmt.Sprintf("line %d: %v", p.n, itemErr))
+			}
+		}
+	}
+	sum.Items++
+	sum.Sum += res.Score
+	var keys []string
+	if p.rw != nil {
+		keys = p.rw.Keys
+	}
+	buf := res.AppendJSON(ls.buf[:0], keys, itemErr)
+	if compare {
+		var changed bool
+		var err error
+		if buf, changed, err = appendChange(buf, p.logged.Reward, res.Score, itemErr == nil); err != nil {
+			return fmt.Errorf("%s: line %d: reward: %w", name, p.n, err)
+		}
+		sum.Logged++
+		if changed {
+			sum.Changed++
+			if len(sum.FirstChanges) < 3 {
+				now := "unscored"
+				if itemErr == nil {
+					now = string(appendFloat(nil, res.Score))
+				}
+				was := string(bytes.TrimSpace(p.logged.Reward))
+				if was == "null" {
+					was = "unscored"
+				}
+				sum.FirstChanges = append(sum.FirstChanges, fmt.Sprintf("line %d (%s): %s -> %s", p.n, p.it.DataSource, was, now))
+			}
+		}
+	}
+	ls.buf = append(buf, '\n')
+	if _, err := ls.bw.Write(ls.buf); err != nil {
+		return fmt.Errorf("writing results: %w", err)
+	}
+	return nil
 }
 
 // lookupItemReward is the reward an item's own data source names.

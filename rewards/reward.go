@@ -140,7 +140,7 @@ func (r *Reward) scoreItem(ctx context.Context, s *Scorer, it *Item, details []f
 		return r.score(ctx, s, it, details)
 	}
 	if it.GroupSize > 1 {
-		return 0, fieldErrorf("group_size", "%d: %s scores the completions of one prompt together; send the group's members in one request to /v1/score/batch", it.GroupSize, r.DataSource)
+		return 0, fieldErrorf("group_size", "%d: %s scores the completions of one prompt together; send the group's members together (one POST /v1/score/batch, or one file to timeaware score)", it.GroupSize, r.DataSource)
 	}
 	scores, err := r.group(ctx, s, []*Item{it}, [][]float64{details})
 	if err != nil {
