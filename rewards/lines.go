@@ -118,12 +118,11 @@ func (s *Scorer) ScoreLines(ctx context.Context, rw *Reward, r io.Reader, name s
 		if p.itemErr == nil {
 			p.itemErr = json.Unmarshal(line, &p.logged)
 		}
-		switch {
-		case p.itemErr != nil:
+		if p.itemErr != nil {
 			p.itemErr = fmt.Errorf("not a valid item: %w", jsonscan.Explain("", line, p.itemErr))
-		case rw == nil:
+		} else if rw == nil {
 			p.rw, p.itemErr = lookupItemReward(p.it.DataSource)
-		case p.it.DataSource != "" && p.it.DataSource != rw.DataSource:
+		} else if p.it.DataSource != "" && p.it.DataSource != rw.DataSource {
 			p.itemErr = fmt.Errorf("data_source: %q differs from the data source being scored, %s", p.it.DataSource, rw.DataSource)
 			p.otherSource = true
 		}

@@ -74,3 +74,27 @@ func TestScoreLinesBoundsAGroupsWait(t *testing.T) {
 	_, err := newTestScorer(t, nil).ScoreLines(context.Background(), nil, strings.NewReader(b.String()), "in.jsonl", &bytes.Buffer{}, LinesOptions{})
 	assert.EqualError(t, err, fmt.Sprintf(`in.jsonl: line %d: group "far" of line 1 waits on more than %d lines: write a group's lines together`, maxPendingLines+1, maxPendingLines))
 }
+
+// TestScoreLinesTakesKeysAgainAndGroupsOfOne: a key a later step uses
+// again names a new group once the first is whole, as in a rollout log of
+// several steps; an item of a group of one needs no key.
+func TestScoreLinesTakesKeysAgainAndGroupsOfOne(t *testing.T) {
+	lines := []string{
+		groupLine("g", 2, true, 100), groupLine("g", 2, false, 300), // step 1
+		groupLine("g", 2, false, 100), groupLine("g", 2, true, 300), // step 2
+		`{"data_source":"length/kimi","solution_str":"<answer>42</answer>","ground_truth":"42","extra_info":{"response_tokens":9},"group_size":1}`,
+	}
+	var out bytes.Buffer
+	sum, err := newTestScorer(t, nil).ScoreLines(context.Background(), nil, strings.NewReader(strings.Join(lines, "\n")+"\n"), "log.jsonl", &out, LinesOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 0, sum.Failed, "%v", sum.FirstErrors)
+	var scores []float64
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m))
+		scores = append(scores, m["score"].(float64))
+	}
+	// λ = 0.5, −0.5 in each step: right short 1.5, wrong long −0.5; wrong
+	// short 0, right long 0.5; the group of one 1.
+	assert.Equal(t, []float64{1.5, -0.5, 0, 0.5, 1}, scores)
+}
