@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // The group-wise rewards score the completions of one prompt together, as
@@ -157,12 +158,7 @@ func (s *Scorer) ScoreGroup(ctx context.Context, r *Reward, members []*Item) (ou
 	}
 	trimmed := make([]*Item, len(members))
 	for i, it := range members {
-		trimmed[i] = it
-		if cut := trimStops(it.SolutionStr, s.cfg.StopStrings); len(cut) != len(it.SolutionStr) {
-			c := *it
-			c.SolutionStr = cut
-			trimmed[i] = &c
-		}
+		trimmed[i] = s.withoutStops(it)
 	}
 	scores, err := r.group(ctx, s, trimmed, details)
 	for i := 0; err == nil && i < len(scores); i++ {
@@ -213,10 +209,8 @@ var (
 // keyIndex is the index of key among keys; it panics, at start, on a key
 // that is not there.
 func keyIndex(keys []string, key string) int {
-	for i, k := range keys {
-		if k == key {
-			return i
-		}
+	if i := slices.Index(keys, key); i >= 0 {
+		return i
 	}
 	panic("rewards: no detail key " + key)
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -149,6 +150,10 @@ func (r *Reward) scoreItem(ctx context.Context, s *Scorer, it *Item, details []f
 	return scores[0], nil
 }
 
+// KeyIndex is the index of a detail key among Keys (and a Result's
+// Details), or -1 when the reward does not report it.
+func (r *Reward) KeyIndex(key string) int { return slices.Index(r.Keys, key) }
+
 // Grouped reports whether the reward scores the completions of one prompt
 // together (Scorer.ScoreGroup), as a GRPO trainer forms its groups.
 func (r *Reward) Grouped() bool { return r.group != nil }
@@ -276,11 +281,7 @@ func (s *Scorer) ScoreWith(ctx context.Context, r *Reward, it *Item) (res Result
 	if err := ctx.Err(); err != nil {
 		return Result{Score: s.cfg.FallbackScore, Details: details, Err: err}
 	}
-	if cut := trimStops(it.SolutionStr, s.cfg.StopStrings); len(cut) != len(it.SolutionStr) {
-		trimmed := *it
-		trimmed.SolutionStr = cut
-		it = &trimmed
-	}
+	it = s.withoutStops(it)
 	score, err := r.scoreItem(ctx, s, it, details)
 	if err == nil && !finite(score) {
 		err = fmt.Errorf("rewards: %s: score is not finite", r.DataSource)
@@ -295,6 +296,18 @@ func (s *Scorer) ScoreWith(ctx context.Context, r *Reward, it *Item) (res Result
 		return Result{Score: s.cfg.FallbackScore, Details: details, Err: err}
 	}
 	return Result{Score: score, Details: details}
+}
+
+// withoutStops is it, or a copy of it whose solution_str lost the stop
+// strings it ends in (trimStops).
+func (s *Scorer) withoutStops(it *Item) *Item {
+	cut := trimStops(it.SolutionStr, s.cfg.StopStrings)
+	if len(cut) == len(it.SolutionStr) {
+		return it
+	}
+	trimmed := *it
+	trimmed.SolutionStr = cut
+	return &trimmed
 }
 
 // trimStops removes from the end of s every trailing run of the stop

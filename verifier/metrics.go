@@ -131,10 +131,8 @@ func (m *metrics) group(r *rewards.Reward, res rewards.Result) {
 		m.groupsFailed.WithLabelValues(r.DataSource).Inc()
 		return
 	}
-	for i, k := range r.Keys {
-		if k == "solve_rate" {
-			m.groupSolveRate.WithLabelValues(r.DataSource).Observe(res.Details[i])
-		}
+	if i := r.KeyIndex("solve_rate"); i >= 0 {
+		m.groupSolveRate.WithLabelValues(r.DataSource).Observe(res.Details[i])
 	}
 }
 

@@ -161,14 +161,20 @@ func (a *app) badKey(key string, reason error) error {
 			val = showValue(strings.Join(items, ","))
 		}
 	}
-	where := a.origin(key)
 	if slices.Contains(secretKeys, key) { // a secret's value is never printed
-		return usageError{fmt.Errorf("%s: %w", where, reason)}
+		return usageError{fmt.Errorf("%s: %w", a.origin(key), reason)}
 	}
+	return usageError{fmt.Errorf("%s: %w", a.setting(key, val), reason)}
+}
+
+// setting is a key's value as the user set it, named by where: "--flag
+// VALUE", "TIMEAWARE_KEY=VALUE" or "--config F: key VALUE".
+func (a *app) setting(key, val string) string {
+	where := a.origin(key)
 	if strings.HasPrefix(where, "TIMEAWARE_") {
-		return usageError{fmt.Errorf("%s=%s: %w", where, val, reason)}
+		return where + "=" + val
 	}
-	return usageError{fmt.Errorf("%s %s: %w", where, val, reason)}
+	return where + " " + val
 }
 
 // configText writes a config value as the user wrote it: a scalar as it

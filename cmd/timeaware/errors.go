@@ -70,14 +70,10 @@ func pathError(flag, path string, err error) error {
 // key was set (a variable, the config file and key), with the file
 // system's reason and exit code.
 func (a *app) keyFileError(key, flag, path string, err error) error {
-	where := a.origin(key)
-	switch {
-	case where == "--"+flag || where == key:
+	if where := a.origin(key); where == "--"+flag || where == key {
 		return pathError(flag, path, err)
-	case strings.HasPrefix(where, "TIMEAWARE_"):
-		return fmt.Errorf("%s=%s: %w", where, path, pathReason(path, err))
 	}
-	return fmt.Errorf("%s %s: %w", where, path, pathReason(path, err))
+	return fmt.Errorf("%s: %w", a.setting(key, path), pathReason(path, err))
 }
 
 // pathReason is err without the "op PATH: " that a *fs.PathError about

@@ -177,7 +177,7 @@ func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter) (*co
 	if err != nil {
 		return nil, err
 	}
-	correctIdx, withinIdx := rewardKey(r, "correct"), rewardKey(r, "within_budget")
+	correctIdx, withinIdx := r.KeyIndex("correct"), r.KeyIndex("within_budget")
 	n := len(base.items)
 	tails := make([]string, n)
 	type baseItem struct {
@@ -253,14 +253,4 @@ func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter) (*co
 	}
 	c.hash = h.Sum64()
 	return c, nil
-}
-
-// rewardKey is the index of a detail key of r, or -1.
-func rewardKey(r *rewards.Reward, k string) int {
-	for i, key := range r.Keys {
-		if key == k {
-			return i
-		}
-	}
-	return -1
 }
