@@ -213,3 +213,13 @@ func TestScoreGroupTrimsStopsAndRefusesNonFinite(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyIndex: a detail key's index, the first included, and a panic at
+// start for a key a reward does not have.
+func TestKeyIndex(t *testing.T) {
+	assert.Equal(t, 0, keyIndex(groupKeys, "correct"))
+	assert.Equal(t, len(groupKeys)-1, keyIndex(groupKeys, "length_term"))
+	assert.PanicsWithValue(t, "rewards: no detail key nope", func() { keyIndex(groupKeys, "nope") })
+	assert.Equal(t, 0, Kimi.KeyIndex("correct"))
+	assert.Equal(t, -1, Kimi.KeyIndex("nope"))
+}
