@@ -20,8 +20,9 @@ func Example() {
 	state, err := s.Open(tok)
 	fmt.Println(string(state), err)
 
-	edited := tok[:len(tok)-2] + "AA"
-	_, err = s.Open(edited)
+	edited := []byte(tok)
+	edited[len(edited)/2] ^= 1 // one character changed
+	_, err = s.Open(string(edited))
 	fmt.Println(errors.Is(err, seal.ErrInvalid))
 	// Output:
 	// {"items":3} <nil>
