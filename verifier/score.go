@@ -46,10 +46,11 @@ func (s *Server) listRewards(*http.Request, []byte) (any, error) {
 		Summary     string   `json:"summary"`
 		GroundTruth string   `json:"ground_truth"`
 		Keys        []string `json:"keys"`
+		Grouped     bool     `json:"grouped"`
 	}
 	out := make([]entry, 0, len(rewards.All))
 	for _, r := range rewards.All {
-		out = append(out, entry{r.DataSource, r.Summary, r.GroundTruth, r.Keys})
+		out = append(out, entry{r.DataSource, r.Summary, r.GroundTruth, r.Keys, r.Grouped()})
 	}
 	return map[string]any{"rewards": out, "fallback_score": s.opts.Scorer.Config().FallbackScore}, nil
 }

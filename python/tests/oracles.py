@@ -65,3 +65,23 @@ def elastic(correct: float, think: int, answer: int, think_budget: int, answer_b
     """Elastic Reasoning: the answer's correctness when the thinking and the
     answer are each within their budgets, else 0."""
     return correct if think <= think_budget and answer <= answer_budget else 0.0
+
+
+def kimi(right: list[bool], lengths: list[int]) -> list[float]:
+    """Kimi k1.5's length reward (§2.3.3) added to correctness, weight 1:
+    λ = 0.5 − (len − min)/(max − min) over the group, 0 when all lengths
+    are equal; a right response gets λ, a wrong one min(0, λ)."""
+    lo, hi = min(lengths), max(lengths)
+    out = []
+    for ok, n in zip(right, lengths):
+        lam = 0.5 - (n - lo) / (hi - lo) if hi > lo else 0.0
+        out.append((1.0 if ok else 0.0) + (lam if ok else min(0.0, lam)))
+    return out
+
+
+def shorterbetter(right: list[bool], lengths: list[int], alpha: float = 2.0, beta: float = 0.001) -> list[float]:
+    """ShorterBetter: α·c − β·|len − SOL|, SOL the shortest right response
+    of the group, or the group's mean length when none is right."""
+    good = [n for ok, n in zip(right, lengths) if ok]
+    sol = min(good) if good else sum(lengths) / len(lengths)
+    return [(alpha if ok else 0.0) - beta * abs(n - sol) for ok, n in zip(right, lengths)]

@@ -57,6 +57,9 @@ from timeaware.client import Client, InvalidAnswer, TimeawareError, to_jsonable
 
 __all__ = [
     "BUILTIN_KEYS",
+    "GROUP_FIELD",
+    "GROUP_SIZE_FIELD",
+    "GROUP_SOURCES",
     "Batcher",
     "RolloutLog",
     "RolloutLogError",
@@ -146,6 +149,10 @@ _LENGTH_KEYS = ("correct", "response_tokens", "think_tokens", "answer_tokens", "
                 "overshoot_tokens")
 _GROUP_KEYS = (*_LENGTH_KEYS, "group_size", "solve_rate", "group_min_tokens", "group_max_tokens",
                "shortest_correct_tokens", "length_term")
+#: The data sources scored group-wise: all completions of one prompt
+#: together, each carrying the group's key and size (the service's
+#: registry marks them ``grouped``; the interop tests check this copy).
+GROUP_SOURCES = frozenset({"length/kimi", "length/shorterbetter"})
 BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "timely/general": _TIMELY_KEYS,
     "timely/game": _TIMELY_KEYS,
@@ -538,6 +545,11 @@ def fallback_result(
 
 #: The extra field where NegotiationAgentLoop leaves an episode's transcript.
 TRANSCRIPT_FIELD = "timeaware_transcript"
+#: The extra fields where an adapter leaves a rollout's group key and the
+#: group's size for the group-wise rewards; `prepare_item` sends them as
+#: the item's ``group`` and ``group_size``.
+GROUP_FIELD = "timeaware_group"
+GROUP_SIZE_FIELD = "timeaware_group_size"
 #: The extra field where the get_duration tool marks an agent-loop rollout
 #: whose timer could not start because the verifier did not answer.
 UNREACHABLE_FIELD = "timeaware_unreachable"
@@ -590,9 +602,15 @@ def prepare_item(
     is scored on the episode's whole transcript, which the loop leaves in
     ``extra_info["timeaware_transcript"]``, instead of the decoded response
     (the agent's turns and the opponent's, as tokens).
+
+    A member of a group (for the group-wise rewards) carries its group's
+    key and size in ``extra_info["timeaware_group"]`` and
+    ``extra_info["timeaware_group_size"]``, where the adapters put them;
+    they are sent as the item's ``group`` and ``group_size``.
     """
     ei: dict[str, Any] = dict(extra_info) if isinstance(extra_info, Mapping) else {}
     transcript = ei.pop(TRANSCRIPT_FIELD, None)
+    group, group_size = ei.pop(GROUP_FIELD, None), ei.pop(GROUP_SIZE_FIELD, None)
     if isinstance(transcript, str) and transcript and str(data_source) == "negotiation":
         solution_str = transcript
     if not (isinstance(ei.get("timer"), str) and ei.get("timer")):
@@ -609,12 +627,16 @@ def prepare_item(
         solution_str = ""
     elif not isinstance(solution_str, str):
         solution_str = str(to_jsonable(solution_str))
-    return {
+    item = {
         "data_source": str(to_jsonable(data_source)),
         "solution_str": solution_str,
         "ground_truth": to_jsonable(ground_truth),
         "extra_info": to_jsonable(ei),
     }
+    if group is not None:
+        item["group"] = str(group)
+        item["group_size"] = to_jsonable(group_size)
+    return item
 
 
 _ZERO_STATS: dict[str, int] = {
@@ -699,13 +721,29 @@ def _rollout_log(directory: str) -> RolloutLog:
 
 
 class _Pending:
-    __slots__ = ("data_source", "enqueued", "future", "payload")
+    __slots__ = ("data_source", "enqueued", "future", "payload", "unit")
 
     def __init__(self, data_source: str, payload: dict[str, Any], future: Future[dict[str, float]]) -> None:
         self.data_source = data_source
         self.payload = payload
         self.future = future
         self.enqueued = time.monotonic()
+        self.unit = 0  # items of one unit (a group) travel in one request
+
+
+def _units(pending: Sequence[_Pending], first: int) -> list[list[_Pending]]:
+    """Cut queued items into the units a request never splits: the members
+    of one group (consecutive items with the same ``group`` key) together,
+    every other item alone. Units are numbered from ``first``."""
+    units: list[list[_Pending]] = []
+    for p in pending:
+        key = p.payload.get("group")
+        if units and key and units[-1][0].payload.get("group") == key:
+            units[-1].append(p)
+        else:
+            units.append([p])
+        p.unit = first + len(units)
+    return units
 
 
 class _RateLimitedLog:
@@ -739,7 +777,9 @@ class Batcher:
         self._keys = _key_cache(s)
         self._log_file = _rollout_log(s.rollout_log) if s.rollout_log else None
         self._cond = threading.Condition()
-        self._queue: deque[_Pending] = deque()
+        self._queue: deque[list[_Pending]] = deque()  # units, see _units
+        self._queued = 0  # items in the queue
+        self._next_unit = 0
         self._closed = False
         self._slots = threading.BoundedSemaphore(s.max_inflight)
         self._pool = ThreadPoolExecutor(max_workers=s.max_inflight, thread_name_prefix="timeaware-score")
@@ -767,8 +807,11 @@ class Batcher:
             closed = self._closed
             if not closed and pending:
                 was_empty = not self._queue
-                self._queue.extend(pending)
-                if was_empty or len(self._queue) >= self.settings.max_batch:
+                units = _units(pending, self._next_unit)
+                self._next_unit += len(units)
+                self._queue.extend(units)
+                self._queued += len(pending)
+                if was_empty or self._queued >= self.settings.max_batch:
                     self._cond.notify()
         if closed:
             for p in pending:
@@ -824,13 +867,18 @@ class Batcher:
                 if not self._queue:  # closed and drained
                     self._slots.release()
                     return
-                deadline = self._queue[0].enqueued + max_wait
-                while len(self._queue) < max_batch and not self._closed:
+                deadline = self._queue[0][0].enqueued + max_wait
+                while self._queued < max_batch and not self._closed:
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         break
                     self._cond.wait(remaining)
-                batch = [self._queue.popleft() for _ in range(min(max_batch, len(self._queue)))]
+                # Whole units only: a group larger than max_batch leaves
+                # alone, in a request of its own.
+                batch: list[_Pending] = []
+                while self._queue and (not batch or len(batch) + len(self._queue[0]) <= max_batch):
+                    batch.extend(self._queue.popleft())
+                self._queued -= len(batch)
             try:
                 self._pool.submit(self._send, batch)
             except RuntimeError:  # pool shut down underneath us
@@ -838,7 +886,7 @@ class Batcher:
 
     def _send(self, batch: list[_Pending]) -> None:
         try:
-            results = self._score_or_fallback([p.payload for p in batch])
+            results = self._score_or_fallback([p.payload for p in batch], [p.unit for p in batch])
             over = self._count_run(results)
             for i, (p, raw) in enumerate(zip(batch, results)):
                 if over is not None and i in over:
@@ -899,16 +947,25 @@ class Batcher:
             raise
         return [r if _answered(r) else None for r in results]
 
-    def _score_or_fallback(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any] | None]:
+    def _score_or_fallback(
+        self, payloads: Sequence[dict[str, Any]], units: Sequence[int]
+    ) -> list[dict[str, Any] | None]:
         """`_score`, with None for every item when the request fails. A 400
-        or 413 for several items is retried in halves so that one bad or
-        huge item does not take its batch companions down with it."""
+        or 413 for several units (items, or a group's members) is retried in
+        halves, cut between units, so that one bad or huge item does not take
+        its batch companions down with it; a group the service refuses whole
+        (a 400 for its one unit) is rejected, each member carrying the
+        service's reason."""
         try:
             return self._score(payloads)
         except TimeawareError as exc:
+            mid = _unit_cut(units)
+            if exc.status in (400, 413) and mid > 0:
+                return (self._score_or_fallback(payloads[:mid], units[:mid])
+                        + self._score_or_fallback(payloads[mid:], units[mid:]))
             if exc.status in (400, 413) and len(payloads) > 1:
-                mid = len(payloads) // 2
-                return self._score_or_fallback(payloads[:mid]) + self._score_or_fallback(payloads[mid:])
+                fb = float(self.settings.fallback_score)
+                return [{"score": fb, "error": str(exc)} for _ in payloads]
             self._log.warning(
                 f"request:{exc.status}",
                 "timeaware: %d item(s) get the fallback score: %s",
@@ -986,6 +1043,17 @@ class Batcher:
             out = fallback_result(p.data_source, self.settings, reason="internal error", cause="internal")
         with contextlib.suppress(Exception):  # already resolved
             p.future.set_result(out)
+
+
+def _unit_cut(units: Sequence[int]) -> int:
+    """The position nearest the middle where one unit ends and the next
+    begins; 0 when all items are of one unit."""
+    mid = len(units) // 2
+    for d in range(len(units)):
+        for i in (mid - d, mid + d):
+            if 0 < i < len(units) and units[i] != units[i - 1]:
+                return i
+    return 0
 
 
 def check_reachable(s: Settings) -> None:

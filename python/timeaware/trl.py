@@ -236,6 +236,22 @@ class GRPOReward:
     of other data sources are sent as they were: their rewards read no
     counts.
 
+    The group-wise rewards (`timeaware.scoring.GROUP_SOURCES`, e.g.
+    ``length/kimi``) score the ``num_generations`` completions of one prompt
+    together. GRPOTrainer hands a reward function its process's share of the
+    generation batch, each prompt's completions next to each other; this
+    reward cuts that share into blocks of ``num_generations``, gives each
+    block a key of its own (new at every call, so no key serves two steps)
+    and sends each block whole in one request. The group size is
+    ``num_generations`` when given, else the trainer's own
+    (``num_generations`` in training, ``num_generations_eval`` in
+    evaluation). A block that is not whole (the share is not a multiple of
+    the group size, or a block mixes prompts: with several processes, make
+    ``per_device_train_batch_size × steps_per_generation`` a multiple of
+    ``num_generations`` so that no group is split across processes) gets no
+    score, counted and logged as any unscored completion, with the reason;
+    it is never scored as a smaller group.
+
     Args:
         name: the name TRL logs the reward under (``rewards/<name>/mean``).
         unscored: ``"none"`` (default) or ``"fallback"``.
@@ -247,6 +263,8 @@ class GRPOReward:
         think_in_prompt: the chat template opens the thinking in the
             prompt, as the service's ``rewards.length.think_in_prompt``
             says: a completion without the closing tag is all thinking.
+        num_generations: the size of a group for the group-wise rewards;
+            None (default) takes the trainer's.
         **settings: per-reward settings (`timeaware.scoring.Settings`:
             ``url``, ``token``, ``fallback_score``, ...); the rest come from
             `timeaware.verl.configure` and the environment.
@@ -254,7 +272,9 @@ class GRPOReward:
 
     def __init__(self, name: str = "timeaware", *, unscored: str = "none", tokenizer: Any = None,
                  think_open: str = tokens.THINK_OPEN, think_close: str = tokens.THINK_CLOSE,
-                 think_in_prompt: bool = False, **settings: Any) -> None:
+                 think_in_prompt: bool = False, num_generations: int | None = None, **settings: Any) -> None:
+        if num_generations is not None and not (isinstance(num_generations, int) and num_generations >= 1):
+            raise ValueError(f"GRPOReward: num_generations must be an integer >= 1, got {num_generations!r}")
         if unscored not in ("none", "fallback"):
             raise ValueError(f"GRPOReward: unscored must be 'none' or 'fallback', got {unscored!r}")
         unknown = sorted(set(settings) - {f for f in scoring.Settings.__dataclass_fields__})
@@ -268,6 +288,7 @@ class GRPOReward:
         self.think_open = think_open
         self.think_close = think_close
         self.think_in_prompt = bool(think_in_prompt)
+        self.num_generations = num_generations
         self.settings = dict(settings)
         self._lock = threading.Lock()
         self._stats = {"completions": 0, "scored": 0, "unscored": 0}
@@ -354,6 +375,7 @@ class GRPOReward:
             except Exception as exc:  # noqa: BLE001 - an odd row fails alone
                 row = f"cannot read the row ({exc!r})"
             items.append(_Skip("?", row) if isinstance(row, str) else row)
+        _assign_groups(items, prompts, self.num_generations or _trainer_group_size(log_metric))
         await self._add_token_counts(items, completion_ids)
         # Rollouts a tool or an environment could not play because the
         # verifier did not answer count where the scored ones do: in the run
@@ -407,6 +429,55 @@ class GRPOReward:
             log_metric("timeaware/unscored", missed / n)
             log_metric("timeaware/verifier_unreachable", unanswered / n)
         return rewards
+
+
+def _trainer_group_size(log_metric: Any) -> int | None:
+    """The trainer's group size now: GRPOTrainer passes its own bound
+    ``_log_metric`` as ``log_metric``, so the trainer is its ``__self__``;
+    ``num_generations`` in training, ``num_generations_eval`` in evaluation,
+    as the trainer itself chooses. None when the call did not come from a
+    GRPOTrainer."""
+    trainer = getattr(log_metric, "__self__", None)
+    if trainer is None:
+        return None
+    training = getattr(getattr(trainer, "model", None), "training", True)
+    n = getattr(trainer, "num_generations" if training else "num_generations_eval", None)
+    return n if isinstance(n, int) and n >= 1 else None
+
+
+def _assign_groups(items: list[Any], prompts: Sequence[Any] | None, size: int | None) -> None:
+    """Give the items of group-wise data sources their group: blocks of
+    ``size`` consecutive completions of one prompt, each block a key new to
+    this call. An item that cannot be placed in a whole block becomes a
+    `_Skip` naming why."""
+    grouped = [i for i, it in enumerate(items) if isinstance(it, tuple) and it[0] in scoring.GROUP_SOURCES]
+    if not grouped:
+        return
+    n = len(items)
+    ps = list(prompts) if isinstance(prompts, (list, tuple)) else []
+    call = uuid.uuid4().hex[:12]
+    for i in grouped:
+        source = items[i][0]
+        if size is None:
+            items[i] = _Skip(source, "the group size is unknown: give GRPOReward(num_generations=...) outside a "
+                                     "GRPOTrainer")
+            continue
+        if n % size:
+            items[i] = _Skip(source, f"the call holds {n} completions, not whole groups of {size}: make "
+                                     "per_device_train_batch_size × steps_per_generation a multiple of "
+                                     "num_generations, so that no group is split across processes")
+            continue
+        block = i // size
+        members = range(block * size, block * size + size)
+        if len(ps) == n and any(json.dumps(ps[j], sort_keys=True, default=str) !=
+                                json.dumps(ps[block * size], sort_keys=True, default=str) for j in members):
+            items[i] = _Skip(source, f"completions {block * size} to {block * size + size - 1} are not of one "
+                                     f"prompt: the group of {size} is not whole in this call")
+            continue
+        extra = items[i][3] if isinstance(items[i][3], dict) else {}
+        extra[scoring.GROUP_FIELD] = f"trl-{call}-{block}"
+        extra[scoring.GROUP_SIZE_FIELD] = size
+        items[i] = (items[i][0], items[i][1], items[i][2], extra)
 
 
 class _Skip:

@@ -115,6 +115,9 @@ def test_builtin_key_lists_match_the_server_registry(shared_server):
     entries = Client(shared_server.url).rewards()
     served = {e["data_source"]: tuple(e["keys"]) for e in entries}
     assert served == scoring.BUILTIN_KEYS, "update timeaware.scoring.BUILTIN_KEYS to the server's registry"
+    grouped = {e["data_source"] for e in entries if e["grouped"] is True}
+    assert grouped == scoring.GROUP_SOURCES, "update timeaware.scoring.GROUP_SOURCES to the server's registry"
+    assert all(isinstance(e["grouped"], bool) for e in entries)
 
 
 # --------------------------------------------------------------------------- reward side
@@ -193,6 +196,70 @@ def test_batch_variants_split_at_max_batch_and_keep_order(shared_server, adapter
     results = asyncio.run(tv.compute_score_batch_async(*columns))
     assert [r["score"] for r in results] == pytest.approx([want for _, want in items], abs=1e-9)
     assert all(list(r) == TIMELY_KEYS for r in results)
+
+
+def kimi_group(key: str, lengths: list, right: list):
+    """The items of one length/kimi group, and the rewards by Kimi k1.5's
+    formula: correctness plus λ = 0.5 − (n − min)/(max − min), a wrong
+    answer keeping only a negative λ."""
+    lo, hi = min(lengths), max(lengths)
+    items, want = [], []
+    for n, ok in zip(lengths, right):
+        lam = 0.5 - (n - lo) / (hi - lo) if hi > lo else 0.0
+        want.append((1.0 if ok else 0.0) + (lam if ok else min(0.0, lam)))
+        items.append(("length/kimi", f"<answer>{42 if ok else 41}</answer>", "42",
+                      {"answer_check": "", "response_tokens": n, scoring.GROUP_FIELD: key,
+                       scoring.GROUP_SIZE_FIELD: len(lengths)}))
+    return items, want
+
+
+def test_groups_travel_whole_whatever_max_batch(shared_server, adapter):
+    """The batcher cuts requests between groups, never inside one: groups of
+    four under max_batch=5, a group of seven over it (sent alone), and plain
+    items between them all score as whole groups."""
+    adapter(shared_server.url, max_batch=5)
+    items, want = [], []
+    for g in range(3):
+        its, w = kimi_group(f"g{g}", [100 + 50 * k for k in range(4)], [k != 1 for k in range(4)])
+        plain, pw = timely_item(g)
+        items += [*its, plain]
+        want += [*w, pw]
+    big, w = kimi_group("big", [100 * (k + 1) for k in range(7)], [k % 2 == 0 for k in range(7)])
+    items += big
+    want += w
+    before = shared_server.metrics()
+    for results in (tv.compute_score_batch(*zip(*items)), asyncio.run(tv.compute_score_batch_async(*zip(*items)))):
+        assert [r["score"] for r in results] == pytest.approx(want, abs=1e-9)
+        assert not any(isinstance(r, scoring.Unscored) for r in results)
+    after = shared_server.metrics()
+    # 3 × (4 + 1) + 7 items: 2 requests of 4 + 1, one of 5, one of 7 (over max_batch, alone), twice.
+    assert metric(after, "timeaware_batch_items_count") - metric(before, "timeaware_batch_items_count") == 8
+    assert tv.stats()["item_errors"] == 0
+
+
+def test_a_group_the_service_refuses_is_rejected_whole_not_unanswered(make_server, adapter):
+    """A group that is not whole (a member missing), or too big for the
+    server's batch limit, is refused by the service: each member gets the
+    fallback as rejected, with the service's reason, its companions in the
+    request still score, and none counts in the run of unanswered items."""
+    server = make_server({"TIMEAWARE_SERVE_MAX_BATCH_ITEMS": "6"})
+    adapter(server.url)
+    whole, want = kimi_group("whole", [100, 200, 300], [True, False, True])
+    short, _ = kimi_group("short", [100, 200, 300, 400], [True] * 4)
+    big, _ = kimi_group("big", [100 * (k + 1) for k in range(7)], [True] * 7)
+    plain, pw = timely_item(1)
+    results = tv.compute_score_batch(*zip(*[*whole, *short[:3], plain, *big]))
+    assert [r["score"] for r in results[:3]] == pytest.approx(want, abs=1e-9)
+    assert results[6]["score"] == pytest.approx(pw)
+    for r in results[3:6]:
+        assert isinstance(r, scoring.Unscored) and r.cause == "rejected", r
+        assert "3 of its 4 members" in r.reason
+    for r in results[7:]:
+        assert isinstance(r, scoring.Unscored) and r.cause == "rejected", r
+        assert "too_many_items" in r.reason or "more than 6" in r.reason
+    st = tv.stats()
+    assert st["consecutive_fallbacks"] == 0 and st["fallbacks"] == 0
+    assert st["item_errors"] == 10
 
 
 def test_rejected_item_gets_the_fallback_with_the_same_keys(shared_server, adapter):

@@ -129,6 +129,7 @@ class Recorder:
 
     def __init__(self, upstream: str) -> None:
         self.scored: list[tuple[dict, dict]] = []
+        self.batches: list[list[dict]] = []  # the items of each request, as sent
         self._lock = threading.Lock()
         recorder = self
 
@@ -147,6 +148,7 @@ class Recorder:
                     results = json.loads(out)["results"]
                     with recorder._lock:
                         recorder.scored.extend(zip(items, results))
+                        recorder.batches.append(items)
                 self.send_response(status)
                 for k, v in out_headers.items():
                     if k.lower() not in ("content-length", "connection", "transfer-encoding", "date", "server"):
@@ -168,6 +170,12 @@ class Recorder:
         """The (item, result) pairs recorded since the last call."""
         with self._lock:
             out, self.scored = self.scored, []
+        return out
+
+    def take_batches(self) -> list[list[dict]]:
+        """The items of each request recorded since the last call, request by request."""
+        with self._lock:
+            out, self.batches = self.batches, []
         return out
 
     def close(self) -> None:

@@ -21,6 +21,7 @@ import subprocess
 import pytest
 from conftest import (
     LONG_THINK,
+    SHORT_THINK,
     cpu_grpo_config,
     expected_counts,
     length_text,
@@ -29,7 +30,7 @@ from conftest import (
     scripted_rollout,
 )
 from datasets import load_dataset
-from oracles import elastic, lcpo_max
+from oracles import elastic, kimi, lcpo_max, shorterbetter
 from timeaware import scoring
 from timeaware.trl import GRPOReward
 from trl import GRPOTrainer
@@ -379,6 +380,110 @@ def test_grpo_trainer_sends_token_counts(tiny_model_dir, tokenizer, recorded, tm
         assert got == pytest.approx(want, abs=1e-9), call
     # The budgets tell the completions apart: long thoughts over the elastic budget, lcpo rewards by length.
     assert len({round(r, 9) for call in reward.calls for r in call}) >= 4, reward.calls
+
+
+# Group-wise rewards: the completions of one prompt are scored together.
+
+GROUP_SOURCES = ["length/kimi", "length/shorterbetter"]
+GROUP_ORACLES = {"length/kimi": kimi, "length/shorterbetter": shorterbetter}
+
+
+def group_rows():
+    from datasets import Dataset
+
+    return Dataset.from_list([{
+        "prompt": [{"role": "user", "content": f"Question {i}: what is six times seven? Think, then answer."}],
+        "data_source": source, "reward_model": {"ground_truth": "42"}, "extra_info": {"answer_check": ""},
+    } for i, source in enumerate(GROUP_SOURCES)])
+
+
+def group_text(i: int, k: int) -> str:
+    """The k-th completion of group row i: a thought k+1 sentences long,
+    right but for k = 1 (and k = 2 of row 1, so the groups differ)."""
+    right = k != 1 and (i, k) != (1, 2)
+    return f"<think>Question {i}. " + " ".join([SHORT_THINK] * (k + 1)) + f"</think>\n<answer>{42 if right else 41}</answer>"
+
+
+def group_expected(tokenizer, source: str, texts: list[str]) -> list[float]:
+    lengths = [expected_counts(tokenizer, t)["response_tokens"] for t in texts]
+    return GROUP_ORACLES[source](["<answer>42</answer>" in t for t in texts], lengths)
+
+
+def test_grpo_trainer_sends_whole_groups(tiny_model_dir, tokenizer, recorded, tmp_path):
+    """A 2-step GRPOTrainer run on rows of the group-wise rewards: each call
+    holds two prompts of four completions, each group reaches the service
+    whole in one request, with a key of its own and the trainer's group size,
+    and every completion gets the reward its group gives it."""
+    ds = group_rows()
+    script: list[list[tuple[int, int]]] = []
+    rollout = scripted_rollout(tokenizer, ds, group_text, script)
+    reward = Recorder(tokenizer=tokenizer)  # the group size is the trainer's
+    args = cpu_grpo_config(tmp_path / "out", per_device_train_batch_size=8, num_generations=4,
+                           max_completion_length=256)
+    trainer = GRPOTrainer(model=str(tiny_model_dir), reward_funcs=reward, args=args, train_dataset=ds,
+                          processing_class=tokenizer, rollout_func=rollout)
+    trainer.train()
+    assert len(script) == 2 and len(reward.calls) == 2
+    keys = set()
+    for batch in recorded.take_batches():
+        groups: dict[str, list[dict]] = {}
+        for item in batch:
+            groups.setdefault(item["group"], []).append(item)
+        for key, members in groups.items():
+            assert len(members) == 4 and all(m["group_size"] == 4 for m in members), key
+            assert len({m["data_source"] for m in members}) == 1
+            assert key not in keys, "a key serves one group only"
+            keys.add(key)
+    assert len(keys) == 4  # two groups a step
+    for call, got in zip(script, reward.calls):
+        assert sorted(k for _, k in call) == [0, 0, 1, 1, 2, 2, 3, 3], call
+        want = [0.0] * len(call)
+        for i in (0, 1):
+            at = [j for j, (row, _) in enumerate(call) if row == i]
+            texts = [group_text(i, call[j][1]) for j in at]
+            for j, w in zip(at, group_expected(tokenizer, GROUP_SOURCES[i], texts)):
+                want[j] = w
+        assert got == pytest.approx(want, abs=1e-9), call
+    assert reward.stats()["unscored"] == 0
+    # Kimi's term spreads the right answers from +0.5 to −0.5 by length.
+    assert len({round(r, 9) for r in reward.calls[0]}) >= 5
+
+
+def test_groups_that_are_not_whole_in_a_call_get_no_score(tokenizer, recorded, caplog):
+    """A call whose completions are not whole groups (a group split across
+    processes, a block of two prompts, no group size) scores none of the
+    group-wise completions, never a smaller group, and names why."""
+    ds = group_rows()
+    texts = [group_text(0, k) for k in range(4)] + [group_text(1, k) for k in range(4)]
+    kw = trl_kwargs(ds.select([0, 0, 0, 0, 1, 1, 1, 1]), [[{"role": "assistant", "content": t}] for t in texts], {})
+    kw["completion_ids"] = [scripted_ids(tokenizer, t) for t in texts]
+    # Whole: two groups of four.
+    got = asyncio.run(GRPOReward(num_generations=4)(**kw))
+    assert got == pytest.approx(group_expected(tokenizer, GROUP_SOURCES[0], texts[:4]) +
+                                group_expected(tokenizer, GROUP_SOURCES[1], texts[4:]), abs=1e-9)
+    assert [len(b) for b in recorded.take_batches()] == [8]
+    recorded.take()
+    # Six of them: what one process holds when a group is split across two.
+    part = {k: v[:6] if isinstance(v, list) else v for k, v in kw.items()}
+    with caplog.at_level(logging.WARNING, logger="timeaware"):
+        assert asyncio.run(GRPOReward(num_generations=4)(**part)) == [None] * 6
+    assert "not whole groups of 4" in caplog.text and "multiple of num_generations" in caplog.text
+    assert recorded.take() == []
+    # Groups of three: the first block is one prompt's, the second mixes two.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="timeaware"):
+        got = asyncio.run(GRPOReward(num_generations=3)(**part))
+    assert got[:3] == pytest.approx(group_expected(tokenizer, GROUP_SOURCES[0], texts[:3]), abs=1e-9)
+    assert got[3:] == [None] * 3
+    assert "completions 3 to 5 are not of one prompt" in caplog.text
+    recorded.take()
+    # Outside a trainer, without num_generations: the size is unknown.
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="timeaware"):
+        assert asyncio.run(GRPOReward()(**kw)) == [None] * 8
+    assert "num_generations" in caplog.text
+    with pytest.raises(ValueError, match="num_generations"):
+        GRPOReward(num_generations=0)
 
 
 def test_grpo_trainer_across_an_outage_of_the_verifier(synth_outputs, pairs_split, tiny_model_dir, tokenizer,

@@ -23,8 +23,8 @@ from types import SimpleNamespace
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import expected_counts, length_text, right_answer, scripted_ids
-from oracles import elastic, lcpo_exact
+from conftest import SHORT_THINK, expected_counts, length_text, right_answer, scripted_ids
+from oracles import elastic, kimi, lcpo_exact, shorterbetter
 
 SOURCES = ["budget", "puzzles", "traveler", "negotiation"]
 GENERATION_S = 0.15  # the scripted server's time per generation turn
@@ -463,6 +463,139 @@ def test_token_count_manager_leaves_other_sources_alone(config, tokenizer, synth
     assert all(not {"response_tokens", "think_tokens", "answer_tokens"} & set(item["extra_info"]) for item, _ in sent)
     for i, row in enumerate(rows):
         assert float(out.non_tensor_batch["score"][i]) == expected_reward(row, answers_right(first_row(rows, i)), {})
+
+
+# Group-wise rewards: the rollouts of one uid are scored together.
+
+GROUP_SOURCES = ["length/kimi", "length/shorterbetter"]
+GROUP_N = 4
+
+
+def group_reply(i: int, k: int) -> str:
+    """Rollout k of group row i: a thought k+1 sentences long, right but for k = 1."""
+    return f"<think>Row {i}. " + " ".join([SHORT_THINK] * (k + 1)) + f"</think>\n<answer>{41 if k == 1 else 42}</answer>"
+
+
+class GroupServer(ScriptedServer):
+    """Answers the k-th rollout of row i with `group_reply`, the rollouts of
+    a prompt finishing at different times, as real ones do."""
+
+    def __init__(self, tokenizer, rows):
+        super().__init__(tokenizer, rows)
+        self.seen: dict[int, int] = {}
+
+    async def generate(self, request_id, *, prompt_ids, sampling_params, **kwargs):
+        from verl.workers.rollout.replica import TokenOutput
+
+        self.calls += 1
+        i = self.row_of(self.tokenizer.decode(prompt_ids, skip_special_tokens=False))
+        k = self.seen.get(i, 0)
+        self.seen[i] = k + 1
+        await asyncio.sleep(0.05 * k)
+        return TokenOutput(token_ids=scripted_ids(self.tokenizer, group_reply(i, k)), stop_reason="completed",
+                           num_preempted=0)
+
+
+def group_batch(cfg, tokenizer, path):
+    """Two rows, one of each group-wise reward, as VeRL's trainer makes a
+    step's batch of them: a uid per row, then each row repeated
+    ``rollout.n`` times, interleaved (RayPPOTrainer.fit)."""
+    import uuid
+
+    import numpy as np
+    import pyarrow as pa
+    from verl import DataProto
+    from verl.trainer.ppo.ray_trainer import RayPPOTrainer
+    from verl.utils.dataset.rl_dataset import collate_fn
+
+    rows = [{"prompt": [{"role": "user", "content": f"Question {i}: what is six times seven? Think, then answer."}],
+             "data_source": source, "reward_model": {"ground_truth": "42", "style": "rule"},
+             "extra_info": {"answer_check": "", "index": i}} for i, source in enumerate(GROUP_SOURCES)]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    ds = dataset(cfg, tokenizer, path)
+    batch = DataProto.from_single_dict(collate_fn([ds[i] for i in range(len(ds))]))
+    batch.non_tensor_batch["uid"] = np.array([str(uuid.uuid4()) for _ in range(len(batch.batch))], dtype=object)
+    gen = RayPPOTrainer._get_gen_batch(None, batch)
+    return rows, batch, gen.repeat(repeat_times=cfg.actor_rollout_ref.rollout.n, interleave=True)
+
+
+def group_config(config, **reward_kwargs):
+    """The recipe's config with the token-count manager, rollout.n = GROUP_N
+    and one reward worker; ``reward_kwargs`` as VeRL's ``+reward...reward_kwargs.X=`` adds them."""
+    from omegaconf import OmegaConf, open_dict
+
+    cfg = OmegaConf.merge(config, LENGTH_MANAGER, {"actor_rollout_ref": {"rollout": {"n": GROUP_N}},
+                                                    "reward": {"num_workers": 1}})
+    with open_dict(cfg):
+        cfg.reward.custom_reward_function.reward_kwargs = reward_kwargs
+    return cfg
+
+
+def run_group_rollout(cfg, tokenizer, rows, gen):
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker
+    from verl.experimental.reward_loop.reward_loop import RewardLoopWorker
+
+    llm = GroupServer(tokenizer, rows)
+
+    async def run():
+        rewards = RewardLoopWorker(cfg)
+        worker = AgentLoopWorker(cfg, llm_client=llm, reward_loop_worker_handles=[InProcessActor(rewards)])
+        return await worker.generate_sequences(gen)
+
+    return asyncio.run(run())
+
+
+def test_reward_loop_scores_whole_groups_by_uid(config, tokenizer, recorded, work):
+    """VeRL's reward loop hands the manager one rollout at a time, as each
+    finishes; the manager gathers the rollouts of each uid and sends each
+    group whole in one request, keyed by its uid, and every rollout gets the
+    reward its group gives it."""
+    cfg = group_config(config)
+    rows, batch, gen = group_batch(cfg, tokenizer, work / "groups.parquet")
+    out = run_group_rollout(cfg, tokenizer, rows, gen)
+    requests = recorded.take_batches()
+    recorded.take()
+    groups: dict[str, list[dict]] = {}
+    for items in requests:
+        for item in items:
+            assert item["group"] not in groups, "a group is sent whole, in one request"
+        for item in items:
+            groups.setdefault(item["group"], []).append(item)
+    assert all(len(members) == GROUP_N for members in groups.values())
+    uids = list(batch.non_tensor_batch["uid"])
+    assert sorted(groups) == sorted(f"verl-{u}" for u in uids)
+    prompt_len = out.batch["prompts"].shape[1]
+    for j in range(len(gen)):
+        i = j // GROUP_N
+        items = groups[f"verl-{gen.non_tensor_batch['uid'][j]}"]
+        assert all(it["data_source"] == rows[i]["data_source"] and it["group_size"] == GROUP_N for it in items)
+        replies = [group_reply(i, k) for k in range(GROUP_N)]
+        lengths = [expected_counts(tokenizer, r)["response_tokens"] for r in replies]
+        oracle = kimi if rows[i]["data_source"] == "length/kimi" else shorterbetter
+        want = dict(zip(lengths, oracle([k != 1 for k in range(GROUP_N)], lengths)))
+        valid = int(out.batch["attention_mask"][j, prompt_len:].sum())
+        assert valid in want, f"rollout {j}: {valid} tokens"
+        assert float(out.batch["rm_scores"][j, valid - 1]) == pytest.approx(want[valid], abs=1e-6), f"rollout {j}"  # rm_scores are float32
+        assert float(out.non_tensor_batch["group_size"][j]) == GROUP_N
+        assert float(out.non_tensor_batch["solve_rate"][j]) == 0.75
+
+
+def test_reward_loop_stops_on_a_group_that_cannot_be_whole(config, tokenizer, recorded, work):
+    """Rollouts of one uid spread over several reward workers, or a group
+    size the rollouts never reach, stop the run with the reason: a group is
+    never scored smaller than it is."""
+    from timeaware.verl_tokens import GroupIncomplete
+
+    cfg = group_config(config)
+    rows, _, gen = group_batch(cfg, tokenizer, work / "groups.parquet")
+    spread = cfg.copy()
+    spread.reward.num_workers = 2
+    with pytest.raises(ValueError, match="reward.num_workers=1"):
+        run_group_rollout(spread, tokenizer, rows, gen)
+    short = group_config(config, group_size=GROUP_N + 1, group_wait_s=0.5)
+    with pytest.raises(GroupIncomplete, match=f"has {GROUP_N} of its {GROUP_N + 1} rollouts"):
+        run_group_rollout(short, tokenizer, rows, gen)
+    assert recorded.take_batches() == []
 
 
 def test_get_duration_tool_is_quiet_and_set_as_verl_sets_it(capfd):
