@@ -136,6 +136,10 @@ type LengthConfig struct {
 	// reward of a right answer, and β, the reward lost per token away from
 	// the group's sample optimal length.
 	ShorterBetterAlpha, ShorterBetterBeta float64
+	// ALPBeta and ALPNorm are ALP's β, the global coefficient, and N, the
+	// normalisation constant: a member pays β/N per token, times the
+	// group's solve rate (at least 1/K).
+	ALPBeta, ALPNorm float64
 	// ElasticThinkBudget and ElasticAnswerBudget are Elastic Reasoning's t
 	// and s for items without extra_info.think_budget or answer_budget.
 	ElasticThinkBudget, ElasticAnswerBudget int
@@ -214,6 +218,8 @@ func DefaultConfig() Config {
 			KimiWeight:          1,
 			ShorterBetterAlpha:  2,
 			ShorterBetterBeta:   0.001,
+			ALPBeta:             1e-7,
+			ALPNorm:             1,
 			ElasticThinkBudget:  1024,
 			ElasticAnswerBudget: 1024,
 			AnytimePrior:        AnytimeUniform,
@@ -260,6 +266,8 @@ func (c Config) Validate() error {
 		"length.kimi_weight":          c.Length.KimiWeight,
 		"length.shorterbetter_alpha":  c.Length.ShorterBetterAlpha,
 		"length.shorterbetter_beta":   c.Length.ShorterBetterBeta,
+		"length.alp_beta":             c.Length.ALPBeta,
+		"length.alp_norm":             c.Length.ALPNorm,
 	} {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return bad(key, "not a finite number")
@@ -325,10 +333,13 @@ func (c LengthConfig) validate() error {
 	if c.LCPOAlpha < 0 {
 		return bad("lcpo_alpha", "%v must not be negative", c.LCPOAlpha)
 	}
-	for key, v := range map[string]float64{"kimi_weight": c.KimiWeight, "shorterbetter_alpha": c.ShorterBetterAlpha, "shorterbetter_beta": c.ShorterBetterBeta} {
+	for key, v := range map[string]float64{"kimi_weight": c.KimiWeight, "shorterbetter_alpha": c.ShorterBetterAlpha, "shorterbetter_beta": c.ShorterBetterBeta, "alp_beta": c.ALPBeta} {
 		if v < 0 {
 			return bad(key, "%v must not be negative", v)
 		}
+	}
+	if !(c.ALPNorm > 0) {
+		return bad("alp_norm", "%v: want a positive number (N divides the penalty)", c.ALPNorm)
 	}
 	if c.LCPOMaxAlpha < 0 {
 		return bad("lcpo_max_alpha", "%v must not be negative", c.LCPOMaxAlpha)

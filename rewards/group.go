@@ -332,6 +332,47 @@ var ShorterBetter = &Reward{
 	group:       scoreShorterBetter,
 }
 
+// ALP is the Adaptive Length Penalty ("Just Enough Thinking: Efficient
+// Reasoning with Adaptive Length Penalties Reinforcement Learning", the
+// reward of its §3): with p the group's solve rate (its mean correctness)
+// and K its size,
+//
+//	r_i = c_i − (β/N)·max(p, 1/K)·n_i
+//
+// so a prompt the group mostly solves pays the most per token and a hard
+// one the least, though never less than 1/K of it; right and wrong
+// responses pay alike. β = LengthConfig.ALPBeta and N =
+// LengthConfig.ALPNorm. The paper calls N a normalisation constant and β
+// a global coefficient; no code of the authors' could be found, and the
+// values of β and N could not be read from the paper here: secondary
+// accounts give β = 1e-7, read as a coefficient per token, which the
+// defaults take (β = 1e-7, N = 1). Under GRPO's normalisation within the
+// group such a small term matters where correctness does not vary, as in
+// a group that solved the prompt every time, which is where the paper
+// means it to act. A group of one pays the full weight, max(p, 1) = 1.
+var ALP = &Reward{
+	DataSource:  "length/alp",
+	Summary:     "ALP: correctness minus (β/N)·max(solve rate, 1/K)·length, the group's solve rate scaling the penalty per token",
+	GroundTruth: lengthGroundTruth,
+	Keys:        groupKeys,
+	group:       scoreALP,
+}
+
+func scoreALP(ctx context.Context, s *Scorer, members []*Item, d [][]float64) ([]float64, error) {
+	g, err := s.scoreMembers(ctx, members, d)
+	if err != nil {
+		return nil, err
+	}
+	weight := max(g.solveRate, 1/float64(len(members)))
+	perToken := s.cfg.Length.ALPBeta / s.cfg.Length.ALPNorm * weight
+	out := make([]float64, len(members))
+	for i := range members {
+		d[i][gTerm] = -perToken * g.n[i]
+		out[i] = g.c[i] + d[i][gTerm]
+	}
+	return out, nil
+}
+
 func scoreShorterBetter(ctx context.Context, s *Scorer, members []*Item, d [][]float64) ([]float64, error) {
 	g, err := s.scoreMembers(ctx, members, d)
 	if err != nil {

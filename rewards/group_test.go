@@ -29,9 +29,9 @@ type groupCase struct {
 	details map[string][]float64 // a detail of every member
 }
 
-func runGroupCases(t *testing.T, r *Reward, cases []groupCase) {
+func runGroupCases(t *testing.T, r *Reward, mod func(*Config), cases []groupCase) {
 	t.Helper()
-	s := newTestScorer(t, nil)
+	s := newTestScorer(t, mod)
 	for _, tc := range cases {
 		t.Run(r.DataSource+"/"+tc.name, func(t *testing.T) {
 			members := make([]*Item, len(tc.n))
@@ -55,7 +55,7 @@ func runGroupCases(t *testing.T, r *Reward, cases []groupCase) {
 // TestKimiByHand: Kimi k1.5's λ = 0.5 − (n − min)/(max − min), added to a
 // right answer and, when negative, to a wrong one, worked by hand.
 func TestKimiByHand(t *testing.T) {
-	runGroupCases(t, Kimi, []groupCase{
+	runGroupCases(t, Kimi, nil, []groupCase{
 		// min 100, max 500: λ = 0.5, 0.25, 0, −0.5; the wrong 200 keeps
 		// min(0, 0.25) = 0
 		{name: "mixed", right: []bool{true, false, true, false}, n: []float64{100, 200, 300, 500}, scores: []float64{1.5, 0, 1, -0.5},
@@ -74,7 +74,7 @@ func TestKimiByHand(t *testing.T) {
 // TestShorterBetterByHand: α·c − β·|n − SOL| with α = 2, β = 0.001, SOL
 // the shortest right response, or the mean length when none is right.
 func TestShorterBetterByHand(t *testing.T) {
-	runGroupCases(t, ShorterBetter, []groupCase{
+	runGroupCases(t, ShorterBetter, nil, []groupCase{
 		// SOL 100: 2 − 0, 0 − 0.1, 2 − 0.2, 0 − 0.4
 		{name: "mixed", right: []bool{true, false, true, false}, n: []float64{100, 200, 300, 500}, scores: []float64{2, -0.1, 1.8, -0.4},
 			details: map[string][]float64{"length_term": {0, -0.1, -0.2, -0.4}, "shortest_correct_tokens": {100, 100, 100, 100}}},
@@ -85,6 +85,27 @@ func TestShorterBetterByHand(t *testing.T) {
 		{name: "all of one length", right: []bool{true, false}, n: []float64{250, 250}, scores: []float64{2, 0}},
 		// 2,500 tokens past SOL: 2 − 2.5, below a wrong answer at SOL
 		{name: "right but far past SOL", right: []bool{true, false, true}, n: []float64{100, 100, 2600}, scores: []float64{2, 0, -0.5}},
+	})
+}
+
+// TestALPByHand: c − (β/N)·max(p, 1/K)·n with β = 0.001 and N = 2 (so
+// 0.0005 per token at full weight), p the group's solve rate, K its size.
+func TestALPByHand(t *testing.T) {
+	runGroupCases(t, ALP, func(c *Config) { c.Length.ALPBeta, c.Length.ALPNorm = 0.001, 2 }, []groupCase{
+		// p = 0.5: 0.00025 per token, right and wrong alike
+		{name: "mixed", right: []bool{true, false, true, false}, n: []float64{100, 200, 300, 500}, scores: []float64{0.975, -0.05, 0.925, -0.125},
+			details: map[string][]float64{"length_term": {-0.025, -0.05, -0.075, -0.125}, "solve_rate": {0.5, 0.5, 0.5, 0.5}}},
+		// all right: the full 0.0005 per token
+		{name: "all right", right: []bool{true, true}, n: []float64{100, 400}, scores: []float64{0.95, 0.8}},
+		// all wrong: p = 0, the floor 1/K = 1/4 of it
+		{name: "all wrong", right: []bool{false, false, false, false}, n: []float64{400, 400, 800, 200}, scores: []float64{-0.05, -0.05, -0.1, -0.025}},
+		// a group of one pays the full weight whatever its correctness
+		{name: "a group of one, right", right: []bool{true}, n: []float64{1000}, scores: []float64{0.5}},
+		{name: "a group of one, wrong", right: []bool{false}, n: []float64{1000}, scores: []float64{-0.5}},
+		// one of four right: p = 1/4 equals the floor
+		{name: "one of four", right: []bool{false, true, false, false}, n: []float64{200, 200, 200, 200}, scores: []float64{-0.025, 0.975, -0.025, -0.025}},
+		// three of four: p = 0.75
+		{name: "three of four, one length", right: []bool{true, true, true, false}, n: []float64{400, 400, 400, 400}, scores: []float64{0.85, 0.85, 0.85, -0.15}},
 	})
 }
 

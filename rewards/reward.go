@@ -176,6 +176,7 @@ var All = []*Reward{
 	Anytime,
 	Kimi,
 	ShorterBetter,
+	ALP,
 }
 
 // Lookup returns the reward registered for a data source.

@@ -190,6 +190,7 @@ func TestConfigTakesTheEdges(t *testing.T) {
 		func(c *Config) {
 			c.Length.KimiWeight, c.Length.ShorterBetterAlpha, c.Length.ShorterBetterBeta = 0, 0, 0
 		},
+		func(c *Config) { c.Length.ALPBeta, c.Length.ALPNorm = 0, 1e-300 },
 		func(c *Config) { c.Length.DAPOBufferTokens = 0 },
 		func(c *Config) { c.Length.DAPOBufferTokens = c.Length.DAPOMaxTokens },
 		func(c *Config) { c.Length.LCPOMaxAlpha, c.Length.CosineMaxTokens = 0, 1 },
@@ -218,6 +219,10 @@ func TestConfigValidate(t *testing.T) {
 		{"kimi weight", func(c *Config) { c.Length.KimiWeight = -0.5 }, "length.kimi_weight", "-0.5 must not be negative"},
 		{"shorterbetter alpha", func(c *Config) { c.Length.ShorterBetterAlpha = -1 }, "length.shorterbetter_alpha", "-1 must not be negative"},
 		{"shorterbetter beta", func(c *Config) { c.Length.ShorterBetterBeta = -0.001 }, "length.shorterbetter_beta", "-0.001 must not be negative"},
+		{"alp beta", func(c *Config) { c.Length.ALPBeta = -1e-7 }, "length.alp_beta", "-1e-07 must not be negative"},
+		{"alp norm zero", func(c *Config) { c.Length.ALPNorm = 0 }, "length.alp_norm", "0: want a positive number (N divides the penalty)"},
+		{"alp norm negative", func(c *Config) { c.Length.ALPNorm = -4096 }, "length.alp_norm", "-4096: want a positive number"},
+		{"alp norm nan", func(c *Config) { c.Length.ALPNorm = math.NaN() }, "length.alp_norm", "not a finite number"},
 		{"dapo buffer past the cap", func(c *Config) { c.Length.DAPOBufferTokens = 20481 }, "length.dapo_buffer_tokens", "20481: want from 0 to dapo_max_tokens (20480)"},
 		{"dapo negative buffer", func(c *Config) { c.Length.DAPOBufferTokens = -1 }, "length.dapo_buffer_tokens", "-1: want from 0"},
 		{"cosine cap", func(c *Config) { c.Length.CosineMaxTokens = 0 }, "length.cosine_max_tokens", "0: a budget must be at least 1 token"},

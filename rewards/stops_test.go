@@ -56,6 +56,9 @@ var rightAnswers = map[string]struct {
 	// a group of one: SOL is its own length, α = 2
 	"length/shorterbetter": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400)}}, 2},
+	// a group of one pays the full weight: 1 − 1e-7·400
+	"length/alp": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
+		ExtraInfo: ExtraInfo{ResponseTokens: f64(400)}}, 1 - 4e-5},
 	"length/elastic": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), ThinkTokens: f64(300), AnswerTokens: f64(90)}}, 1},
 	// uniform over two budgets, right at the second only

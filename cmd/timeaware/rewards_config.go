@@ -151,6 +151,8 @@ func lengthConfig(v *viper.Viper, l *rewards.LengthConfig) {
 	l.KimiWeight = v.GetFloat64("rewards.length.kimi_weight")
 	l.ShorterBetterAlpha = v.GetFloat64("rewards.length.shorterbetter_alpha")
 	l.ShorterBetterBeta = v.GetFloat64("rewards.length.shorterbetter_beta")
+	l.ALPBeta = v.GetFloat64("rewards.length.alp_beta")
+	l.ALPNorm = v.GetFloat64("rewards.length.alp_norm")
 	l.ElasticThinkBudget = v.GetInt("rewards.length.elastic_think_budget")
 	l.ElasticAnswerBudget = v.GetInt("rewards.length.elastic_answer_budget")
 	l.AnytimePrior = v.GetString("rewards.length.anytime_prior")

@@ -98,7 +98,8 @@ func TestScoreLengthKeysArePinnedOneByOne(t *testing.T) {
 	// the service scores (score takes a group-wise reward's item alone).
 	elsewhere := map[string]string{"tokenizer": "TestScoreLengthTokenizer", "count_slack": "TestScoreLengthTokenizer",
 		"count_slack_fraction": "TestScoreLengthTokenizer", "kimi_weight": "TestServeGroupRewards",
-		"shorterbetter_alpha": "TestServeGroupRewards", "shorterbetter_beta": "TestServeGroupRewards"}
+		"shorterbetter_alpha": "TestServeGroupRewards", "shorterbetter_beta": "TestServeGroupRewards",
+		"alp_beta": "TestServeGroupRewards", "alp_norm": "TestServeGroupRewards"}
 	dir := t.TempDir()
 	score := func(source, item string) (float64, error) {
 		in := writeFile(t, filepath.Join(dir, "items.jsonl"), "{"+item+"}\n")

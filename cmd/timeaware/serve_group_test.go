@@ -58,6 +58,10 @@ func TestServeGroupRewards(t *testing.T) {
 		{"", "length/shorterbetter", []float64{2, -0.1, 1.8, -0.4}},
 		{"TIMEAWARE_REWARDS_LENGTH_SHORTERBETTER_ALPHA=3", "length/shorterbetter", []float64{3, -0.1, 2.8, -0.4}},
 		{"TIMEAWARE_REWARDS_LENGTH_SHORTERBETTER_BETA=0.002", "length/shorterbetter", []float64{2, -0.2, 1.6, -0.8}},
+		// solve rate 0.5 of 4: 0.5·β/N per token, 1e-7·0.5·n by default
+		{"", "length/alp", []float64{1 - 5e-6, -1e-5, 1 - 1.5e-5, -2.5e-5}},
+		{"TIMEAWARE_REWARDS_LENGTH_ALP_BETA=0.001", "length/alp", []float64{0.95, -0.1, 0.85, -0.25}},
+		{"TIMEAWARE_REWARDS_LENGTH_ALP_NORM=0.0001", "length/alp", []float64{0.95, -0.1, 0.85, -0.25}},
 	} {
 		t.Run(tc.source+" "+tc.env, func(t *testing.T) {
 			var env []string

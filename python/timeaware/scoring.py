@@ -152,7 +152,7 @@ _GROUP_KEYS = (*_LENGTH_KEYS, "group_size", "solve_rate", "group_min_tokens", "g
 #: The data sources scored group-wise: all completions of one prompt
 #: together, each carrying the group's key and size (the service's
 #: registry marks them ``grouped``; the interop tests check this copy).
-GROUP_SOURCES = frozenset({"length/kimi", "length/shorterbetter"})
+GROUP_SOURCES = frozenset({"length/kimi", "length/shorterbetter", "length/alp"})
 BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "timely/general": _TIMELY_KEYS,
     "timely/game": _TIMELY_KEYS,
@@ -182,6 +182,7 @@ BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "length/cosine": _LENGTH_KEYS,
     "length/kimi": _GROUP_KEYS,
     "length/shorterbetter": _GROUP_KEYS,
+    "length/alp": _GROUP_KEYS,
     "length/anytime": ("correct", "budgets", "think_tokens", *(f"r_{j}" for j in range(1, 9))),
 }
 

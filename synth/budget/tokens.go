@@ -87,6 +87,7 @@ var unstatedBudgets = map[string]string{
 	rewards.CosineScaled.DataSource:  "the generation cap",
 	rewards.Kimi.DataSource:          "the other completions of its group",
 	rewards.ShorterBetter.DataSource: "the other completions of its group",
+	rewards.ALP.DataSource:           "the solve rate of its group",
 }
 
 func tokenRewardNames() string {
