@@ -14,11 +14,14 @@
 #       score of the corpus against the in-process Go scorer);
 #   (j) the verifier's cost per item for the length rewards: the same
 #       corpus re-labelled for each of length/lcpo_exact, lcpo_max,
-#       thinkprune, elastic and anytime in turn (the same responses and
-#       ground truths; extra_info carries response_tokens, think_tokens and
-#       answer_tokens derived from the text, one token per 4 bytes, and
-#       budgets drawn from the corpus seed, some of which the responses run
-#       over), and timely/general again as the reference, each measured as
+#       thinkprune, elastic, anytime and the group-wise kimi and
+#       shorterbetter in turn (the same responses and ground truths;
+#       extra_info carries response_tokens, think_tokens and answer_tokens
+#       derived from the text, one token per 4 bytes, and budgets drawn
+#       from the corpus seed, some of which the responses run over; for a
+#       group-wise reward, groups of 8 consecutive items answering one
+#       problem, with its ground truth and one token_budget, every request
+#       whole groups), and timely/general again as the reference, each measured as
 #       (a) on the same server for a quarter of (a)'s seconds (at least 2)
 #       after 1 s of warm-up, every score checked in a verification pass
 #       first; items/s, server CPU per item and the ratio to timely/general's
@@ -141,7 +144,7 @@
 #   TIMEAWARE_BENCH_TOKENIZER  the tokenizer.json of run (j)'s last row (default: one trained by make_tokenizer.py)
 #   TIMEAWARE_SHARED           the shared data make_tokenizer.py trains on (default: ../shared beside the checkout)
 #   TIMEAWARE_BENCH_ONLY       flood: only the quiet batch run (a) and the flood runs (g), (h), (i), (k), (l) (about 2 min);
-#                              length: only (a) and the length rewards' run (j) (about 55 s);
+#                              length: only (a) and the length rewards' run (j) (about 65 s);
 #                              restart: only (a) and the SIGTERM runs (m) (about 40 s);
 #                              timers: only (a) and the timer run (n) (about 8 min);
 #                              workers: only (a) and the workers runs (o), (p) (about 3 min)
@@ -192,7 +195,8 @@ else
     length_ms=$((seconds * 1000 / 4))
     if [ "$length_ms" -lt 2000 ]; then length_ms=2000; fi
 fi
-length_rewards=(timely/general length/lcpo_exact length/lcpo_max length/thinkprune length/elastic length/anytime)
+length_rewards=(timely/general length/lcpo_exact length/lcpo_max length/thinkprune length/elastic length/anytime
+    length/kimi length/shorterbetter)
 only="${TIMEAWARE_BENCH_ONLY:-}"
 case "$only" in
 "") only=all ;;
@@ -782,6 +786,12 @@ def length_run():
     print("    token counts derived from the text (1 per 4 bytes, rounded), budgets drawn from the corpus seed; "
           + (f"{first['clients']} clients x {first['batch']} items, {first['seconds']:.2f} s measured each after 1 s warm-up, "
              f"every score checked first" if first else "no run completed"))
+    grouped = {reward: r["group_size"] for reward, (r, _, _) in runs.items() if r and r.get("group_size")}
+    if grouped:
+        sizes = sorted(set(grouped.values()))
+        print(f"    group-wise ({', '.join(grouped)}): groups of {'/'.join(map(str, sizes))} consecutive items answering one problem "
+              f"(its ground truth, one token_budget), every request whole groups, each group checked against the "
+              f"in-process scorer's score of it whole")
     print(f"    {'reward':<20} {'items/s':>10} {'server CPU us/item':>19} {'ratio':>7}  notes")
     for reward, (r, status, why) in runs.items():
         if r is None or status != 0:
@@ -794,6 +804,9 @@ def length_run():
         over = (f"{r['over_budget']:,} of {r['corpus_items']:,} over budget; " if reward.startswith("length/") and reward != "length/anytime"
                 else "")
         cores = f"server used {r['server_cpu_s'] / r['seconds']:.2f} cores; " if r.get("server_cpu_s") is not None else ""
+        if r.get("group_size"):
+            over += f"{r['corpus_items'] // r['group_size']:,} groups of {r['group_size']}" + (
+                f", {r['batch']} items a request; " if first and r["batch"] != first["batch"] else "; ")
         print(f"    {reward:<20} {r['items_per_s']:>10,.0f} {(f'{cpu:.1f}' if cpu else '-'):>19} {ratio:>7}  "
               f"{cores}{over}{r['corpus_bytes'] / r['corpus_items']:,.0f} B/item; p50/p99 {r['p50_ms']:.1f}/{r['p99_ms']:.1f} ms; "
               f"failed items {r['failed_items']}, errors {r['errors']}, mismatches {r['mismatches']}")

@@ -44,6 +44,9 @@ type corpus struct {
 	formatFails int
 	late        int
 	overBudget  int // length rewards: items whose within_budget is 0
+	// groupSize is the size of a group-wise reward's groups, consecutive
+	// items from the first; 0 for the other rewards.
+	groupSize int
 }
 
 // correctKey is the detail that says whether an item's answer is right:

@@ -14,15 +14,25 @@ import (
 )
 
 // The length rewards (length/lcpo_exact, lcpo_max, thinkprune, elastic,
-// anytime) are measured on the timely/general corpus re-labelled for each:
-// the same response texts and ground truths, with the token counts a
-// trainer would send in extra_info. The counts are derived from the text,
+// anytime, and the group-wise kimi and shorterbetter) are measured on the
+// timely/general corpus re-labelled for each: the same response texts and
+// ground truths (for a group-wise reward, see below), with the token counts
+// a trainer would send in extra_info. The counts are derived from the text,
 // deterministically: by default one token per bytesPerToken bytes,
 // rounded, and at least one for a part with text, so that they agree with
 // the text as the rewards check it; with -tokenizer, the tokenizer's own
 // count of each part, for a server given the same tokenizer.json. The
 // budgets are drawn from the corpus seed, on a stream of their own (the
 // base corpus is unchanged), so that some responses run over them.
+//
+// A group-wise reward scores the completions of one prompt together, so
+// its corpus is cut into groups of -group-size consecutive items (8 by
+// default, GRPO's usual n), keyed "g<k>" for the k-th group: the members
+// keep their responses' reasoning, and so their varied lengths, but answer
+// one problem drawn for the group (on a stream of its own), right where the
+// base item's answer is right and wrong where it is wrong, and share its
+// ground truth and one token_budget. Every request then carries whole
+// groups (batchBodies).
 
 // bytesPerToken is the text's bytes per token of the derived counts.
 const bytesPerToken = 4
@@ -36,11 +46,18 @@ const (
 // lengthStream is xored into the corpus seed for the budgets' stream.
 const lengthStream = 0x5851f42d4c957f2d
 
+// groupStream is xored into the corpus seed for the groups' problems.
+const groupStream = 0x2545f4914f6cdd1d
+
 // anytimeBudgets is the number of budgets of each length/anytime item.
 const anytimeBudgets = 4
 
 // lengthRewards lists the rewards -reward accepts besides timely/general.
-var lengthRewards = []*rewards.Reward{rewards.LCPOExact, rewards.LCPOMax, rewards.ThinkPrune, rewards.Elastic, rewards.Anytime}
+var lengthRewards = []*rewards.Reward{rewards.LCPOExact, rewards.LCPOMax, rewards.ThinkPrune, rewards.Elastic, rewards.Anytime,
+	rewards.Kimi, rewards.ShorterBetter}
+
+// defaultGroupSize is -group-size's default: GRPO's usual n.
+const defaultGroupSize = 8
 
 type anytimeEntry struct {
 	Budget  int    `json:"budget"`
@@ -65,6 +82,8 @@ type lengthItemJSON struct {
 	SolutionStr string          `json:"solution_str"`
 	GroundTruth json.RawMessage `json:"ground_truth"`
 	ExtraInfo   lengthExtraInfo `json:"extra_info"`
+	Group       string          `json:"group,omitempty"`
+	GroupSize   int             `json:"group_size,omitempty"`
 }
 
 // tokenCounter counts the tokens of a part of a response.
@@ -162,13 +181,39 @@ func lookupBenchReward(name string) (*rewards.Reward, error) {
 	return nil, fmt.Errorf("-reward %q: want one of %s", name, strings.Join(names, ", "))
 }
 
+// withAnswer is a group member's response: s, the base item's, with its
+// final answer replaced by final, in the answer tag; a response whose
+// answer is meant not to parse (wantFmt false) is kept as it is, its
+// answer wrong whatever the ground truth.
+func withAnswer(s, final string, wantFmt bool) string {
+	if !wantFmt {
+		return s
+	}
+	return s[:strings.LastIndex(s, "\n\n")+2] + "<answer>" + final + "</answer>"
+}
+
+// groupBatch is the batch size -batch gives for a corpus of a group-wise
+// reward: rounded down to whole groups, one group at least, and no more
+// than the corpus, so that no request splits a group or holds one twice.
+// Other rewards keep batch.
+func groupBatch(batch int, cp *corpus) int {
+	if cp.groupSize <= 1 {
+		return batch
+	}
+	g := cp.groupSize
+	return max(g, min(batch, len(cp.items))/g*g)
+}
+
 // relabel builds the corpus of a length reward from the timely/general
 // corpus base (built with seed), every item scored by the in-process Go
-// scorer. It fails when the reward refuses an item, since the benchmark
-// would then measure the error path, and when an item's correctness (c,
-// the timely/general answer check of the answer part; the answer at the
-// largest budget for anytime) is not the base item's acc.
-func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter) (*corpus, error) {
+// scorer, a group-wise reward's items in groups of groupSize, each group
+// scored whole (Scorer.ScoreGroup) as the server scores it. It fails when
+// the reward refuses an item, since the benchmark would then measure the
+// error path, when an item's correctness (c, the timely/general answer
+// check of the answer part; the answer at the largest budget for anytime)
+// is not the base item's acc, and, for a group-wise reward, when groupSize
+// does not divide the corpus.
+func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter, groupSize int) (*corpus, error) {
 	cfg := rewards.DefaultConfig()
 	if tok, ok := tc.(*tokenizer.Tokenizer); ok {
 		cfg.Length.Tokenizer = tok // as the server given -tokenizer's file checks the counts
@@ -179,6 +224,10 @@ func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter) (*co
 	}
 	correctIdx, withinIdx := r.KeyIndex("correct"), r.KeyIndex("within_budget")
 	n := len(base.items)
+	grouped := r.Grouped()
+	if grouped && (groupSize < 1 || n%groupSize != 0) {
+		return nil, fmt.Errorf("%s: -group-size %d does not divide the corpus's %d items; a group is scored whole", r.DataSource, groupSize, n)
+	}
 	tails := make([]string, n)
 	type baseItem struct {
 		SolutionStr string          `json:"solution_str"`
@@ -196,15 +245,62 @@ func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter) (*co
 		tails[i] = answerTail(bases[i].SolutionStr)
 	}
 	rng := rand.New(rand.NewPCG(seed, seed^lengthStream))
+	grng := rand.New(rand.NewPCG(seed, seed^groupStream))
 	c := &corpus{items: make([]corpusItem, n), reward: r, formatFails: base.formatFails}
+	if grouped {
+		c.groupSize = groupSize
+	}
 	h := fnv.New64a()
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	ctx := context.Background()
+
+	// record checks item i's result and adds it to the corpus's figures.
+	record := func(i int, res rewards.Result) error {
+		ci := &c.items[i]
+		if res.Err != nil {
+			return fmt.Errorf("corpus item %d: %s refuses it: %v", i, r.DataSource, res.Err)
+		}
+		if got := res.Details[correctIdx] == 1; got != ci.wantAcc {
+			return fmt.Errorf("corpus item %d: %s says correct=%v, the timely/general item acc=%v", i, r.DataSource, got, ci.wantAcc)
+		}
+		ci.expected = res.Score
+		if withinIdx >= 0 && res.Details[withinIdx] == 0 {
+			c.overBudget++
+		}
+		c.scoreSum += res.Score
+		if ci.wantAcc {
+			c.correct++
+		}
+		return nil
+	}
+
+	var (
+		p       problem         // the group's problem
+		groupGT json.RawMessage // and its ground truth
+		budget  int             // the group's token_budget
+		members []rewards.Item  // the group's items so far
+	)
 	for i, b := range bases {
 		d := drawLength(rng, i, n)
-		resp, think, answer := splitCounts(tc, b.SolutionStr)
+		text, gt, key, size := b.SolutionStr, b.GroundTruth, "", 0
+		if grouped {
+			if i%groupSize == 0 {
+				p = genProblem(grng)
+				if groupGT, err = json.Marshal(p.gt); err != nil {
+					return nil, err
+				}
+				budget, members = d.token, members[:0]
+			}
+			forms := p.wrong
+			if base.items[i].wantAcc {
+				forms = p.right
+			}
+			text = withAnswer(text, forms[grng.IntN(len(forms))], base.items[i].wantFmt)
+			gt, key, size = groupGT, "g"+itoa(i/groupSize), groupSize
+		}
+		resp, think, answer := splitCounts(tc, text)
 		if think+answer > resp {
 			return nil, fmt.Errorf("corpus item %d: think_tokens %d + answer_tokens %d exceed response_tokens %d", i, think, answer, resp)
 		}
@@ -219,36 +315,45 @@ func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter) (*co
 			for j := range anytimeBudgets {
 				ei.Anytime = append(ei.Anytime, anytimeEntry{Budget: d.anytime[j], Summary: tails[d.summaryOf[j]]})
 			}
+		case rewards.Kimi, rewards.ShorterBetter:
+			ei.TokenBudget = &budget
 		default:
 			return nil, fmt.Errorf("%s is not a length reward", r.DataSource)
 		}
 		buf.Reset()
-		if err := enc.Encode(lengthItemJSON{DataSource: r.DataSource, SolutionStr: b.SolutionStr, GroundTruth: b.GroundTruth, ExtraInfo: ei}); err != nil {
+		if err := enc.Encode(lengthItemJSON{DataSource: r.DataSource, SolutionStr: text, GroundTruth: gt, ExtraInfo: ei,
+			Group: key, GroupSize: size}); err != nil {
 			return nil, err
 		}
-		ci := corpusItem{line: bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n")), wantAcc: base.items[i].wantAcc, wantFmt: base.items[i].wantFmt}
-		var it rewards.Item
-		if err := json.Unmarshal(ci.line, &it); err != nil {
-			return nil, err
-		}
-		res := scorer.ScoreWith(ctx, r, &it)
-		if res.Err != nil {
-			return nil, fmt.Errorf("corpus item %d: %s refuses it: %v", i, r.DataSource, res.Err)
-		}
-		if got := res.Details[correctIdx] == 1; got != ci.wantAcc {
-			return nil, fmt.Errorf("corpus item %d: %s says correct=%v, the timely/general item acc=%v", i, r.DataSource, got, ci.wantAcc)
-		}
-		ci.expected = res.Score
-		if withinIdx >= 0 && res.Details[withinIdx] == 0 {
-			c.overBudget++
-		}
-		c.items[i] = ci
-		c.bytes += len(ci.line) + 1
-		h.Write(ci.line)
+		c.items[i] = corpusItem{line: bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n")), wantAcc: base.items[i].wantAcc, wantFmt: base.items[i].wantFmt}
+		c.bytes += len(c.items[i].line) + 1
+		h.Write(c.items[i].line)
 		h.Write([]byte{'\n'})
-		c.scoreSum += res.Score
-		if ci.wantAcc {
-			c.correct++
+		var it rewards.Item
+		if err := json.Unmarshal(c.items[i].line, &it); err != nil {
+			return nil, err
+		}
+		if !grouped {
+			if err := record(i, scorer.ScoreWith(ctx, r, &it)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if members = append(members, it); len(members) < groupSize {
+			continue
+		}
+		// The group is whole: check it as the server does, and score it.
+		if _, err := rewards.GroupItems(members, nil); err != nil {
+			return nil, fmt.Errorf("corpus items %d to %d: %v", i+1-groupSize, i, err)
+		}
+		ptrs := make([]*rewards.Item, groupSize)
+		for j := range members {
+			ptrs[j] = &members[j]
+		}
+		for j, res := range scorer.ScoreGroup(ctx, r, ptrs) {
+			if err := record(i+1-groupSize+j, res); err != nil {
+				return nil, err
+			}
 		}
 	}
 	c.hash = h.Sum64()

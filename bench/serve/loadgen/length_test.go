@@ -8,10 +8,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/timeaware/timeaware/rewards"
 	"github.com/timeaware/timeaware/timers"
@@ -37,6 +42,8 @@ type lengthRow struct {
 			Summary string `json:"summary"`
 		} `json:"anytime"`
 	} `json:"extra_info"`
+	Group     string `json:"group"`
+	GroupSize int    `json:"group_size"`
 }
 
 // quarterTokens is the oracle of the derived counts: a quarter of the
@@ -53,7 +60,10 @@ func quarterTokens(s string) int {
 // Each length reward's corpus keeps the base corpus's responses and ground
 // truths, carries token counts that agree with the text, has budgets that
 // some responses run over and some do not, is the same for the same seed,
-// and scores every item without an error (relabel's own check).
+// and scores every item without an error (relabel's own check). A
+// group-wise reward's corpus comes in whole groups of -group-size
+// consecutive items: each keeps its base item's reasoning and correctness,
+// the members answer one problem, and share its ground truth and budget.
 func TestRelabelLength(t *testing.T) {
 	base, err := buildCorpus(600, 7)
 	if err != nil {
@@ -61,15 +71,15 @@ func TestRelabelLength(t *testing.T) {
 	}
 	for _, r := range lengthRewards {
 		t.Run(r.DataSource, func(t *testing.T) {
-			cp, err := relabel(base, r, 7, byteCounter{})
+			cp, err := relabel(base, r, 7, byteCounter{}, defaultGroupSize)
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := relabel(base, r, 7, byteCounter{})
+			again, err := relabel(base, r, 7, byteCounter{}, defaultGroupSize)
 			if err != nil || again.hash != cp.hash || again.scoreSum != cp.scoreSum {
 				t.Fatalf("two builds differ (%v)", err)
 			}
-			other, err := relabel(base, r, 8, byteCounter{})
+			other, err := relabel(base, r, 8, byteCounter{}, defaultGroupSize)
 			if err != nil || other.hash == cp.hash {
 				t.Fatalf("another seed gave the same budgets (%v)", err)
 			}
@@ -77,6 +87,7 @@ func TestRelabelLength(t *testing.T) {
 				t.Fatalf("corpus %+v", statsOf(cp))
 			}
 			over, under := 0, 0
+			var first lengthRow // the first member of the item's group
 			for i, it := range cp.items {
 				var row, orig lengthRow
 				if err := json.Unmarshal(it.line, &row); err != nil {
@@ -86,8 +97,16 @@ func TestRelabelLength(t *testing.T) {
 					t.Fatal(err)
 				}
 				ei := row.ExtraInfo
-				if row.DataSource != r.DataSource || row.SolutionStr != orig.SolutionStr || !bytes.Equal(row.GroundTruth, orig.GroundTruth) || ei.AnswerCheck != "timely/general" {
-					t.Fatalf("item %d: %s %q, ground truth %s, answer_check %q; want the base item's", i, row.DataSource, row.SolutionStr[:40], row.GroundTruth, ei.AnswerCheck)
+				if r.Grouped() {
+					if i%defaultGroupSize == 0 {
+						first = row
+					}
+					checkMember(t, i, row, first, orig.SolutionStr, base.items[i].wantFmt)
+				} else if row.SolutionStr != orig.SolutionStr || !bytes.Equal(row.GroundTruth, orig.GroundTruth) || row.Group != "" || row.GroupSize != 0 {
+					t.Fatalf("item %d: %q, ground truth %s, group %q of %d; want the base item's, no group", i, row.SolutionStr[:40], row.GroundTruth, row.Group, row.GroupSize)
+				}
+				if row.DataSource != r.DataSource || ei.AnswerCheck != "timely/general" {
+					t.Fatalf("item %d: %s, answer_check %q", i, row.DataSource, ei.AnswerCheck)
 				}
 				s := row.SolutionStr
 				think, answer := 0, quarterTokens(s)
@@ -196,8 +215,8 @@ func TestBatchLengthRewards(t *testing.T) {
 	const n, b = 256, 64
 	for _, r := range lengthRewards {
 		ts := benchServer(t, 1<<30, nil)
-		c := config{mode: "batch", url: ts.URL, client: "raw", reward: r.DataSource, corpusN: n, seed: 3, clients: 2, batch: b,
-			items: n, checkEvery: 1, timeout: 10 * time.Second}
+		c := config{mode: "batch", url: ts.URL, client: "raw", reward: r.DataSource, groupSize: defaultGroupSize, corpusN: n, seed: 3,
+			clients: 2, batch: b, items: n, checkEvery: 1, timeout: 10 * time.Second}
 		if err := runBatch(c); err != nil {
 			t.Errorf("%s: %v", r.DataSource, err)
 		}
@@ -231,7 +250,7 @@ func TestRelabelWithTokenizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := relabel(base, rewards.LCPOExact, 7, tok)
+	cp, err := relabel(base, rewards.LCPOExact, 7, tok, defaultGroupSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,5 +278,194 @@ func TestRelabelWithTokenizer(t *testing.T) {
 	_, err = loadCorpus(config{reward: "length/lcpo_max", tokenizer: "missing.json", corpusN: 10, seed: 1})
 	if err == nil || !strings.Contains(err.Error(), "-tokenizer: open missing.json") {
 		t.Fatalf("a missing tokenizer: %v", err)
+	}
+}
+
+// checkMember checks item i of a group-wise corpus against its group's
+// first member and its base item's response orig: the key and size of
+// its group, the group's ground truth and budget, and the base item's
+// reasoning, its answer replaced when the base's answer parses.
+func checkMember(t *testing.T, i int, row, first lengthRow, orig string, wantFmt bool) {
+	t.Helper()
+	require.Equal(t, "g"+strconv.Itoa(i/defaultGroupSize), row.Group, "item %d", i)
+	require.Equal(t, defaultGroupSize, row.GroupSize, "item %d", i)
+	require.JSONEq(t, string(first.GroundTruth), string(row.GroundTruth), "item %d: the group's ground truth", i)
+	require.NotNil(t, row.ExtraInfo.TokenBudget, "item %d", i)
+	require.Equal(t, *first.ExtraInfo.TokenBudget, *row.ExtraInfo.TokenBudget, "item %d: the group's budget", i)
+	if !wantFmt {
+		require.Equal(t, orig, row.SolutionStr, "item %d: a response whose answer does not parse is kept", i)
+		return
+	}
+	require.True(t, strings.HasPrefix(row.SolutionStr, orig[:strings.LastIndex(orig, "\n\n")+2]), "item %d: the base item's reasoning", i)
+	require.True(t, strings.HasSuffix(row.SolutionStr, "</answer>"), "item %d: %q", i, answerTail(row.SolutionStr))
+}
+
+// groupOracle is a group-wise reward's score of each member of a group
+// from its tokens and correctness, as the papers write it (rewards/group.go).
+func groupOracle(r *rewards.Reward, n []float64, c []bool) []float64 {
+	lo, hi, sum, shortest := math.Inf(1), math.Inf(-1), 0.0, math.Inf(1)
+	for i := range n {
+		lo, hi, sum = min(lo, n[i]), max(hi, n[i]), sum+n[i]
+		if c[i] {
+			shortest = min(shortest, n[i])
+		}
+	}
+	out := make([]float64, len(n))
+	for i := range n {
+		ci := 0.0
+		if c[i] {
+			ci = 1
+		}
+		switch r {
+		case rewards.Kimi:
+			lambda := 0.0
+			if hi > lo {
+				lambda = 0.5 - (n[i]-lo)/(hi-lo)
+			}
+			out[i] = ci + ci*lambda + (1-ci)*min(0, lambda)
+		case rewards.ShorterBetter:
+			sol := sum / float64(len(n))
+			if !math.IsInf(shortest, 1) {
+				sol = shortest
+			}
+			out[i] = 2*ci - 0.001*math.Abs(n[i]-sol)
+		}
+	}
+	return out
+}
+
+// A group-wise reward's corpus is what a GRPO trainer sends: groups whose
+// members differ in length and mostly mix right and wrong answers, each
+// item's expected score its group's score under the papers' formulas;
+// groups that do not divide the corpus are refused.
+func TestRelabelGroups(t *testing.T) {
+	base, err := buildCorpus(600, 7)
+	require.NoError(t, err)
+	for _, r := range []*rewards.Reward{rewards.Kimi, rewards.ShorterBetter} {
+		t.Run(r.DataSource, func(t *testing.T) {
+			for _, g := range []int{defaultGroupSize, 4, 1} {
+				cp, err := relabel(base, r, 7, byteCounter{}, g)
+				require.NoError(t, err, "groups of %d", g)
+				require.Equal(t, g, cp.groupSize)
+				mixed := 0
+				for lo := 0; lo < len(cp.items); lo += g {
+					n, c := make([]float64, g), make([]bool, g)
+					for j := range g {
+						var row lengthRow
+						require.NoError(t, json.Unmarshal(cp.items[lo+j].line, &row))
+						require.Equal(t, "g"+strconv.Itoa(lo/g), row.Group)
+						n[j], c[j] = float64(*row.ExtraInfo.ResponseTokens), cp.items[lo+j].wantAcc
+					}
+					if g > 1 {
+						assert.NotEqual(t, slices.Min(n), slices.Max(n), "group %d: every member as long", lo/g)
+					}
+					if slices.Contains(c, true) && slices.Contains(c, false) {
+						mixed++
+					}
+					for j, want := range groupOracle(r, n, c) {
+						assert.InDelta(t, want, cp.items[lo+j].expected, 1e-9, "item %d", lo+j)
+					}
+				}
+				if g == defaultGroupSize {
+					assert.Greater(t, mixed, len(cp.items)/g*9/10, "groups mixing right and wrong answers")
+				}
+			}
+			_, err := relabel(base, r, 7, byteCounter{}, 7)
+			require.ErrorContains(t, err, "-group-size 7 does not divide the corpus's 600 items")
+		})
+	}
+}
+
+func TestGroupBatch(t *testing.T) {
+	for _, tc := range []struct {
+		batch, group, n, want int
+	}{
+		{64, 0, 600, 64},    // not group-wise
+		{64, 8, 600, 64},    // whole groups already
+		{60, 8, 600, 56},    // rounded down
+		{5, 8, 600, 8},      // one group at least
+		{1000, 8, 600, 600}, // no more than the corpus
+		{64, 1, 600, 64},
+	} {
+		cp := &corpus{items: make([]corpusItem, tc.n), groupSize: tc.group}
+		assert.Equal(t, tc.want, groupBatch(tc.batch, cp), "batch %d, groups of %d, %d items", tc.batch, tc.group, tc.n)
+	}
+}
+
+// Every request of a group-wise corpus holds whole groups, each once, as
+// the service's own grouping (rewards.GroupItems) finds them, including
+// the batches that wrap at the corpus's end; a batch that would split a
+// group is refused.
+func TestBatchBodiesWholeGroups(t *testing.T) {
+	base, err := buildCorpus(600, 3)
+	require.NoError(t, err)
+	cp, err := relabel(base, rewards.ShorterBetter, 3, byteCounter{}, defaultGroupSize)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		batch int
+		err   string
+	}{
+		{64, ""},
+		{8, ""},
+		{600, ""},
+		{60, "-batch 60: length/shorterbetter scores groups of 8 whole; want a multiple of 8"},
+		{608, "at most the corpus's 600 items"},
+	} {
+		c := config{url: "http://127.0.0.1:1", batch: tc.batch}
+		bodies, _, err := batchBodies(c, cp)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err)
+			continue
+		}
+		require.NoError(t, err)
+		for k, bb := range bodies {
+			var req struct {
+				Items []rewards.Item `json:"items"`
+			}
+			require.NoError(t, json.Unmarshal(bb.req.body, &req), "batch %d", k)
+			require.Len(t, req.Items, tc.batch)
+			groups, err := rewards.GroupItems(req.Items, nil)
+			require.NoError(t, err, "batch %d of %d items", k, tc.batch)
+			require.Len(t, groups, tc.batch/defaultGroupSize)
+		}
+	}
+}
+
+// The service refuses a request that splits a group (so that a run that
+// passes sent whole groups), and a run whose -batch splits groups is cut
+// to whole ones.
+func TestBatchGroups(t *testing.T) {
+	ts := benchServer(t, 1<<30, nil)
+	base, err := buildCorpus(64, 3)
+	require.NoError(t, err)
+	cp, err := relabel(base, rewards.Kimi, 3, byteCounter{}, defaultGroupSize)
+	require.NoError(t, err)
+	var body bytes.Buffer
+	body.WriteString(`{"items":[`)
+	for j := range 4 {
+		if j > 0 {
+			body.WriteByte(',')
+		}
+		body.Write(cp.items[j].line)
+	}
+	body.WriteString(`]}`)
+	resp, err := http.Post(ts.URL+"/v1/score/batch", "application/json", &body)
+	require.NoError(t, err)
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, string(answer), "invalid_group")
+
+	for _, tc := range []struct {
+		reward      *rewards.Reward
+		batch, size int
+	}{
+		{rewards.Kimi, 60, 8},
+		{rewards.ShorterBetter, 30, 4},
+		{rewards.Kimi, 16, 16},
+	} {
+		c := config{mode: "batch", url: ts.URL, client: "raw", reward: tc.reward.DataSource, groupSize: tc.size, corpusN: 256, seed: 5,
+			clients: 2, batch: tc.batch, items: 512, checkEvery: 1, timeout: 10 * time.Second}
+		assert.NoError(t, runBatch(c), "%s, -batch %d, -group-size %d", tc.reward.DataSource, tc.batch, tc.size)
 	}
 }

@@ -2,7 +2,7 @@
 // benchmark (bench/serve/run.sh).
 //
 //	loadgen -dump-corpus FILE [-corpus N] [-seed S] [-reward timely/general]
-//	loadgen -mode batch -url URL [-reward timely/general] [-clients 32] [-batch 64] [-duration 15s | -items N] [-retry-429 [-retry-max 1s]]
+//	loadgen -mode batch -url URL [-reward timely/general [-group-size 8]] [-clients 32] [-batch 64] [-duration 15s | -items N] [-retry-429 [-retry-max 1s]]
 //	loadgen -mode get_duration -url URL [-clients 64] [-timers 256] [-duration 8s]
 //	loadgen -mode attack -url URL [-stall 600] [-announce 64] [-flood 2] [-deep 1] [-hog 0 -hog-bytes 30MiB]
 //	        [-headers 0] [-headers-endless 0] [-header-bytes 1000000] [-header-auth] [-header-rate 128MiB] [-healthz 0] [-duration 15s]
@@ -24,9 +24,14 @@
 //
 // -reward names the reward the corpus is labelled for: timely/general (the
 // default), or a length reward (length/lcpo_exact, length/lcpo_max,
-// length/thinkprune, length/elastic, length/anytime), for which the same
-// responses and ground truths carry token counts derived from the text and
-// budgets drawn from the seed (length.go).
+// length/thinkprune, length/elastic, length/anytime, and the group-wise
+// length/kimi and length/shorterbetter), for which the same responses and
+// ground truths carry token counts derived from the text and budgets drawn
+// from the seed (length.go). A group-wise reward's items come in groups of
+// -group-size members (8), each group's answering one problem, and -batch
+// is rounded down to whole groups, so that every request holds whole
+// groups; each group is checked against the in-process scorer's score of
+// it whole.
 //
 // get_duration creates M timers (POST /v1/timers) and then has N clients
 // call POST /v1/tools/get_duration {"timer": token} round-robin.
@@ -80,6 +85,7 @@ type config struct {
 	corpusN     int
 	seed        uint64
 	reward      string
+	groupSize   int
 	tokenizer   string
 	timers      int
 	checkEvery  int
@@ -134,7 +140,8 @@ func main() {
 	flag.IntVar(&c.corpusN, "corpus", 8192, "corpus items")
 	flag.Uint64Var(&c.seed, "seed", 20260101, "corpus seed")
 	flag.StringVar(&c.tokenizer, "tokenizer", "", "a length reward's counts: this tokenizer.json's count of each part (package tokenizer), for a server given the same file as rewards.length.tokenizer; default: one token per 4 bytes")
-	flag.StringVar(&c.reward, "reward", "timely/general", "the reward the corpus is labelled for: timely/general, or a length reward (length/lcpo_exact, length/lcpo_max, length/thinkprune, length/elastic, length/anytime) with the same responses and ground truths")
+	flag.StringVar(&c.reward, "reward", "timely/general", "the reward the corpus is labelled for: timely/general, or a length reward (length/lcpo_exact, length/lcpo_max, length/thinkprune, length/elastic, length/anytime, length/kimi, length/shorterbetter) with the same responses and ground truths")
+	flag.IntVar(&c.groupSize, "group-size", defaultGroupSize, "a group-wise -reward (length/kimi, length/shorterbetter): the members of each group, a divisor of -corpus; -batch is rounded down to a multiple of it")
 	flag.IntVar(&c.timers, "timers", 256, "get_duration mode: timers to create")
 	flag.IntVar(&c.checkEvery, "check-every", 16, "batch mode: parse and check the scores of one response in this many")
 	flag.DurationVar(&c.timeout, "timeout", 30*time.Second, "wait mode: give up after this long; other modes: per-request timeout")
@@ -176,8 +183,8 @@ func main() {
 	if flag.NArg() > 0 {
 		fail("unexpected arguments %q", flag.Args())
 	}
-	if c.corpusN <= 0 || c.batch <= 0 || c.checkEvery <= 0 || c.timers <= 0 || c.clients < 0 {
-		fail("-corpus, -batch, -check-every and -timers must be positive, -clients non-negative")
+	if c.corpusN <= 0 || c.batch <= 0 || c.checkEvery <= 0 || c.timers <= 0 || c.groupSize <= 0 || c.clients < 0 {
+		fail("-corpus, -batch, -check-every, -timers and -group-size must be positive, -clients non-negative")
 	}
 	if c.stall < 0 || c.announce < 0 || c.flood < 0 || c.deep < 0 || c.hog < 0 || c.retryMax < 0 || c.headers < 0 || c.endless < 0 || c.healthz < 0 ||
 		c.idle < 0 || c.idleAgain < 0 || c.healthzAfter < 0 {
@@ -251,16 +258,22 @@ type corpusStats struct {
 	FormatFails int     `json:"format_fails"`
 	Late        int     `json:"late"`
 	OverBudget  int     `json:"over_budget"`
+	GroupSize   int     `json:"group_size,omitempty"`
 }
 
 func statsOf(c *corpus) corpusStats {
 	return corpusStats{Reward: c.reward.DataSource, Items: len(c.items), Bytes: c.bytes, Hash: strconv.FormatUint(c.hash, 16),
-		ScoreSum: c.scoreSum, Correct: c.correct, FormatFails: c.formatFails, Late: c.late, OverBudget: c.overBudget}
+		ScoreSum: c.scoreSum, Correct: c.correct, FormatFails: c.formatFails, Late: c.late, OverBudget: c.overBudget,
+		GroupSize: c.groupSize}
 }
 
 func printCorpus(s corpusStats) {
-	fmt.Fprintf(os.Stderr, "corpus: %d %s items, %.1f MB (mean %.0f B/item), hash %s; %d right, %d bad format, %d late, %d over budget; Go score sum %.6f\n",
-		s.Items, s.Reward, float64(s.Bytes)/1e6, float64(s.Bytes)/float64(s.Items), s.Hash, s.Correct, s.FormatFails, s.Late, s.OverBudget, s.ScoreSum)
+	groups := ""
+	if s.GroupSize > 0 {
+		groups = fmt.Sprintf(" in %d groups of %d", s.Items/s.GroupSize, s.GroupSize)
+	}
+	fmt.Fprintf(os.Stderr, "corpus: %d %s items%s, %.1f MB (mean %.0f B/item), hash %s; %d right, %d bad format, %d late, %d over budget; Go score sum %.6f\n",
+		s.Items, s.Reward, groups, float64(s.Bytes)/1e6, float64(s.Bytes)/float64(s.Items), s.Hash, s.Correct, s.FormatFails, s.Late, s.OverBudget, s.ScoreSum)
 }
 
 // loadCorpus builds the corpus -corpus and -seed give, labelled for
@@ -285,7 +298,7 @@ func loadCorpus(c config) (*corpus, error) {
 		}
 		counter = tok
 	}
-	return relabel(cp, r, c.seed, counter)
+	return relabel(cp, r, c.seed, counter, c.groupSize)
 }
 
 func dumpCorpus(c config) error {
@@ -530,9 +543,15 @@ func loadBodies(c config) ([]batchBody, error) {
 // batchBodies builds the -batch item requests over the corpus, and their
 // mean body length. Batches cover the corpus in order, wrapping at the end,
 // so that every item is sent equally often when the corpus size is a
-// multiple of the batch.
+// multiple of the batch. A group-wise reward's batch must be whole groups
+// (groupBatch), no more than the corpus: each request then holds whole
+// groups, each once, as the service requires.
 func batchBodies(c config, cp *corpus) ([]batchBody, float64, error) {
 	n, B := len(cp.items), c.batch
+	if g := cp.groupSize; g > 1 && (B%g != 0 || B > n) {
+		return nil, 0, fmt.Errorf("-batch %d: %s scores groups of %d whole; want a multiple of %d, at most the corpus's %d items",
+			B, cp.reward.DataSource, g, g, n)
+	}
 	nb := (n + B - 1) / B
 	bodies := make([]batchBody, nb)
 	var reqBytes int
@@ -563,6 +582,10 @@ func runBatch(c config) error {
 	}
 	stats := statsOf(cp)
 	printCorpus(stats)
+	if b := groupBatch(c.batch, cp); b != c.batch {
+		fmt.Fprintf(os.Stderr, "-batch %d: %d, whole groups of %d\n", c.batch, b, cp.groupSize)
+		c.batch = b
+	}
 	n, B := len(cp.items), c.batch
 	bodies, meanBody, err := batchBodies(c, cp)
 	if err != nil {
