@@ -14,8 +14,8 @@
 #       score of the corpus against the in-process Go scorer);
 #   (j) the verifier's cost per item for the length rewards: the same
 #       corpus re-labelled for each of length/lcpo_exact, lcpo_max,
-#       thinkprune, elastic, anytime and the group-wise kimi and
-#       shorterbetter in turn (the same responses and ground truths;
+#       thinkprune, elastic, anytime and the group-wise kimi,
+#       shorterbetter and alp in turn (the same responses and ground truths;
 #       extra_info carries response_tokens, think_tokens and answer_tokens
 #       derived from the text, one token per 4 bytes, and budgets drawn
 #       from the corpus seed, some of which the responses run over; for a
@@ -196,7 +196,7 @@ else
     if [ "$length_ms" -lt 2000 ]; then length_ms=2000; fi
 fi
 length_rewards=(timely/general length/lcpo_exact length/lcpo_max length/thinkprune length/elastic length/anytime
-    length/kimi length/shorterbetter)
+    length/kimi length/shorterbetter length/alp)
 only="${TIMEAWARE_BENCH_ONLY:-}"
 case "$only" in
 "") only=all ;;

@@ -54,7 +54,7 @@ const anytimeBudgets = 4
 
 // lengthRewards lists the rewards -reward accepts besides timely/general.
 var lengthRewards = []*rewards.Reward{rewards.LCPOExact, rewards.LCPOMax, rewards.ThinkPrune, rewards.Elastic, rewards.Anytime,
-	rewards.Kimi, rewards.ShorterBetter}
+	rewards.Kimi, rewards.ShorterBetter, rewards.ALP}
 
 // defaultGroupSize is -group-size's default: GRPO's usual n.
 const defaultGroupSize = 8
@@ -315,7 +315,7 @@ func relabel(base *corpus, r *rewards.Reward, seed uint64, tc tokenCounter, grou
 			for j := range anytimeBudgets {
 				ei.Anytime = append(ei.Anytime, anytimeEntry{Budget: d.anytime[j], Summary: tails[d.summaryOf[j]]})
 			}
-		case rewards.Kimi, rewards.ShorterBetter:
+		case rewards.Kimi, rewards.ShorterBetter, rewards.ALP:
 			ei.TokenBudget = &budget
 		default:
 			return nil, fmt.Errorf("%s is not a length reward", r.DataSource)

@@ -303,11 +303,12 @@ func checkMember(t *testing.T, i int, row, first lengthRow, orig string, wantFmt
 // groupOracle is a group-wise reward's score of each member of a group
 // from its tokens and correctness, as the papers write it (rewards/group.go).
 func groupOracle(r *rewards.Reward, n []float64, c []bool) []float64 {
-	lo, hi, sum, shortest := math.Inf(1), math.Inf(-1), 0.0, math.Inf(1)
+	lo, hi, sum, shortest, solved := math.Inf(1), math.Inf(-1), 0.0, math.Inf(1), 0.0
 	for i := range n {
 		lo, hi, sum = min(lo, n[i]), max(hi, n[i]), sum+n[i]
 		if c[i] {
 			shortest = min(shortest, n[i])
+			solved++
 		}
 	}
 	out := make([]float64, len(n))
@@ -329,6 +330,8 @@ func groupOracle(r *rewards.Reward, n []float64, c []bool) []float64 {
 				sol = shortest
 			}
 			out[i] = 2*ci - 0.001*math.Abs(n[i]-sol)
+		case rewards.ALP:
+			out[i] = ci - 1e-7*max(solved/float64(len(n)), 1/float64(len(n)))*n[i]
 		}
 	}
 	return out
@@ -341,7 +344,7 @@ func groupOracle(r *rewards.Reward, n []float64, c []bool) []float64 {
 func TestRelabelGroups(t *testing.T) {
 	base, err := buildCorpus(600, 7)
 	require.NoError(t, err)
-	for _, r := range []*rewards.Reward{rewards.Kimi, rewards.ShorterBetter} {
+	for _, r := range []*rewards.Reward{rewards.Kimi, rewards.ShorterBetter, rewards.ALP} {
 		t.Run(r.DataSource, func(t *testing.T) {
 			for _, g := range []int{defaultGroupSize, 4, 1} {
 				cp, err := relabel(base, r, 7, byteCounter{}, g)
