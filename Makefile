@@ -26,7 +26,7 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
 MUTANT_PKGS := rewards timers splits prefpairs tokenizer
 
-.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-tokenizer venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
+.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-tokenizer bench-compare venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -209,6 +209,13 @@ bench-synth: build venv
 	bash bench/synth/puzzles.sh $(PUZZLES)
 
 bench: bench-go bench-pairs bench-splits bench-serve bench-synth bench-tokenizer
+
+# The Go side of the benches on another revision's binary and the
+# checkout's, alternating on the same inputs, as ratios with their spread:
+# make bench-compare BASE=main~5 [CASES="pairs score"] (docs/development.md).
+bench-compare: venv
+	@test -n "$(BASE)" || { echo "make bench-compare: set BASE to the revision to compare with, e.g. BASE=HEAD~1" >&2; exit 2; }
+	PYTHON=$(PYTHON) bash bench/compare.sh $(BASE) $(CASES)
 
 clean:
 	rm -rf bin out
