@@ -942,23 +942,74 @@ func (g *gate) analyse() {
 	g.seqPairs = kept
 }
 
-// eachRun sorts keys by the value by gives them (keys without flag
-// first), then input order, and calls f with each run of keys that have
-// flag and one value.
+// eachRun calls f with each run of keys that have flag and one value of
+// by, in input order within the run; runs come in no particular order.
+// It reorders keys: a radix sort by by's second value (a hash, and so
+// spread evenly), then the few keys that share one by their first value
+// and input order.
 func eachRun(keys []gateKey, flag uint8, by func(gateKey) [2]uint64, f func(run []gateKey)) {
-	slices.SortFunc(keys, func(a, b gateKey) int {
-		va, vb := by(a), by(b)
-		return cmp.Or(cmp.Compare(a.flags&flag, b.flags&flag), cmp.Compare(va[0], vb[0]), cmp.Compare(va[1], vb[1]), cmp.Compare(a.seq, b.seq))
-	})
-	for i := 0; i < len(keys); {
+	n := 0
+	for i, k := range keys {
+		if k.flags&flag != 0 {
+			keys[i], keys[n] = keys[n], k
+			n++
+		}
+	}
+	keys = keys[:n]
+	vals := make([]uint64, n)
+	for i, k := range keys {
+		vals[i] = by(k)[1]
+	}
+	radixSortKeys(keys, vals)
+	for i := 0; i < n; {
 		j := i + 1
-		for j < len(keys) && keys[j].flags&flag == keys[i].flags&flag && by(keys[j]) == by(keys[i]) {
+		for j < n && vals[j] == vals[i] {
 			j++
 		}
-		if keys[i].flags&flag != 0 {
-			f(keys[i:j])
+		run := keys[i:j]
+		if len(run) > 1 {
+			slices.SortFunc(run, func(a, b gateKey) int {
+				return cmp.Or(cmp.Compare(by(a)[0], by(b)[0]), cmp.Compare(a.seq, b.seq))
+			})
+		}
+		for len(run) > 0 {
+			m := 1
+			for m < len(run) && by(run[m])[0] == by(run[0])[0] {
+				m++
+			}
+			f(run[:m])
+			run = run[m:]
 		}
 		i = j
+	}
+}
+
+// radixSortKeys sorts keys and their values vals (of equal length) by
+// the values, a byte at a time from the lowest.
+func radixSortKeys(keys []gateKey, vals []uint64) {
+	n := len(keys)
+	if n < 2 {
+		return
+	}
+	k2, v2 := make([]gateKey, n), make([]uint64, n)
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [257]int
+		for _, v := range vals {
+			count[v>>shift&0xff+1]++
+		}
+		if count[vals[0]>>shift&0xff+1] == n {
+			continue // every value has this byte
+		}
+		for b := 1; b < 257; b++ {
+			count[b] += count[b-1]
+		}
+		for i, v := range vals {
+			d := v >> shift & 0xff
+			k2[count[d]], v2[count[d]] = keys[i], v
+			count[d]++
+		}
+		copy(keys, k2)
+		copy(vals, v2)
 	}
 }
 
