@@ -336,7 +336,12 @@ func displayID(cols, vals []string) string {
 	if len(vals) == 1 {
 		return vals[0]
 	}
+	size := len(vals[0]) + 3
+	for i := 1; i < len(vals); i++ {
+		size += len(cols[i]) + len(vals[i]) + 3
+	}
 	var b strings.Builder
+	b.Grow(size)
 	b.WriteString(vals[0])
 	b.WriteString(" (")
 	for i := 1; i < len(vals); i++ {
