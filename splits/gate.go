@@ -242,8 +242,18 @@ func Check(ctx context.Context, src RowSource, opt GateOptions) (*Report, error)
 		return nil, err
 	}
 	g.analyse()
+	g.buildBandFilter()
 	if len(g.groupFirst) > 0 || len(g.wanted) > 0 {
-		if err := g.pass(ctx, src, workers, g.read2, g.work2, g.merge2); err != nil {
+		// Pass 2 hashes only train texts: a source that can leaves out
+		// the texts of the other sides' files.
+		src2 := func() (RowIterator, error) {
+			it, err := src()
+			if s, ok := it.(textSkipper); ok && err == nil {
+				s.skipTexts(Test, Against)
+			}
+			return it, err
+		}
+		if err := g.pass(ctx, src2, workers, g.read2, g.work2, g.merge2); err != nil {
 			return nil, err
 		}
 		if g.rows2 != g.rows1 {
@@ -448,6 +458,7 @@ type gateWorker struct {
 	words    []uint64
 	shingles []uint64
 	sig      []uint32
+	firsts   []uint32 // pass 2: the first signature element of each band
 	seen     []uint32 // pass 2: group → generation last seen
 	gen      uint32
 }
@@ -479,6 +490,12 @@ type gate struct {
 	sigs       []uint32 // text group → signature, flat
 	bucketHead map[uint64]int32
 	bucketNext []int32 // group·bands+band → next entry of the bucket, or -1
+
+	// before pass 2: the first element of each band of the indexed
+	// signatures, which a train row's band must share to match a bucket
+	bandFilter bandFilter
+	firstsMH   *MinHasher   // the permutations of each band's first row
+	bandMH     []*MinHasher // the permutations of each band's rows
 
 	// after pass 1: pairs to name in pass 2, and complete counts
 	seqPairs   []gateSeqPair
@@ -925,24 +942,134 @@ func (g *gate) analyse() {
 	g.seqPairs = kept
 }
 
-// eachRun sorts keys by the value by gives them (keys without flag
-// first), then input order, and calls f with each run of keys that have
-// flag and one value.
+// eachRun calls f with each run of keys that have flag and one value of
+// by, in input order within the run; runs come in no particular order.
+// It reorders keys: a radix sort by by's second value (a hash, and so
+// spread evenly), then the few keys that share one by their first value
+// and input order.
 func eachRun(keys []gateKey, flag uint8, by func(gateKey) [2]uint64, f func(run []gateKey)) {
-	slices.SortFunc(keys, func(a, b gateKey) int {
-		va, vb := by(a), by(b)
-		return cmp.Or(cmp.Compare(a.flags&flag, b.flags&flag), cmp.Compare(va[0], vb[0]), cmp.Compare(va[1], vb[1]), cmp.Compare(a.seq, b.seq))
-	})
-	for i := 0; i < len(keys); {
+	n := 0
+	for i, k := range keys {
+		if k.flags&flag != 0 {
+			keys[i], keys[n] = keys[n], k
+			n++
+		}
+	}
+	keys = keys[:n]
+	vals := make([]uint64, n)
+	for i, k := range keys {
+		vals[i] = by(k)[1]
+	}
+	radixSortKeys(keys, vals)
+	for i := 0; i < n; {
 		j := i + 1
-		for j < len(keys) && keys[j].flags&flag == keys[i].flags&flag && by(keys[j]) == by(keys[i]) {
+		for j < n && vals[j] == vals[i] {
 			j++
 		}
-		if keys[i].flags&flag != 0 {
-			f(keys[i:j])
+		run := keys[i:j]
+		if len(run) > 1 {
+			slices.SortFunc(run, func(a, b gateKey) int {
+				return cmp.Or(cmp.Compare(by(a)[0], by(b)[0]), cmp.Compare(a.seq, b.seq))
+			})
+		}
+		for len(run) > 0 {
+			m := 1
+			for m < len(run) && by(run[m])[0] == by(run[0])[0] {
+				m++
+			}
+			f(run[:m])
+			run = run[m:]
 		}
 		i = j
 	}
+}
+
+// radixSortKeys sorts keys and their values vals (of equal length) by
+// the values, a byte at a time from the lowest.
+func radixSortKeys(keys []gateKey, vals []uint64) {
+	n := len(keys)
+	if n < 2 {
+		return
+	}
+	k2, v2 := make([]gateKey, n), make([]uint64, n)
+	for shift := uint(0); shift < 64; shift += 8 {
+		var count [257]int
+		for _, v := range vals {
+			count[v>>shift&0xff+1]++
+		}
+		if count[vals[0]>>shift&0xff+1] == n {
+			continue // every value has this byte
+		}
+		for b := 1; b < 257; b++ {
+			count[b] += count[b-1]
+		}
+		for i, v := range vals {
+			d := v >> shift & 0xff
+			k2[count[d]], v2[count[d]] = keys[i], v
+			count[d]++
+		}
+		copy(keys, k2)
+		copy(vals, v2)
+	}
+}
+
+// buildBandFilter prepares pass 2's shortcut past bands that cannot
+// match: the filter of the indexed signatures' first elements of each
+// band, and the permutations to compute those elements and then the rest
+// of a band.
+func (g *gate) buildBandFilter() {
+	groups := len(g.groupFirst)
+	if !g.near || groups == 0 {
+		return
+	}
+	bands, r, p := g.opt.Bands, g.rowsPerBand, g.opt.Permutations
+	g.firstsMH = &MinHasher{a: make([]uint64, bands), b: make([]uint64, bands)}
+	g.bandMH = make([]*MinHasher, bands)
+	for band := range bands {
+		lo, hi := band*r, band*r+r
+		g.firstsMH.a[band], g.firstsMH.b[band] = g.mh.a[lo], g.mh.b[lo]
+		g.bandMH[band] = &MinHasher{a: g.mh.a[lo:hi:hi], b: g.mh.b[lo:hi:hi]}
+	}
+	g.bandFilter = newBandFilter(groups * bands)
+	for grp := range groups {
+		sig := g.sigs[grp*p : grp*p+p]
+		for band := range bands {
+			g.bandFilter.add(band, sig[band*r])
+		}
+	}
+}
+
+// bandFilter is a one-hash Bloom filter of (band, signature element)
+// pairs: has never misses an added pair, and reports a pair that was not
+// added with probability about 1/bandFilterBits.
+type bandFilter struct {
+	bits  []uint64
+	shift uint
+}
+
+// bandFilterBits is the filter's size in bits per pair added.
+const bandFilterBits = 32
+
+func newBandFilter(pairs int) bandFilter {
+	logBits := uint(6)
+	for 1<<logBits < pairs*bandFilterBits {
+		logBits++
+	}
+	return bandFilter{bits: make([]uint64, 1<<(logBits-6)), shift: 64 - logBits}
+}
+
+func (f *bandFilter) slot(band int, v uint32) uint64 {
+	return (uint64(v) | uint64(band)<<32) * 0x9e3779b97f4a7c15 >> f.shift
+}
+
+func (f *bandFilter) add(band int, v uint32) {
+	i := f.slot(band, v)
+	f.bits[i>>6] |= 1 << (i & 63)
+}
+
+func (f *bandFilter) has(band int, v uint32) bool {
+	i := f.slot(band, v)
+	return f.bits[i>>6]&(1<<(i&63)) != 0
 }
 
 // read2 passes train rows with text on to be looked up, and keeps the
@@ -988,15 +1115,36 @@ func (g *gate) work2(w *gateWorker, b *gateBatch) {
 		if !g.near {
 			continue
 		}
-		w.sig = g.mh.Signature(w.shingles, w.sig)
+		// A band can only match a bucket when its first element is one
+		// that an indexed signature has in that band: most train rows
+		// are settled by the first elements alone, and the rest of a
+		// band, or of the signature, is computed only when needed. The
+		// elements are those Signature computes, so the candidates are
+		// the same.
+		w.firsts = g.firstsMH.Signature(w.shingles, w.firsts)
+		if len(w.sig) != p {
+			w.sig = make([]uint32, p)
+		}
+		full := false
 		w.gen++
 		if w.gen == 0 {
 			clear(w.seen)
 			w.gen = 1
 		}
 		var found []gateNear
+		r := g.rowsPerBand
 		for band := range bands {
-			e, ok := g.bucketHead[bandKey(w.sig, band, g.rowsPerBand)]
+			if !g.bandFilter.has(band, w.firsts[band]) {
+				continue
+			}
+			if !full {
+				g.bandMH[band].Signature(w.shingles, w.sig[band*r:band*r+r:band*r+r])
+			}
+			e, ok := g.bucketHead[bandKey(w.sig, band, r)]
+			if ok && !full {
+				g.mh.Signature(w.shingles, w.sig)
+				full = true
+			}
 			for ok && e >= 0 {
 				grp := e / int32(bands)
 				e = g.bucketNext[e]

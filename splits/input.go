@@ -43,7 +43,21 @@ type inputRows struct {
 	inputs []Input
 	next   int
 	cur    fileRows
+	// noText holds the sides whose files' texts are not read (their rows
+	// come without Text).
+	noText []string
+	// textCols is the number of text values the current file leaves out.
+	textCols int
 }
+
+// textSkipper is a RowIterator that can leave out the texts of the rows of
+// files on some sides, for a pass over the rows that does not need them.
+type textSkipper interface {
+	// skipTexts must be called before the first Next.
+	skipTexts(sides ...string)
+}
+
+func (r *inputRows) skipTexts(sides ...string) { r.noText = sides }
 
 // fileRows yields the values of one file's rows.
 type fileRows interface {
@@ -64,11 +78,12 @@ func (r *inputRows) Next() (Row, error) {
 				return Row{}, io.EOF
 			}
 			in := &r.inputs[r.next]
-			fr, err := openFileRows(in)
+			noText := in.Side != "" && slices.Contains(r.noText, in.Side)
+			fr, skipped, err := openFileRows(in, noText)
 			if err != nil {
 				return Row{}, err
 			}
-			r.cur = fr
+			r.cur, r.textCols = fr, skipped
 		}
 		v, err := r.cur.next()
 		if err == io.EOF {
@@ -79,6 +94,9 @@ func (r *inputRows) Next() (Row, error) {
 		}
 		if err != nil {
 			return Row{}, err
+		}
+		if r.textCols > 0 {
+			v.vals = append(make([][]string, r.textCols, r.textCols+len(v.vals)), v.vals...)
 		}
 		return makeRow(&r.inputs[r.next], v)
 	}
@@ -92,12 +110,25 @@ func (r *inputRows) Close() error {
 	return nil
 }
 
-// openFileRows opens an input by its format.
-func openFileRows(in *Input) (fileRows, error) {
+// openFileRows opens an input by its format. With noText, the rows' values
+// leave out the text columns, whose number it returns, unless the file has
+// no other columns to read.
+func openFileRows(in *Input, noText bool) (fileRows, int, error) {
 	cc, err := in.Columns.compile()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Path, err)
+		return nil, 0, fmt.Errorf("%s: %w", in.Path, err)
 	}
+	paths := cc.paths()
+	skipped := 0
+	if noText && len(paths) > len(cc.text) {
+		skipped, paths = len(cc.text), paths[len(cc.text):]
+	}
+	fr, err := openPaths(in, cc, paths)
+	return fr, skipped, err
+}
+
+// openPaths opens an input by its format, to read paths.
+func openPaths(in *Input, cc *compiled, paths []colPath) (fileRows, error) {
 	format, ok := dataset.ForPath(in.Path)
 	if !ok {
 		return nil, fmt.Errorf("splits: %s: unknown dataset format (want a .parquet, .arrow or .jsonl file)", in.Path)
@@ -107,9 +138,8 @@ func openFileRows(in *Input) (fileRows, error) {
 		return nil, fmt.Errorf("splits: %w", err)
 	}
 	if format == dataset.JSONL {
-		return &jsonRows{f: f, lines: jsonscan.NewLineReader(f), name: in.Path, cc: cc, paths: cc.paths()}, nil
+		return &jsonRows{f: f, lines: jsonscan.NewLineReader(f), name: in.Path, cc: cc, paths: paths}, nil
 	}
-	paths := cc.paths()
 	var top []string
 	for _, p := range paths {
 		if !slices.Contains(top, p.segs[0]) {
@@ -306,7 +336,12 @@ func displayID(cols, vals []string) string {
 	if len(vals) == 1 {
 		return vals[0]
 	}
+	size := len(vals[0]) + 3
+	for i := 1; i < len(vals); i++ {
+		size += len(cols[i]) + len(vals[i]) + 3
+	}
 	var b strings.Builder
+	b.Grow(size)
 	b.WriteString(vals[0])
 	b.WriteString(" (")
 	for i := 1; i < len(vals); i++ {

@@ -142,6 +142,45 @@ func TestInputColumnsInEveryFormat(t *testing.T) {
 	assert.Equal(t, "Be brief.\nWhen is high tide?", rows[0].Text)
 }
 
+// TestInputSkipTexts reads files of some sides without their texts, as
+// the gate's second pass does: their rows are the same but for Text; a
+// file whose rows say their side, or that has only text columns, keeps it.
+func TestInputSkipTexts(t *testing.T) {
+	cols := &Columns{Text: []string{"prompt:user", "meta.tags"}, Group: "topic", ID: []string{"uid", "n"}, Split: "split", Label: "answer"}
+	dir := t.TempDir()
+	for _, name := range []string{"d.jsonl", "d.parquet", "d.arrow"} {
+		path := itWrite(t, filepath.Join(dir, name))
+		ins := []Input{{Path: path, Side: Train, Columns: cols}, {Path: path, Side: Test, Columns: cols},
+			{Path: path, Side: Against, Columns: cols}, {Path: path, Columns: cols},
+			{Path: path, Side: Test, Columns: &Columns{Text: []string{"prompt"}}}}
+		all, err := itRead(t, ins)
+		require.NoError(t, err, name)
+		it, err := Source(ins)()
+		require.NoError(t, err)
+		it.(textSkipper).skipTexts(Test, Against)
+		var rows []Row
+		for {
+			r, err := it.Next()
+			if err == io.EOF {
+				break
+			}
+			require.NoError(t, err, name)
+			rows = append(rows, r)
+		}
+		require.NoError(t, it.Close())
+		require.Len(t, rows, len(all), name)
+		require.NotEmpty(t, all[3].Text, name)
+		for i := range all {
+			want := all[i]
+			if i >= 3 && i < 9 { // the test and outside files
+				want.Text = ""
+			}
+			assert.Equal(t, want, rows[i], "%s row %d", name, i)
+		}
+		assert.NotEmpty(t, rows[12].Text, "%s: a file with only text columns keeps them", name)
+	}
+}
+
 func TestInputErrors(t *testing.T) {
 	dir := t.TempDir()
 	jsonl := itWrite(t, filepath.Join(dir, "d.jsonl"))

@@ -55,6 +55,8 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	reached := false
+	stopProfile := func() {}
+	defer func() { stopProfile() }()
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
 		reached = true
 		a.cmd = cmd
@@ -66,7 +68,9 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 			if err := pprof.StartCPUProfile(f); err != nil {
 				return usagef("--cpuprofile: %v", err)
 			}
-			root.PersistentPostRun = func(*cobra.Command, []string) { pprof.StopCPUProfile(); f.Close() }
+			// Stopped when the command returns, whether it failed or not: a
+			// failed gate's profile is the one wanted most.
+			stopProfile = func() { pprof.StopCPUProfile(); f.Close() }
 		}
 		return a.loadConfig(cmd)
 	}
