@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -316,8 +317,9 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		field, err = jsonscan.ExplainField(field, nil, err) // a decoding error's path, placed at field
 		return &RecordError{Source: raw.Source, Record: raw.Record, Line: raw.Line, ID: id, Field: field, Err: err}
 	}
-	var w wireRecord
-	if err := decodeWire(raw.Data, &w); err != nil {
+	w := wireRecords.Get().(*wireRecord)
+	defer putWireRecord(w)
+	if err := decodeWire(raw.Data, w); err != nil {
 		return nil, fail(peekID(raw.Data), "", jsonscan.Explain("", raw.Data, err))
 	}
 	var id string
@@ -465,6 +467,20 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 	return t, nil
 }
 
+// wireRecords holds decoded records between records, so that the storage
+// of their message lists is reused rather than allocated for every record.
+var wireRecords = sync.Pool{New: func() any { return new(wireRecord) }}
+
+// putWireRecord clears w, keeping the storage of its message list, and
+// returns it to wireRecords. Nothing that ParseTrajectory returns points
+// into w: the messages are copied out of it.
+func putWireRecord(w *wireRecord) {
+	h := w.History[:cap(w.History)]
+	clear(h)
+	*w = wireRecord{History: h[:0]}
+	wireRecords.Put(w)
+}
+
 // historyField names history[i] without formatting it unless an error needs it.
 func historyField(i int) func() string {
 	return func() string { return fmt.Sprintf("history[%d]", i) }
@@ -486,6 +502,7 @@ func unmarshalString(raw []byte, s *string) error {
 
 func unmarshalStrings(raw []byte, ss *[]string) error {
 	l := newLexer(raw)
+	defer l.release()
 	var out []string
 	_, err := l.array(func() error {
 		s, err := l.str()
