@@ -323,7 +323,11 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		return nil, fail(peekID(raw.Data), "", jsonscan.Explain("", raw.Data, err))
 	}
 	var id string
-	if len(w.ID) == 0 || unmarshalString(w.ID, &id) != nil || strings.TrimSpace(id) == "" {
+	var err error
+	if len(w.ID) > 0 {
+		id, err = unmarshalString(w.ID)
+	}
+	if len(w.ID) == 0 || err != nil || strings.TrimSpace(id) == "" {
 		return nil, fail("", "id", errors.New("missing or not a non-empty string"))
 	}
 	t := &Trajectory{ID: id, Scenario: w.Scenario, Sensitivity: w.Sensitivity}
@@ -398,8 +402,8 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 					t.FinalTimes[k] = tm
 				}
 			} else {
-				var s string
-				if err := unmarshalString(wm.Time, &s); err != nil {
+				s, err := unmarshalString(wm.Time)
+				if err != nil {
 					return nil, fail(id, field()+".time", errors.New("want an RFC 3339 string"))
 				}
 				tm, err := ParseTime(s)
@@ -411,7 +415,6 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		}
 		t.History[i] = m
 	}
-	var err error
 	if t.PrefScore, err = perLevel[float64](w.PrefScore); err != nil {
 		return nil, fail(id, "pref_score", err)
 	}
@@ -492,12 +495,13 @@ func isAbsent(raw json.RawMessage) bool {
 
 // unmarshalString and unmarshalTools take the fast decoder's path when they
 // can and the general decoder's otherwise.
-func unmarshalString(raw []byte, s *string) error {
+func unmarshalString(raw []byte) (string, error) {
 	if v, ok := decodeString(raw); ok {
-		*s = v
-		return nil
+		return v, nil
 	}
-	return json.Unmarshal(raw, s)
+	var s string // on the heap, as the general decoder needs it, only here
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 func unmarshalStrings(raw []byte, ss *[]string) error {
