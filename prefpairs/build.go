@@ -291,7 +291,7 @@ func (c *collector) add(from conversation.Batch, b *batch) error {
 		s := &b.samples[i]
 		in.Samples++
 		sum.Samples++
-		h := maphash.String(c.seed, s.key.ID+"\x00"+strconv.Itoa(s.key.Elapse))
+		h := maphash.Comparable(c.seed, s.key)
 		if first, dup := c.seen[h]; dup {
 			return fmt.Errorf("prefpairs: %s: record %d (id %s): sample at elapse %d was already given by %s",
 				c.inputs[from.Source].Name, s.record, s.key.ID, s.key.Elapse, c.inputs[first].Name)
