@@ -2,6 +2,7 @@ package conversation
 
 import (
 	"errors"
+	"sync"
 	"unsafe"
 
 	"github.com/timeaware/timeaware/internal/jsonscan"
@@ -26,12 +27,29 @@ type lexer struct {
 	jsonscan.Scanner
 }
 
-func newLexer(b []byte) *lexer {
+// lexers holds lexers between uses: a record decodes a dozen values (the
+// record, its times, its tools), and a fresh scanner for each, with its
+// buffers, cost more than the decoding of the short ones.
+var lexers = sync.Pool{New: func() any {
 	l := &lexer{}
 	l.MaxDepth = 64
 	l.StrictUTF8 = true // the general decoder replaces invalid UTF-8
+	return l
+}}
+
+// newLexer returns a lexer reading b; release hands it back.
+func newLexer(b []byte) *lexer {
+	l := lexers.Get().(*lexer)
 	l.Reset(b)
 	return l
+}
+
+// release returns l to the pool. What l decoded stays valid: an escaped
+// string is copied out of the scanner's buffer, and every other value is a
+// slice of the input.
+func (l *lexer) release() {
+	l.Reset(nil)
+	lexers.Put(l)
 }
 
 // aliasString returns the bytes as a string without copying them. The
@@ -178,9 +196,11 @@ var (
 	functionKeys = jsonscan.Keys{"name", "arguments"}
 )
 
-// decodeRecord fills w from data, or returns errSlowPath.
+// decodeRecord fills w, zero but for the storage of its History, from
+// data, or returns errSlowPath.
 func decodeRecord(data []byte, w *wireRecord) error {
 	l := newLexer(data)
+	defer l.release()
 	if l.Peek() != '{' {
 		return errSlowPath
 	}
@@ -190,7 +210,13 @@ func decodeRecord(data []byte, w *wireRecord) error {
 		case "id":
 			w.ID, err = l.skip(1)
 		case "history":
-			h := make([]wireMessage, 0, 16)
+			// The list w brings, if any, is storage to reuse (ParseTrajectory
+			// keeps it from record to record).
+			h := w.History[:0]
+			if h == nil {
+				h = make([]wireMessage, 0, 16)
+			}
+			w.History = nil
 			var null bool
 			null, err = l.array(func() error {
 				h = append(h, wireMessage{})
@@ -302,6 +328,7 @@ func (l *lexer) toolCall(tc *ToolCall) error {
 // decodeString decodes raw as exactly one JSON string.
 func decodeString(raw []byte) (string, bool) {
 	l := newLexer(raw)
+	defer l.release()
 	s, err := l.str()
 	if err != nil || l.Peek() != jsonscan.End {
 		return "", false
@@ -317,6 +344,7 @@ var (
 // decodeTools decodes a list of tool schemas, or returns errSlowPath.
 func decodeTools(raw []byte) ([]Tool, error) {
 	l := newLexer(raw)
+	defer l.release()
 	tools := make([]Tool, 0, 4)
 	null, err := l.array(func() error {
 		if l.Peek() != '{' {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -316,12 +317,17 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		field, err = jsonscan.ExplainField(field, nil, err) // a decoding error's path, placed at field
 		return &RecordError{Source: raw.Source, Record: raw.Record, Line: raw.Line, ID: id, Field: field, Err: err}
 	}
-	var w wireRecord
-	if err := decodeWire(raw.Data, &w); err != nil {
+	w := wireRecords.Get().(*wireRecord)
+	defer putWireRecord(w)
+	if err := decodeWire(raw.Data, w); err != nil {
 		return nil, fail(peekID(raw.Data), "", jsonscan.Explain("", raw.Data, err))
 	}
 	var id string
-	if len(w.ID) == 0 || unmarshalString(w.ID, &id) != nil || strings.TrimSpace(id) == "" {
+	var err error
+	if len(w.ID) > 0 {
+		id, err = unmarshalString(w.ID)
+	}
+	if len(w.ID) == 0 || err != nil || strings.TrimSpace(id) == "" {
 		return nil, fail("", "id", errors.New("missing or not a non-empty string"))
 	}
 	t := &Trajectory{ID: id, Scenario: w.Scenario, Sensitivity: w.Sensitivity}
@@ -396,8 +402,8 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 					t.FinalTimes[k] = tm
 				}
 			} else {
-				var s string
-				if err := unmarshalString(wm.Time, &s); err != nil {
+				s, err := unmarshalString(wm.Time)
+				if err != nil {
 					return nil, fail(id, field()+".time", errors.New("want an RFC 3339 string"))
 				}
 				tm, err := ParseTime(s)
@@ -409,7 +415,6 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 		}
 		t.History[i] = m
 	}
-	var err error
 	if t.PrefScore, err = perLevel[float64](w.PrefScore); err != nil {
 		return nil, fail(id, "pref_score", err)
 	}
@@ -465,6 +470,20 @@ func ParseTrajectory(raw RawRecord) (*Trajectory, error) {
 	return t, nil
 }
 
+// wireRecords holds decoded records between records, so that the storage
+// of their message lists is reused rather than allocated for every record.
+var wireRecords = sync.Pool{New: func() any { return new(wireRecord) }}
+
+// putWireRecord clears w, keeping the storage of its message list, and
+// returns it to wireRecords. Nothing that ParseTrajectory returns points
+// into w: the messages are copied out of it.
+func putWireRecord(w *wireRecord) {
+	h := w.History[:cap(w.History)]
+	clear(h)
+	*w = wireRecord{History: h[:0]}
+	wireRecords.Put(w)
+}
+
 // historyField names history[i] without formatting it unless an error needs it.
 func historyField(i int) func() string {
 	return func() string { return fmt.Sprintf("history[%d]", i) }
@@ -476,16 +495,18 @@ func isAbsent(raw json.RawMessage) bool {
 
 // unmarshalString and unmarshalTools take the fast decoder's path when they
 // can and the general decoder's otherwise.
-func unmarshalString(raw []byte, s *string) error {
+func unmarshalString(raw []byte) (string, error) {
 	if v, ok := decodeString(raw); ok {
-		*s = v
-		return nil
+		return v, nil
 	}
-	return json.Unmarshal(raw, s)
+	var s string // on the heap, as the general decoder needs it, only here
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 func unmarshalStrings(raw []byte, ss *[]string) error {
 	l := newLexer(raw)
+	defer l.release()
 	var out []string
 	_, err := l.array(func() error {
 		s, err := l.str()

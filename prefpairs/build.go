@@ -291,7 +291,7 @@ func (c *collector) add(from conversation.Batch, b *batch) error {
 		s := &b.samples[i]
 		in.Samples++
 		sum.Samples++
-		h := maphash.String(c.seed, s.key.ID+"\x00"+strconv.Itoa(s.key.Elapse))
+		h := maphash.Comparable(c.seed, s.key)
 		if first, dup := c.seen[h]; dup {
 			return fmt.Errorf("prefpairs: %s: record %d (id %s): sample at elapse %d was already given by %s",
 				c.inputs[from.Source].Name, s.record, s.key.ID, s.key.Elapse, c.inputs[first].Name)
@@ -646,7 +646,9 @@ func newTrajectoryParts(raw conversation.RawRecord, t *conversation.Trajectory, 
 	tr := &trajectoryParts{t: t}
 	tr.tools = "[]"
 	if len(t.ToolsJSON) > 0 {
-		tr.tools = string(t.ToolsJSON)
+		// t is the build's own, parsed for this record, and nothing writes
+		// its ToolsJSON: the string can alias it rather than copy it.
+		tr.tools = unsafe.String(&t.ToolsJSON[0], len(t.ToolsJSON))
 	}
 	calls := t.ToolCall
 	if len(calls) == 0 {
@@ -674,9 +676,14 @@ func newTrajectoryParts(raw conversation.RawRecord, t *conversation.Trajectory, 
 			return nil, sampleError(raw, t.ID, field, err)
 		}
 		tr.rendered = make([]conversation.Message, last)
+		size := 0
+		for i := 0; i < last; i++ {
+			size += len(t.History[i].Text()) + 1 + stampBytes
+		}
+		st := stamper{buf: make([]byte, 0, size), contents: make([]string, last)}
 		var prev time.Time
 		for i := 0; i < last; i++ {
-			tr.rendered[i] = stamp(t.History[i], opt.TimeFormat, t.History[i].Time, prev)
+			tr.rendered[i] = st.stamp(t.History[i], opt.TimeFormat, t.History[i].Time, prev)
 			prev = t.History[i].Time
 		}
 		tr.prevTime = prev
@@ -699,29 +706,38 @@ func (tr *trajectoryParts) prompt(elapse int, f TimeFormat) []conversation.Messa
 	copy(p, tr.rendered)
 	final := tr.t.History[last]
 	if f != TimeNone {
-		final = stamp(final, f, tr.t.FinalTimes[elapse], tr.prevTime)
+		st := stamper{buf: make([]byte, 0, len(final.Text())+1+stampBytes), contents: make([]string, 1)}
+		final = st.stamp(final, f, tr.t.FinalTimes[elapse], tr.prevTime)
 	}
 	p[last] = final
 	return p
 }
 
-// stamp returns the message with its content prefixed by the time stamp,
-// formatted on the stack and copied once.
-func stamp(m conversation.Message, f TimeFormat, at, prev time.Time) conversation.Message {
-	var buf [96]byte
-	prefix := appendTimePrefix(buf[:0], f, at, prev)
-	content := ""
-	if m.Content != nil {
-		content = *m.Content
+// stampBytes is room enough for most time stamps and the space after them
+// ("[2025-01-02T10:00:00Z] ", or with iso_delta "; 12 minutes passed" too);
+// a longer one only makes the stamper's buffer grow.
+const stampBytes = 48
+
+// stamper writes the stamped contents of a trajectory's messages one after
+// the other into buf, so that they cost one allocation together rather
+// than two each (the text and the string pointed to). The strings alias
+// buf: a byte once written is never written again, and when buf grows the
+// strings keep its old array.
+type stamper struct {
+	buf      []byte
+	contents []string // the strings the messages point to, in order
+}
+
+// stamp returns the message with its content prefixed by the time stamp.
+func (s *stamper) stamp(m conversation.Message, f TimeFormat, at, prev time.Time) conversation.Message {
+	start := len(s.buf)
+	s.buf = appendTimePrefix(s.buf, f, at, prev)
+	if m.Content != nil && *m.Content != "" {
+		s.buf = append(append(s.buf, ' '), *m.Content...)
 	}
-	var c string
-	if content == "" {
-		c = string(prefix)
-	} else {
-		b := make([]byte, 0, len(prefix)+1+len(content))
-		b = append(append(append(b, prefix...), ' '), content...)
-		c = unsafe.String(unsafe.SliceData(b), len(b)) // b is never written again
-	}
-	m.Content = &c
+	c := &s.contents[0]
+	s.contents = s.contents[1:]
+	*c = unsafe.String(&s.buf[start], len(s.buf)-start)
+	m.Content = c
 	return m
 }
