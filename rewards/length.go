@@ -670,25 +670,7 @@ func anytimeEntryFast(s *jsonscan.Scanner) (anytimeEntry, bool) {
 			return e, false
 		}
 		s.Skip(1)
-		switch {
-		case string(key) == "budget" && e.Budget == nil && jsonscan.IsNumberStart(s.Peek()):
-			num, err := s.ReadNumber()
-			if err != nil {
-				return e, false
-			}
-			f, err := strconv.ParseFloat(string(num), 64)
-			if err != nil {
-				return e, false
-			}
-			e.Budget = &f
-		case string(key) == "summary" && e.Summary == nil && s.Peek() == '"':
-			str, err := s.ReadString()
-			if err != nil {
-				return e, false
-			}
-			v := string(str)
-			e.Summary = &v
-		default:
+		if !anytimeMemberFast(s, string(key), &e) {
 			return e, false
 		}
 		more, err := s.More('}', "")
@@ -699,6 +681,28 @@ func anytimeEntryFast(s *jsonscan.Scanner) (anytimeEntry, bool) {
 			return e, true
 		}
 	}
+}
+
+// anytimeMemberFast reads the value of an entry's member key into e: a
+// number for a budget not yet given, a string for a summary not yet given;
+// false for anything else.
+func anytimeMemberFast(s *jsonscan.Scanner, key string, e *anytimeEntry) bool {
+	if key == "budget" && e.Budget == nil && jsonscan.IsNumberStart(s.Peek()) {
+		num, err := s.ReadNumber()
+		if err != nil {
+			return false
+		}
+		f, err := strconv.ParseFloat(string(num), 64)
+		e.Budget = &f
+		return err == nil
+	}
+	if key == "summary" && e.Summary == nil && s.Peek() == '"' {
+		str, err := s.ReadString()
+		v := string(str)
+		e.Summary = &v
+		return err == nil
+	}
+	return false
 }
 
 // decodeStrict decodes b into v, refusing members v does not have.
