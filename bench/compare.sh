@@ -23,6 +23,7 @@
 #   puzzles     synth puzzles, CPU seconds
 #   score       the service's POST /v1/score/batch (timely/general), the
 #               server's CPU µs per item, as bench-serve's run (a) measures it
+#   anytime     the same with the length/anytime reward
 #   duration    the service's POST /v1/tools/get_duration, CPU µs per call
 #
 # Environment:
@@ -40,11 +41,11 @@ source "$here/lib.sh"
 
 base_rev="${1:-}"
 if [ -z "$base_rev" ]; then
-    echo "usage: bash bench/compare.sh BASE [pairs|splits|timestamps|puzzles|score|duration ...]" >&2
+    echo "usage: bash bench/compare.sh BASE [pairs|splits|timestamps|puzzles|score|anytime|duration ...]" >&2
     exit 2
 fi
 shift
-all_cases=(pairs splits timestamps puzzles score duration)
+all_cases=(pairs splits timestamps puzzles score anytime duration)
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=("${all_cases[@]}")
 for c in "${cases[@]}"; do
@@ -170,6 +171,7 @@ serve() {
 }
 
 run_score() { serve "$1" batch server_cpu_us_per_item -clients 32 -batch 64 -corpus 8192; }
+run_anytime() { serve "$1" batch server_cpu_us_per_item -clients 32 -batch 64 -corpus 8192 -reward length/anytime; }
 run_duration() { serve "$1" get_duration server_cpu_us_per_call -clients 64 -timers 256; }
 
 export TIMEAWARE_SERVE_TOKEN="bench-compare-token-0123456789abcdef"
@@ -198,6 +200,7 @@ for c in "${cases[@]}"; do
         same puzzles "$work/out-puzzles-base.parquet" "$work/out-puzzles-new.parquet"
         ;;
     score) alternate score "server CPU µs/item" run_score ;;
+    anytime) alternate anytime "server CPU µs/item" run_anytime ;;
     duration) alternate duration "server CPU µs/call" run_duration ;;
     esac
 done
