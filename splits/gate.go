@@ -87,8 +87,8 @@ type Row struct {
 	Text string
 }
 
-// RowSource is read twice by Check: it must return a fresh iterator, over
-// the same rows in the same order, on each call.
+// RowSource is read up to three times by Check: it must return a fresh
+// iterator, over the same rows in the same order, on each call.
 type RowSource func() (RowIterator, error)
 
 // RowIterator yields rows; Next returns io.EOF after the last one. Check
@@ -204,21 +204,25 @@ type Finding struct {
 	Similarity float64 `json:"similarity,omitempty"`
 }
 
-// Check runs the leakage gate over the rows of src in two passes.
+// Check runs the leakage gate over the rows of src in two passes, and a
+// third when findings name rows.
 //
 // Pass 1 collects per-side statistics and split-label disagreements; for
 // every row a compact key (64-bit hashes of its id, source, group and
-// normalised text, 40 bytes a row), sorted afterwards to find repeated ids,
-// repeated texts within a side and groups on both sides; and for test and
-// outside rows with text, the MinHash signature and LSH band buckets of
-// each distinct text (memory that grows with the test side only). Pass 2
-// looks every train row up: exact duplicates by fingerprint,
-// near-duplicates among the indexed texts that share an LSH band, kept
-// when the signatures' estimated Jaccard similarity reaches the threshold
-// (pairs that are exact duplicates are not reported again); it also reads
-// back the file, row and id of the rows the findings of pass 1 name. Texts
-// are hashed by GOMAXPROCS workers; the report does not depend on their
-// number or timing.
+// normalised text, 40 bytes a row), sorted after pass 2 to find repeated
+// ids, repeated texts within a side and groups on both sides; and for test
+// and outside rows with text, the MinHash signature and LSH band buckets
+// of each distinct text (memory that grows with the test side only). It
+// leaves train texts alone: a source that can does not even read them.
+// Pass 2 hashes every train text once, for its key and to look it up:
+// exact duplicates by fingerprint, near-duplicates among the indexed texts
+// that share an LSH band, kept when the signatures' estimated Jaccard
+// similarity reaches the threshold (pairs that are exact duplicates are
+// not reported again); a source that can leaves out the other sides'
+// texts. Pass 3, needed only when the keys show repeated ids, repeated
+// texts or groups on both sides, reads back, without texts, the file, row
+// and id of the rows those findings name. Texts are hashed by GOMAXPROCS
+// workers; the report does not depend on their number or timing.
 //
 // A row whose Side is not Train, Test or Against is an error naming its
 // file, row and id, as is any error of src.
@@ -238,29 +242,50 @@ func Check(ctx context.Context, src RowSource, opt GateOptions) (*Report, error)
 	g.init()
 	workers := max(runtime.GOMAXPROCS(0), 1)
 
-	if err := g.pass(ctx, src, workers, g.read1, g.work1, g.merge1); err != nil {
+	if err := g.pass(ctx, skipTextsOf(src, Train), workers, g.read1, g.work1, g.merge1); err != nil {
 		return nil, err
 	}
-	g.analyse()
-	g.buildBandFilter()
-	if len(g.groupFirst) > 0 || len(g.wanted) > 0 {
-		// Pass 2 hashes only train texts: a source that can leaves out
-		// the texts of the other sides' files.
-		src2 := func() (RowIterator, error) {
-			it, err := src()
-			if s, ok := it.(textSkipper); ok && err == nil {
-				s.skipTexts(Test, Against)
-			}
-			return it, err
-		}
-		if err := g.pass(ctx, src2, workers, g.read2, g.work2, g.merge2); err != nil {
+	if g.sides[sideTrain].rows > 0 {
+		g.buildBandFilter()
+		if err := g.pass(ctx, skipTextsOf(src, Test, Against), workers, g.read2, g.work2, g.merge2); err != nil {
 			return nil, err
 		}
 		if g.rows2 != g.rows1 {
-			return nil, fmt.Errorf("splits: the rows changed between the gate's two passes (%d rows, then %d)", g.rows1, g.rows2)
+			return nil, g.rowsChanged()
+		}
+	}
+	g.analyse()
+	if len(g.wanted) > 0 {
+		if err := g.pass(ctx, skipTextsOf(src, Train, Test, Against), workers, g.read3, nil, nil); err != nil {
+			return nil, err
+		}
+		if g.rows3 != g.rows1 {
+			return nil, g.rowsChanged()
 		}
 	}
 	return g.report(), nil
+}
+
+// skipTextsOf returns src, whose iterators leave out the texts of the
+// files of sides when they can.
+func skipTextsOf(src RowSource, sides ...string) RowSource {
+	return func() (RowIterator, error) {
+		it, err := src()
+		if s, ok := it.(textSkipper); ok && err == nil {
+			s.skipTexts(sides...)
+		}
+		return it, err
+	}
+}
+
+// rowsChanged is the error of a pass that read another number of rows
+// than pass 1.
+func (g *gate) rowsChanged() error {
+	n := g.rows2
+	if n == g.rows1 {
+		n = g.rows3
+	}
+	return fmt.Errorf("splits: the rows changed between the gate's passes (%d rows, then %d)", g.rows1, n)
 }
 
 // resolveGateOptions fills in defaults and rejects impossible values.
@@ -389,7 +414,7 @@ func (r gateRef) bracketed() string {
 }
 
 // gateKey is the compact record of one train or test row, sorted after
-// pass 1 by each of its hashes in turn.
+// pass 2 by each of its hashes in turn.
 type gateKey struct {
 	id, source, group, text uint64
 	seq                     uint32 // the row's position in the input
@@ -423,8 +448,8 @@ type gatePair struct {
 	note  string // split_label: the side of the row's file
 }
 
-// gateSeqPair is a pair of rows found in pass 1, named by their input
-// positions until pass 2 reads their file, row and id.
+// gateSeqPair is a pair of rows found in the keys, named by their input
+// positions until pass 3 reads their file, row and id.
 type gateSeqPair struct {
 	check string
 	a, b  uint32
@@ -443,6 +468,7 @@ type gateBatch struct {
 	fps   []uint64
 	empty []bool
 	sigs  []uint32 // len(rows)·Permutations, pass 1 only, test and outside rows
+	seqs  []uint32 // each row's position in the input
 
 	exact      []int32      // pass 2: text group with the same text, or -1
 	near       [][]gateNear // pass 2: verified near-duplicate groups
@@ -497,7 +523,7 @@ type gate struct {
 	firstsMH   *MinHasher   // the permutations of each band's first row
 	bandMH     []*MinHasher // the permutations of each band's rows
 
-	// after pass 1: pairs to name in pass 2, and complete counts
+	// after pass 2: pairs to name in pass 3, and complete counts
 	seqPairs   []gateSeqPair
 	wanted     map[uint32]*gateRef
 	groupNames map[uint32]string // the group of each wanted row
@@ -514,6 +540,9 @@ type gate struct {
 	exactTop    gateTop[gatePair]
 	nearTop     gateTop[gatePair]
 	contamTop   gateTop[gatePair]
+
+	// pass 3
+	rows3 int
 }
 
 func (g *gate) init() {
@@ -567,7 +596,8 @@ func (g *gate) intern(file string) string {
 }
 
 // pass reads src once, handing each row to read, which batches rows for
-// work (run by the workers) and merge (run in input order).
+// work (run by the workers) and merge (run in input order); work and merge
+// may be nil for a read that batches nothing.
 func (g *gate) pass(ctx context.Context, src RowSource, workers int,
 	read func(r Row, side int, add func(Row) error) error,
 	work func(*gateWorker, *gateBatch), merge func(*gateBatch)) (err error) {
@@ -582,11 +612,13 @@ func (g *gate) pass(ctx context.Context, src RowSource, workers int,
 	}()
 	return gatePipeline(ctx, workers, work, merge, func(emit func(*gateBatch) error) error {
 		var b *gateBatch
+		pos := 0 // the position in the input of the row read
 		add := func(r Row) error {
 			if b == nil {
-				b = &gateBatch{rows: make([]Row, 0, gateBatchRows)}
+				b = &gateBatch{rows: make([]Row, 0, gateBatchRows), seqs: make([]uint32, 0, gateBatchRows)}
 			}
 			b.rows = append(b.rows, r)
+			b.seqs = append(b.seqs, uint32(pos))
 			if len(b.rows) == gateBatchRows {
 				full := b
 				b = nil
@@ -595,6 +627,7 @@ func (g *gate) pass(ctx context.Context, src RowSource, workers int,
 			return nil
 		}
 		for n := 0; ; n++ {
+			pos = n
 			if n%1024 == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -758,6 +791,9 @@ func (g *gate) read1(r Row, side int, add func(Row) error) error {
 		}
 	}
 	r.Sensitivity, r.Label, r.SplitLabel = "", "", ""
+	if side == sideTrain {
+		r.Text = "" // hashed in pass 2
+	}
 	return add(r)
 }
 
@@ -796,9 +832,9 @@ func (g *gate) work1(w *gateWorker, b *gateBatch) {
 	}
 }
 
-// merge1 records each row's key and adds the texts of test and outside
-// rows to the fingerprint groups and, for each new text, its signature to
-// the LSH buckets.
+// merge1 records each row's key (a train row's text comes in pass 2) and
+// adds the texts of test and outside rows to the fingerprint groups and,
+// for each new text, its signature to the LSH buckets.
 func (g *gate) merge1(b *gateBatch) {
 	p, bands := g.opt.Permutations, g.opt.Bands
 	for i := range b.rows {
@@ -860,11 +896,11 @@ func (g *gate) merge1(b *gateBatch) {
 	}
 }
 
-// analyse sorts the keys of pass 1 to find groups on both sides, repeated
-// ids and texts repeated within a side under other sources. Counts are
-// complete; the pairs it keeps to name (the first MaxFindings of each
-// check in input order, and a few more: pass 2 drops hash collisions) are
-// read back in pass 2.
+// analyse sorts the keys of passes 1 and 2 to find groups on both sides,
+// repeated ids and texts repeated within a side under other sources.
+// Counts are complete; the pairs it keeps to name (the first MaxFindings of each
+// check in input order, and a few more: pass 3 drops hash collisions) are
+// read back in pass 3.
 func (g *gate) analyse() {
 	keys := g.keys
 	keep := func(check string, a, b uint32) {
@@ -923,7 +959,7 @@ func (g *gate) analyse() {
 	g.keys = nil // no longer needed
 
 	// Name the first findings of each check in input order, with spare
-	// ones for pairs that pass 2 finds to be hash collisions.
+	// ones for pairs that pass 3 finds to be hash collisions.
 	slices.SortStableFunc(g.seqPairs, func(a, b gateSeqPair) int {
 		return cmp.Or(strings.Compare(a.check, b.check), cmp.Compare(max(a.a, a.b), max(b.a, b.b)), cmp.Compare(a.a, b.a))
 	})
@@ -1072,47 +1108,58 @@ func (f *bandFilter) has(band int, v uint32) bool {
 	return f.bits[i>>6]&(1<<(i&63)) != 0
 }
 
-// read2 passes train rows with text on to be looked up, and keeps the
-// rows that findings of pass 1 name.
+// read2 passes train rows with text on to be hashed and looked up.
 func (g *gate) read2(r Row, side int, add func(Row) error) error {
-	seq := uint32(g.rows2)
 	g.rows2++
+	if side != sideTrain || r.Text == "" {
+		return nil
+	}
+	r.File = g.intern(r.File)
+	r.Sensitivity, r.Label, r.SplitLabel, r.Group = "", "", "", ""
+	return add(r)
+}
+
+// read3 keeps the file, row, id and group of the rows that findings of
+// the keys name.
+func (g *gate) read3(r Row, _ int, _ func(Row) error) error {
+	seq := uint32(g.rows3)
+	g.rows3++
 	if ref, ok := g.wanted[seq]; ok && ref == nil {
 		name, _ := g.groupOf(&r)
 		g.wanted[seq] = &gateRef{id: strings.Clone(r.ID), file: g.intern(r.File), row: r.Index}
 		g.groupNames[seq] = strings.Clone(name)
 	}
-	if side == sideTrain && r.Text != "" && len(g.groupFirst) > 0 {
-		r.File = g.intern(r.File)
-		r.Sensitivity, r.Label, r.SplitLabel, r.Group = "", "", "", ""
-		return add(r)
-	}
 	return nil
 }
 
-// work2 looks train rows up: the text group with the same fingerprint, and
-// the text groups sharing an LSH band whose signatures agree in enough
-// positions.
+// work2 hashes train rows and looks them up: the text group with the same
+// fingerprint, and the text groups sharing an LSH band whose signatures
+// agree in enough positions.
 func (g *gate) work2(w *gateWorker, b *gateBatch) {
 	n, p, bands := len(b.rows), g.opt.Permutations, g.opt.Bands
+	near := g.near && len(g.groupFirst) > 0
+	b.fps = make([]uint64, n)
+	b.empty = make([]bool, n)
 	b.exact = make([]int32, n)
 	b.near = make([][]gateNear, n)
-	if g.near && len(w.seen) != len(g.groupFirst) {
+	if near && len(w.seen) != len(g.groupFirst) {
 		w.seen = make([]uint32, len(g.groupFirst))
 		w.gen = 0
 	}
 	for i, r := range b.rows {
 		b.exact[i] = -1
-		fp, ok := g.hash(w, r.Text, g.near)
+		fp, ok := g.hash(w, r.Text, near)
 		if !ok {
+			b.empty[i] = true
 			continue
 		}
+		b.fps[i] = fp
 		exact := int32(-1)
 		if grp, ok := g.fpGroup[fp]; ok {
 			exact = grp
 		}
 		b.exact[i] = exact
-		if !g.near {
+		if !near {
 			continue
 		}
 		// A band can only match a bucket when its first element is one
@@ -1163,10 +1210,15 @@ func (g *gate) work2(w *gateWorker, b *gateBatch) {
 	}
 }
 
-// merge2 counts and records the pairs of a batch of train rows.
+// merge2 completes the keys of a batch of train rows with their texts,
+// and counts and records their pairs.
 func (g *gate) merge2(b *gateBatch) {
 	g.candidates += b.candidates
 	for i, r := range b.rows {
+		if seq := int(b.seqs[i]); !b.empty[i] && seq < len(g.keys) { // else the rows changed, an error
+			k := &g.keys[seq]
+			k.text, k.flags = b.fps[i], k.flags|keyHasText
+		}
 		if b.exact[i] < 0 && len(b.near[i]) == 0 {
 			continue
 		}

@@ -669,7 +669,8 @@ func TestCheckEmptyTexts(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.Passed, "%+v", rep.Checks)
 
-	// No test text at all: the second pass is not needed.
+	// No test text at all: the second pass hashes the train texts, and
+	// there is nothing for a third to name.
 	for i := range rows {
 		if rows[i].Side == Test {
 			rows[i].Text = ""
@@ -680,7 +681,16 @@ func TestCheckEmptyTexts(t *testing.T) {
 	rep, err = Check(context.Background(), src, gtOptions())
 	require.NoError(t, err)
 	assert.True(t, rep.Passed)
+	assert.Equal(t, 2, opens)
+
+	// No train rows: the second pass is not needed either.
+	test := slices.DeleteFunc(slices.Clone(rows), func(r Row) bool { return r.Side == Train })
+	opens = 0
+	src = func() (RowIterator, error) { opens++; return test.source()() }
+	rep, err = Check(context.Background(), src, gtOptions())
+	require.NoError(t, err)
 	assert.Equal(t, 1, opens)
+	assert.Zero(t, rep.Splits[Train].Rows)
 }
 
 func TestCheckMaxFindings(t *testing.T) {
@@ -807,7 +817,22 @@ func TestCheckRowErrors(t *testing.T) {
 					return &gtIter{rows: rows}, nil
 				}
 			}(),
-			want: "splits: the rows changed between the gate's two passes (2 rows, then 3)",
+			want: "splits: the rows changed between the gate's passes (2 rows, then 3)",
+		},
+		{
+			name: "rows change before the third pass",
+			src: func() func() (RowIterator, error) {
+				n := 0
+				return func() (RowIterator, error) {
+					n++
+					rows := []Row{{Side: Test, ID: "a", Text: "a b c"}, {Side: Train, ID: "a", Text: "d e f"}}
+					if n > 2 {
+						rows = append(rows, Row{Side: Train})
+					}
+					return &gtIter{rows: rows}, nil
+				}
+			}(),
+			want: "splits: the rows changed between the gate's passes (2 rows, then 3)",
 		},
 	}
 	for _, tt := range tests {
