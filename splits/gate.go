@@ -909,7 +909,7 @@ func (g *gate) analyse() {
 	trainTest := func(k gateKey) bool { return k.side != sideAgainst }
 
 	// Groups: the first row of each side, per group.
-	eachRun(keys, keyHasGroup, func(k gateKey) [2]uint64 { return [2]uint64{k.group} }, func(run []gateKey) {
+	eachRun(keys, keyHasGroup, func(k gateKey) [2]uint64 { return [2]uint64{0, k.group} }, func(run []gateKey) {
 		first := [2]int{-1, -1}
 		for _, k := range run {
 			if trainTest(k) && first[k.side] < 0 {
@@ -927,7 +927,7 @@ func (g *gate) analyse() {
 		}
 	})
 	// Ids: every row after the first with the same id.
-	eachRun(keys, keyHasID, func(k gateKey) [2]uint64 { return [2]uint64{k.id} }, func(run []gateKey) {
+	eachRun(keys, keyHasID, func(k gateKey) [2]uint64 { return [2]uint64{0, k.id} }, func(run []gateKey) {
 		first := -1
 		for _, k := range run {
 			if !trainTest(k) {
