@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -15,6 +17,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 )
 
@@ -65,11 +68,78 @@ func (p *parquetWriter) Write(rec arrow.Record) error {
 	return p.sink.err
 }
 
+// Close writes the last row group and the footer. Both are held in memory
+// while Arrow writes them (the last row group is bounded by RowGroupRows),
+// so that the footer can be put in a stable order before any of it goes
+// out (stableFooter): the same rows give the same bytes.
 func (p *parquetWriter) Close() error {
-	if err := p.fw.Close(); err != nil {
+	p.sink.hold = true
+	err := p.fw.Close()
+	tail := p.sink.held
+	p.sink.hold, p.sink.held = false, nil
+	if err != nil {
 		return err
 	}
+	if p.sink.err != nil {
+		return p.sink.err
+	}
+	_, _ = p.sink.Write(stableFooter(tail))
 	return p.sink.err
+}
+
+// dictionaryPage is the Parquet format's PageType of a dictionary page.
+const dictionaryPage = 2
+
+// stableFooter puts the page-encoding statistics of every column chunk in
+// the footer at the end of a Parquet file's tail in one order (dictionary
+// pages first, then by encoding). Arrow writes them from a Go map, so a
+// chunk whose dictionary fell back to plain encoding (large outputs) would
+// otherwise list them in a different order from run to run, and the same
+// rows would make different files, with different manifest hashes. The
+// footer keeps its length; a tail it cannot read back exactly is left as
+// it is.
+func stableFooter(tail []byte) []byte {
+	n := len(tail)
+	if n < 8 || string(tail[n-4:]) != "PAR1" {
+		return tail
+	}
+	size := int(binary.LittleEndian.Uint32(tail[n-8 : n-4]))
+	if size > n-8 {
+		return tail
+	}
+	footer := tail[n-8-size : n-8]
+	fmd, err := metadata.NewFileMetaData(footer, nil)
+	if err != nil {
+		return tail
+	}
+	moved := false
+	for _, rg := range fmd.RowGroups {
+		for _, col := range rg.Columns {
+			if col.MetaData == nil {
+				continue
+			}
+			st := col.MetaData.EncodingStats
+			less := func(i, j int) bool {
+				if st[i].PageType != st[j].PageType {
+					return st[i].PageType == dictionaryPage
+				}
+				return st[i].Encoding < st[j].Encoding
+			}
+			if !sort.SliceIsSorted(st, less) {
+				sort.SliceStable(st, less)
+				moved = true
+			}
+		}
+	}
+	if !moved {
+		return tail
+	}
+	out, err := fmd.Serialize(context.Background())
+	if err != nil || len(out) != size {
+		return tail
+	}
+	copy(footer, out)
+	return tail
 }
 
 // errWriter keeps the first error of the writer it wraps and fails every
@@ -79,11 +149,19 @@ func (p *parquetWriter) Close() error {
 type errWriter struct {
 	w   io.Writer
 	err error
+	// hold keeps what is written in held instead of passing it on: the
+	// tail of the file while the footer is written (parquetWriter.Close).
+	hold bool
+	held []byte
 }
 
 func (e *errWriter) Write(p []byte) (int, error) {
 	if e.err != nil {
 		return 0, e.err
+	}
+	if e.hold {
+		e.held = append(e.held, p...)
+		return len(p), nil
 	}
 	n, err := e.w.Write(p)
 	if err == nil && n < len(p) {
