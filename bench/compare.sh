@@ -78,6 +78,9 @@ cleanup_src() {
 }
 trap 'cleanup_src; [ -n "${TIMEAWARE_BENCH_DIR:-}" ] || rm -rf "$work"' EXIT
 
+# What the checkout is when it is built (the run may outlast later commits).
+new_head="$(cd "$repo" && git rev-parse --short=12 HEAD)"
+new_dirty="$(cd "$repo" && git status --porcelain --untracked-files=no | wc -l)"
 echo "== building the base ($base_rev, ${base_commit:0:12}) and the checkout" >&2
 (cd "$repo" && git worktree add --detach --quiet "$src/base" "$base_commit")
 mkdir -p "$work/base" "$work/new"
@@ -223,8 +226,7 @@ for c in "${cases[@]}"; do
     esac
 done
 
-"$PYTHON" - "$results" "$base_rev" "${base_commit:0:12}" "$(cd "$repo" && git rev-parse --short=12 HEAD)" \
-    "$(cd "$repo" && git status --porcelain --untracked-files=no | wc -l)" "$rounds" <<'PY'
+"$PYTHON" - "$results" "$base_rev" "${base_commit:0:12}" "$new_head" "$new_dirty" "$rounds" <<'PY'
 import statistics
 import sys
 
