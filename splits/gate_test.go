@@ -820,6 +820,21 @@ func TestCheckRowErrors(t *testing.T) {
 			want: "splits: the rows changed between the gate's passes (2 rows, then 3)",
 		},
 		{
+			name: "rows change between passes, the new row with a text",
+			src: func() func() (RowIterator, error) {
+				n := 0
+				return func() (RowIterator, error) {
+					n++
+					rows := []Row{{Side: Test, Text: "a b c"}, {Side: Train, Text: "d e f"}}
+					if n > 1 {
+						rows = append(rows, Row{Side: Train, Text: "g h i"})
+					}
+					return &gtIter{rows: rows}, nil
+				}
+			}(),
+			want: "splits: the rows changed between the gate's passes (2 rows, then 3)",
+		},
+		{
 			name: "rows change before the third pass",
 			src: func() func() (RowIterator, error) {
 				n := 0
