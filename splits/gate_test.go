@@ -806,47 +806,17 @@ func TestCheckRowErrors(t *testing.T) {
 		},
 		{
 			name: "rows change between passes",
-			src: func() func() (RowIterator, error) {
-				n := 0
-				return func() (RowIterator, error) {
-					n++
-					rows := []Row{{Side: Test, Text: "a b c"}, {Side: Train, Text: "d e f"}}
-					if n > 1 {
-						rows = append(rows, Row{Side: Train})
-					}
-					return &gtIter{rows: rows}, nil
-				}
-			}(),
+			src:  rowsGrowAfter(1, Row{Side: Test, Text: "a b c"}, Row{Side: Train, Text: "d e f"}, Row{Side: Train}),
 			want: "splits: the rows changed between the gate's passes (2 rows, then 3)",
 		},
 		{
 			name: "rows change between passes, the new row with a text",
-			src: func() func() (RowIterator, error) {
-				n := 0
-				return func() (RowIterator, error) {
-					n++
-					rows := []Row{{Side: Test, Text: "a b c"}, {Side: Train, Text: "d e f"}}
-					if n > 1 {
-						rows = append(rows, Row{Side: Train, Text: "g h i"})
-					}
-					return &gtIter{rows: rows}, nil
-				}
-			}(),
+			src:  rowsGrowAfter(1, Row{Side: Test, Text: "a b c"}, Row{Side: Train, Text: "d e f"}, Row{Side: Train, Text: "g h i"}),
 			want: "splits: the rows changed between the gate's passes (2 rows, then 3)",
 		},
 		{
 			name: "rows change before the third pass",
-			src: func() func() (RowIterator, error) {
-				n := 0
-				return func() (RowIterator, error) {
-					n++
-					rows := []Row{{Side: Test, ID: "a", Text: "a b c"}, {Side: Train, ID: "a", Text: "d e f"}}
-					if n > 2 {
-						rows = append(rows, Row{Side: Train})
-					}
-					return &gtIter{rows: rows}, nil
-				}
-			}(),
+			src:  rowsGrowAfter(2, Row{Side: Test, ID: "a", Text: "a b c"}, Row{Side: Train, ID: "a", Text: "d e f"}, Row{Side: Train}),
 			want: "splits: the rows changed between the gate's passes (2 rows, then 3)",
 		},
 	}
@@ -860,6 +830,21 @@ func TestCheckRowErrors(t *testing.T) {
 				assert.ErrorIs(t, err, tt.is)
 			}
 		})
+	}
+}
+
+// rowsGrowAfter is a row source that gives test and train, and from its
+// open number pass+1 on, extra after them: rows that change between the
+// gate's passes.
+func rowsGrowAfter(pass int, test, train, extra Row) RowSource {
+	n := 0
+	return func() (RowIterator, error) {
+		n++
+		rows := []Row{test, train}
+		if n > pass {
+			rows = append(rows, extra)
+		}
+		return &gtIter{rows: rows}, nil
 	}
 }
 

@@ -456,6 +456,7 @@ def _assign_groups(items: list[Any], prompts: Sequence[Any] | None, size: int | 
     n = len(items)
     ps = list(prompts) if isinstance(prompts, (list, tuple)) else []
     call = uuid.uuid4().hex[:12]
+    whole: dict[int, bool] = {}  # block -> whether its completions share one prompt
     for i in grouped:
         source = items[i][0]
         if size is None:
@@ -468,9 +469,10 @@ def _assign_groups(items: list[Any], prompts: Sequence[Any] | None, size: int | 
                                      "num_generations, so that no group is split across processes")
             continue
         block = i // size
-        members = range(block * size, block * size + size)
-        if len(ps) == n and any(json.dumps(ps[j], sort_keys=True, default=str) !=
-                                json.dumps(ps[block * size], sort_keys=True, default=str) for j in members):
+        if block not in whole:  # without the prompts (outside a trainer) the blocks are taken as given
+            whole[block] = len(ps) != n or len({json.dumps(ps[j], sort_keys=True, default=str)
+                                                for j in range(block * size, block * size + size)}) == 1
+        if not whole[block]:
             items[i] = _Skip(source, f"completions {block * size} to {block * size + size - 1} are not of one "
                                      f"prompt: the group of {size} is not whole in this call")
             continue
