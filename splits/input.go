@@ -48,6 +48,8 @@ type inputRows struct {
 	noText []string
 	// textCols is the number of text values the current file leaves out.
 	textCols int
+	// padded holds a row's values with the left-out texts in front.
+	padded [][]string
 }
 
 // textSkipper is a RowIterator that can leave out the texts of the rows of
@@ -61,7 +63,9 @@ func (r *inputRows) skipTexts(sides ...string) { r.noText = sides }
 
 // fileRows yields the values of one file's rows.
 type fileRows interface {
-	next() (values, error) // io.EOF at the end
+	// next returns the next row's values (io.EOF at the end), which may
+	// be overwritten by the call after.
+	next() (values, error)
 	close()
 }
 
@@ -96,7 +100,8 @@ func (r *inputRows) Next() (Row, error) {
 			return Row{}, err
 		}
 		if r.textCols > 0 {
-			v.vals = append(make([][]string, r.textCols, r.textCols+len(v.vals)), v.vals...)
+			r.padded = append(append(r.padded[:0], make([][]string, r.textCols)...), v.vals...)
+			v.vals = r.padded
 		}
 		return makeRow(&r.inputs[r.next], v)
 	}
@@ -187,6 +192,10 @@ type arrowRows struct {
 	get   []arrowGetter
 	i, n  int
 	seen  int
+	// vals and lists hold the values of the row last read: a row's values
+	// are dead once makeRow has taken the strings out of them.
+	vals  []string
+	lists [][]string
 }
 
 func (a *arrowRows) next() (values, error) {
@@ -213,10 +222,13 @@ func (a *arrowRows) next() (values, error) {
 		}
 		a.rec, a.get, a.i, a.n = rec, get, 0, int(rec.NumRows())
 	}
-	v := values{row: a.seen + 1, vals: make([][]string, len(a.get))}
-	for k, g := range a.get {
-		v.vals[k] = g(a.i, nil)
+	a.lists, a.vals = a.lists[:0], a.vals[:0]
+	for _, g := range a.get {
+		from := len(a.vals)
+		a.vals = g(a.i, a.vals)
+		a.lists = append(a.lists, a.vals[from:len(a.vals):len(a.vals)])
 	}
+	v := values{row: a.seen + 1, vals: a.lists}
 	a.i++
 	a.seen++
 	return v, nil
@@ -270,7 +282,8 @@ func makeRow(in *Input, v values) (Row, error) {
 	k := 0
 	text := v.vals[k:len(c.Text)]
 	k += len(c.Text)
-	var parts []string
+	var partsBuf [16]string
+	parts := partsBuf[:0]
 	for _, t := range text {
 		parts = append(parts, t...)
 	}
@@ -286,7 +299,8 @@ func makeRow(in *Input, v values) (Row, error) {
 		}
 		return "", fmt.Errorf("splits: %s: row %d: column %s holds %d values; want one", in.Path, v.row, col, len(vs))
 	}
-	var ids []string
+	var idsBuf [4]string
+	ids := idsBuf[:0]
 	for _, col := range c.ID {
 		s, err := scalar(col)
 		if err != nil {
@@ -296,17 +310,17 @@ func makeRow(in *Input, v values) (Row, error) {
 	}
 	r.ID = displayID(c.ID, ids)
 	var err error
-	for _, f := range []struct {
-		col string
-		dst *string
-	}{{c.Source, &r.Source}, {c.Group, &r.Group}, {c.Split, &r.SplitLabel}, {c.Sensitivity, &r.Sensitivity}, {c.Label, &r.Label}} {
-		if f.col == "" {
+	cols := [...]string{c.Source, c.Group, c.Split, c.Sensitivity, c.Label}
+	var got [len(cols)]string
+	for i, col := range cols {
+		if col == "" {
 			continue
 		}
-		if *f.dst, err = scalar(f.col); err != nil {
+		if got[i], err = scalar(col); err != nil {
 			return Row{}, err
 		}
 	}
+	r.Source, r.Group, r.SplitLabel, r.Sensitivity, r.Label = got[0], got[1], got[2], got[3], got[4]
 	if r.Source == "" && len(ids) > 0 {
 		r.Source = ids[0]
 	}
