@@ -164,21 +164,10 @@ run_puzzles() {
 serve() {
     local side="$1" mode="$2" field="$3"
     shift 3
-    local log="$work/serve-$side.log" addr="" pid
-    TIMEAWARE_TIMERS_SECRET="bench-compare-secret-0123456789abcdef" "$work/$side/timeaware" serve --addr 127.0.0.1:0 \
-        2>"$log" &
-    pid=$!
-    for _ in $(seq 200); do
-        addr="$(sed -n 's/.*msg=serving addr=\([^ ]*\).*/\1/p' "$log")"
-        if [ -n "$addr" ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
-        sleep 0.05
-    done
-    if [ -z "$addr" ]; then
-        echo "bench/compare.sh: the $side server did not start:" >&2
-        cat "$log" >&2
-        exit 1
-    fi
-    "$loadgen" -mode wait -url "http://$addr" -timeout 30s
+    local server_pid url
+    TIMEAWARE_TIMERS_SECRET="bench-compare-secret-0123456789abcdef" \
+        bench_start_server "bench/compare.sh ($side)" "$work/$side/timeaware" "$work/serve-$side.log"
+    local pid="$server_pid" addr="${url#http://}"
     "$loadgen" -mode "$mode" -url "http://$addr" -server-pid "$pid" -warmup 1s -duration "${serve_seconds}s" -json "$@" \
         >"$work/loadgen.json" 2>"$work/loadgen.err" || {
         echo "bench/compare.sh: the load generator failed against the $side server:" >&2

@@ -77,3 +77,28 @@ bench_seconds() {
 bench_rss_mb() {
     awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2 / 1024}' "$1"
 }
+
+# bench_start_server NAME BIN LOG [FLAGS...]: start "BIN FLAGS... serve" on a
+# free loopback port (port 0: the kernel picks one, which the server logs;
+# $serve_addr, when set, is the address to listen on instead), its log in
+# LOG. Sets server_pid, and url once /healthz answers ($loadgen -mode wait).
+# NAME names the calling script in the error when the server does not start.
+bench_start_server() {
+    local name="$1" bin="$2" log="$3"
+    shift 3
+    "$bin" "$@" serve --addr "${serve_addr:-127.0.0.1:0}" 2>"$log" &
+    server_pid=$!
+    local addr=""
+    for _ in $(seq 200); do
+        addr="$(sed -n 's/.*msg=serving addr=\([^ ]*\).*/\1/p' "$log")"
+        if [ -n "$addr" ] || ! kill -0 "$server_pid" 2>/dev/null; then break; fi
+        sleep 0.05
+    done
+    if [ -z "$addr" ]; then
+        echo "$name: the server did not start:" >&2
+        cat "$log" >&2
+        exit 1
+    fi
+    url="http://$addr"
+    "$loadgen" -mode wait -url "$url" -timeout 30s
+}

@@ -159,8 +159,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
-shared="${TIMEAWARE_SHARED:-$repo/../shared}"
+source "$here/../lib.sh"
 if [ -z "${PYTHON:-}" ]; then
     if [ -x "$repo/.venv/bin/python" ]; then PYTHON="$repo/.venv/bin/python"; else PYTHON=python3; fi
 fi
@@ -304,21 +303,7 @@ start_server() {
     local log="$1"
     shift
     TIMEAWARE_TIMERS_SECRET="bench-serve-secret-$$-0123456789abcdef" TIMEAWARE_SERVE_MEMORY_LIMIT=536870912 \
-        "$bin" "$@" serve --addr "${serve_addr:-127.0.0.1:0}" 2>"$log" &
-    server_pid=$!
-    local addr=""
-    for _ in $(seq 200); do
-        addr="$(sed -n 's/.*msg=serving addr=\([^ ]*\).*/\1/p' "$log")"
-        if [ -n "$addr" ] || ! kill -0 "$server_pid" 2>/dev/null; then break; fi
-        sleep 0.05
-    done
-    if [ -z "$addr" ]; then
-        echo "run.sh: the server did not start:" >&2
-        cat "$log" >&2
-        exit 1
-    fi
-    url="http://$addr"
-    "$loadgen" -mode wait -url "$url" -timeout 30s
+        bench_start_server run.sh "$bin" "$log" "$@"
 }
 
 # alive PID: whether the process runs (a zombie, dead but not yet waited
