@@ -196,8 +196,7 @@ func (p *litParser) str() error {
 		switch {
 		case c == quote:
 			p.i++
-			enc, _ := json.Marshal(b.String())
-			p.out.Write(enc)
+			p.out.WriteString(jsonText(b.String()))
 			return nil
 		case c == '\n':
 			return p.errorf("a line break inside a string")
@@ -264,7 +263,7 @@ func (p *litParser) number() error {
 		p.i = start
 		return p.errorf("not a number: %s", p.near())
 	}
-	if json.Valid([]byte(text)) && text[0] != '+' {
+	if _, err := strconv.ParseFloat(text, 64); err == nil && json.Valid([]byte(text)) && text[0] != '+' {
 		p.out.WriteString(text)
 		return nil
 	}

@@ -93,7 +93,11 @@ type object map[string]json.RawMessage
 
 // shown is a value as the user reads it in a message, cut short.
 func shown(raw json.RawMessage) string {
+	var b bytes.Buffer
 	s := string(bytes.TrimSpace(raw))
+	if json.Compact(&b, raw) == nil {
+		s = strings.NewReplacer(`","`, `", "`, `,"`, `, "`).Replace(b.String())
+	}
 	if r := []rune(s); len(r) > 40 {
 		s = string(r[:40]) + "…"
 	}
@@ -293,9 +297,9 @@ func jsonArray(ctx context.Context, data []byte, f *fileRun, convert func(index 
 func plainJSONError(err error) string {
 	var se *json.SyntaxError
 	switch {
-	case errors.As(err, &se):
+	case errors.As(err, &se) && !strings.Contains(se.Error(), "unexpected end"):
 		return fmt.Sprintf("%s (byte %d)", se.Error(), se.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case se != nil, errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return "the text ends too soon"
 	}
 	var te *json.UnmarshalTypeError
