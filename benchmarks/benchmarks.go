@@ -28,6 +28,18 @@ const (
 // benchmark's terms or the file's split forbid.
 var ErrTrainingRefused = errors.New("refused for training")
 
+// OptionError is the error of a field of Options: a split, a purpose, a
+// context setting or a prompt kind the benchmark does not have.
+type OptionError struct{ Err error }
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
+func optionErrorf(format string, args ...any) error {
+	return &OptionError{Err: fmt.Errorf(format, args...)}
+}
+
 // SplitFile says which released files are which split.
 type SplitFile struct {
 	// Files is the released files' names, with <easy|hard>-style
@@ -136,7 +148,7 @@ func (b *Benchmark) Target(path string, opt Options) (Target, error) {
 	if opt.Split != "" {
 		s, err := ParseSplit(opt.Split)
 		if err != nil {
-			return Target{}, err
+			return Target{}, &OptionError{Err: err}
 		}
 		split = s
 	}
@@ -174,8 +186,8 @@ func ParseSplit(s string) (string, error) {
 // NameError is the error of a file whose name says no split or subset the
 // benchmark knows.
 type NameError struct {
-	Benchmark              *Benchmark
-	Path                   string
+	Benchmark             *Benchmark
+	Path                  string
 	NeedSplit, NeedSubset bool
 }
 
@@ -225,7 +237,7 @@ func (b *Benchmark) Import(ctx context.Context, r io.Reader, path string, opt Op
 // newRun checks opt for the benchmark and starts the run of one file.
 func (b *Benchmark) newRun(path string, t Target, opt Options, emit func(*Record) error) (*fileRun, error) {
 	if opt.Purpose != "" && opt.Purpose != PurposeEval && opt.Purpose != PurposeTrain {
-		return nil, fmt.Errorf("purpose %q: want eval or train", opt.Purpose)
+		return nil, optionErrorf("purpose %q: want eval or train", opt.Purpose)
 	}
 	context := opt.Context
 	if context == "" && len(b.Contexts) > 0 {
@@ -233,14 +245,14 @@ func (b *Benchmark) newRun(path string, t Target, opt Options, emit func(*Record
 	}
 	if context != "" && !slices.Contains(b.Contexts, context) {
 		if len(b.Contexts) == 0 {
-			return nil, fmt.Errorf("context %q: %s has no context setting", opt.Context, b.Name)
+			return nil, optionErrorf("context %q: %s has no context setting", opt.Context, b.Name)
 		}
-		return nil, fmt.Errorf("context %q: want one of %s for %s", opt.Context, strings.Join(b.Contexts, ", "), b.Name)
+		return nil, optionErrorf("context %q: want one of %s for %s", opt.Context, strings.Join(b.Contexts, ", "), b.Name)
 	}
 	prompts := maps.Clone(b.prompt)
 	for kind, p := range opt.Prompts {
 		if _, ok := b.prompt[kind]; !ok {
-			return nil, fmt.Errorf("prompt %q: %s has no such kind of record", kind, b.Name)
+			return nil, optionErrorf("prompt %q: %s has no such kind of record", kind, b.Name)
 		}
 		if p != "" {
 			prompts[kind] = p
@@ -258,20 +270,20 @@ type Row struct {
 	GroundTruth string
 	// The fields of extra_info.
 	Benchmark, Split, Subset, ID, Category, Licence string
-	TrainingAllowed                                bool
-	Index                                          int
+	TrainingAllowed                                 bool
+	Index                                           int
 }
 
 // The causes of a record not converted.
 const (
-	CauseNotJSON   = "not_json"    // the record is not a JSON object
-	CauseTruncated = "truncated"   // the file ends inside the record
-	CauseMissing   = "missing"     // a field is not there
-	CauseWrongKind = "wrong_kind"  // a field holds a value of another kind
-	CauseEmpty     = "empty"       // a field that must hold something is empty
-	CauseBadLabel  = "bad_label"   // a Test of Time label is no Python or JSON literal
-	CauseBadAnswer = "bad_answer"  // a TRAM answer names no option
-	CauseBadRow    = "bad_row"     // a CSV row does not parse or has the wrong number of fields
+	CauseNotJSON   = "not_json"   // the record is not a JSON object
+	CauseTruncated = "truncated"  // the file ends inside the record
+	CauseMissing   = "missing"    // a field is not there
+	CauseWrongKind = "wrong_kind" // a field holds a value of another kind
+	CauseEmpty     = "empty"      // a field that must hold something is empty
+	CauseBadLabel  = "bad_label"  // a Test of Time label is no Python or JSON literal
+	CauseBadAnswer = "bad_answer" // a TRAM answer names no option
+	CauseBadRow    = "bad_row"    // a CSV row does not parse or has the wrong number of fields
 )
 
 // Record is one record of a file after import.

@@ -45,7 +45,7 @@ var TestOfTime = Benchmark{
 	AnswerFormat: `a JSON object the question asks for; ground_truth {"kind": "arithmetic", "label": {...}} ` +
 		`(the label's dict) or {"kind": "semantic", "label": {"answer": "..."}}`,
 	detect: totTarget,
-	read: readToT,
+	read:   readToT,
 	prompt: map[string]string{"": "{context}{question}\n\n" +
 		"Think step by step if you need to, then end your reply with the JSON object the question asks for, on its own."},
 }

@@ -3,7 +3,9 @@ package benchmarks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/timeaware/timeaware/internal/output"
 	"github.com/timeaware/timeaware/synth"
@@ -35,7 +37,8 @@ func (e *InputError) Unwrap() error { return e.Err }
 // terms or a test split forbid (wrapping ErrTrainingRefused) stops it, and
 // so do opt's errors. An error while a file is read (the file's, report's
 // or ctx's) is an *InputError; the others are about o's files. Nothing is
-// written unless every file was read. o's TestFraction must be zero.
+// written unless every file was read and one record at least was
+// converted. o's TestFraction must be zero.
 func Write(ctx context.Context, b *Benchmark, paths []string, opt Options, o synth.Output,
 	report func(*Record) error) (*synth.Written[*Summary], error) {
 	if o.TestFraction != 0 {
@@ -76,6 +79,9 @@ func Write(ctx context.Context, b *Benchmark, paths []string, opt Options, o syn
 			}
 			inputs[first+i] = in.Entry("benchmark_file")
 			total.Add(sum)
+		}
+		if total.Converted == 0 {
+			return nil, &InputError{Path: strings.Join(paths, ", "), Err: fmt.Errorf("%s: no record was converted (%s)", strings.Join(paths, ", "), total)}
 		}
 		return total, nil
 	})
