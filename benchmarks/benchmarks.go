@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -258,7 +257,7 @@ func (b *Benchmark) newRun(path string, t Target, opt Options, emit func(*Record
 			prompts[kind] = p
 		}
 	}
-	return &fileRun{b: b, path: path, base: filepath.Base(path), t: t, context: context, prompts: prompts,
+	return &fileRun{b: b, path: path, t: t, context: context, prompts: prompts,
 		emit: emit, sum: newSummary()}, nil
 }
 
@@ -350,13 +349,13 @@ func (e *recordError) Unwrap() error { return e.err }
 
 // fileRun is the import of one file.
 type fileRun struct {
-	b          *Benchmark
-	path, base string
-	t          Target
-	context    string
-	prompts    map[string]string
-	emit       func(*Record) error
-	sum        *Summary
+	b       *Benchmark
+	path    string
+	t       Target
+	context string
+	prompts map[string]string
+	emit    func(*Record) error
+	sum     *Summary
 	// idOf is the id of the record at index when the benchmark's ids are
 	// positions (TRAM, Test of Time); nil when records carry their own.
 	idOf func(index int) string
@@ -383,7 +382,7 @@ func (f *fileRun) done(index int, id string, row *Row, fe *fieldError, repaired 
 	}
 	if row == nil {
 		rec.Cause = fe.cause
-		rec.Err = &recordError{file: f.base, number: index + 1, id: id, err: fe}
+		rec.Err = &recordError{file: f.path, number: index + 1, id: id, err: fe}
 		f.sum.NotConverted[fe.cause]++
 	} else {
 		f.sum.Converted++

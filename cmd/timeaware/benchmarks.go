@@ -79,7 +79,9 @@ func (a *app) benchmarksImportCmd() *cobra.Command {
 		Example: `  timeaware benchmarks import tram examples/benchmarks/tram/arithmetic_shots_mcq.csv --out out/tram.jsonl
   timeaware benchmarks import timeqa examples/benchmarks/timeqa/human_train.easy.json.gzip --context none --out out/timeqa.parquet`,
 		Args: cobra.MinimumNArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return a.runBenchmarksImport(cmd, &f, args[0], args[1:]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runBenchmarksImport(cmd, &f, args[0], args[1:])
+		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&f.out, "out", "", "output rows; the extension picks the format unless --format is given (required)")
@@ -88,7 +90,7 @@ func (a *app) benchmarksImportCmd() *cobra.Command {
 	fs.StringVar(&f.purpose, "purpose", benchmarks.PurposeEval, "what the rows are for: eval, or train (refused for Test of Time and for test splits)")
 	fs.StringVar(&f.split, "split", "", "the files' split, train, dev or test (default: from each file's name)")
 	fs.StringVar(&f.subset, "subset", "", "the files' subset (default: from each file's name)")
-	fs.StringVar(&f.context, "context", "", "the context in the prompt: timeqa full (default) or none; tempreason fact (default, fact_context), closed (none) or open (context)")
+	fs.StringVar(&f.context, "context", "", "the context in the prompt: for timeqa full (its page; the rule when not given) or none; for tempreason fact (fact_context; the rule when not given), closed (none) or open (context)")
 	return cmd
 }
 
