@@ -104,27 +104,6 @@ func shown(raw json.RawMessage) string {
 	return s
 }
 
-// kindOf names a JSON value's kind.
-func kindOf(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "a list"
-	case 't', 'f':
-		return "true or false"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
 // str is the string field key.
 func (o object) str(key string) (string, *fieldError) {
 	raw, ok := o[key]
