@@ -36,7 +36,11 @@ func (a *app) benchmarksListCmd() *cobra.Command {
 			for _, b := range benchmarks.All {
 				var splits []string
 				for _, s := range b.Splits {
-					splits = append(splits, strings.TrimSpace(s.Files+" → "+strings.TrimSpace(s.Split+" "+s.Subset)))
+					to := s.Split
+					if s.Subset != "" {
+						to = strings.TrimSpace(to + ", subset " + s.Subset)
+					}
+					splits = append(splits, s.Files+" → "+strings.TrimPrefix(to, ", "))
 				}
 				training := "training allowed on train and dev"
 				if !b.TrainingAllowed {
