@@ -34,6 +34,8 @@ var configChecks = []configCheck{
 		return a.pairsOptions(&prefpairs.DatasetOptions{})
 	}},
 	{"splits", func(a *app) error { _, err := a.gateOptions(); return err }},
+	// The prompt templates are free text: any value is one.
+	{"benchmarks", func(a *app) error { return a.formatKey("benchmarks.format") }},
 	{"synth.timestamps", func(a *app) error { _, _, err := a.timestampsOptions(&synthTimestampsFlags{}); return err }},
 	{"synth.budget", (*app).checkBudgetKeys},
 	{"synth.puzzles", func(a *app) error {

@@ -107,6 +107,7 @@ func TestConfigShowRefusesWhatCommandsRefuse(t *testing.T) {
 		{"TIMEAWARE_SYNTH_TIMESTAMPS_MODE", "nope", []string{"synth", "timestamps", "--input", demoTrajectories, "--seed", "1", "--out", out("t.jsonl")}},
 		{"TIMEAWARE_SYNTH_BUDGET_UNIT", "hours", []string{"synth", "budget", "--input", budgetTasks, "--family", "general", "--seed", "1", "--out", out("b.jsonl")}},
 		{"TIMEAWARE_SYNTH_BUDGET_MULTIPLIERS", "0", []string{"synth", "budget", "--input", budgetTasks, "--family", "game", "--seed", "1", "--out", out("b.jsonl")}},
+		{"TIMEAWARE_BENCHMARKS_FORMAT", "csv", []string{"benchmarks", "import", "tram", "../../examples/benchmarks/tram/arithmetic_shots_saq.csv", "--out", out("r.jsonl")}},
 		{"TIMEAWARE_SYNTH_PUZZLES_YEARS", "2030-1900", []string{"synth", "puzzles", "--count", "2", "--seed", "1", "--out", out("z.jsonl")}},
 		{"TIMEAWARE_SYNTH_TRAVELER_CATEGORIES", "nope", []string{"synth", "traveler", "--count", "2", "--seed", "1", "--out", out("v.jsonl")}},
 		{"TIMEAWARE_SYNTH_NEGOTIATION_CONDITION", "nope", []string{"synth", "negotiation", "--count", "2", "--seed", "1", "--out", out("n.jsonl")}},

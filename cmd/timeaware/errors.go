@@ -130,7 +130,7 @@ func exitCode(err error) int {
 // the CLI drops these prefixes. A test keeps the list in step with the
 // module's packages.
 var internalPackages = []string{
-	"agreement", "atomicfile", "budget", "chat", "commitfs", "conversation", "dataset", "eval", "jsonscan",
+	"agreement", "atomicfile", "benchmarks", "budget", "chat", "commitfs", "conversation", "dataset", "eval", "jsonscan",
 	"memlimit", "negotiation", "output", "pace", "prefpairs", "progress", "puzzles", "rewards", "scenario", "seal", "shard", "splits", "suggest", "synth", "timers",
 	"timestamps", "tokenizer", "traveler", "verifier",
 }

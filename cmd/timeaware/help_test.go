@@ -24,6 +24,7 @@ import (
 var exampleOrder = []string{
 	"timeaware pairs build", "timeaware synth budget", "timeaware synth timestamps", "timeaware synth puzzles",
 	"timeaware synth puzzles solve", "timeaware synth puzzles import-published", "timeaware synth traveler", "timeaware synth negotiation", "timeaware synth distill", "timeaware synth sft",
+	"timeaware benchmarks list", "timeaware benchmarks import",
 	"timeaware eval run", "timeaware eval compare", "timeaware eval nar", "timeaware score", "timeaware splits check",
 	"timeaware serve", "timeaware demo", "timeaware config defaults", "timeaware config show",
 }

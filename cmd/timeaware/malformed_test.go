@@ -153,6 +153,13 @@ func fileInputs(endpoint string) []fileInput {
 			}},
 		{cmd: "synth puzzles import-published", flag: "kb", corpora: []string{"csv"}, ext: ".csv", args: importFlag("kb")},
 		{cmd: "synth puzzles import-published", flag: "year-sets", corpora: []string{"csv"}, ext: ".csv", args: importFlag("year-sets")},
+		// Test of Time's importer reads any name with --subset; the other
+		// importers share its readers (the benchmarks package's fuzz
+		// tests feed them all).
+		{cmd: "benchmarks import", corpora: []string{"json"}, ext: ".json", seeds: []string{"tot.json"}, lenient: true,
+			args: func(in, dir string) []string {
+				return []string{"benchmarks", "import", "test-of-time", in, "--subset", "tot_arithmetic", "--out", out(dir)}
+			}},
 		{cmd: "splits check", corpora: rows, ext: ".jsonl", seeds: []string{"splits-rows.jsonl"}, columns: true,
 			args: func(in, _ string) []string {
 				return append([]string{"splits", "check", in, "--split-column", "split"}, gateColumns...)
@@ -187,7 +194,7 @@ var notFileFlags = map[string]bool{
 	"categories": true, "events": true, "templates": true, "against-text": true, "group": true, "id": true, "label-column": true,
 	"preset": true, "sensitivities": true, "sensitivity-column": true, "split-column": true, "text": true, "data-source": true,
 	"addr": true, "split": true, "time-format": true, "generate-direct": true, "mode": true, "sensitivity": true, "start": true,
-	"by": true, "tool-call-pattern": true,
+	"by": true, "tool-call-pattern": true, "purpose": true, "subset": true, "context": true,
 	// Deprecated: they refuse to run and name the command that replaced them.
 	"solve": true, "import-published": true,
 }

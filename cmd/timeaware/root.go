@@ -109,7 +109,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.cpuProfile, "cpuprofile", "", "write a CPU profile to this file")
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.synthCmd(), a.serveCmd(), a.scoreCmd(), a.evalCmd(), a.demoCmd(), a.configCmd())
+	root.AddCommand(a.pairsCmd(), a.splitsCmd(), a.synthCmd(), a.benchmarksCmd(), a.serveCmd(), a.scoreCmd(), a.evalCmd(), a.demoCmd(), a.configCmd())
 	// cobra's help and completion commands, made now so that a word they
 	// do not know is a usage error too (`help chek`, `completion bsh`
 	// printed help and exited 0).
