@@ -52,7 +52,7 @@ func TestCommandsNeverPassByMistake(t *testing.T) {
 		{"synth alone", []string{"synth"},
 			`"timeaware synth" needs a command: one of budget, distill, negotiation, puzzles, sft, timestamps, traveler`, "timeaware synth"},
 		{"root alone", nil,
-			`"timeaware" needs a command: one of completion, config, demo, eval, pairs, score, serve, splits, synth`, "timeaware"},
+			`"timeaware" needs a command: one of benchmarks, completion, config, demo, eval, pairs, score, serve, splits, synth`, "timeaware"},
 		{"misspelt flag", []string{"pairs", "build", "--inptu", "x.jsonl"},
 			`unknown flag --inptu; did you mean --input?`, "timeaware pairs build"},
 		{"misspelt flag, two close", []string{"splits", "check", "--tset", "x"},
