@@ -73,4 +73,6 @@ func (r *ContaminationReport) WriteGitHubAnnotations(w io.Writer) error {
 }
 
 // String is the report's one line.
-func (r *ContaminationReport) String() string { return fmt.Sprintf("passed=%v %s", r.Passed, r.Summary) }
+func (r *ContaminationReport) String() string {
+	return fmt.Sprintf("passed=%v %s", r.Passed, r.Summary)
+}

@@ -15,7 +15,7 @@ import (
 type ContaminationReport struct {
 	Passed bool `json:"passed"`
 	// Summary is one readable line.
-	Summary string `json:"summary"`
+	Summary string               `json:"summary"`
 	Options ContaminationOptions `json:"options"`
 	// BenchmarkFiles and Keys describe the index; TrainingRows the rows
 	// scanned, ContaminatedRows those holding at least one benchmark record.

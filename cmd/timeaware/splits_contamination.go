@@ -144,4 +144,3 @@ func (a *app) runSplitsContamination(ctx context.Context, args []string, f *spli
 	}
 	return nil
 }
-
