@@ -19,8 +19,8 @@ type TextNorm struct {
 	// Punctuation turns punctuation and symbols (Unicode P* and S*) into
 	// spaces, so that "2019," and "2019" are one word and "Jan.-Feb." two.
 	Punctuation bool `json:"punctuation"`
-	// Numbers folds every number (a run of digits, with one '.' or ','
-	// between digits, as in 3.14 or 1,000) to 0, as datatrove does. Off by
+	// Numbers folds every number (a run of digits, with single '.' or ','
+	// between digits, as in 3.14 or 1,000,000) to 0, as datatrove does. Off by
 	// default: in temporal questions the years and dates are what tell
 	// two questions apart.
 	Numbers bool `json:"numbers"`
@@ -141,6 +141,7 @@ type wordHasher struct {
 	h     uint64
 	start int
 	open  bool
+	zero  bool // the last byte was a folded number: the next number joins it
 }
 
 // Words appends the words of text to dst. A word is a maximal run of
@@ -160,6 +161,14 @@ func (tk *Tokenizer) Words(dst []Word, text string) []Word {
 			w = wordHasher{h: fnvOffset64, start: at, open: true}
 		}
 		w.h = (w.h ^ uint64(b)) * fnvPrime64
+		w.zero = false
+	}
+	// addZero adds a folded number: numbers in a row fold to one 0.
+	addZero := func(at int) {
+		if !w.open || !w.zero {
+			add(at, '0')
+			w.zero = true
+		}
 	}
 	n := tk.norm
 	for i := 0; i < len(text); {
@@ -190,7 +199,7 @@ func (tk *Tokenizer) Words(dst []Word, text string) []Word {
 				i++
 				continue
 			}
-			add(i, '0')
+			addZero(i)
 			i = numberEnd(text, i)
 		case tkMulti:
 			r, size := utf8.DecodeRuneInString(text[i:])
@@ -202,7 +211,7 @@ func (tk *Tokenizer) Words(dst []Word, text string) []Word {
 			if f == "" {
 				end(i)
 			} else if n.Numbers && f == "0" {
-				add(i, '0')
+				addZero(i)
 			} else {
 				for k := 0; k < len(f); k++ {
 					add(i, f[k])
@@ -216,7 +225,8 @@ func (tk *Tokenizer) Words(dst []Word, text string) []Word {
 }
 
 // numberEnd returns the end of the ASCII number that starts at i: digits,
-// then at most one '.' or ',' followed by more digits.
+// then any groups of one '.' or ',' and more digits (3.14, 1,000,000; one
+// number where datatrove's pattern would see 1,000 and ,000).
 func numberEnd(text string, i int) int {
 	digits := func(i int) int {
 		for i < len(text) && '0' <= text[i] && text[i] <= '9' {
@@ -225,7 +235,7 @@ func numberEnd(text string, i int) int {
 		return i
 	}
 	i = digits(i)
-	if i+1 < len(text) && (text[i] == '.' || text[i] == ',') && '0' <= text[i+1] && text[i+1] <= '9' {
+	for i+1 < len(text) && (text[i] == '.' || text[i] == ',') && '0' <= text[i+1] && text[i+1] <= '9' {
 		i = digits(i + 1)
 	}
 	return i
@@ -278,8 +288,11 @@ func (tk *Tokenizer) NormalizeWords(text string) string {
 // appendWord writes the normalised form of one word's original text.
 func (tk *Tokenizer) appendWord(b *strings.Builder, word string) {
 	n := tk.norm
+	zero := false
 	for i := 0; i < len(word); {
 		c := word[i]
+		wasZero := zero
+		zero = false
 		switch tokClass[c] {
 		case tkUpper:
 			if n.Lowercase {
@@ -289,7 +302,10 @@ func (tk *Tokenizer) appendWord(b *strings.Builder, word string) {
 			i++
 		case tkDigit:
 			if n.Numbers {
-				b.WriteByte('0')
+				if !wasZero {
+					b.WriteByte('0')
+				}
+				zero = true
 				i = numberEnd(word, i)
 				continue
 			}
@@ -297,7 +313,15 @@ func (tk *Tokenizer) appendWord(b *strings.Builder, word string) {
 			i++
 		case tkMulti:
 			r, size := utf8.DecodeRuneInString(word[i:])
-			b.WriteString(tk.fold(r))
+			f := tk.fold(r)
+			if n.Numbers && f == "0" {
+				if !wasZero {
+					b.WriteByte('0')
+				}
+				zero = true
+			} else {
+				b.WriteString(f)
+			}
 			i += size
 		default:
 			b.WriteByte(c)
