@@ -109,6 +109,8 @@ type contamWorker struct {
 	pool  []contamAcc
 	seen  map[uint64]struct{}
 	order []uint32
+	keys  []uint64
+	cands []int32
 }
 
 // Scan looks up every training row of src in the index, in parallel, and
@@ -265,10 +267,21 @@ func (ix *ContaminationIndex) scanRow(w *contamWorker, b *contamBatch, row int32
 			a.shortQ = a.shortQ || shortQ
 		}
 	}
-	eachWordRun(words, n, func(key uint64, at int) bool {
-		add(key, at, n, false)
-		return true
-	})
+	// The n-grams' keys first, then the filter over them in a tight loop
+	// whose independent memory reads overlap, then the table for the few
+	// that pass.
+	w.keys = appendRunKeys(w.keys[:0], words, n)
+	w.cands = w.cands[:0]
+	filter, fmask := ix.filter, ix.fmask
+	for i, k := range w.keys {
+		f := (tableKey(k) >> 20) & fmask
+		if filter[f>>6]&(1<<(f&63)) != 0 {
+			w.cands = append(w.cands, int32(i))
+		}
+	}
+	for _, i := range w.cands {
+		add(w.keys[i], int(i), n, false)
+	}
 	if ix.shortLens != 0 {
 		for i, wd := range words {
 			if ix.shortFirst[(wd.Hash>>6)&1023]&(1<<(wd.Hash&63)) == 0 {

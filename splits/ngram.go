@@ -175,8 +175,16 @@ func (tk *Tokenizer) Words(dst []Word, text string) []Word {
 		c := text[i]
 		switch tokClass[c] {
 		case tkLetter:
-			add(i, c)
-			i++
+			// The common case, a run of bytes kept as they are, hashed
+			// without a call per byte.
+			if !w.open {
+				w = wordHasher{h: fnvOffset64, start: i, open: true}
+			}
+			h := w.h
+			for ; i < len(text) && tokClass[text[i]] == tkLetter; i++ {
+				h = (h ^ uint64(text[i])) * fnvPrime64
+			}
+			w.h, w.zero = h, false
 		case tkUpper:
 			if n.Lowercase {
 				c += 'a' - 'A'
@@ -374,6 +382,22 @@ func eachWordRun(words []Word, k int, f func(key uint64, at int) bool) {
 			return
 		}
 	}
+}
+
+// appendRunKeys appends the keys of every run of k consecutive words, in
+// order (eachWordRun without the call per run).
+func appendRunKeys(dst []uint64, words []Word, k int) []uint64 {
+	if k <= 0 || len(words) < k {
+		return dst
+	}
+	top := ngramPow(k - 1)
+	h := runHash(words[:k])
+	dst = append(dst, runKey(h, k))
+	for i := k; i < len(words); i++ {
+		h = (h-words[i-k].Hash*top)*ngramBase + words[i].Hash
+		dst = append(dst, runKey(h, k))
+	}
+	return dst
 }
 
 // findRun returns the index of the first run of k words in words whose
