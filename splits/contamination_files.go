@@ -15,7 +15,7 @@ const SideBenchmark = "benchmark"
 // benchmark files (files or directories of them) and scans the training
 // arguments (files, directories, manifests: ExpandArg), whose columns are
 // their preset's or cols' (ResolveColumns; a dataset that is no timeaware
-// output but has a text column is read by it). Only the text and id
+// output but has a text column is read by it, with its id column). Only the text and id
 // columns of the training side are read.
 //
 // An argument that cannot be expanded is an *ArgError (Side
@@ -63,8 +63,11 @@ func CheckContaminationFiles(ctx context.Context, benchmarks, train []string, co
 	if cols.Text == nil && strings.TrimSpace(cols.Preset) != PresetNone {
 		if fs, err := Fields(sets[0].Path); err == nil && sets[0].Preset == nil {
 			if _, ok := DetectPreset(fs.Has); !ok && fs.Has("text") {
-				text := "text"
+				text, id := "text", "id"
 				cols.Text = &text
+				if cols.ID == nil && fs.Has(id) {
+					cols.ID = &id
+				}
 			}
 		}
 	}

@@ -25,6 +25,7 @@ var exampleOrder = []string{
 	"timeaware pairs build", "timeaware synth budget", "timeaware synth timestamps", "timeaware synth puzzles",
 	"timeaware synth puzzles solve", "timeaware synth puzzles import-published", "timeaware synth traveler", "timeaware synth negotiation", "timeaware synth distill", "timeaware synth sft",
 	"timeaware eval run", "timeaware eval compare", "timeaware eval nar", "timeaware score", "timeaware splits check",
+	"timeaware splits contamination",
 	"timeaware serve", "timeaware demo", "timeaware config defaults", "timeaware config show",
 }
 

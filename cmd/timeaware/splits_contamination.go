@@ -28,11 +28,15 @@ func (a *app) splitsContaminationCmd() *cobra.Command {
 		Use:   "contamination --benchmark FILE [--benchmark FILE ...] TRAIN [TRAIN ...]",
 		Short: "Check training files for public benchmarks' test records (word n-grams, for CI)",
 		Long:  longHelp("splits contamination"),
-		Example: `  # benchmark rows imported as synth.RowSchema (prompt, reward_model.ground_truth, extra_info):
-  timeaware splits contamination --benchmark bench/timeqa.parquet out/traveler.parquet
-  # any dataset with a text column, two benchmarks, a JSON report, 3 records tolerated in all:
-  timeaware splits contamination --benchmark tram.jsonl --benchmark tempreason.jsonl \
-    corpus/ --text text --json --max-contaminated 3 --max-contaminated-per total > contamination.json`,
+		Example: `  # out/traveler.parquet, from synth traveler's example, against benchmark rows imported in
+  # synth.RowSchema's shape (TimeQA, TempReason, TRAM, Test of Time test records):
+  timeaware splits contamination --benchmark examples/splits/benchmark.jsonl out/traveler.parquet
+  # a corpus with a text column that holds two of the test records, so this check fails (exit 1):
+  timeaware splits contamination --benchmark examples/splits/benchmark.jsonl examples/splits/corpus.jsonl
+  # the same, as JSON, with two contaminated records tolerated in all:
+  timeaware splits contamination --benchmark examples/splits/benchmark.jsonl examples/splits/corpus.jsonl \
+    --json --max-contaminated 2 --max-contaminated-per total
+`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runSplitsContamination(cmd.Context(), args, &f)
