@@ -449,9 +449,8 @@ func splitChosen(split string, chosen []string) bool {
 // order: the text, then the id, source (the first benchmark column) and
 // split; answer as the label.
 type benchCols struct {
-	cols  *Columns
-	name  string // the benchmark name when the file has no benchmark column
-	bench []string
+	cols *Columns
+	name string // the benchmark name when the file has no benchmark column
 }
 
 type benchRow struct {
