@@ -26,7 +26,7 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
 MUTANT_PKGS := rewards timers splits prefpairs tokenizer
 
-.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-tokenizer bench-compare venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
+.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-contamination bench-tokenizer bench-compare venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -190,6 +190,13 @@ bench-pairs: build venv
 bench-splits: venv
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/splits/requirements.txt
 	PYTHON=$(PYTHON) bash bench/splits/run.sh $(TRAIN) $(TEST)
+	$(MAKE) bench-contamination
+
+# The contamination check against datatrove's n-gram filter (1M x 100k;
+# TRAIN=100000 BENCH=10000 make bench-contamination for a quicker run).
+bench-contamination: venv
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/contamination/requirements.txt
+	PYTHON=$(PYTHON) bash bench/contamination/run.sh $(TRAIN) $(BENCH)
 
 # Counting tokens with a tokenizer.json: package tokenizer against Hugging
 # Face's tokenizers on the same tokenizer and text.

@@ -26,6 +26,7 @@ var exampleOrder = []string{
 	"timeaware synth puzzles solve", "timeaware synth puzzles import-published", "timeaware synth traveler", "timeaware synth negotiation", "timeaware synth distill", "timeaware synth sft",
 	"timeaware benchmarks list", "timeaware benchmarks import",
 	"timeaware eval run", "timeaware eval compare", "timeaware eval nar", "timeaware score", "timeaware splits check",
+	"timeaware splits contamination",
 	"timeaware serve", "timeaware demo", "timeaware config defaults", "timeaware config show",
 }
 

@@ -82,6 +82,10 @@ func runContext(parent context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintln(stderr, "timeaware: splits check failed: see the report")
 		return exitData
 	}
+	if errors.Is(err, errContaminated) {
+		fmt.Fprintln(stderr, "timeaware: splits contamination failed: see the report")
+		return exitData
+	}
 	fmt.Fprintf(stderr, "timeaware: %s\n", a.describe(err))
 	code := exitCode(err)
 	if !reached && code == exitData {

@@ -14,7 +14,7 @@ import (
 
 func (a *app) splitsCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "splits", Short: "Scenario-level train/test splits and the leakage gate"}
-	cmd.AddCommand(a.splitsCheckCmd())
+	cmd.AddCommand(a.splitsCheckCmd(), a.splitsContaminationCmd())
 	return groupCommand(cmd)
 }
 
