@@ -624,4 +624,4 @@ func scalars(v any, out []string) []string {
 }
 
 // errNoBenchmarkRecords is Scan's error when no record was indexed.
-var errNoBenchmarkRecords = errors.New("splits: no benchmark record to check (every row is of another split, or empty)")
+var errNoBenchmarkRecords = errors.New("no benchmark record to check")

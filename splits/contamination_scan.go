@@ -118,7 +118,11 @@ type contamWorker struct {
 // not with the training rows: batches of rows stream through the workers.
 func (ix *ContaminationIndex) Scan(ctx context.Context, src RowSource) (*ContaminationReport, error) {
 	if len(ix.records) == 0 {
-		return nil, errNoBenchmarkRecords
+		why := "every row is of a split other than " + strings.Join(ix.opt.Splits, ", ") + ", or has no text (--benchmark-splits all checks every split)"
+		if slices.ContainsFunc(ix.opt.Splits, func(s string) bool { return strings.EqualFold(s, "all") }) {
+			why = "no row has a text"
+		}
+		return nil, fmt.Errorf("splits: %s: %w: %s", strings.Join(ix.files, ", "), errNoBenchmarkRecords, why)
 	}
 	opt := ix.opt
 	rep := &ContaminationReport{Options: opt, BenchmarkFiles: ix.files, Keys: ix.Keys(), CommonDropped: ix.dropped}

@@ -48,7 +48,7 @@ func TestCommandsNeverPassByMistake(t *testing.T) {
 		{"nothing close", []string{"eval", "frobnicate"},
 			`unknown command "frobnicate" for "timeaware eval"`, "timeaware eval"},
 		{"group alone", []string{"splits"},
-			`"timeaware splits" needs a command: one of check`, "timeaware splits"},
+			`"timeaware splits" needs a command: one of check, contamination`, "timeaware splits"},
 		{"synth alone", []string{"synth"},
 			`"timeaware synth" needs a command: one of budget, distill, negotiation, puzzles, sft, timestamps, traveler`, "timeaware synth"},
 		{"root alone", nil,

@@ -73,6 +73,7 @@ const (
 	seedResults     = malformedDir + "/seeds/result.jsonl"
 	seedSplitsTrain = malformedDir + "/seeds/splits-row.jsonl"
 	seedSplitsTest  = malformedDir + "/seeds/splits-test-row.jsonl"
+	seedBenchmark   = malformedDir + "/seeds/benchmark-row.jsonl"
 )
 
 // fileInputs lists every file input of the CLI; TestFileInputsAreListed
@@ -171,6 +172,20 @@ func fileInputs(endpoint string) []fileInput {
 		{cmd: "splits check", flag: "against", corpora: rows, ext: ".jsonl", seeds: []string{"splits-test-row.jsonl"}, columns: true, args: gate("against"),
 			accepts: []string{"invalid-utf8-in-string", "wrong-types", "wrong-nested-types", "rows/text-columns.parquet", "rows/text-columns.arrow",
 				"rows/number-columns.parquet", "rows/number-columns.arrow", "rows/nested-wrong-types.parquet", "rows/nested-wrong-types.arrow"}},
+		// Both sides read any value of their text columns as text, as the
+		// gate's outside set does.
+		{cmd: "splits contamination", corpora: rows, ext: ".jsonl", seeds: []string{"splits-row.jsonl"}, columns: true,
+			accepts: []string{"invalid-utf8-in-string", "wrong-types", "wrong-nested-types", "rows/text-columns.parquet", "rows/text-columns.arrow",
+				"rows/number-columns.parquet", "rows/number-columns.arrow"},
+			args: func(in, _ string) []string {
+				return []string{"splits", "contamination", "--benchmark", seedBenchmark, in, "--text", "question", "--id", "id"}
+			}},
+		{cmd: "splits contamination", flag: "benchmark", corpora: rows, ext: ".jsonl", seeds: []string{"benchmark-row.jsonl"}, columns: true,
+			accepts: []string{"invalid-utf8-in-string", "wrong-types", "wrong-nested-types", "rows/text-columns.parquet", "rows/text-columns.arrow",
+				"rows/number-columns.parquet", "rows/number-columns.arrow", "rows/nested-wrong-types.parquet", "rows/nested-wrong-types.arrow"},
+			args: func(in, _ string) []string {
+				return []string{"splits", "contamination", "--benchmark", in, seedSplitsTrain, "--text", "question", "--id", "id"}
+			}},
 		{cmd: "eval compare", corpora: []string{"json"}, ext: ".jsonl", seeds: []string{"result.jsonl"},
 			args: func(in, _ string) []string { return []string{"eval", "compare", in, seedResults, "--bootstrap", "10"} }},
 		{cmd: "eval nar", flag: "input", corpora: []string{"json"}, ext: ".jsonl", seeds: []string{"decision.jsonl"},
@@ -195,6 +210,7 @@ var notFileFlags = map[string]bool{
 	"preset": true, "sensitivities": true, "sensitivity-column": true, "split-column": true, "text": true, "data-source": true,
 	"addr": true, "split": true, "time-format": true, "generate-direct": true, "mode": true, "sensitivity": true, "start": true,
 	"by": true, "tool-call-pattern": true, "purpose": true, "subset": true, "context": true,
+	"benchmark-text": true, "benchmark-answer": true, "benchmark-id": true, "benchmark-splits": true, "max-contaminated-per": true, "normalize": true,
 	// Deprecated: they refuse to run and name the command that replaced them.
 	"solve": true, "import-published": true,
 }

@@ -66,27 +66,23 @@ func (a *app) splitsContaminationCmd() *cobra.Command {
 // report has been printed, so the command exits 1 with a one-line reason.
 var errContaminated = errors.New("splits contamination failed")
 
-func (a *app) runSplitsContamination(ctx context.Context, args []string, f *splitsContaminationFlags) error {
-	if len(f.benchmarks) == 0 {
-		return usagef("splits contamination needs --benchmark FILE (a benchmark's rows)")
-	}
-	if len(args) == 0 {
-		return usagef("splits contamination needs training files or directories after the flags")
-	}
+// contaminationOptions builds the check's options from the flags, refusing
+// a value out of range with a usage error naming its flag.
+func contaminationOptions(f *splitsContaminationFlags) (splits.ContaminationOptions, error) {
+	opt := splits.DefaultContaminationOptions()
 	norm, err := splits.ParseTextNorm(f.normalize)
 	if err != nil {
-		return usagef("--normalize %s: %w", f.normalize, err)
+		return opt, usagef("--normalize %s: %w", f.normalize, err)
 	}
-	opt := splits.DefaultContaminationOptions()
 	opt.NGram, opt.Norm, opt.MinOverlap, opt.MaxContaminated = f.ngram, norm, f.minOverlap, f.maxContaminated
 	opt.Scope, opt.MaxFindings, opt.SpanChars = f.per, f.maxFindings, f.span
 	opt.Splits = splits.SplitList(f.benchSpl)
 	if opt.Splits == nil {
-		return usagef("--benchmark-splits: want split names or all")
+		return opt, usagef("--benchmark-splits: want split names or all")
 	}
 	opt.Columns.Text = splits.SplitList(f.benchText)
 	if len(opt.Columns.Text) == 0 {
-		return usagef("--benchmark-text: want a column")
+		return opt, usagef("--benchmark-text: want a column")
 	}
 	if s := splits.ColumnSetting(f.benchAnswer); s != nil {
 		opt.Columns.Answer = *s
@@ -108,28 +104,29 @@ func (a *app) runSplitsContamination(ctx context.Context, args []string, f *spli
 		{"span-chars", f.span, f.span < 0, "want 0 or more"},
 	} {
 		if c.bad {
-			return usagef("--%s %v: %s", c.flag, c.value, c.want)
+			return opt, usagef("--%s %v: %s", c.flag, c.value, c.want)
 		}
+	}
+	return opt, nil
+}
+
+func (a *app) runSplitsContamination(ctx context.Context, args []string, f *splitsContaminationFlags) error {
+	if len(f.benchmarks) == 0 {
+		return usagef("splits contamination needs --benchmark FILE (a benchmark's rows)")
+	}
+	if len(args) == 0 {
+		return usagef("splits contamination needs training files or directories after the flags")
+	}
+	opt, err := contaminationOptions(f)
+	if err != nil {
+		return err
 	}
 	a.named("benchmark", f.benchmarks...)
 	report, err := splits.CheckContaminationFiles(ctx, f.benchmarks, args, splits.Overrides{
 		Preset: f.preset, Text: splits.ColumnSetting(f.text), ID: splits.ColumnSetting(f.id),
 	}, opt)
-	if ce := (*splits.ColumnsError)(nil); errors.As(err, &ce) {
-		return usageError{ce.Err}
-	} else if ae := (*splits.ArgError)(nil); errors.As(err, &ae) {
-		flag := ""
-		if ae.Side == splits.SideBenchmark {
-			flag = "benchmark"
-		}
-		if err = ae.Err; !errors.Is(err, output.ErrChanged) && !isFileSystemError(err) && flag != "" {
-			err = usageError{err}
-		}
-		return pathError(flag, ae.Arg, err)
-	} else if oe := (*splits.OptionError)(nil); errors.As(err, &oe) {
-		return usageError{oe}
-	} else if err != nil {
-		return err
+	if err != nil {
+		return contaminationError(err)
 	}
 	annotations := a.stdout
 	if f.asJSON {
@@ -147,4 +144,24 @@ func (a *app) runSplitsContamination(ctx context.Context, args []string, f *spli
 		return errContaminated
 	}
 	return nil
+}
+
+// contaminationError words an error of the check: a column or option error
+// is a usage error, and a file's error names its flag.
+func contaminationError(err error) error {
+	if ce := (*splits.ColumnsError)(nil); errors.As(err, &ce) {
+		return usageError{ce.Err}
+	} else if ae := (*splits.ArgError)(nil); errors.As(err, &ae) {
+		flag := ""
+		if ae.Side == splits.SideBenchmark {
+			flag = "benchmark"
+		}
+		if err = ae.Err; !errors.Is(err, output.ErrChanged) && !isFileSystemError(err) && flag != "" {
+			err = usageError{err}
+		}
+		return pathError(flag, ae.Arg, err)
+	} else if oe := (*splits.OptionError)(nil); errors.As(err, &oe) {
+		return usageError{oe}
+	}
+	return err
 }
