@@ -271,6 +271,10 @@ type Row struct {
 	Benchmark, Split, Subset, ID, Category, Licence string
 	TrainingAllowed                                 bool
 	Index                                           int
+	// Question is the benchmark's own item text, without the prompt's
+	// instructions, options or reading passage: what a contamination check
+	// looks for in training data.
+	Question string
 }
 
 // The causes of a record not converted.
@@ -363,8 +367,8 @@ type fileRun struct {
 
 // row starts a row of the record at index (0-based) with its target's
 // fields.
-func (f *fileRun) row(index int, id, category, prompt, groundTruth string) *Row {
-	return &Row{DataSource: f.b.DataSource, Prompt: prompt, GroundTruth: groundTruth, Benchmark: f.b.Name,
+func (f *fileRun) row(index int, id, category, question, prompt, groundTruth string) *Row {
+	return &Row{DataSource: f.b.DataSource, Prompt: prompt, GroundTruth: groundTruth, Benchmark: f.b.Name, Question: question,
 		Split: f.t.Split, Subset: f.t.Subset, ID: id, Category: category, Licence: f.b.Licence,
 		TrainingAllowed: f.t.TrainingAllowed, Index: index}
 }

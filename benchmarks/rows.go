@@ -20,6 +20,7 @@ var extraType = arrow.StructOf(
 	arrow.Field{Name: "licence", Type: arrow.BinaryTypes.String},
 	arrow.Field{Name: "training_allowed", Type: arrow.FixedWidthTypes.Boolean},
 	arrow.Field{Name: "index", Type: arrow.PrimitiveTypes.Int64},
+	arrow.Field{Name: "question", Type: arrow.BinaryTypes.String},
 )
 
 // Schema is the rows' schema: VeRL's RL dataset layout.
@@ -33,15 +34,17 @@ var extraType = arrow.StructOf(
 //	              id (the benchmark's own), category (TRAM's Category or
 //	              Source, Test of Time's question_type; else ""), licence,
 //	              training_allowed, index (the record's 0-based position
-//	              in its file)
+//	              in its file), question (Row.Question: the item's own
+//	              text, which splits contamination indexes)
 var Schema = synth.RowSchema(extraType)
 
 // RecordBuilder accumulates rows into record batches of Schema.
 type RecordBuilder struct {
 	synth.Rows
-	strs    [6]*array.StringBuilder
-	allowed *array.BooleanBuilder
-	index   *array.Int64Builder
+	strs     [6]*array.StringBuilder
+	allowed  *array.BooleanBuilder
+	index    *array.Int64Builder
+	question *array.StringBuilder
 }
 
 // NewRecordBuilder returns an empty builder; mem may be nil.
@@ -52,6 +55,7 @@ func NewRecordBuilder(mem memory.Allocator) *RecordBuilder {
 	}
 	r.allowed = r.ExtraInfo().FieldBuilder(6).(*array.BooleanBuilder)
 	r.index = r.ExtraInfo().FieldBuilder(7).(*array.Int64Builder)
+	r.question = r.ExtraInfo().FieldBuilder(8).(*array.StringBuilder)
 	return r
 }
 
@@ -65,4 +69,5 @@ func (r *RecordBuilder) Append(row *Row) {
 	}
 	r.allowed.Append(row.TrainingAllowed)
 	r.index.Append(int64(row.Index))
+	r.question.Append(row.Question)
 }

@@ -101,5 +101,5 @@ func convertTempReason(f *fileRun, index int, id string, o object) (*Row, *field
 		}
 	}
 	prompt := render(f.prompts[""], map[string]string{"question": question, "context": contextBlock("Context", context)})
-	return f.row(index, id, "", prompt, jsonText(map[string][]string{"answers": list})), nil
+	return f.row(index, id, "", question, prompt, jsonText(map[string][]string{"answers": list})), nil
 }

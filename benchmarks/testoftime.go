@@ -125,7 +125,10 @@ func convertToT(f *fileRun, index int, o object) (*Row, *fieldError) {
 		}{"arithmetic", label})
 	}
 	prompt := render(f.prompts[""], map[string]string{"question": strings.TrimSpace(question), "context": context})
-	return f.row(index, f.idOf(index), category, prompt, gt), nil
+	// The item is the facts and the question: the facts are what is
+	// particular to a semantic record.
+	item := strings.TrimSpace(context + strings.TrimSpace(question))
+	return f.row(index, f.idOf(index), category, item, prompt, gt), nil
 }
 
 // totArithmeticLabel is an arithmetic record's label: a string holding a

@@ -83,7 +83,7 @@ func convertTimeQA(f *fileRun, index int, id string, o object) (*Row, *fieldErro
 		}
 	}
 	prompt := render(f.prompts[""], map[string]string{"question": question, "context": contextBlock("Context", context)})
-	return f.row(index, id, "", prompt, jsonText(map[string][]string{"answers": targets})), nil
+	return f.row(index, id, "", question, prompt, jsonText(map[string][]string{"answers": targets})), nil
 }
 
 // timeqaContext is a record's page: its context, else its paragraphs'

@@ -119,8 +119,9 @@ func convertTRAM(f *fileRun, index int, format string, header []string, row csvR
 		values["context"] = strings.Join(context, "\n") + "\n\n"
 	}
 	id := f.idOf(index)
+	item := values["context"] + question // a premise or story, then the question; not the options
 	if format == FormatSAQ {
-		return f.row(index, id, category, render(f.prompts[FormatSAQ], values), jsonText(map[string][]string{"answers": {answer}})), nil
+		return f.row(index, id, category, item, render(f.prompts[FormatSAQ], values), jsonText(map[string][]string{"answers": {answer}})), nil
 	}
 	options := map[string]string{}
 	var letters, lines []string
@@ -146,5 +147,5 @@ func convertTRAM(f *fileRun, index int, format string, header []string, row csvR
 		Letter  string            `json:"letter"`
 		Options map[string]string `json:"options"`
 	}{answer, options})
-	return f.row(index, id, category, render(f.prompts[FormatMCQ], values), gt), nil
+	return f.row(index, id, category, item, render(f.prompts[FormatMCQ], values), gt), nil
 }

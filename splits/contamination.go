@@ -53,6 +53,11 @@ const (
 // BenchmarkColumns name the columns of a benchmark file; a column the
 // file lacks is left out, except the text.
 type BenchmarkColumns struct {
+	// Item is the benchmark's own item text (default extra_info.question,
+	// which benchmarks import writes: the question without the prompt's
+	// instructions, options or reading passage). A file that has it is
+	// indexed by it; other files by Text. "" always reads Text.
+	Item string `json:"item,omitempty"`
 	// Text is the question: the paths of the prompt (default prompt:user).
 	Text []string `json:"text"`
 	// Answer is the ground truth: a JSON object with answers (a list), a
@@ -74,7 +79,7 @@ type BenchmarkColumns struct {
 // DefaultBenchmarkColumns are the columns of the toolkit's imported
 // benchmark rows (synth.RowSchema, extra_info {benchmark, split, id, ...}).
 func DefaultBenchmarkColumns() BenchmarkColumns {
-	return BenchmarkColumns{Text: []string{"prompt:user"}, Answer: "reward_model.ground_truth", ID: "extra_info.id",
+	return BenchmarkColumns{Item: "extra_info.question", Text: []string{"prompt:user"}, Answer: "reward_model.ground_truth", ID: "extra_info.id",
 		Benchmark: []string{"extra_info.benchmark", "data_source"}, Split: "extra_info.split"}
 }
 
@@ -466,6 +471,9 @@ func openBenchmark(path string, want BenchmarkColumns) (fileRows, *benchCols, er
 	}
 	if fs.empty {
 		return nil, nil, fmt.Errorf("splits: %s: %w: the benchmark file has no rows", path, dataset.ErrNoRecords)
+	}
+	if want.Item != "" && fs.Has(want.Item) {
+		want.Text = []string{want.Item}
 	}
 	for _, p := range want.Text {
 		if !fs.Has(p) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -346,6 +347,8 @@ func TestGroundTruthAnswers(t *testing.T) {
 
 // TestContaminationGoldenJSON pins the JSON report of a fixed case
 // (UPDATE=1 rewrites testdata/contamination.golden.json).
+var update = flag.Bool("update", false, "rewrite testdata/contamination.golden.json with the report the check writes now")
+
 func TestContaminationGoldenJSON(t *testing.T) {
 	recs := []benchRec{
 		{"timeqa", "test", "tq-1", q1, `{"answers":["Arsenal"]}`},
@@ -374,7 +377,7 @@ func TestContaminationGoldenJSON(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, rep.WriteJSON(&buf))
 	golden := filepath.Join("testdata", "contamination.golden.json")
-	if os.Getenv("UPDATE") != "" {
+	if *update {
 		require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
 	}
 	want, err := os.ReadFile(golden)
@@ -387,4 +390,41 @@ func TestContaminationGoldenJSON(t *testing.T) {
 	assert.Contains(t, text.String(), `timeqa tq-1: exact duplicate in train.jsonl row 1 (id t1), characters 14-69: "Which team did Thierry Henry play for from 1999 to 2007"`)
 	require.NoError(t, rep.WriteGitHubAnnotations(&gh))
 	assert.Contains(t, gh.String(), "::error file=train.jsonl,line=1,title=splits contamination%3A timeqa::timeqa tq-1: exact duplicate")
+}
+
+// TestContaminationIndexesTheItem: a record whose prompt wraps its question
+// in a reading passage and instructions is indexed by extra_info.question
+// when the file has it, so a training row holding the question alone is
+// an exact duplicate; naming the prompt's columns (Item "") reads the
+// whole prompt, in which the question is a small share.
+func TestContaminationIndexesTheItem(t *testing.T) {
+	question := "Which club did the striker join after leaving the academy in the spring of 1998?"
+	passage := strings.Repeat("The town's river was dredged and widened for barges over several decades of the century. ", 12)
+	prompt := "Read the passage.\n\n" + passage + "\n\nQuestion: " + question + "\n\nPut your final answer on the last line."
+	row := fmt.Sprintf(`{"data_source": "timeqa", "prompt": [{"role": "user", "content": %q}], "reward_model": {"style": "rule", "ground_truth": "{\"answers\": [\"Lyon\"]}"}, "extra_info": {"benchmark": "timeqa", "split": "test", "id": "q-1", "question": %q}}`, prompt, question)
+	path := filepath.Join(t.TempDir(), "bench.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(row+"\n"), 0o644))
+	for _, tc := range []struct {
+		name  string
+		item  string
+		found int
+	}{
+		{"by the item", "extra_info.question", 1},
+		{"by the prompt", "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := DefaultContaminationOptions()
+			opt.Columns.Item = tc.item
+			ix, err := NewContaminationIndex(context.Background(), []string{path}, opt)
+			require.NoError(t, err)
+			rep, err := ix.Scan(context.Background(), sliceSource("Quiz: "+question))
+			require.NoError(t, err)
+			assert.Equal(t, tc.found, rep.Contaminated)
+			if tc.found > 0 {
+				require.Len(t, rep.Benchmarks, 1)
+				require.Len(t, rep.Benchmarks[0].Findings, 1)
+				assert.Equal(t, "exact", rep.Benchmarks[0].Findings[0].Kind)
+			}
+		})
+	}
 }

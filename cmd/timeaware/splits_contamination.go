@@ -16,6 +16,7 @@ type splitsContaminationFlags struct {
 	benchmarks                                []string
 	preset, text, id                          string
 	benchText, benchAnswer, benchID, benchSpl string
+	benchTextSet                              bool // --benchmark-text given
 	ngram, maxContaminated, maxFindings, span int
 	minOverlap                                float64
 	normalize, per                            string
@@ -39,6 +40,7 @@ func (a *app) splitsContaminationCmd() *cobra.Command {
 `,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.benchTextSet = cmd.Flags().Changed("benchmark-text")
 			return a.runSplitsContamination(cmd.Context(), args, &f)
 		},
 	}
@@ -48,7 +50,7 @@ func (a *app) splitsContaminationCmd() *cobra.Command {
 	fs.StringVar(&f.preset, "preset", "auto", "columns of timeaware training output: auto, none, "+splits.PresetNames())
 	fs.StringVar(&f.text, "text", "", "training columns whose text is scanned, comma-separated paths (default: the preset's, else text)")
 	fs.StringVar(&f.id, "id", "", "training columns that identify a row, comma-separated (default: the preset's; none drops them)")
-	fs.StringVar(&f.benchText, "benchmark-text", "prompt:user", "benchmark columns of the question, comma-separated paths")
+	fs.StringVar(&f.benchText, "benchmark-text", "prompt:user", "benchmark columns of the question, comma-separated paths, for files without extra_info.question (which benchmarks import writes; naming the columns reads them in every file)")
 	fs.StringVar(&f.benchAnswer, "benchmark-answer", def.Columns.Answer, "benchmark column of the ground truth (answers, letter and options, or label; none drops it)")
 	fs.StringVar(&f.benchID, "benchmark-id", def.Columns.ID, "benchmark column of the record id (the row number without)")
 	fs.StringVar(&f.benchSpl, "benchmark-splits", "test", "benchmark splits (extra_info.split) checked, comma-separated, or all; rows without a split always count")
@@ -81,6 +83,9 @@ func contaminationOptions(f *splitsContaminationFlags) (splits.ContaminationOpti
 		return opt, usagef("--benchmark-splits: want split names or all")
 	}
 	opt.Columns.Text = splits.SplitList(f.benchText)
+	if f.benchTextSet {
+		opt.Columns.Item = "" // the columns named are read, whatever the file has
+	}
 	if len(opt.Columns.Text) == 0 {
 		return opt, usagef("--benchmark-text: want a column")
 	}

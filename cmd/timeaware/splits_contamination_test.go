@@ -37,6 +37,89 @@ type contaminationReport struct {
 	} `json:"benchmarks"`
 }
 
+// importVendoredBenchmarks imports every real or hand-made sample of
+// examples/benchmarks with benchmarks import, one file per benchmark in
+// the directory it returns.
+func importVendoredBenchmarks(t *testing.T, dir string) string {
+	t.Helper()
+	out := filepath.Join(dir, "imported")
+	require.NoError(t, os.MkdirAll(out, 0o755))
+	for _, name := range []string{"tram", "timeqa", "tempreason", "test-of-time"} {
+		var files []string
+		require.NoError(t, filepath.WalkDir(filepath.Join("../../examples/benchmarks", name), func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() != "LICENSE" {
+				files = append(files, path)
+			}
+			return err
+		}))
+		require.NotEmpty(t, files, name)
+		args := append([]string{"benchmarks", "import", name}, files...)
+		code, _, stderr := runCLI(t, append(args, "--out", filepath.Join(out, name+".jsonl"))...)
+		require.Equal(t, 0, code, "%s: %s", name, stderr)
+	}
+	return out
+}
+
+// TestOwnSynthOutputsHoldNoImportedBenchmark: every synth family's output
+// holds none of the records of every benchmark imported from the samples
+// in examples/benchmarks (all their splits), while a training file with
+// two of those records planted in it, one re-cased and re-punctuated, is
+// caught with both.
+func TestOwnSynthOutputsHoldNoImportedBenchmark(t *testing.T) {
+	dir := t.TempDir()
+	bench := importVendoredBenchmarks(t, dir)
+	outs := map[string][]string{
+		"puzzles.parquet":   {"synth", "puzzles", "--count", "50", "--seed", "1"},
+		"traveler.jsonl":    {"synth", "traveler", "--count", "50", "--seed", "1"},
+		"negotiation.jsonl": {"synth", "negotiation", "--count", "12", "--seed", "5"},
+		"budget.parquet":    {"synth", "budget", "--input", demoTasks, "--family", "general", "--seed", "4"},
+		"timestamps.jsonl":  {"synth", "timestamps", "--input", demoTrajectories, "--seed", "5"},
+	}
+	check := func(train string, more ...string) contaminationReport {
+		args := append([]string{"splits", "contamination", "--benchmark", bench, "--benchmark-splits", "all", train, "--json"}, more...)
+		_, stdout, stderr := runCLI(t, args...)
+		var rep contaminationReport
+		require.NoError(t, json.Unmarshal([]byte(stdout), &rep), "%s: %s", train, stderr)
+		require.Len(t, rep.Benchmarks, 4, train)
+		return rep
+	}
+	for name, args := range outs {
+		out := filepath.Join(dir, name)
+		code, _, stderr := runCLI(t, append(args, "--out", out)...)
+		require.Equal(t, 0, code, "%s: %s", name, stderr)
+		var more []string
+		if name == "timestamps.jsonl" {
+			more = []string{"--text", "history"} // not a preset's: its columns named
+		}
+		rep := check(out, more...)
+		assert.True(t, rep.Passed, name)
+		assert.Zero(t, rep.Contaminated, name)
+		assert.Equal(t, 266, rep.Records, name)
+		assert.Positive(t, rep.TrainingRows, name)
+	}
+	planted := writeFile(t, filepath.Join(dir, "planted.jsonl"), strings.Join([]string{
+		`{"id": "a", "text": "A worked example. IF A FLIGHT TAKES OFF AT 2 PM, and the duration of the flight is 2 hours -- at what time will it land? It lands at 4 PM."}`,
+		`{"id": "b", "text": "Who owned the Newton D. Baker House in Washington DC from 1811 to 1827?"}`,
+		`{"id": "c", "text": "A regional train leaves at 07:42 and reaches the harbour at 09:15."}`,
+	}, "\n")+"\n")
+	rep := check(planted)
+	assert.False(t, rep.Passed)
+	// The TRAM question is in its multiple-choice and short-answer files;
+	// TimeQA asks the same question of another period, which shares most
+	// of its n-grams.
+	assert.Equal(t, 4, rep.Contaminated)
+	found := map[string]string{}
+	for _, b := range rep.Benchmarks {
+		for _, f := range b.Findings {
+			found[b.Name+" "+f.ID] = f.Kind
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"tram arithmetic-mcq-1": "exact", "tram arithmetic-saq-1": "exact",
+		"timeqa /wiki/Newton_D._Baker_House#P466#0": "exact", "timeqa /wiki/Newton_D._Baker_House#P466#1": "near",
+	}, found)
+}
+
 // TestContaminationOfOwnSynthOutputs: the toolkit's own synth outputs
 // hold none of the fixture benchmark records.
 func TestContaminationOfOwnSynthOutputs(t *testing.T) {
