@@ -85,7 +85,8 @@ func DefaultBenchmarkColumns() BenchmarkColumns {
 
 // ContaminationOptions configure the contamination check. Zero fields
 // take the defaults, except Norm (NewContaminationIndex callers set it;
-// DefaultContaminationOptions has the default) and MaxContaminated.
+// DefaultContaminationOptions has the default), MaxContaminated, and
+// MaxFindings and SpanChars, where 0 lists no record and quotes no span.
 type ContaminationOptions struct {
 	// NGram is the word n-gram length (default DefaultNGram).
 	NGram int `json:"ngram"`
@@ -140,12 +141,6 @@ func (o ContaminationOptions) resolve() (ContaminationOptions, error) {
 	if o.Splits == nil {
 		o.Splits = []string{Test}
 	}
-	if o.MaxFindings == 0 {
-		o.MaxFindings = DefaultMaxFindings
-	}
-	if o.SpanChars == 0 {
-		o.SpanChars = DefaultSpanChars
-	}
 	if len(o.Columns.Text) == 0 {
 		o.Columns.Text = DefaultBenchmarkColumns().Text
 	}
@@ -167,6 +162,13 @@ func (o ContaminationOptions) resolve() (ContaminationOptions, error) {
 		return bad("span_chars", "want 0 or more")
 	}
 	return o, nil
+}
+
+// StrictContaminationOptions returns opt with its defaults filled in, or
+// an *OptionError naming the first option out of range by its key (ngram,
+// min_overlap, max_contaminated, scope, max_findings, span_chars).
+func StrictContaminationOptions(opt ContaminationOptions) (ContaminationOptions, error) {
+	return opt.resolve()
 }
 
 // BenchmarkRecord is one benchmark record as the index holds it.

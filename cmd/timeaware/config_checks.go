@@ -34,6 +34,7 @@ var configChecks = []configCheck{
 		return a.pairsOptions(&prefpairs.DatasetOptions{})
 	}},
 	{"splits", func(a *app) error { _, err := a.gateOptions(); return err }},
+	{"splits.contamination", func(a *app) error { _, err := a.contaminationOptions(); return err }},
 	// The prompt templates are free text: any value is one.
 	{"benchmarks", func(a *app) error { return a.formatKey("benchmarks.format") }},
 	{"synth.timestamps", func(a *app) error { _, _, err := a.timestampsOptions(&synthTimestampsFlags{}); return err }},

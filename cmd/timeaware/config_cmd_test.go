@@ -104,6 +104,7 @@ func TestConfigShowRefusesWhatCommandsRefuse(t *testing.T) {
 		{"TIMEAWARE_PAIRS_FORMAT", "xml", []string{"pairs", "build", "--input", demoTrajectories, "--out", out("p.parquet")}},
 		{"TIMEAWARE_PAIRS_SPLIT", "random", []string{"pairs", "build", "--input", demoTrajectories, "--out", out("p.parquet")}},
 		{"TIMEAWARE_SPLITS_BANDS", "-3", []string{"splits", "check", "--text", "question", "--train", splitsTrain, "--test", splitsTest}},
+		{"TIMEAWARE_SPLITS_CONTAMINATION_MAX_CONTAMINATED_PER", "file", []string{"splits", "contamination", "--benchmark", contaminationBench, splitsTrain}},
 		{"TIMEAWARE_SYNTH_TIMESTAMPS_MODE", "nope", []string{"synth", "timestamps", "--input", demoTrajectories, "--seed", "1", "--out", out("t.jsonl")}},
 		{"TIMEAWARE_SYNTH_BUDGET_UNIT", "hours", []string{"synth", "budget", "--input", budgetTasks, "--family", "general", "--seed", "1", "--out", out("b.jsonl")}},
 		{"TIMEAWARE_SYNTH_BUDGET_MULTIPLIERS", "0", []string{"synth", "budget", "--input", budgetTasks, "--family", "game", "--seed", "1", "--out", out("b.jsonl")}},

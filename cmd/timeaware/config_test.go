@@ -122,7 +122,7 @@ func TestConfigDefaultsAreTyped(t *testing.T) {
 	} {
 		assert.Equal(t, want, defaults[key], key)
 	}
-	assert.Len(t, defaults, 223, "keys in examples/timeaware.yaml")
+	assert.Len(t, defaults, 237, "keys in examples/timeaware.yaml")
 }
 
 func TestFlattenConfig(t *testing.T) {

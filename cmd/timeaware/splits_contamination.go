@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,14 +13,18 @@ import (
 )
 
 type splitsContaminationFlags struct {
-	asJSON                                    bool
-	benchmarks                                []string
-	preset, text, id                          string
-	benchText, benchAnswer, benchID, benchSpl string
-	benchTextSet                              bool // --benchmark-text given
-	ngram, maxContaminated, maxFindings, span int
-	minOverlap                                float64
-	normalize, per                            string
+	asJSON     bool
+	benchmarks []string
+}
+
+// contaminationFlags are the check's settings, each a flag and a key under
+// splits.contamination (dashes as underscores).
+var contaminationFlags = []string{"preset", "text", "id", "benchmark-text", "benchmark-answer", "benchmark-id", "benchmark-splits",
+	"ngram", "normalize", "min-overlap", "max-contaminated", "max-contaminated-per", "max-findings", "span-chars"}
+
+// contaminationKey is the config key of a contamination flag.
+func contaminationKey(flag string) string {
+	return "splits.contamination." + strings.ReplaceAll(flag, "-", "_")
 }
 
 func (a *app) splitsContaminationCmd() *cobra.Command {
@@ -40,27 +45,29 @@ func (a *app) splitsContaminationCmd() *cobra.Command {
 `,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f.benchTextSet = cmd.Flags().Changed("benchmark-text")
 			return a.runSplitsContamination(cmd.Context(), args, &f)
 		},
 	}
 	fs := cmd.Flags()
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fs.StringArrayVar(&f.benchmarks, "benchmark", nil, "a benchmark file or directory whose records are looked for (repeatable)")
-	fs.StringVar(&f.preset, "preset", "auto", "columns of timeaware training output: auto, none, "+splits.PresetNames())
-	fs.StringVar(&f.text, "text", "", "training columns whose text is scanned, comma-separated paths (default: the preset's, else text)")
-	fs.StringVar(&f.id, "id", "", "training columns that identify a row, comma-separated (default: the preset's; none drops them)")
-	fs.StringVar(&f.benchText, "benchmark-text", "prompt:user", "benchmark columns of the question, comma-separated paths, for files without extra_info.question (which benchmarks import writes; naming the columns reads them in every file)")
-	fs.StringVar(&f.benchAnswer, "benchmark-answer", def.Columns.Answer, "benchmark column of the ground truth (answers, letter and options, or label; none drops it)")
-	fs.StringVar(&f.benchID, "benchmark-id", def.Columns.ID, "benchmark column of the record id (the row number without)")
-	fs.StringVar(&f.benchSpl, "benchmark-splits", "test", "benchmark splits (extra_info.split) checked, comma-separated, or all; rows without a split always count")
-	fs.IntVar(&f.ngram, "ngram", def.NGram, "words per n-gram; items shorter than this match only whole")
-	fs.StringVar(&f.normalize, "normalize", def.Norm.String(), "normalisation steps: lowercase, punctuation, numbers (fold to 0), unicode (NFKD, no accents), or none")
-	fs.Float64Var(&f.minOverlap, "min-overlap", def.MinOverlap, "share of a record's n-grams in one training row that makes it a near duplicate")
-	fs.IntVar(&f.maxContaminated, "max-contaminated", 0, "contaminated records tolerated before the check fails (exit 1)")
-	fs.StringVar(&f.per, "max-contaminated-per", splits.ScopeBenchmark, "what --max-contaminated counts: benchmark (each) or total")
-	fs.IntVar(&f.maxFindings, "max-findings", splits.DefaultMaxFindings, "records listed per benchmark, -1 for all (counts are always complete)")
-	fs.IntVar(&f.span, "span-chars", splits.DefaultSpanChars, "characters of the matching span quoted per finding")
+	fs.String("preset", "auto", "columns of timeaware training output: auto, none, "+splits.PresetNames())
+	fs.String("text", "", "training columns whose text is scanned, comma-separated paths (default: the preset's, else text)")
+	fs.String("id", "", "training columns that identify a row, comma-separated (default: the preset's; none drops them)")
+	fs.String("benchmark-text", "", "benchmark columns of the question, comma-separated paths (default: extra_info.question, which benchmarks import writes, where a file has it, else prompt:user); naming columns reads them in every file")
+	fs.String("benchmark-answer", def.Columns.Answer, "benchmark column of the ground truth (answers, letter and options, or label; none drops it)")
+	fs.String("benchmark-id", def.Columns.ID, "benchmark column of the record id (the row number without)")
+	fs.String("benchmark-splits", "test", "benchmark splits (extra_info.split) checked, comma-separated, or all; rows without a split always count")
+	fs.Int("ngram", def.NGram, "words per n-gram; items shorter than this match only whole")
+	fs.String("normalize", def.Norm.String(), "normalisation steps: lowercase, punctuation, numbers (fold to 0), unicode (NFKD, no accents), or none")
+	fs.Float64("min-overlap", def.MinOverlap, "share of a record's n-grams in one training row that makes it a near duplicate")
+	fs.Int("max-contaminated", 0, "contaminated records tolerated before the check fails (exit 1)")
+	fs.String("max-contaminated-per", splits.ScopeBenchmark, "what --max-contaminated counts: benchmark (each) or total")
+	fs.Int("max-findings", splits.DefaultMaxFindings, "records listed per benchmark, -1 for all (counts are always complete)")
+	fs.Int("span-chars", splits.DefaultSpanChars, "characters of the matching span quoted per finding")
+	for _, flag := range contaminationFlags {
+		bindKey(fs, flag, contaminationKey(flag))
+	}
 	return cmd
 }
 
@@ -68,51 +75,51 @@ func (a *app) splitsContaminationCmd() *cobra.Command {
 // report has been printed, so the command exits 1 with a one-line reason.
 var errContaminated = errors.New("splits contamination failed")
 
-// contaminationOptions builds the check's options from the flags, refusing
-// a value out of range with a usage error naming its flag.
-func contaminationOptions(f *splitsContaminationFlags) (splits.ContaminationOptions, error) {
+// contaminationOptions reads the check's settings, refusing a value out of
+// range by where it was set (flag, variable or config file).
+func (a *app) contaminationOptions() (splits.ContaminationOptions, error) {
+	v, key := a.v, contaminationKey
 	opt := splits.DefaultContaminationOptions()
-	norm, err := splits.ParseTextNorm(f.normalize)
+	norm, err := splits.ParseTextNorm(v.GetString(key("normalize")))
 	if err != nil {
-		return opt, usagef("--normalize %s: %w", f.normalize, err)
+		return opt, a.badKey(key("normalize"), err)
 	}
-	opt.NGram, opt.Norm, opt.MinOverlap, opt.MaxContaminated = f.ngram, norm, f.minOverlap, f.maxContaminated
-	opt.Scope, opt.MaxFindings, opt.SpanChars = f.per, f.maxFindings, f.span
-	opt.Splits = splits.SplitList(f.benchSpl)
-	if opt.Splits == nil {
-		return opt, usagef("--benchmark-splits: want split names or all")
+	opt.Norm = norm
+	opt.NGram, opt.MinOverlap, opt.MaxContaminated = v.GetInt(key("ngram")), v.GetFloat64(key("min-overlap")), v.GetInt(key("max-contaminated"))
+	opt.Scope, opt.MaxFindings, opt.SpanChars = v.GetString(key("max-contaminated-per")), v.GetInt(key("max-findings")), v.GetInt(key("span-chars"))
+	if opt.Splits = splits.SplitList(v.GetString(key("benchmark-splits"))); opt.Splits == nil {
+		return opt, a.badKeyf(key("benchmark-splits"), "want split names or all")
 	}
-	opt.Columns.Text = splits.SplitList(f.benchText)
-	if f.benchTextSet {
-		opt.Columns.Item = "" // the columns named are read, whatever the file has
+	// The library takes 0 for its default; here it is a value out of range.
+	if opt.NGram == 0 {
+		return opt, a.badKeyf(key("ngram"), "want 1 to 32 words")
 	}
-	if len(opt.Columns.Text) == 0 {
-		return opt, usagef("--benchmark-text: want a column")
+	if !(opt.MinOverlap > 0) {
+		return opt, a.badKeyf(key("min-overlap"), "want a share in (0, 1]")
 	}
-	if s := splits.ColumnSetting(f.benchAnswer); s != nil {
+	if text := splits.SplitList(v.GetString(key("benchmark-text"))); text != nil {
+		opt.Columns.Text, opt.Columns.Item = text, "" // the columns named, in every file
+	}
+	if s := splits.ColumnSetting(v.GetString(key("benchmark-answer"))); s != nil {
 		opt.Columns.Answer = *s
 	}
-	if s := splits.ColumnSetting(f.benchID); s != nil {
+	if s := splits.ColumnSetting(v.GetString(key("benchmark-id"))); s != nil {
 		opt.Columns.ID = *s
 	}
-	for _, c := range []struct {
-		flag  string
-		value any
-		bad   bool
-		want  string
-	}{
-		{"ngram", f.ngram, f.ngram < 1 || f.ngram > 32, "want 1 to 32 words"},
-		{"min-overlap", f.minOverlap, !(f.minOverlap > 0 && f.minOverlap <= 1), "want a share in (0, 1]"},
-		{"max-contaminated", f.maxContaminated, f.maxContaminated < 0, "want 0 or more"},
-		{"max-contaminated-per", f.per, f.per != splits.ScopeBenchmark && f.per != splits.ScopeTotal, "want benchmark or total"},
-		{"max-findings", f.maxFindings, f.maxFindings < -1, "want -1 (all) or more"},
-		{"span-chars", f.span, f.span < 0, "want 0 or more"},
-	} {
-		if c.bad {
-			return opt, usagef("--%s %v: %s", c.flag, c.value, c.want)
-		}
+	opt, err = splits.StrictContaminationOptions(opt)
+	if oe := (*splits.OptionError)(nil); errors.As(err, &oe) {
+		return opt, a.contaminationOptionError(oe)
 	}
-	return opt, nil
+	return opt, err
+}
+
+// contaminationOptionError names an option the library refused by its key.
+func (a *app) contaminationOptionError(oe *splits.OptionError) error {
+	flag := strings.ReplaceAll(oe.Key, "_", "-")
+	if oe.Key == "scope" {
+		flag = "max-contaminated-per"
+	}
+	return a.badKey(contaminationKey(flag), oe.Err)
 }
 
 func (a *app) runSplitsContamination(ctx context.Context, args []string, f *splitsContaminationFlags) error {
@@ -122,13 +129,14 @@ func (a *app) runSplitsContamination(ctx context.Context, args []string, f *spli
 	if len(args) == 0 {
 		return usagef("splits contamination needs training files or directories after the flags")
 	}
-	opt, err := contaminationOptions(f)
+	opt, err := a.contaminationOptions()
 	if err != nil {
 		return err
 	}
 	a.named("benchmark", f.benchmarks...)
 	report, err := splits.CheckContaminationFiles(ctx, f.benchmarks, args, splits.Overrides{
-		Preset: f.preset, Text: splits.ColumnSetting(f.text), ID: splits.ColumnSetting(f.id),
+		Preset: a.v.GetString(contaminationKey("preset")), Text: splits.ColumnSetting(a.v.GetString(contaminationKey("text"))),
+		ID: splits.ColumnSetting(a.v.GetString(contaminationKey("id"))),
 	}, opt)
 	if err != nil {
 		return contaminationError(err)
@@ -165,8 +173,6 @@ func contaminationError(err error) error {
 			err = usageError{err}
 		}
 		return pathError(flag, ae.Arg, err)
-	} else if oe := (*splits.OptionError)(nil); errors.As(err, &oe) {
-		return usageError{oe}
 	}
 	return err
 }

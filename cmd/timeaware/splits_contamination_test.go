@@ -180,6 +180,19 @@ func TestContaminationCommand(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	assert.Equal(t, 2, rep.Contaminated)
 	assert.Contains(t, stderr, "::error file="+train+",line=1,title=splits contamination%3A timeqa::timeqa tq-1: exact duplicate")
+	// The same settings from a config file and a variable.
+	t.Setenv("GITHUB_ACTIONS", "")
+	cfg := writeFile(t, filepath.Join(dir, "c.yaml"), "splits:\n  contamination:\n    max_contaminated: 2\n    max_contaminated_per: total\n")
+	code, _, stderr = runCLI(t, "--config", cfg, "splits", "contamination", "--benchmark", bench, train)
+	assert.Equal(t, 0, code, stderr)
+	t.Setenv("TIMEAWARE_SPLITS_CONTAMINATION_MAX_CONTAMINATED", "1")
+	code, _, _ = runCLI(t, "--config", cfg, "splits", "contamination", "--benchmark", bench, train)
+	assert.Equal(t, 1, code, "the variable wins over the file")
+	// --max-findings 0 lists no record; the counts stay whole.
+	code, stdout, _ = runCLI(t, "splits", "contamination", "--benchmark", bench, train, "--max-findings", "0", "--max-contaminated", "9")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "2 of 4 benchmark records found")
+	assert.NotContains(t, stdout, "tq-1")
 }
 
 func TestContaminationCommandErrors(t *testing.T) {
