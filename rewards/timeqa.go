@@ -3,6 +3,7 @@ package rewards
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode"
 )
@@ -89,12 +90,19 @@ func parseAnswersList(a json.RawMessage) ([]string, error) {
 	if len(a) == 0 || string(a) == "null" {
 		return nil, fieldErrorf("ground_truth.answers", "missing: want a list of answer strings")
 	}
-	var answers []string
-	if err := json.Unmarshal(a, &answers); err != nil {
+	var items []*string
+	if err := json.Unmarshal(a, &items); err != nil {
 		return nil, decodeError("ground_truth.answers", a, err, "a list of answer strings")
 	}
-	if len(answers) == 0 {
+	if len(items) == 0 {
 		return nil, fieldErrorf("ground_truth.answers", "empty: want at least one answer (\"\" for an unanswerable question)")
+	}
+	answers := make([]string, len(items))
+	for i, p := range items {
+		if p == nil {
+			return nil, fieldErrorf(fmt.Sprintf("ground_truth.answers[%d]", i), "null: want an answer string (\"\" for an unanswerable question)")
+		}
+		answers[i] = *p
 	}
 	return answers, nil
 }
