@@ -65,11 +65,6 @@ func scoreSQuADStyle(it *Item, d []float64, emptyMatches bool) (float64, error) 
 	return f1, nil
 }
 
-// answersGold is the ground truth {"answers": [...]} of the QA rewards.
-type answersGold struct {
-	Answers []string `json:"answers"`
-}
-
 // parseAnswersGold reads {"answers": ["...", ...]}, or the same object in a
 // JSON string: at least one answer, each a string.
 func parseAnswersGold(raw json.RawMessage) ([]string, error) {
