@@ -75,7 +75,7 @@ func parseAnswersGold(raw json.RawMessage) ([]string, error) {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, decodeError("ground_truth", b, err, "an object "+want[5:])
+		return nil, decodeError("ground_truth", b, err)
 	}
 	return parseAnswersList(m["answers"])
 }

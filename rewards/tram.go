@@ -65,7 +65,7 @@ func parseTRAMGold(raw json.RawMessage) (*tramGold, error) {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, decodeError("ground_truth", b, err, "an object "+want[5:])
+		return nil, decodeError("ground_truth", b, err)
 	}
 	if a, ok := m["answers"]; ok {
 		if _, has := m["letter"]; has {
