@@ -154,6 +154,13 @@ func TestLastJSONObjectBudget(t *testing.T) {
 	within := strings.Repeat("{"+strings.Repeat("x", 2000), 30) + `{"answer": 1}`
 	_, ok = LastJSONObject(within)
 	assert.True(t, ok, "30 unclosed braces over 60,000 bytes cost about 900,000 bytes of 1.9 million")
+	// 64 unclosed braces before a 127-byte object spend the budget of
+	// 32 × 191 + 4096 bytes exactly: the object is not tried.
+	exact := strings.Repeat("{", 64) + `{"answer": 1` + strings.Repeat(" ", 114) + "}"
+	_, ok = LastJSONObject(exact)
+	assert.False(t, ok, "a budget spent exactly")
+	_, ok = LastJSONObject(exact[1:])
+	assert.True(t, ok, "a byte less")
 	past := strings.Repeat("{"+strings.Repeat("x", 2000), 70) + `{"answer": 1}`
 	_, ok = LastJSONObject(past)
 	assert.False(t, ok, "70 of them cost about 4.9 million of 4.5 million")
