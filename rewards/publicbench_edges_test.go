@@ -47,6 +47,8 @@ func TestFinalSigma(t *testing.T) {
 		"1Σ":        "1σ",
 		"ΑΣ Β":      "ας β",
 		"İ":         "i\u0307",
+		"ʰΣ":        "ʰσ",
+		"ʰAΣ":       "ʰaς",
 	} {
 		assert.Equal(t, want, pyLower(in), "%q", in)
 	}
@@ -128,6 +130,7 @@ func TestTestOfTimeValues(t *testing.T) {
 
 func TestLastJSONObjectEdges(t *testing.T) {
 	for resp, want := range map[string]string{
+		`xx {"a": 1] {"answer": "E76"}`:        `"E76"`,
 		`{"a": 1] {"answer": "E76"}`:           `"E76"`,
 		`{"answer": "a } { \" b"} trailing {`:  `"a } { \" b"`,
 		`[{"answer": 1}]`:                      `1`,
