@@ -95,6 +95,39 @@ var sources = map[string]source{
 	rewards.ThinkPrune.DataSource: tokenBudget,
 	rewards.Elastic.DataSource:    withTokens(tokenBudget, tokensSplit),
 	rewards.Anytime.DataSource:    {run: runSkip, skip: "length/anytime rows need the answers drawn after cutting one thinking at each budget, which a served model's reply does not give"},
+	rewards.TimeQA.DataSource:     publicQA,
+	rewards.TempReason.DataSource: withNote(publicQA, "tempreason: exact_match and f1 are the SQuAD v1.1 script's figures ÷ 100 over the scored rows; the script counts a question without a prediction as 0, so they are its figures when no row failed"),
+	rewards.TRAM.DataSource:       publicAccuracy,
+	rewards.TestOfTime.DataSource: publicAccuracy,
+}
+
+// publicBenchBy are the labels rows imported from public benchmarks are
+// broken down by: extra_info.subset (TimeQA easy or hard, TempReason's
+// level, TRAM's task, Test of Time's arithmetic or semantic) and
+// extra_info.category.
+var publicBenchBy = []string{"subset", "category"}
+
+// publicQA is how TimeQA and TempReason rows are run and reported: once,
+// with exact match and F1 (the means of the reward's details, which are
+// the official scripts' per-question values, so the means are the scripts'
+// figures ÷ 100) for the source and for each subset and category.
+var publicQA = source{
+	by:           publicBenchBy,
+	groupMetrics: []metric{mean("exact_match"), mean("f1"), mean("answered")},
+}
+
+// publicAccuracy is how TRAM and Test of Time rows are run and reported:
+// once, with accuracy, the mean of the reward's correct, for the source
+// and for each subset and category.
+var publicAccuracy = source{
+	by:           publicBenchBy,
+	groupMetrics: []metric{mean("correct")},
+}
+
+// withNote is s with its note set.
+func withNote(s source, note string) source {
+	s.note = note
+	return s
 }
 
 // sourceFor returns how a data source is run and reported.

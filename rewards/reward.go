@@ -177,6 +177,10 @@ var All = []*Reward{
 	Kimi,
 	ShorterBetter,
 	ALP,
+	TimeQA,
+	TempReason,
+	TRAM,
+	TestOfTime,
 }
 
 // Lookup returns the reward registered for a data source.

@@ -250,7 +250,8 @@ func hostileItems(ds string) []Item {
 	long := strings.Repeat(`\boxed{{{`, 5000) + strings.Repeat("}", 3)
 	var out []Item
 	for _, sol := range []string{"", "<answer></answer>", long, "MY ANSWER: 2024-13-45", `<tool_call>{"name":`, "\xff\xfe", `{"tool_calls":[]}`, strings.Repeat("a ", 100000)} {
-		for _, gt := range []string{``, `null`, `""`, `"None"`, `0`, `-1e308`, `[]`, `{}`, `{"preferred":"tool","margin":99}`, `"\u0000"`, `[1,2]`} {
+		for _, gt := range []string{``, `null`, `""`, `"None"`, `0`, `-1e308`, `[]`, `{}`, `{"preferred":"tool","margin":99}`, `"\u0000"`, `[1,2]`,
+			`{"answers": [""]}`, `{"letter": "B", "options": {"A": "x", "B": ""}}`, `{"kind": "arithmetic", "label": {"unordered_list": [1, [2], {}]}}`} {
 			out = append(out, Item{DataSource: ds, SolutionStr: sol, GroundTruth: json.RawMessage(gt)})
 		}
 	}

@@ -61,6 +61,10 @@ var rightAnswers = map[string]struct {
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400)}}, 1 - 4e-5},
 	"length/elastic": {Item{SolutionStr: "<think>Three sevens.</think><answer>21</answer>", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{ResponseTokens: f64(400), ThinkTokens: f64(300), AnswerTokens: f64(90)}}, 1},
+	"timeqa":       {Item{SolutionStr: "He owned it then.\nAnswer: George Peter", GroundTruth: json.RawMessage(`"{\"answers\": [\"George Peter\"]}"`)}, 1},
+	"tempreason":   {Item{SolutionStr: "Answer: the Oct, 1874.", GroundTruth: json.RawMessage(`{"answers": ["Oct, 1874"]}`)}, 1},
+	"tram":         {Item{SolutionStr: "Answer: (C)", GroundTruth: json.RawMessage(`{"letter": "C", "options": {"A": "a", "B": "b", "C": "c"}}`)}, 1},
+	"test_of_time": {Item{SolutionStr: "```json\n{\"explanation\": \"x\", \"answer\": \"E76\"}\n```", GroundTruth: json.RawMessage(`{"kind": "semantic", "label": {"answer": "E76"}}`)}, 1},
 	// uniform over two budgets, right at the second only
 	"length/anytime": {Item{SolutionStr: "<think>Three sevens", GroundTruth: json.RawMessage(`"21"`),
 		ExtraInfo: ExtraInfo{Anytime: json.RawMessage(`[{"budget": 100, "summary": "<answer>7</answer>"}, {"budget": 200, "summary": "<answer>21</answer>"}]`)}}, 0.5},

@@ -401,7 +401,8 @@ func TestServeStartsOnDefaults(t *testing.T) {
 		names = append(names, r.(map[string]any)["data_source"].(string))
 	}
 	assert.Equal(t, []string{"timely/general", "timely/game", "timely/ml", "tictoc/decision", "timepuzzles", "traveler", "negotiation",
-		"length/lcpo_exact", "length/lcpo_max", "length/thinkprune", "length/dapo", "length/cosine", "length/elastic", "length/anytime", "length/kimi", "length/shorterbetter", "length/alp"}, names)
+		"length/lcpo_exact", "length/lcpo_max", "length/thinkprune", "length/dapo", "length/cosine", "length/elastic", "length/anytime", "length/kimi", "length/shorterbetter", "length/alp",
+		"timeqa", "tempreason", "tram", "test_of_time"}, names)
 	assert.Contains(t, p.stderr.String(), "timers.secret is not set")
 }
 

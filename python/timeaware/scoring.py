@@ -184,6 +184,10 @@ BUILTIN_KEYS: dict[str, tuple[str, ...]] = {
     "length/shorterbetter": _GROUP_KEYS,
     "length/alp": _GROUP_KEYS,
     "length/anytime": ("correct", "budgets", "think_tokens", *(f"r_{j}" for j in range(1, 9))),
+    "timeqa": ("exact_match", "f1", "answered"),
+    "tempreason": ("exact_match", "f1", "answered"),
+    "tram": ("correct", "answered"),
+    "test_of_time": ("correct", "parsed"),
 }
 
 
