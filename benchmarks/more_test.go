@@ -37,11 +37,11 @@ func TestPrompts(t *testing.T) {
 		{"TimeQA with its page", &TimeQA, "test.easy.json", Options{},
 			"Context:\nNewton D . Baker House , also known as Jacqueline Kennedy House , was owned by George Peter from 1811 to 1827 .\n\n" +
 				"Question: Who owned the Newton D. Baker House in Washington DC from 1811 to 1827?\n\n" +
-				"Answer with the shortest span that answers the question; if nothing answers it, leave the answer empty.\n" +
+				"Answer with the shortest span that answers the question; if nothing in the context answers it, answer \"unanswerable\".\n" +
 				"Put your final answer on the last line as \"Answer: <answer>\"."},
 		{"TimeQA closed book", &TimeQA, "test.easy.json", Options{Context: ContextNone},
 			"Question: Who owned the Newton D. Baker House in Washington DC from 1811 to 1827?\n\n" +
-				"Answer with the shortest span that answers the question; if nothing answers it, leave the answer empty.\n" +
+				"Answer with the shortest span that answers the question; if nothing in the context answers it, answer \"unanswerable\".\n" +
 				"Put your final answer on the last line as \"Answer: <answer>\"."},
 		{"TempReason with its facts", &TempReason, "val_l2.json", Options{},
 			"Context:\nClarence Norman Brunsdale holds the position of member of the State Senate of North Dakota from Jan, 1941 to Jan, 1951.\n\n" +

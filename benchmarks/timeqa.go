@@ -51,7 +51,7 @@ var TimeQA = Benchmark{
 	},
 	read: readTimeQA,
 	prompt: map[string]string{"": "{context}Question: {question}\n\n" +
-		"Answer with the shortest span that answers the question; if nothing answers it, leave the answer empty.\n" +
+		"Answer with the shortest span that answers the question; if nothing in the context answers it, answer \"unanswerable\".\n" +
 		"Put your final answer on the last line as \"Answer: <answer>\"."},
 }
 

@@ -119,6 +119,22 @@ func TestTimeQAAndTempReasonRewards(t *testing.T) {
 		assert.Zero(t, res.Score, "%q", resp)
 		assert.Equal(t, []float64{0, 0, 0}, res.Details, "%q: no answer line", resp)
 	}
+	// "unanswerable" is TimeQA's empty answer; for TempReason it is a word.
+	for _, tc := range []struct {
+		ds, resp, gt string
+		details      []float64
+	}{
+		{"timeqa", "The passage never says.\nAnswer: Unanswerable.", `{"answers": [""]}`, []float64{1, 1, 1}},
+		{"timeqa", "Answer: unanswerable", `{"answers": ["George Peter"]}`, []float64{0, 0, 1}},
+		{"timeqa", "Answer: the unanswerable one", `{"answers": [""]}`, []float64{0, 0, 1}},
+		{"tempreason", "Answer: unanswerable", `{"answers": ["unanswerable"]}`, []float64{1, 1, 1}},
+		{"tempreason", "Answer: unanswerable", `{"answers": [""]}`, []float64{0, 0, 1}},
+	} {
+		it := item(tc.ds, tc.resp, tc.gt)
+		res := s.Score(context.Background(), &it)
+		require.NoError(t, res.Err)
+		assert.Equal(t, tc.details, res.Details, "%s %q against %s", tc.ds, tc.resp, tc.gt)
+	}
 	it := item("tempreason", "Answer: \\boxed{Oct, 1874}", `{"answers": ["Oct, 1874"]}`)
 	res := s.Score(context.Background(), &it)
 	require.NoError(t, res.Err)

@@ -21,15 +21,17 @@ var squadKeys = []string{"exact_match", "f1", "answered"}
 // best over the gold answers, with F1 = 1 when the answer and a gold answer
 // both normalise to no token (an unanswerable question's gold is [""]).
 // The answer is the response's final answer line (ExtractAnswer, "Answer:
-// ..."); a response without one scores 0 with answered = 0. The score is
-// the F1; exact match is a detail.
+// ..."); a response without one scores 0 with answered = 0. An answer that
+// normalises to Unanswerable is the empty answer the official script scores
+// for a question the context does not answer (the importer's prompt asks
+// for that word). The score is the F1; exact match is a detail.
 var TimeQA = &Reward{
 	DataSource:  "timeqa",
 	Summary:     `TimeQA: token F1 (the score) and exact match of the "Answer:" line against the gold answers, as TimeQA's official utils.py computes them`,
 	GroundTruth: `JSON object (or a JSON string holding one) {"answers": ["...", ...]}; [""] for an unanswerable question`,
 	Keys:        squadKeys,
 	score: func(_ context.Context, _ *Scorer, it *Item, d []float64) (float64, error) {
-		return scoreSQuADStyle(it, d, true)
+		return scoreSQuADStyle(it, d, true, Unanswerable)
 	},
 }
 
@@ -47,11 +49,18 @@ var TempReason = &Reward{
 	GroundTruth: `JSON object (or a JSON string holding one) {"answers": ["...", ...]}`,
 	Keys:        squadKeys,
 	score: func(_ context.Context, _ *Scorer, it *Item, d []float64) (float64, error) {
-		return scoreSQuADStyle(it, d, false)
+		return scoreSQuADStyle(it, d, false, "")
 	},
 }
 
-func scoreSQuADStyle(it *Item, d []float64, emptyMatches bool) (float64, error) {
+// Unanswerable is the answer that says the context does not answer a
+// TimeQA question: the empty answer of its gold [""].
+const Unanswerable = "unanswerable"
+
+// scoreSQuADStyle scores the answer line against {"answers": [...]};
+// emptyMatches is TimeQA's F1 of two empty answers, and an answer that
+// normalises to none (when not "") stands for the empty answer.
+func scoreSQuADStyle(it *Item, d []float64, emptyMatches bool, none string) (float64, error) {
 	golds, err := parseAnswersGold(it.GroundTruth)
 	if err != nil {
 		return 0, err
@@ -59,6 +68,9 @@ func scoreSQuADStyle(it *Item, d []float64, emptyMatches bool) (float64, error) 
 	pred, ok := ExtractAnswer(it.SolutionStr, "")
 	if !ok {
 		return 0, nil
+	}
+	if none != "" && NormalizeSQuAD(pred) == none {
+		pred = ""
 	}
 	em, f1 := SQuADScores(pred, golds, emptyMatches)
 	d[0], d[1], d[2] = em, f1, 1
