@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 
 	"github.com/timeaware/timeaware/splits/scenario"
@@ -463,7 +462,6 @@ type gateNear struct {
 
 // gateBatch is a run of rows hashed by one worker.
 type gateBatch struct {
-	seq   int // batch number
 	rows  []Row
 	fps   []uint64
 	empty []bool
@@ -610,7 +608,8 @@ func (g *gate) pass(ctx context.Context, src RowSource, workers int,
 			err = fmt.Errorf("splits: close rows: %w", cerr)
 		}
 	}()
-	return gatePipeline(ctx, workers, work, merge, func(emit func(*gateBatch) error) error {
+	newWorker := func() *gateWorker { return &gateWorker{} }
+	return orderedPipeline(ctx, workers, newWorker, work, merge, func(emit func(*gateBatch) error) error {
 		var b *gateBatch
 		pos := 0 // the position in the input of the row read
 		add := func(r Row) error {
@@ -653,68 +652,6 @@ func (g *gate) pass(ctx context.Context, src RowSource, workers int,
 		}
 		return nil
 	})
-}
-
-// gatePipeline runs produce in the calling goroutine; the batches it emits
-// are processed by work on workers goroutines and handed to merge, one at
-// a time and in emission order. At most 2·workers+2 batches are in flight.
-func gatePipeline(ctx context.Context, workers int, work func(*gateWorker, *gateBatch), merge func(*gateBatch),
-	produce func(emit func(*gateBatch) error) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	tokens := make(chan struct{}, 2*workers+2)
-	jobs := make(chan *gateBatch)
-	results := make(chan *gateBatch, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			w := &gateWorker{}
-			for b := range jobs {
-				work(w, b)
-				results <- b
-			}
-		})
-	}
-	merged := make(chan struct{})
-	go func() {
-		defer close(merged)
-		pending := map[int]*gateBatch{}
-		next := 0
-		for b := range results {
-			pending[b.seq] = b
-			for {
-				nb, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				merge(nb)
-				next++
-				<-tokens
-			}
-		}
-	}()
-	seq := 0
-	err := produce(func(b *gateBatch) error {
-		select {
-		case tokens <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		b.seq = seq
-		seq++
-		select {
-		case jobs <- b:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	})
-	close(jobs)
-	wg.Wait()
-	close(results)
-	<-merged
-	return err
 }
 
 // hashString is the 64-bit FNV-1a hash of s, mixed.

@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// orderedPipeline is gatePipeline for any batch type: produce runs in the
-// calling goroutine; the batches it emits are processed by work on workers
-// goroutines (each with its own scratch from newWorker) and handed to
-// merge one at a time, in emission order. At most 2·workers+2 batches are
+// orderedPipeline runs produce in the calling goroutine; the batches it
+// emits are processed by work on workers goroutines (each with its own
+// scratch from newWorker) and handed to merge one at a time, in emission
+// order. The gate's passes and the contamination scan run on it. At most 2·workers+2 batches are
 // in flight, so memory does not grow with the input.
 func orderedPipeline[W, B any](ctx context.Context, workers int, newWorker func() W, work func(W, B), merge func(B),
 	produce func(emit func(B) error) error) error {
