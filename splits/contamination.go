@@ -147,18 +147,22 @@ func (o ContaminationOptions) resolve() (ContaminationOptions, error) {
 	if o.Workers <= 0 {
 		o.Workers = max(runtime.GOMAXPROCS(0), 1)
 	}
-	switch {
-	case o.NGram < 1 || o.NGram > 32:
+	if o.NGram < 1 || o.NGram > 32 {
 		return bad("ngram", "want 1 to 32 words, not %d", o.NGram)
-	case math.IsNaN(o.MinOverlap) || o.MinOverlap < 0 || o.MinOverlap > 1:
+	}
+	if math.IsNaN(o.MinOverlap) || o.MinOverlap < 0 || o.MinOverlap > 1 {
 		return bad("min_overlap", "want a share in (0, 1], not %v", o.MinOverlap)
-	case o.MaxContaminated < 0:
+	}
+	if o.MaxContaminated < 0 {
 		return bad("max_contaminated", "want 0 or more, not %d", o.MaxContaminated)
-	case o.Scope != ScopeBenchmark && o.Scope != ScopeTotal:
+	}
+	if o.Scope != ScopeBenchmark && o.Scope != ScopeTotal {
 		return bad("scope", "want %s or %s, not %q", ScopeBenchmark, ScopeTotal, o.Scope)
-	case o.MaxFindings < -1:
+	}
+	if o.MaxFindings < -1 {
 		return bad("max_findings", "want -1 (all) or more")
-	case o.SpanChars < 0:
+	}
+	if o.SpanChars < 0 {
 		return bad("span_chars", "want 0 or more")
 	}
 	return o, nil
@@ -241,7 +245,7 @@ func NewContaminationIndex(ctx context.Context, files []string, opt Contaminatio
 			return nil, err
 		}
 		ix.files = append(ix.files, path)
-		seen := 0
+		seen := false
 		for {
 			v, err := rows.next()
 			if err == io.EOF {
@@ -251,7 +255,7 @@ func NewContaminationIndex(ctx context.Context, files []string, opt Contaminatio
 				rows.close()
 				return nil, err
 			}
-			seen++
+			seen = true
 			r, err := cols.record(path, v)
 			if err != nil {
 				rows.close()
@@ -268,18 +272,16 @@ func NewContaminationIndex(ctx context.Context, files []string, opt Contaminatio
 				br.Skipped++
 				continue
 			}
-			if len(ix.records) == math.MaxUint32-1 {
+			if len(ix.records) == math.MaxUint32 { // a record's number is a uint32
 				rows.close()
-				return nil, fmt.Errorf("splits: %s: more than %d benchmark records", path, math.MaxUint32-1)
+				return nil, fmt.Errorf("splits: %s: more than %d benchmark records", path, uint32(math.MaxUint32))
 			}
 			rec := benchRecord{bench: b, row: int32(v.row), file: path, id: r.id}
 			id := uint32(len(ix.records))
 			recKeys = recKeys[:0]
 			words = tk.Words(words[:0], r.question)
 			rec.qLen = int32(len(words))
-			if len(words) > 0 {
-				rec.qKey = runKey(runHash(words), len(words))
-			}
+			rec.qKey = runKey(runHash(words), len(words))
 			if len(words) >= n {
 				eachWordRun(words, n, func(key uint64, _ int) bool { recKeys = append(recKeys, key); return true })
 			} else if len(words) > 0 {
@@ -297,10 +299,9 @@ func NewContaminationIndex(ctx context.Context, files []string, opt Contaminatio
 			}
 			for _, a := range r.answers {
 				words = tk.Words(words[:0], a)
-				switch {
-				case len(words) >= n:
+				if len(words) >= n {
 					eachWordRun(words, n, func(key uint64, _ int) bool { recKeys = append(recKeys, key); return true })
-				case len(words) > 0:
+				} else if len(words) > 0 {
 					rec.shortAns = append(rec.shortAns, shortRun{key: runKey(runHash(words), len(words)), k: int32(len(words))})
 				}
 			}
@@ -321,7 +322,7 @@ func NewContaminationIndex(ctx context.Context, files []string, opt Contaminatio
 			ix.records = append(ix.records, rec)
 		}
 		rows.close()
-		if seen == 0 {
+		if !seen {
 			return nil, fmt.Errorf("splits: %s: %w: the benchmark file has no rows", path, dataset.ErrNoRecords)
 		}
 	}
@@ -499,11 +500,9 @@ func openBenchmark(path string, want BenchmarkColumns) (fileRows, *benchCols, er
 			break
 		}
 	}
-	base := filepath.Base(path)
-	if i := strings.IndexByte(base, '.'); i > 0 {
-		base = base[:i]
-	}
-	bc.name = base
+	base := filepath.Base(path) // never "": the name up to its first dot after the first character
+	name, _, _ := strings.Cut(base[1:], ".")
+	bc.name = base[:1] + name
 	in := &Input{Path: path, Side: Test, Columns: bc.cols}
 	rows, _, err := openFileRows(in, false)
 	if err != nil {

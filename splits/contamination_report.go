@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 )
 
@@ -50,7 +49,7 @@ func (r *ContaminationReport) WriteText(w io.Writer) error {
 // ::error with the summary.
 func (r *ContaminationReport) WriteGitHubAnnotations(w io.Writer) error {
 	p := &printer{w: w}
-	listed := 0
+	listed := false
 	for _, b := range r.Benchmarks {
 		level := "warning"
 		if b.Status == StatusFail || (!r.Passed && r.Options.Scope == ScopeTotal) {
@@ -58,15 +57,11 @@ func (r *ContaminationReport) WriteGitHubAnnotations(w io.Writer) error {
 		}
 		title := "title=" + escapeProperty("splits contamination: "+b.Name)
 		for _, f := range b.Findings {
-			listed++
-			where := "file=" + escapeProperty(f.File) + ","
-			if strings.HasSuffix(f.File, ".jsonl") && f.Row > 0 {
-				where += "line=" + strconv.Itoa(f.Row) + ","
-			}
-			p.printf("::%s %s%s::%s\n", level, where, title, escapeData(f.Message))
+			listed = true
+			p.printf("::%s %s%s::%s\n", level, annotationPlace(f.File, f.Row), title, escapeData(f.Message))
 		}
 	}
-	if !r.Passed && listed == 0 {
+	if !r.Passed && !listed {
 		p.printf("::error %s::%s\n", "title="+escapeProperty("splits contamination"), escapeData(r.Summary))
 	}
 	return p.err

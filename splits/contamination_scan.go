@@ -182,12 +182,7 @@ func (ix *ContaminationIndex) Scan(ctx context.Context, src RowSource) (*Contami
 	err = orderedPipeline(ctx, opt.Workers, newWorker, ix.scanBatch, merge, func(emit func(*contamBatch) error) error {
 		files := map[string]string{}
 		b := &contamBatch{}
-		for n := 0; ; n++ {
-			if n%1024 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-			}
+		for {
 			r, err := it.Next()
 			if errors.Is(err, io.EOF) {
 				break
@@ -209,10 +204,7 @@ func (ix *ContaminationIndex) Scan(ctx context.Context, src RowSource) (*Contami
 				b = &contamBatch{}
 			}
 		}
-		if len(b.rows) > 0 {
-			return emit(b)
-		}
-		return nil
+		return emit(b) // the rest, maybe none
 	})
 	if err != nil {
 		return nil, err
@@ -261,7 +253,7 @@ func (ix *ContaminationIndex) scanRow(w *contamWorker, b *contamBatch, row int32
 				if cap(w.pool) == len(w.pool) {
 					w.pool = make([]contamAcc, 0, 2*cap(w.pool)+16) // the old entries stay where acc points
 				}
-				w.pool = append(w.pool, contamAcc{lo: int32(at), hi: int32(at + k)})
+				w.pool = append(w.pool, contamAcc{lo: int32(at)}) // hi is set below
 				a = &w.pool[len(w.pool)-1]
 				w.acc[r] = a
 				w.order = append(w.order, r)
@@ -318,12 +310,10 @@ func (ix *ContaminationIndex) scanRow(w *contamWorker, b *contamBatch, row int32
 		} else {
 			a.shortQ = false
 		}
-		if len(rec.shortAns) > 0 {
-			for _, s := range rec.shortAns {
-				if findRun(words, int(s.k), s.key) >= 0 {
-					matched++
-					break
-				}
+		for _, s := range rec.shortAns {
+			if findRun(words, int(s.k), s.key) >= 0 {
+				matched++
+				break
 			}
 		}
 		exactAt, exactLen := -1, 0
@@ -331,7 +321,7 @@ func (ix *ContaminationIndex) scanRow(w *contamWorker, b *contamBatch, row int32
 			if a.shortQ {
 				exactAt, exactLen = findRun(words, int(rec.qLen), rec.qKey), int(rec.qLen)
 			}
-		} else if rec.qLen > 0 && a.count >= rec.qUnits {
+		} else if a.count >= rec.qUnits { // an empty question has no run to find
 			exactAt, exactLen = findRun(words, int(rec.qLen), rec.qKey), int(rec.qLen)
 		}
 		overlap := 0.0
@@ -344,9 +334,6 @@ func (ix *ContaminationIndex) scanRow(w *contamWorker, b *contamBatch, row int32
 		lo, hi := int(a.lo), int(a.hi)
 		if exactAt >= 0 {
 			lo, hi = exactAt, exactAt+exactLen
-		}
-		if hi <= lo || hi > len(words) {
-			continue
 		}
 		start, end := int(words[lo].Start), int(words[hi-1].End)
 		h := contamHit{row: row, rec: r, exact: exactAt >= 0, overlap: overlap}

@@ -104,23 +104,30 @@ const (
 
 var tokClass = func() (t [256]uint8) {
 	for c := range 256 {
-		switch {
-		case c >= utf8.RuneSelf:
-			t[c] = tkMulti
-		case 'A' <= c && c <= 'Z':
-			t[c] = tkUpper
-		case '0' <= c && c <= '9':
-			t[c] = tkDigit
-		case c <= ' ' || c == 0x7f:
-			t[c] = tkSpace
-		case 'a' <= c && c <= 'z':
-			t[c] = tkLetter
-		default:
-			t[c] = tkPunct
-		}
+		t[c] = byteClass(c)
 	}
 	return t
 }()
+
+// byteClass is the class of byte c for the tokeniser's ASCII fast path.
+func byteClass(c int) uint8 {
+	if c >= utf8.RuneSelf {
+		return tkMulti
+	}
+	if 'A' <= c && c <= 'Z' {
+		return tkUpper
+	}
+	if '0' <= c && c <= '9' {
+		return tkDigit
+	}
+	if c <= ' ' || c == 0x7f {
+		return tkSpace
+	}
+	if 'a' <= c && c <= 'z' {
+		return tkLetter
+	}
+	return tkPunct
+}
 
 // Tokenizer cuts texts into words under one TextNorm. It keeps scratch
 // space between calls: one per goroutine.

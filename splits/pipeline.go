@@ -8,8 +8,9 @@ import (
 // orderedPipeline runs produce in the calling goroutine; the batches it
 // emits are processed by work on workers goroutines (each with its own
 // scratch from newWorker) and handed to merge one at a time, in emission
-// order. The gate's passes and the contamination scan run on it. At most 2·workers+2 batches are
-// in flight, so memory does not grow with the input.
+// order. The gate's passes and the contamination scan run on it. At most
+// 2·workers+2 batches are in flight, so memory does not grow with the
+// input. Once ctx is done, emit returns its error.
 func orderedPipeline[W, B any](ctx context.Context, workers int, newWorker func() W, work func(W, B), merge func(B),
 	produce func(emit func(B) error) error) error {
 	type job struct {
@@ -52,6 +53,9 @@ func orderedPipeline[W, B any](ctx context.Context, workers int, newWorker func(
 	}()
 	seq := 0
 	err := produce(func(b B) error {
+		if err := ctx.Err(); err != nil { // select below picks at random when both are ready
+			return err
+		}
 		select {
 		case tokens <- struct{}{}:
 		case <-ctx.Done():

@@ -92,17 +92,24 @@ func (r *Report) WriteGitHubAnnotations(w io.Writer) error {
 			p.printf("::error %s::%s\n", title, escapeData(c.Summary))
 		}
 		for _, f := range c.Findings {
-			where := ""
-			if f.File != "" {
-				where = "file=" + escapeProperty(f.File) + ","
-				if strings.HasSuffix(f.File, ".jsonl") && f.Row > 0 {
-					where += "line=" + strconv.Itoa(f.Row) + ","
-				}
-			}
-			p.printf("::error %s%s::%s\n", where, title, escapeData(f.Message))
+			p.printf("::error %s%s::%s\n", annotationPlace(f.File, f.Row), title, escapeData(f.Message))
 		}
 	}
 	return p.err
+}
+
+// annotationPlace is a GitHub annotation's file= and, for a JSONL file's
+// row (its line, from 1), line= properties, each with its comma; none
+// without a file.
+func annotationPlace(file string, row int) string {
+	if file == "" {
+		return ""
+	}
+	where := "file=" + escapeProperty(file) + ","
+	if strings.HasSuffix(file, ".jsonl") && row > 0 {
+		where += "line=" + strconv.Itoa(row) + ","
+	}
+	return where
 }
 
 // printer writes until the first error, which it keeps.
