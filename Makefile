@@ -11,6 +11,10 @@ VERIFIERS_VENV ?= .venv-verifiers
 # The GPU tier (python/tests/gpu): one NVIDIA GPU; WHEELS=DIR installs its pins from
 # a wheel folder (make gpu-wheels WHEELS=DIR fills one) where there is no index.
 GPU_VENV ?= .venv-gpu
+# The baselines of bench-splits and bench-contamination (datasketch;
+# datatrove with spaCy), kept out of $(VENV) so that their dependencies
+# never move the interop tier's pins.
+BENCH_VENV ?= .venv-bench
 GPU_PIP  = $(GPU_VENV)/bin/pip install --progress-bar off --disable-pip-version-check $(if $(WHEELS),--no-index --find-links $(abspath $(WHEELS)))
 BIN     := bin/timeaware
 SHARED  ?= ../shared
@@ -26,7 +30,7 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS    := $(LINT_BIN)/gremlins-$(GREMLINS_VERSION)
 MUTANT_PKGS := rewards timers splits prefpairs tokenizer
 
-.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-contamination bench-tokenizer bench-compare venv venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
+.PHONY: test-stress mutants mutants-ci help build demo serve bench-synth test test-go test-python test-trainers examples vet lint lint-tools bench bench-go bench-pairs bench-splits bench-contamination bench-tokenizer bench-compare venv venv-bench venv-trainers venv-verifiers test-verifiers venv-gpu test-gpu gpu-wheels clean check-shared
 
 help:
 	@echo "make demo         build pairs from the built-in sample and score a rollout through the verifier"
@@ -187,16 +191,21 @@ bench-pairs: build venv
 	PYTHON=$(PYTHON) bash bench/pairs/run.sh $(SAMPLES)
 
 # TRAIN=20000 TEST=5000 make bench-splits for a quicker run.
-bench-splits: venv
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/splits/requirements.txt
-	PYTHON=$(PYTHON) bash bench/splits/run.sh $(TRAIN) $(TEST)
+bench-splits: venv-bench
+	PYTHON=$(BENCH_VENV)/bin/python bash bench/splits/run.sh $(TRAIN) $(TEST)
 	$(MAKE) bench-contamination
 
 # The contamination check against datatrove's n-gram filter (1M x 100k;
 # TRAIN=100000 BENCH=10000 make bench-contamination for a quicker run).
-bench-contamination: venv
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/contamination/requirements.txt
-	PYTHON=$(PYTHON) bash bench/contamination/run.sh $(TRAIN) $(BENCH)
+bench-contamination: venv-bench
+	PYTHON=$(BENCH_VENV)/bin/python bash bench/contamination/run.sh $(TRAIN) $(BENCH)
+
+$(BENCH_VENV)/.installed: bench/splits/requirements.txt bench/contamination/requirements.txt
+	python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet --disable-pip-version-check -r bench/splits/requirements.txt -r bench/contamination/requirements.txt
+	touch $@
+
+venv-bench: $(BENCH_VENV)/.installed
 
 # Counting tokens with a tokenizer.json: package tokenizer against Hugging
 # Face's tokenizers on the same tokenizer and text.

@@ -15,7 +15,7 @@
 #   bash bench/contamination/run.sh [TRAIN] [BENCH]   # or: make bench-contamination
 #
 # Environment:
-#   PYTHON                 a Python with bench/contamination/requirements.txt (default .venv/bin/python)
+#   PYTHON                 a Python with bench/contamination/requirements.txt (make uses .venv-bench/bin/python; default .venv/bin/python)
 #   TIMEAWARE_BENCH_DIR    keep the generated files here for reuse
 #   TIMEAWARE_BENCH_DT_ROWS  rows datatrove filters (default 10000)
 #   TIMEAWARE_BENCH_SKIP_BASELINE=1  time the check alone

@@ -15,7 +15,7 @@
 # (at Jaccard about 0.9, LSH with 16 bands of 8 rows misses one in 8,000).
 #
 # Environment:
-#   PYTHON               a Python with bench/splits/requirements.txt (default .venv/bin/python)
+#   PYTHON               a Python with bench/splits/requirements.txt (make uses .venv-bench/bin/python; default .venv/bin/python)
 #   TIMEAWARE_BENCH_DIR  keep the generated files here for reuse
 #   TIMEAWARE_BENCH_NEAR planted near-duplicates (default 1000)
 #   TIMEAWARE_BENCH_SKIP_BASELINE=1  time the gate alone
