@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/stretchr/testify/assert"
@@ -213,17 +214,26 @@ func TestOrderedPipeline(t *testing.T) {
 	for _, workers := range []int{1, 2, 3, 8} {
 		t.Run(fmt.Sprint(workers), func(t *testing.T) {
 			var merged []int
-			err := orderedPipeline(context.Background(), workers, func() *int { return new(int) },
-				func(w *int, b *int) { *w++; *b *= 2 },
-				func(b *int) { merged = append(merged, *b) },
-				func(emit func(*int) error) error {
-					for i := range batches {
-						if err := emit(&[]int{i}[0]); err != nil {
-							return err
+			done := make(chan error, 1)
+			go func() {
+				done <- orderedPipeline(context.Background(), workers, func() *int { return new(int) },
+					func(w *int, b *int) { *w++; *b *= 2 },
+					func(b *int) { merged = append(merged, *b) },
+					func(emit func(*int) error) error {
+						for i := range batches {
+							if err := emit(&[]int{i}[0]); err != nil {
+								return err
+							}
 						}
-					}
-					return nil
-				})
+						return nil
+					})
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute): // a guard: the run takes milliseconds unless it deadlocks
+				t.Fatal("the pipeline stalled: a batch waits for a token only a later merge gives back")
+			}
 			require.NoError(t, err)
 			require.Len(t, merged, batches)
 			for i, v := range merged {
