@@ -23,14 +23,18 @@ func TestContaminationEmptyParts(t *testing.T) {
 		{"tram", "test", "short-answer", "", `{"answers":["1713"]}`},
 		{"tram", "test", "long-answer", "", `{"answers":["` + longAnswer + `"]}`},
 		{"tram", "test", "nothing", "", ""},
+		{"tram", "test", "no-words", "", `{"answers":["?!"]}`},
+		{"tram", "test", "punctuation-answer", q3, `{"answers":["—"]}`},
 	}
-	rep := scan(t, DefaultContaminationOptions(), recs, "Some say "+longAnswer+", in 1713.")
+	rep := scan(t, DefaultContaminationOptions(), recs, "Some say "+longAnswer+", in 1713.", q3)
 	require.Len(t, rep.Benchmarks, 1)
 	b := rep.Benchmarks[0]
-	assert.Equal(t, 2, b.Records, "the records with an answer are indexed")
-	assert.Equal(t, 1, b.Empty, "the record with no text at all")
+	assert.Equal(t, 3, b.Records, "the records with a question or an answer of words are indexed")
+	assert.Equal(t, 2, b.Empty, "the records with no words at all")
 	fs := findings(rep)
-	assert.Equal(t, []string{"long-answer"}, keys(fs), "an answer of fewer than n words alone finds nothing")
+	assert.Equal(t, []string{"long-answer", "punctuation-answer"}, keys(fs), "an answer of fewer than n words alone finds nothing")
+	assert.Equal(t, KindExact, fs["punctuation-answer"].Kind)
+	assert.InDelta(t, 1.0, fs["punctuation-answer"].Overlap, 1e-9, "an answer without words is no part of the share")
 	f := fs["long-answer"]
 	assert.Equal(t, KindNear, f.Kind, "no question to find whole")
 	assert.InDelta(t, 1.0, f.Overlap, 1e-9)
