@@ -667,11 +667,11 @@ func TestBParseNegotiationGroundTruth(t *testing.T) {
 	for _, tc := range []struct{ raw, msg string }{
 		{``, "ground_truth: missing"},
 		{` null `, "ground_truth: missing"},
-		{`""`, "ground_truth: : want the negotiation object"},
-		{`"null"`, "ground_truth: null: want the negotiation object"},
-		{`"[1]"`, "ground_truth: [1]: want the negotiation object"},
+		{`""`, `ground_truth: "" is not a JSON object: want the negotiation object`},
+		{`"null"`, `ground_truth: "null" is not a JSON object: want the negotiation object`},
+		{`"[1]"`, `ground_truth: "[1]" is not a JSON object: want the negotiation object`},
 		{`"{\"role`, "ground_truth: not a valid JSON string"},
-		{`42`, "ground_truth: 42: want the negotiation object"},
+		{`42`, "ground_truth: 42 is not an object: want the negotiation object"},
 		{string(obj) + ` {}`, "ground_truth: text after the object"},
 		{string(obj) + ` x`, "ground_truth: text after the object"},
 		{`{"role": 5}`, "ground_truth.role: want a string, got 5"},
@@ -891,8 +891,8 @@ func TestBTravelerGroundTruthEdges(t *testing.T) {
 	}
 	bad := []struct{ gt, want string }{
 		{`null`, "ground_truth: missing"},
-		{`"null"`, `ground_truth: "null": want a TRAVELER object`},
-		{`"  "`, `ground_truth: "  ": want a TRAVELER object`},
+		{`"null"`, `ground_truth: "null" is not a JSON object: want a TRAVELER object`},
+		{`"  "`, `ground_truth: "  " is not a JSON object: want a TRAVELER object`},
 		{`"{\"category`, "ground_truth: not a valid JSON string"},
 		{`{"category": 5}`, "ground_truth.category: want a string, got 5"},
 		{`{"category":"explicit","template":"did","answer":null}`, "ground_truth.answer: missing"},

@@ -829,19 +829,9 @@ func scoreNegotiation(_ context.Context, _ *Scorer, it *Item, d []float64) (floa
 // does not silently fall back to a default.
 func ParseNegotiationGroundTruth(raw json.RawMessage) (*NegotiationGroundTruth, error) {
 	const want = "want the negotiation object {scenario, role, condition, deadline_s, turn_limit, wpm, first_speaker}"
-	b := trimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
-		return nil, fieldErrorf("ground_truth", "missing: %s", want)
-	}
-	if b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fieldErrorf("ground_truth", "not a valid JSON string: %v", err)
-		}
-		b = trimSpace([]byte(s))
-	}
-	if len(b) == 0 || b[0] != '{' {
-		return nil, fieldErrorf("ground_truth", "%s: %s", clipForError(string(b)), want)
+	b, err := objectGroundTruth(raw, want)
+	if err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

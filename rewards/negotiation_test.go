@@ -237,7 +237,7 @@ func TestNegotiationGroundTruthErrors(t *testing.T) {
 		err  string
 	}{
 		{"missing", nil, "ground_truth: missing"},
-		{"not an object", json.RawMessage(`[1]`), "ground_truth: [1]: want the negotiation object"},
+		{"not an object", json.RawMessage(`[1]`), "ground_truth: [1] is not an object: want the negotiation object"},
 		{"unknown field", json.RawMessage(`{"scenari": {}}`), `ground_truth: unknown field "scenari"`},
 		{"role", negGT(t, func(g *NegotiationGroundTruth) { g.Role = "ceo" }), `ground_truth.role: "ceo" is not a role`},
 		{"first speaker", negGT(t, func(g *NegotiationGroundTruth) { g.FirstSpeaker = "" }), "ground_truth.first_speaker"},

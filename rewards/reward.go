@@ -225,6 +225,30 @@ func fieldErrorf(field, format string, args ...any) error {
 	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
 }
 
+// objectGroundTruth returns the JSON object of a ground truth given as an
+// object or as a JSON string holding one (some trainers stringify ground
+// truths); want, what the reward expects, ends its errors.
+func objectGroundTruth(raw json.RawMessage, want string) ([]byte, error) {
+	b := trimSpace(raw)
+	if len(b) == 0 || string(b) == "null" {
+		return nil, fieldErrorf("ground_truth", "missing: %s", want)
+	}
+	if b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fieldErrorf("ground_truth", "not a valid JSON string: %w", err)
+		}
+		b = trimSpace([]byte(s))
+		if len(b) == 0 || b[0] != '{' {
+			return nil, fieldErrorf("ground_truth", "%s is not a JSON object: %s", quoteForError(s), want)
+		}
+	}
+	if b[0] != '{' {
+		return nil, fieldErrorf("ground_truth", "%s is not an object: %s", clipForError(string(b)), want)
+	}
+	return b, nil
+}
+
 // decodeError is the FieldError of b, the item's value at field, that did
 // not decode: it names the part of the value at fault by its path and says
 // what was wanted there in JSON's words. want, when given, says what the

@@ -114,29 +114,6 @@ func parseAnswersList(a json.RawMessage) ([]string, error) {
 	return answers, nil
 }
 
-// objectGroundTruth returns the JSON object of a ground truth given as an
-// object or as a JSON string holding one.
-func objectGroundTruth(raw json.RawMessage, want string) ([]byte, error) {
-	b := trimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
-		return nil, fieldErrorf("ground_truth", "missing: %s", want)
-	}
-	if b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fieldErrorf("ground_truth", "not a valid JSON string: %w", err)
-		}
-		b = trimSpace([]byte(s))
-		if len(b) == 0 || b[0] != '{' {
-			return nil, fieldErrorf("ground_truth", "%s is not a JSON object: %s", quoteForError(s), want)
-		}
-	}
-	if b[0] != '{' {
-		return nil, fieldErrorf("ground_truth", "%s is not an object: %s", clipForError(string(b)), want)
-	}
-	return b, nil
-}
-
 // SQuADScores returns the exact match and token F1 of a predicted answer
 // against gold answers, each the best over the golds, as the SQuAD v1.1
 // evaluation script and TimeQA's utils.py compute them: both sides are

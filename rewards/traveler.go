@@ -211,19 +211,9 @@ func travelerSame(template string, gold, got TravelerAnswer) bool {
 }
 
 func travelerParseGold(raw json.RawMessage) (*travelerGold, error) {
-	b := trimSpace(raw)
-	if len(b) == 0 || string(b) == "null" {
-		return nil, fieldErrorf("ground_truth", "missing: want a TRAVELER object {category, template, answer or probabilities}")
-	}
-	if b[0] == '"' {
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fieldErrorf("ground_truth", "not a valid JSON string: %v", err)
-		}
-		b = trimSpace([]byte(s))
-		if len(b) == 0 || b[0] != '{' {
-			return nil, fieldErrorf("ground_truth", "%s: want a TRAVELER object {category, template, answer or probabilities}", quoteForError(s))
-		}
+	b, err := objectGroundTruth(raw, "want a TRAVELER object {category, template, answer or probabilities}")
+	if err != nil {
+		return nil, err
 	}
 	var gt TravelerGroundTruth
 	if err := json.Unmarshal(b, &gt); err != nil {

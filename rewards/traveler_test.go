@@ -92,8 +92,8 @@ func TestTravelerScores(t *testing.T) {
 func TestTravelerGroundTruthErrors(t *testing.T) {
 	tests := []struct{ gt, want string }{
 		{``, "ground_truth: missing"},
-		{`"yes"`, "ground_truth: \"yes\": want a TRAVELER object"},
-		{`[1]`, "ground_truth: want a TRAVELER object"},
+		{`"yes"`, `ground_truth: "yes" is not a JSON object: want a TRAVELER object`},
+		{`[1]`, "ground_truth: [1] is not an object: want a TRAVELER object"},
 		{`{"category":"explicit","template":"whence","answer":"yes"}`, "ground_truth.template: \"whence\""},
 		{`{"category":"fuzzy","template":"did","answer":"yes"}`, "ground_truth.category: \"fuzzy\""},
 		{`{"category":"explicit","template":"did"}`, "ground_truth.answer: missing"},
