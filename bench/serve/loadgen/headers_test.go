@@ -175,7 +175,10 @@ func TestHeaderFloodAgainstNetHTTP(t *testing.T) {
 		require.NoError(t, err)
 		assert.GreaterOrEqual(t, s.EndlessOutcomes["closed"], 4, "%v", s.EndlessOutcomes)
 		assertOnly(t, s.EndlessOutcomes, "closed", "open at end")
-		assert.InDelta(t, 0.2, s.EndlessMeanS["closed"], 0.15)
+		// Cut off at the server's timeout, not at the end of the client's
+		// padding (an hour away) nor of the flood.
+		assert.GreaterOrEqual(t, s.EndlessMeanS["closed"], 0.19)
+		assert.Less(t, s.EndlessMeanS["closed"], c.duration.Seconds())
 		assert.Zero(t, reached.Load())
 		assert.Empty(t, s.HeaderOutcomes)
 	})
@@ -222,18 +225,24 @@ func assertOnly(t *testing.T, got map[string]int, want ...string) {
 
 // The /healthz poller polls at its interval, each time on a new
 // connection, and counts a poll without 200 within a second as failed,
-// reporting the longest time without an answer.
+// reporting the longest time without an answer. The server ends each run
+// on the poll it counts (an event, not a clock), so the counts hold on a
+// loaded machine; the times are bounded only by what they mean.
 func TestPollHealth(t *testing.T) {
 	var slow atomic.Bool
-	var polls, conns atomic.Int32
+	var polls, conns, stopAt atomic.Int32
+	var stop chan struct{}
 	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		polls.Add(1)
+		if polls.Add(1) == stopAt.Load() {
+			close(stop) // the poller ends after this poll
+		}
 		if r.URL.Path != "/healthz" || r.Method != http.MethodGet {
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}
 		if slow.Load() {
-			time.Sleep(1300 * time.Millisecond)
+			<-r.Context().Done() // no answer: the poller gives up and closes
+			return
 		}
 		w.Write([]byte(`{"status":"ok"}`))
 	}))
@@ -246,24 +255,25 @@ func TestPollHealth(t *testing.T) {
 	defer ts.Close()
 	addr := strings.TrimPrefix(ts.URL, "http://")
 
-	stop := make(chan struct{})
-	time.AfterFunc(500*time.Millisecond, func() { close(stop) })
-	s := pollHealth(stop, addr, addr, 50*time.Millisecond)
+	stop = make(chan struct{})
+	stopAt.Store(10)
+	s := pollHealth(stop, addr, addr, 20*time.Millisecond)
 	assert.Zero(t, s.Failures, "%v", s.FirstErrors)
-	assert.InDelta(t, 10, s.Polls, 2)
+	assert.Equal(t, 10, s.Polls)
 	assert.EqualValues(t, s.Polls, polls.Load())
 	assert.EqualValues(t, s.Polls, conns.Load(), "a new connection for each poll")
-	assert.Less(t, s.LongestGapMs, 200.0)
-	assert.Less(t, s.P99, 100.0)
+	assert.Less(t, s.LongestGapMs, 1000.0, "no poll went unanswered for the timeout")
+	assert.Less(t, s.Max, 1000.0)
 
 	slow.Store(true)
+	polls.Store(0)
 	stop = make(chan struct{})
-	time.AfterFunc(1500*time.Millisecond, func() { close(stop) })
-	s = pollHealth(stop, addr, addr, 50*time.Millisecond)
-	require.Equal(t, 2, s.Polls, "a poll that times out delays the next")
+	stopAt.Store(2)
+	s = pollHealth(stop, addr, addr, 20*time.Millisecond)
+	require.Equal(t, 2, s.Polls)
 	assert.Equal(t, 2, s.Failures)
-	assert.InDelta(t, 1000, s.Max, 100)
-	assert.Greater(t, s.LongestGapMs, 1900.0)
+	assert.GreaterOrEqual(t, s.P50, 1000.0, "each poll waits out its second")
+	assert.Greater(t, s.LongestGapMs, 2000.0, "two unanswered polls")
 	require.Len(t, s.FirstErrors, 2)
 	assert.Contains(t, s.FirstErrors[0], "i/o timeout")
 
