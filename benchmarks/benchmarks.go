@@ -75,7 +75,7 @@ type Benchmark struct {
 	// does not say.
 	detect func(path string) (split, subset string)
 	// read converts a file's records.
-	read func(ctx context.Context, data []byte, f *fileRun) error
+	read func(ctx context.Context, s *source, f *fileRun) error
 	// prompt is the default prompt template of a record kind ("" or "mcq",
 	// "saq" for TRAM).
 	prompt map[string]string
@@ -207,10 +207,12 @@ func (e *NameError) Error() string {
 }
 
 // Import converts the records of one released file, read from r, whose
-// path says its split and subset (Target). It calls emit with every record
-// in file order, converted or not, and counts them. Errors are the file's
-// (it cannot be read, it is not the format, it holds no record; they name
-// path), opt's, and emit's or ctx's, returned as they are.
+// path says its split and subset (Target). It reads r as a stream, one
+// record at a time, to its end, and calls emit with every record in file
+// order, converted or not, and counts them. Errors are the file's (it
+// cannot be read, it is not the format, it holds no record; they name
+// path), opt's, and emit's or ctx's, returned as they are. A read error is
+// the file's even when it comes after records were emitted.
 func (b *Benchmark) Import(ctx context.Context, r io.Reader, path string, opt Options, emit func(*Record) error) (*Summary, error) {
 	t, err := b.Target(path, opt)
 	if err != nil {
@@ -220,11 +222,19 @@ func (b *Benchmark) Import(ctx context.Context, r io.Reader, path string, opt Op
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(r)
+	src, err := openSource(r, path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	if err := b.read(ctx, data, run); err != nil {
+	err = b.read(ctx, src, run)
+	// The file is read to its end unless emit or ctx stopped the import:
+	// a read error comes before what the file holds.
+	if !run.stopped && ctx.Err() == nil {
+		if derr := src.drain(); derr != nil {
+			return nil, derr
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	if run.sum.Records == 0 {
@@ -363,6 +373,8 @@ type fileRun struct {
 	// idOf is the id of the record at index when the benchmark's ids are
 	// positions (TRAM, Test of Time); nil when records carry their own.
 	idOf func(index int) string
+	// stopped says emit returned an error.
+	stopped bool
 }
 
 // row starts a row of the record at index (0-based) with its target's
@@ -391,7 +403,11 @@ func (f *fileRun) done(index int, id string, row *Row, fe *fieldError, repaired 
 	} else {
 		f.sum.Converted++
 	}
-	return f.emit(rec)
+	if err := f.emit(rec); err != nil {
+		f.stopped = true
+		return err
+	}
+	return nil
 }
 
 // render fills a prompt template.

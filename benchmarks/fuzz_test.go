@@ -3,8 +3,11 @@ package benchmarks
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // FuzzParseLiteral: the parser never panics, what it accepts is JSON, and
@@ -33,10 +36,23 @@ func FuzzParseLiteral(f *testing.F) {
 	})
 }
 
-// checkCounts holds an import's counts to its records.
+// checkCounts holds an import's counts to its records, and holds the
+// import of data read a byte at a time to the import of data read whole:
+// the same records, the same error.
 func checkCounts(t *testing.T, b *Benchmark, path, data string) {
+	whole, err := countedImport(t, b, path, strings.NewReader(data))
+	bytewise, err2 := countedImport(t, b, path, iotest.OneByteReader(strings.NewReader(data)))
+	if fmt.Sprint(err) != fmt.Sprint(err2) || strings.Join(whole, "\n") != strings.Join(bytewise, "\n") {
+		t.Fatalf("read whole: %v\n%s\nread a byte at a time: %v\n%s", err, strings.Join(whole, "\n"), err2, strings.Join(bytewise, "\n"))
+	}
+}
+
+// countedImport imports r, checks the summary's counts against the records
+// and returns the records, each as its number and report or row.
+func countedImport(t *testing.T, b *Benchmark, path string, r io.Reader) ([]string, error) {
 	var records, converted int
-	sum, err := b.Import(context.Background(), strings.NewReader(data), path, Options{}, func(r *Record) error {
+	var got []string
+	sum, err := b.Import(context.Background(), r, path, Options{}, func(r *Record) error {
 		records++
 		if (r.Row == nil) == (r.Err == nil) {
 			t.Fatalf("record %d: a row and an error, or neither", r.Number)
@@ -46,13 +62,16 @@ func checkCounts(t *testing.T, b *Benchmark, path, data string) {
 			if !json.Valid([]byte(r.Row.GroundTruth)) {
 				t.Fatalf("record %d: ground truth is not JSON: %s", r.Number, r.Row.GroundTruth)
 			}
+			got = append(got, fmt.Sprintf("%d %+v", r.Number, *r.Row))
 		} else if r.Report() == "" || r.Cause == "" {
 			t.Fatalf("record %d: no cause", r.Number)
+		} else {
+			got = append(got, fmt.Sprintf("%d %s", r.Number, r.Report()))
 		}
 		return nil
 	})
 	if err != nil {
-		return
+		return got, err
 	}
 	not := 0
 	for _, n := range sum.NotConverted {
@@ -61,6 +80,7 @@ func checkCounts(t *testing.T, b *Benchmark, path, data string) {
 	if sum.Records != records || sum.Converted != converted || converted+not != records {
 		t.Fatalf("summary %+v for %d records, %d converted", sum, records, converted)
 	}
+	return got, nil
 }
 
 // FuzzJSONRecords feeds the JSON-lines and JSON-array importers.

@@ -2,7 +2,6 @@ package benchmarks
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -66,26 +65,6 @@ func (s *Summary) String() string {
 		line += fmt.Sprintf("; %d bytes in %d records were not UTF-8 and were read as Windows-1252", s.RepairedBytes, s.RepairedRecords)
 	}
 	return line
-}
-
-// gzipMagic starts a gzip stream, whatever the file's suffix (TimeQA's
-// train files end in .json.gzip).
-var gzipMagic = []byte{0x1f, 0x8b}
-
-// decompress returns data, gunzipped when it is a gzip stream.
-func decompress(path string, data []byte) ([]byte, error) {
-	if !bytes.HasPrefix(data, gzipMagic) {
-		return data, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("%s: gzip: %w", path, err)
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, fmt.Errorf("%s: gzip: %w", path, err)
-	}
-	return out, nil
 }
 
 // object is a record's fields, with getters whose errors name the field.
@@ -163,35 +142,38 @@ func strList(key string, raw json.RawMessage, present bool) ([]string, *fieldErr
 	return list, nil
 }
 
-// jsonRecords calls convert with each record of data: JSON lines (the
+// jsonRecords calls convert with each record of s: JSON lines (the
 // released ".json" files of TimeQA and TempReason) or one JSON array (Test
-// of Time's). A line or element that is not a JSON object is a record not
-// converted; data that holds no JSON record at all is the file's error.
-// In an array, a record that does not parse ends the reading: the file is
-// cut short or broken there.
-func jsonRecords(ctx context.Context, data []byte, f *fileRun, convert func(index int, o object) error) error {
-	data, err := decompress(f.path, data)
-	if err != nil {
-		return err
-	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	trimmed := bytes.TrimSpace(data)
+// of Time's), told apart by the first byte after white space. A line or
+// element that is not a JSON object is a record not converted; a file that
+// holds no JSON record at all is the file's error.
+func jsonRecords(ctx context.Context, s *source, f *fileRun, convert func(index int, o object) error) error {
+	first, err := s.skipSpace()
 	switch {
-	case len(trimmed) == 0:
+	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%s: no records", f.path)
-	case trimmed[0] == '[':
-		return jsonArray(ctx, trimmed, f, convert)
-	case trimmed[0] != '{':
+	case err != nil:
+		return s.readError(err)
+	case first == '[':
+		return jsonArray(ctx, s, f, convert)
+	case first != '{':
 		return fmt.Errorf("%s: not JSON: want JSON lines or a JSON array of records", f.path)
 	}
+	return jsonLines(ctx, s, f, convert)
+}
+
+// jsonLines is jsonRecords for JSON lines, read one line at a time; blank
+// lines are not records.
+func jsonLines(ctx context.Context, s *source, f *fileRun, convert func(index int, o object) error) error {
 	index, objects := 0, 0
 	var firstErr error
-	for len(data) > 0 {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
+	for {
+		line, err := s.line()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return s.readError(err)
 		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
@@ -201,22 +183,20 @@ func jsonRecords(ctx context.Context, data []byte, f *fileRun, convert func(inde
 			return err
 		}
 		var o object
-		if err := json.Unmarshal(line, &o); err != nil || o == nil {
+		if uerr := json.Unmarshal(line, &o); uerr != nil || o == nil {
 			msg := "not a JSON object"
-			if err != nil {
-				msg += ": " + plainJSONError(err)
+			if uerr != nil {
+				msg += ": " + plainJSONError(uerr)
 			}
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%s: line %d: %s", f.path, index+1, msg)
 			}
-			if err := f.done(index, "", nil, fieldErr(CauseNotJSON, "", "%s", msg), 0); err != nil {
-				return err
-			}
-			index++
-			continue
+			err = f.done(index, "", nil, fieldErr(CauseNotJSON, "", "%s", msg), 0)
+		} else {
+			objects++
+			err = convert(index, o)
 		}
-		objects++
-		if err := convert(index, o); err != nil {
+		if err != nil {
 			return err
 		}
 		index++
@@ -227,10 +207,15 @@ func jsonRecords(ctx context.Context, data []byte, f *fileRun, convert func(inde
 	return nil
 }
 
-// jsonArray is jsonRecords for one JSON array.
-func jsonArray(ctx context.Context, data []byte, f *fileRun, convert func(index int, o object) error) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
+// jsonArray is jsonRecords for one JSON array, decoded one element at a
+// time. A record that does not parse ends the reading: the file is cut
+// short or broken there.
+func jsonArray(ctx context.Context, s *source, f *fileRun, convert func(index int, o object) error) error {
+	dec := json.NewDecoder(&spaceHolder{r: s.Reader})
 	if _, err := dec.Token(); err != nil {
+		if ferr := s.fail(); ferr != nil {
+			return ferr
+		}
 		return fmt.Errorf("%s: not JSON: %s", f.path, plainJSONError(err))
 	}
 	index := 0
@@ -240,8 +225,8 @@ func jsonArray(ctx context.Context, data []byte, f *fileRun, convert func(index 
 		}
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			if index == 0 {
-				return fmt.Errorf("%s: not a JSON array of records: %s", f.path, plainJSONError(err))
+			if s.fail() != nil || index == 0 {
+				return notArray(s, f, err)
 			}
 			fe := fieldErr(CauseNotJSON, "", "not JSON: %s; the records after it are not read", plainJSONError(err))
 			if errors.Is(err, io.ErrUnexpectedEOF) {
@@ -250,18 +235,20 @@ func jsonArray(ctx context.Context, data []byte, f *fileRun, convert func(index 
 			return f.done(index, "", nil, fe, 0)
 		}
 		var o object
-		if err := json.Unmarshal(raw, &o); err != nil || o == nil {
-			if err := f.done(index, "", nil, fieldErr(CauseNotJSON, "", "want a JSON object, got %s", shown(raw)), 0); err != nil {
-				return err
-			}
-		} else if err := convert(index, o); err != nil {
+		var err error
+		if json.Unmarshal(raw, &o) != nil || o == nil {
+			err = f.done(index, "", nil, fieldErr(CauseNotJSON, "", "want a JSON object, got %s", shown(raw)), 0)
+		} else {
+			err = convert(index, o)
+		}
+		if err != nil {
 			return err
 		}
 		index++
 	}
 	if _, err := dec.Token(); err != nil {
-		if index == 0 {
-			return fmt.Errorf("%s: not a JSON array of records: %s", f.path, plainJSONError(err))
+		if s.fail() != nil || index == 0 {
+			return notArray(s, f, err)
 		}
 		return f.done(index, "", nil, fieldErr(CauseTruncated, "", "the file ends before the array is closed"), 0)
 	}
@@ -269,6 +256,15 @@ func jsonArray(ctx context.Context, data []byte, f *fileRun, convert func(index 
 		return fmt.Errorf("%s: no records: an empty array", f.path)
 	}
 	return nil
+}
+
+// notArray is the file's error when decoding its array failed with err
+// before a record was read, or when reading the file failed.
+func notArray(s *source, f *fileRun, err error) error {
+	if ferr := s.fail(); ferr != nil {
+		return ferr
+	}
+	return fmt.Errorf("%s: not a JSON array of records: %s", f.path, plainJSONError(err))
 }
 
 // plainJSONError says a decoder's error without the decoder's words for Go
@@ -318,29 +314,17 @@ type csvRow struct {
 	line     int
 }
 
-// csvRecords reads data, a CSV file with a header, and calls convert with
+// csvRecords reads s, a CSV file with a header, and calls convert with
 // each data row whose fields parse and match the header in number; the
 // others are records not converted. A file without a header, or whose
 // header lacks one of need, is the file's error, and so is onHeader's.
-func csvRecords(ctx context.Context, data []byte, f *fileRun, need []string, onHeader func([]string) error,
+func csvRecords(ctx context.Context, s *source, f *fileRun, need []string, onHeader func([]string) error,
 	convert func(index int, header []string, row csvRow) error) error {
-	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	r := csv.NewReader(bytes.NewReader(data))
+	r := csv.NewReader(s.Reader)
 	r.FieldsPerRecord = -1
-	header, err := r.Read()
+	header, err := csvHeader(r, s, f, need)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%s: no records: an empty file", f.path)
-		}
-		return fmt.Errorf("%s: not CSV: the header: %s", f.path, plainCSVError(err))
-	}
-	for i, h := range header {
-		header[i], _ = repairUTF8(strings.TrimSpace(h))
-	}
-	for _, n := range need {
-		if !slices.Contains(header, n) {
-			return fmt.Errorf("%s: not a %s CSV file: the header %q has no %s column", f.path, f.b.Name, strings.Join(header, ","), n)
-		}
+		return err
 	}
 	if err := onHeader(header); err != nil {
 		return err
@@ -351,37 +335,66 @@ func csvRecords(ctx context.Context, data []byte, f *fileRun, need []string, onH
 		}
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
+		if ferr := s.fail(); ferr != nil {
+			return ferr
+		}
+		line := 0
+		var fe *fieldError
 		if err != nil {
-			line := 0
 			if pe := (*csv.ParseError)(nil); errors.As(err, &pe) {
 				line = pe.StartLine
 			}
-			if err := f.done(index, "", nil, fieldErr(CauseBadRow, "", "line %d: %s", line, plainCSVError(err)), 0); err != nil {
-				return err
-			}
-			continue
+			fe = fieldErr(CauseBadRow, "", "line %d: %s", line, plainCSVError(err))
+		} else if line, _ = r.FieldPos(0); len(rec) != len(header) {
+			fe = fieldErr(CauseBadRow, "", "line %d: want %d fields as in the header, got %d", line, len(header), len(rec))
 		}
-		line, _ := r.FieldPos(0)
-		if len(rec) != len(header) {
-			fe := fieldErr(CauseBadRow, "", "line %d: want %d fields as in the header, got %d", line, len(header), len(rec))
-			if err := f.done(index, "", nil, fe, 0); err != nil {
-				return err
-			}
-			continue
+		if fe != nil {
+			err = f.done(index, "", nil, fe, 0)
+		} else {
+			err = convert(index, header, newCSVRow(header, rec, line))
 		}
-		row := csvRow{fields: map[string]string{}, line: line}
-		for i, v := range rec {
-			v, n := repairUTF8(v)
-			row.fields[header[i]] = v
-			row.repaired += n
-		}
-		if err := convert(index, header, row); err != nil {
+		if err != nil {
 			return err
 		}
 	}
-	return nil
+}
+
+// csvHeader reads the header of a CSV file, its names trimmed and
+// repaired, and checks it has each column of need.
+func csvHeader(r *csv.Reader, s *source, f *fileRun, need []string) ([]string, error) {
+	header, err := r.Read()
+	if err != nil {
+		if ferr := s.fail(); ferr != nil {
+			return nil, ferr
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: no records: an empty file", f.path)
+		}
+		return nil, fmt.Errorf("%s: not CSV: the header: %s", f.path, plainCSVError(err))
+	}
+	for i, h := range header {
+		header[i], _ = repairUTF8(strings.TrimSpace(h))
+	}
+	for _, n := range need {
+		if !slices.Contains(header, n) {
+			return nil, fmt.Errorf("%s: not a %s CSV file: the header %q has no %s column", f.path, f.b.Name, strings.Join(header, ","), n)
+		}
+	}
+	return header, nil
+}
+
+// newCSVRow is the row of rec, whose fields match header in number, at
+// line: its fields repaired, and the bytes repaired counted.
+func newCSVRow(header, rec []string, line int) csvRow {
+	row := csvRow{fields: map[string]string{}, line: line}
+	for i, v := range rec {
+		v, n := repairUTF8(v)
+		row.fields[header[i]] = v
+		row.repaired += n
+	}
+	return row
 }
 
 // plainCSVError is a CSV reader's error without the reader's line prefix.

@@ -56,8 +56,8 @@ var TempReason = Benchmark{
 // tempreasonContext is the field of each context setting.
 var tempreasonContext = map[string]string{ContextFact: "fact_context", ContextOpen: "context"}
 
-func readTempReason(ctx context.Context, data []byte, f *fileRun) error {
-	return jsonRecords(ctx, data, f, func(index int, o object) error {
+func readTempReason(ctx context.Context, s *source, f *fileRun) error {
+	return jsonRecords(ctx, s, f, func(index int, o object) error {
 		id := o.id("id")
 		row, fe := convertTempReason(f, index, id, o)
 		return f.done(index, id, row, fe, 0)

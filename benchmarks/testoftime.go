@@ -66,12 +66,12 @@ func totTarget(path string) (string, string) {
 	return SplitTest, ""
 }
 
-func readToT(ctx context.Context, data []byte, f *fileRun) error {
+func readToT(ctx context.Context, s *source, f *fileRun) error {
 	if f.t.Subset != ToTArithmetic && f.t.Subset != ToTSemantic && f.t.Subset != ToTSemanticLarge {
 		return fmt.Errorf("%s: subset %q: want %s, %s or %s", f.path, f.t.Subset, ToTArithmetic, ToTSemantic, ToTSemanticLarge)
 	}
 	f.idOf = func(index int) string { return f.t.Subset + "-" + strconv.Itoa(index) }
-	return jsonRecords(ctx, data, f, func(index int, o object) error {
+	return jsonRecords(ctx, s, f, func(index int, o object) error {
 		row, fe := convertToT(f, index, o)
 		return f.done(index, "", row, fe, 0)
 	})

@@ -55,8 +55,8 @@ var TimeQA = Benchmark{
 		"Put your final answer on the last line as \"Answer: <answer>\"."},
 }
 
-func readTimeQA(ctx context.Context, data []byte, f *fileRun) error {
-	return jsonRecords(ctx, data, f, func(index int, o object) error {
+func readTimeQA(ctx context.Context, s *source, f *fileRun) error {
+	return jsonRecords(ctx, s, f, func(index int, o object) error {
 		id := o.id("idx")
 		row, fe := convertTimeQA(f, index, id, o)
 		return f.done(index, id, row, fe, 0)

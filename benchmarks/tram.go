@@ -79,14 +79,14 @@ func tramFormat(path string, header []string) (string, error) {
 	return FormatSAQ, nil
 }
 
-func readTRAM(ctx context.Context, data []byte, f *fileRun) error {
+func readTRAM(ctx context.Context, s *source, f *fileRun) error {
 	var format string
 	f.idOf = func(index int) string { return f.t.Subset + "-" + format + "-" + strconv.Itoa(index) }
 	header := func(h []string) (err error) {
 		format, err = tramFormat(f.path, h)
 		return err
 	}
-	return csvRecords(ctx, data, f, []string{"Question", "Answer"}, header, func(index int, header []string, row csvRow) error {
+	return csvRecords(ctx, s, f, []string{"Question", "Answer"}, header, func(index int, header []string, row csvRow) error {
 		r, fe := convertTRAM(f, index, format, header, row)
 		return f.done(index, "", r, fe, row.repaired)
 	})
