@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,12 +172,9 @@ func TestContaminationSplitsOption(t *testing.T) {
 	assert.Len(t, findings(scan(t, opt, recs, q1, q2)), 2)
 }
 
+// keys are m's keys, sorted.
 func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
+	return slices.Sorted(maps.Keys(m))
 }
 
 func TestContaminationTolerance(t *testing.T) {
